@@ -1,0 +1,133 @@
+//! Config errors that say where and what: file, line, column, key path, the offending line, and
+//! what would be allowed.
+
+use std::fmt;
+use std::ops::Range;
+
+use super::Source;
+
+/// A config that cannot be used. Displayed as
+///
+/// ```text
+/// error: configs/x.toml:7:14: tool[0].reply_loss: 1.5 is not a probability
+///    7 | reply_loss = 1.5
+///      |              ^^^
+///   = allowed: a number from 0 to 1
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError(Box<Details>);
+
+/// Where and what a config error is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Details {
+    pub file: String,
+    /// 1-based line and column, when the error has a place in the file.
+    pub location: Option<(usize, usize)>,
+    /// The key path, such as `policy[1].backoff.multiplier`; empty for the whole file.
+    pub path: String,
+    pub message: String,
+    /// What would be accepted instead.
+    pub allowed: Option<String>,
+    /// The line of the file the error points at, and the columns to underline.
+    snippet: Option<(String, Range<usize>)>,
+}
+
+impl ConfigError {
+    /// An error at `span` (byte offsets) of the source.
+    pub fn at(source: &Source, span: Range<usize>, path: &str, message: impl Into<String>) -> Self {
+        let text = &source.text;
+        let start = span.start.min(text.len());
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        let line = text[..start].matches('\n').count() + 1;
+        let column = text[line_start..start].chars().count() + 1;
+        let width = text[start..span.end.clamp(start, line_end)]
+            .chars()
+            .count()
+            .max(1);
+        ConfigError::new(Details {
+            file: source.name.clone(),
+            location: Some((line, column)),
+            path: path.to_string(),
+            message: message.into(),
+            allowed: None,
+            snippet: Some((
+                text[line_start..line_end].to_string(),
+                column - 1..column - 1 + width,
+            )),
+        })
+    }
+
+    fn new(details: Details) -> Self {
+        ConfigError(Box::new(details))
+    }
+
+    /// Adds what would have been accepted.
+    pub fn allowed(mut self, allowed: impl Into<String>) -> Self {
+        self.0.allowed = Some(allowed.into());
+        self
+    }
+
+    /// A file that could not be read at all.
+    pub fn unreadable(file: &str, why: &str) -> Self {
+        ConfigError::new(Details {
+            file: file.to_string(),
+            location: None,
+            path: String::new(),
+            message: format!("cannot read the config: {why}"),
+            allowed: None,
+            snippet: None,
+        })
+    }
+
+    /// A syntax, type or unknown-key error found while deserializing.
+    pub fn from_toml(source: &Source, path: &str, e: &toml::de::Error) -> Self {
+        let path = if path == "." { "" } else { path };
+        let message = e.message().trim_end().to_string();
+        match e.span() {
+            Some(span) => ConfigError::at(source, span, path, message),
+            None => ConfigError::new(Details {
+                file: source.name.clone(),
+                location: None,
+                path: path.to_string(),
+                message,
+                allowed: None,
+                snippet: None,
+            }),
+        }
+    }
+}
+
+impl std::ops::Deref for ConfigError {
+    type Target = Details;
+
+    fn deref(&self) -> &Details {
+        &self.0
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some((line, column)) = self.location {
+            write!(f, ":{line}:{column}")?;
+        }
+        if !self.path.is_empty() {
+            write!(f, ": {}", self.path)?;
+        }
+        write!(f, ": {}", self.message)?;
+        if let (Some((text, cols)), Some((line, _))) = (&self.snippet, self.location) {
+            let gutter = line.to_string().len();
+            write!(f, "\n {line:>gutter$} | {text}")?;
+            let pad = " ".repeat(cols.start);
+            let marks = "^".repeat(cols.len());
+            write!(f, "\n {:>gutter$} | {pad}{marks}", "")?;
+        }
+        if let Some(allowed) = &self.allowed {
+            write!(f, "\n  = allowed: {allowed}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConfigError {}

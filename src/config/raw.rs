@@ -1,0 +1,90 @@
+//! The config as written: serde types mirroring the TOML, unknown keys refused everywhere.
+//!
+//! No `flatten` and no `untagged` (both defeat `deny_unknown_fields` or its messages). Values
+//! that are checked after parsing are `Spanned`, so their errors can point at them. Durations
+//! and `max_attempts` may be a string or an integer, so they are kept as TOML values and read
+//! during validation.
+
+use serde::Deserialize;
+use toml::{Spanned, Value};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub seed: u64,
+    pub replications: Option<Spanned<u64>>,
+    pub horizon: Option<Spanned<Value>>,
+    pub workload: Spanned<Workload>,
+    #[serde(default)]
+    pub tool: Vec<Spanned<Tool>>,
+    #[serde(default)]
+    pub policy: Vec<Spanned<Policy>>,
+    #[serde(default)]
+    pub output: Output,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    pub tasks: Spanned<u64>,
+    pub calls: Option<Spanned<Vec<Spanned<String>>>>,
+    pub clients: Option<Spanned<u32>>,
+    pub arrival: Option<Spanned<String>>,
+    pub mean_interarrival: Option<Spanned<Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tool {
+    pub name: Spanned<String>,
+    pub request_loss: Option<Spanned<f64>>,
+    pub server_error: Option<Spanned<f64>>,
+    pub reply_loss: Option<Spanned<f64>>,
+    pub request_latency: Option<Spanned<Latency>>,
+    pub service_time: Option<Spanned<Latency>>,
+    pub reply_latency: Option<Spanned<Latency>>,
+}
+
+/// `{ dist = "...", ... }`: which other keys apply depends on `dist`, checked in validation.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Latency {
+    pub dist: Spanned<String>,
+    pub value: Option<Spanned<Value>>,
+    pub min: Option<Spanned<Value>>,
+    pub max: Option<Spanned<Value>>,
+    pub mean: Option<Spanned<Value>>,
+    pub median: Option<Spanned<Value>>,
+    pub sigma: Option<Spanned<f64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    pub name: Spanned<String>,
+    pub max_attempts: Option<Spanned<Value>>,
+    pub retry_on: Option<Spanned<Vec<Spanned<String>>>>,
+    pub idempotency_key: Option<Spanned<String>>,
+    pub backoff: Option<Spanned<Backoff>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Backoff {
+    pub kind: Option<Spanned<String>>,
+    pub initial_delay: Option<Spanned<Value>>,
+    pub multiplier: Option<Spanned<f64>>,
+    pub max_delay: Option<Spanned<Value>>,
+    pub jitter: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Output {
+    #[serde(default)]
+    pub intents: bool,
+}

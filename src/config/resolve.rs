@@ -1,0 +1,147 @@
+//! An experiment written back as a config, every default filled in: what the manifest records,
+//! so a reader sees exactly what ran and can run it again.
+
+use toml::{Table, Value};
+
+use crate::experiment::Experiment;
+use crate::model::{Arrival, Latency, Tool};
+use crate::policy::{Attempts, Backoff, Growth, Jitter, Policy};
+use crate::time::Tick;
+
+fn duration(t: Tick) -> Value {
+    Value::String(t.to_string())
+}
+
+/// Float ticks (exponential and lognormal parameters) were whole ticks when parsed.
+fn float_ticks(t: f64) -> Value {
+    duration(Tick(t as u64))
+}
+
+fn table<const N: usize>(entries: [(&str, Value); N]) -> Table {
+    entries
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+}
+
+fn latency(l: &Latency) -> Value {
+    Value::Table(match *l {
+        Latency::Constant(t) => table([("dist", "constant".into()), ("value", duration(t))]),
+        Latency::Uniform { min, max } => table([
+            ("dist", "uniform".into()),
+            ("min", duration(min)),
+            ("max", duration(max)),
+        ]),
+        Latency::Exponential { mean } => {
+            table([("dist", "exponential".into()), ("mean", float_ticks(mean))])
+        }
+        Latency::LogNormal { median, sigma } => table([
+            ("dist", "lognormal".into()),
+            ("median", float_ticks(median)),
+            ("sigma", sigma.into()),
+        ]),
+    })
+}
+
+fn tool(t: &Tool) -> Value {
+    Value::Table(table([
+        ("name", t.name.clone().into()),
+        ("request_loss", t.faults.request_loss.into()),
+        ("server_error", t.faults.server_error.into()),
+        ("reply_loss", t.faults.reply_loss.into()),
+        ("request_latency", latency(&t.request_latency)),
+        ("service_time", latency(&t.service_time)),
+        ("reply_latency", latency(&t.reply_latency)),
+    ]))
+}
+
+fn backoff(b: &Backoff) -> Value {
+    let kind = match b.growth {
+        Growth::Constant => "constant",
+        Growth::Linear => "linear",
+        Growth::Exponential => "exponential",
+    };
+    let jitter = match b.jitter {
+        Jitter::None => "none",
+        Jitter::Full => "full",
+        Jitter::Equal => "equal",
+        Jitter::Decorrelated => "decorrelated",
+    };
+    Value::Table(table([
+        ("kind", kind.into()),
+        ("initial_delay", duration(b.initial_delay)),
+        ("multiplier", b.multiplier.into()),
+        ("max_delay", duration(b.max_delay)),
+        ("jitter", jitter.into()),
+    ]))
+}
+
+fn policy(p: &Policy) -> Value {
+    let max_attempts = match p.retry.max_attempts {
+        Attempts::AtMost(n) => Value::Integer(n.into()),
+        Attempts::Unlimited => "unlimited".into(),
+    };
+    let retry_on: Vec<Value> = p
+        .retry
+        .retry_on
+        .classes()
+        .map(|c| c.name().into())
+        .collect();
+    let mut t = table([
+        ("name", p.name.clone().into()),
+        ("max_attempts", max_attempts),
+        ("retry_on", Value::Array(retry_on)),
+        ("idempotency_key", p.key.name().into()),
+    ]);
+    if p.backoff != Backoff::IMMEDIATE {
+        t.insert("backoff".into(), backoff(&p.backoff));
+    }
+    Value::Table(t)
+}
+
+/// The experiment as a config table.
+pub fn resolved(exp: &Experiment) -> Table {
+    let w = &exp.workload;
+    let mut workload = table([
+        ("tasks", Value::Integer(w.tasks as i64)),
+        (
+            "calls",
+            Value::Array(
+                w.calls
+                    .iter()
+                    .map(|&t| exp.tools[t].name.clone().into())
+                    .collect(),
+            ),
+        ),
+        ("clients", Value::Integer(w.clients.into())),
+    ]);
+    match w.arrival {
+        Arrival::Batch => {
+            workload.insert("arrival".into(), "batch".into());
+        }
+        Arrival::Poisson { mean_gap } => {
+            workload.insert("arrival".into(), "poisson".into());
+            workload.insert("mean_interarrival".into(), float_ticks(mean_gap));
+        }
+    }
+    let mut output = Table::new();
+    output.insert("intents".into(), exp.output.intents.into());
+    let mut t = table([
+        ("name", exp.name.clone().into()),
+        ("description", exp.description.clone().into()),
+        ("seed", Value::Integer(exp.seed as i64)),
+        ("replications", Value::Integer(exp.replications as i64)),
+        ("horizon", duration(exp.horizon)),
+        ("workload", Value::Table(workload)),
+    ]);
+    t.insert(
+        "tool".into(),
+        Value::Array(exp.tools.iter().map(tool).collect()),
+    );
+    t.insert(
+        "policy".into(),
+        Value::Array(exp.policies.iter().map(policy).collect()),
+    );
+    t.insert("output".into(), Value::Table(output));
+    t
+}

@@ -1,0 +1,595 @@
+//! Raw config → [`Experiment`]: every rule a config must follow, each failure placed in the file.
+
+use toml::{Spanned, Value};
+
+use super::{ConfigError, Source, raw};
+use crate::experiment::{Experiment, OutputOptions};
+use crate::model::{Arrival, Faults, Latency, Tool, Workload};
+use crate::policy::{Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Policy, Retry};
+use crate::time::{DURATION_HELP, Tick, parse_duration};
+
+type Result<T> = std::result::Result<T, ConfigError>;
+
+/// The defaults of every optional key, documented in `configs/README.md`.
+mod default {
+    pub const REPLICATIONS: u64 = 1;
+    pub const HORIZON: &str = "24h";
+    pub const CLIENTS: u32 = 100;
+    pub const LATENCY: &str = "1ms";
+    pub const INITIAL_DELAY: &str = "100ms";
+    pub const MULTIPLIER: f64 = 2.0;
+    pub const MAX_DELAY: &str = "20s";
+}
+
+/// Reads values out of the raw config, turning each problem into a located error.
+struct Check<'a> {
+    source: &'a Source,
+}
+
+impl Check<'_> {
+    fn error<T>(&self, span: std::ops::Range<usize>, path: &str, message: String) -> Result<T> {
+        Err(ConfigError::at(self.source, span, path, message))
+    }
+
+    fn error_allowing<T>(
+        &self,
+        span: std::ops::Range<usize>,
+        path: &str,
+        message: String,
+        allowed: &str,
+    ) -> Result<T> {
+        Err(ConfigError::at(self.source, span, path, message).allowed(allowed))
+    }
+
+    fn probability(&self, value: &Option<Spanned<f64>>, path: &str) -> Result<f64> {
+        let Some(p) = value else { return Ok(0.0) };
+        let v = *p.get_ref();
+        if !(0.0..=1.0).contains(&v) {
+            return self.error_allowing(
+                p.span(),
+                path,
+                format!("{v} is not a probability"),
+                "a number from 0 to 1",
+            );
+        }
+        Ok(v)
+    }
+
+    fn duration(&self, value: &Spanned<Value>, path: &str) -> Result<Tick> {
+        match value.get_ref() {
+            Value::Integer(t) if *t >= 0 => Ok(Tick(*t as u64)),
+            Value::Integer(t) => self.error_allowing(
+                value.span(),
+                path,
+                format!("{t} is negative; durations are zero or more"),
+                DURATION_HELP,
+            ),
+            Value::String(s) => match parse_duration(s) {
+                Ok(t) => Ok(t),
+                Err(why) => self.error_allowing(value.span(), path, why, DURATION_HELP),
+            },
+            other => self.error_allowing(
+                value.span(),
+                path,
+                format!("expected a duration, found {}", other.type_str()),
+                DURATION_HELP,
+            ),
+        }
+    }
+
+    fn duration_or(
+        &self,
+        value: &Option<Spanned<Value>>,
+        path: &str,
+        default: &str,
+    ) -> Result<Tick> {
+        match value {
+            Some(v) => self.duration(v, path),
+            None => Ok(parse_duration(default).expect("defaults are valid durations")),
+        }
+    }
+
+    /// One of a fixed set of words.
+    fn choice<T: Copy>(
+        &self,
+        value: &Spanned<String>,
+        path: &str,
+        options: &[(&str, T)],
+    ) -> Result<T> {
+        match options.iter().find(|(name, _)| name == value.get_ref()) {
+            Some(&(_, v)) => Ok(v),
+            None => {
+                let names: Vec<String> = options.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+                self.error_allowing(
+                    value.span(),
+                    path,
+                    format!("unknown value \"{}\"", value.get_ref()),
+                    &names.join(", "),
+                )
+            }
+        }
+    }
+
+    /// A name that can be a folder and a CSV cell: lowercase letters, digits, `-` and `_`.
+    fn name(&self, value: &Spanned<String>, path: &str) -> Result<String> {
+        let s = value.get_ref();
+        let ok = s
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+        if !ok {
+            return self.error_allowing(
+                value.span(),
+                path,
+                format!("\"{s}\" cannot be used as a name"),
+                "lowercase letters, digits, '-' and '_', starting with a letter or digit",
+            );
+        }
+        Ok(s.clone())
+    }
+
+    /// Refuses a second item of the same name.
+    fn unique(&self, seen: &[String], value: &Spanned<String>, path: &str) -> Result<()> {
+        if seen.contains(value.get_ref()) {
+            return self.error(
+                value.span(),
+                path,
+                format!("\"{}\" is named twice", value.get_ref()),
+            );
+        }
+        Ok(())
+    }
+}
+
+pub fn experiment(source: &Source, raw: raw::Config) -> Result<Experiment> {
+    let check = Check { source };
+    let name = check.name(&raw.name, "name")?;
+    let replications = match &raw.replications {
+        Some(r) if *r.get_ref() == 0 => {
+            return check.error_allowing(
+                r.span(),
+                "replications",
+                "0 replications run nothing".into(),
+                "1 or more",
+            );
+        }
+        Some(r) => *r.get_ref(),
+        None => default::REPLICATIONS,
+    };
+    let horizon = check.duration_or(&raw.horizon, "horizon", default::HORIZON)?;
+    if horizon == Tick::ZERO {
+        let span = raw.horizon.as_ref().map_or(0..0, |h| h.span());
+        return check.error_allowing(
+            span,
+            "horizon",
+            "a horizon of 0 runs nothing".into(),
+            "a positive duration",
+        );
+    }
+
+    if raw.tool.is_empty() {
+        return check.error_allowing(
+            0..0,
+            "tool",
+            "the config defines no tool".into(),
+            "one or more [[tool]] tables",
+        );
+    }
+    let mut tools = Vec::new();
+    for (i, t) in raw.tool.iter().enumerate() {
+        let path = format!("tool[{i}]");
+        let names: Vec<String> = tools.iter().map(|t: &Tool| t.name.clone()).collect();
+        check.unique(&names, &t.get_ref().name, &format!("{path}.name"))?;
+        tools.push(tool(&check, t, &path)?);
+    }
+
+    let workload = workload(&check, &raw.workload, &tools)?;
+
+    if raw.policy.is_empty() {
+        return check.error_allowing(
+            0..0,
+            "policy",
+            "the config defines no policy".into(),
+            "one or more [[policy]] tables",
+        );
+    }
+    let mut policies: Vec<Policy> = Vec::new();
+    for (i, p) in raw.policy.iter().enumerate() {
+        let path = format!("policy[{i}]");
+        let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
+        check.unique(&names, &p.get_ref().name, &format!("{path}.name"))?;
+        let policy = policy(&check, p.get_ref(), &path)?;
+        refuse_endless_retries(&check, p.get_ref(), &path, &policy, &workload, &tools)?;
+        policies.push(policy);
+    }
+
+    Ok(Experiment {
+        name,
+        description: raw.description.trim().to_string(),
+        seed: raw.seed,
+        replications,
+        horizon,
+        tools,
+        workload,
+        policies,
+        output: OutputOptions {
+            intents: raw.output.intents,
+        },
+    })
+}
+
+fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool> {
+    let raw = spanned.get_ref();
+    let name = check.name(&raw.name, &format!("{path}.name"))?;
+    let faults = Faults {
+        request_loss: check.probability(&raw.request_loss, &format!("{path}.request_loss"))?,
+        server_error: check.probability(&raw.server_error, &format!("{path}.server_error"))?,
+        reply_loss: check.probability(&raw.reply_loss, &format!("{path}.reply_loss"))?,
+    };
+    let total = faults.request_loss + faults.server_error + faults.reply_loss;
+    if total > 1.0 + 1e-12 {
+        return check.error_allowing(
+            spanned.span(),
+            path,
+            format!("request_loss + server_error + reply_loss = {total}, more than 1"),
+            "probabilities of the ways an attempt ends that add up to at most 1",
+        );
+    }
+    let leg = |value: &Option<Spanned<raw::Latency>>, key: &str| match value {
+        Some(l) => latency(check, l, &format!("{path}.{key}")),
+        None => Ok(Latency::Constant(
+            parse_duration(default::LATENCY).expect("valid default"),
+        )),
+    };
+    Ok(Tool {
+        name,
+        faults,
+        request_latency: leg(&raw.request_latency, "request_latency")?,
+        service_time: leg(&raw.service_time, "service_time")?,
+        reply_latency: leg(&raw.reply_latency, "reply_latency")?,
+    })
+}
+
+fn latency(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Result<Latency> {
+    let raw = spanned.get_ref();
+    let dist = raw.dist.get_ref().as_str();
+    // Which keys each distribution takes; any other key given is an error.
+    let wants: &[&str] = match dist {
+        "constant" => &["value"],
+        "uniform" => &["min", "max"],
+        "exponential" => &["mean"],
+        "lognormal" => &["median", "sigma"],
+        _ => {
+            return check.error_allowing(
+                raw.dist.span(),
+                &format!("{path}.dist"),
+                format!("unknown distribution \"{dist}\""),
+                "\"constant\", \"uniform\", \"exponential\", \"lognormal\"",
+            );
+        }
+    };
+    let given = [
+        ("value", raw.value.as_ref().map(|v| v.span())),
+        ("min", raw.min.as_ref().map(|v| v.span())),
+        ("max", raw.max.as_ref().map(|v| v.span())),
+        ("mean", raw.mean.as_ref().map(|v| v.span())),
+        ("median", raw.median.as_ref().map(|v| v.span())),
+        ("sigma", raw.sigma.as_ref().map(|v| v.span())),
+    ];
+    let allowed = format!("for dist = \"{dist}\": {}", wants.join(", "));
+    for (key, span) in given {
+        match span {
+            Some(span) if !wants.contains(&key) => {
+                return check.error_allowing(
+                    span,
+                    &format!("{path}.{key}"),
+                    format!("`{key}` does not apply to dist = \"{dist}\""),
+                    &allowed,
+                );
+            }
+            None if wants.contains(&key) => {
+                return check.error_allowing(
+                    spanned.span(),
+                    path,
+                    format!("dist = \"{dist}\" needs `{key}`"),
+                    &allowed,
+                );
+            }
+            _ => {}
+        }
+    }
+    let dur = |v: &Option<Spanned<Value>>, key: &str| {
+        check.duration(
+            v.as_ref().expect("presence checked above"),
+            &format!("{path}.{key}"),
+        )
+    };
+    Ok(match dist {
+        "constant" => Latency::Constant(dur(&raw.value, "value")?),
+        "uniform" => {
+            let (min, max) = (dur(&raw.min, "min")?, dur(&raw.max, "max")?);
+            if min > max {
+                return check.error(
+                    raw.max.as_ref().expect("checked").span(),
+                    &format!("{path}.max"),
+                    format!("max ({max}) is below min ({min})"),
+                );
+            }
+            Latency::Uniform { min, max }
+        }
+        "exponential" => Latency::Exponential {
+            mean: dur(&raw.mean, "mean")?.0 as f64,
+        },
+        _ => {
+            let sigma = raw.sigma.as_ref().expect("checked");
+            if !(sigma.get_ref().is_finite() && *sigma.get_ref() >= 0.0) {
+                return check.error_allowing(
+                    sigma.span(),
+                    &format!("{path}.sigma"),
+                    format!("{} is not a spread", sigma.get_ref()),
+                    "a finite number ≥ 0",
+                );
+            }
+            Latency::LogNormal {
+                median: dur(&raw.median, "median")?.0 as f64,
+                sigma: *sigma.get_ref(),
+            }
+        }
+    })
+}
+
+fn workload(check: &Check, spanned: &Spanned<raw::Workload>, tools: &[Tool]) -> Result<Workload> {
+    let raw = spanned.get_ref();
+    let tasks = *raw.tasks.get_ref();
+    if tasks == 0 {
+        return check.error_allowing(
+            raw.tasks.span(),
+            "workload.tasks",
+            "0 tasks run nothing".into(),
+            "1 or more",
+        );
+    }
+    let calls = match &raw.calls {
+        None => (0..tools.len()).collect(),
+        Some(list) if list.get_ref().is_empty() => {
+            return check.error_allowing(
+                list.span(),
+                "workload.calls",
+                "a task must call at least one tool".into(),
+                "a list of tool names",
+            );
+        }
+        Some(list) => {
+            let options: Vec<(&str, usize)> = tools
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.name.as_str(), i))
+                .collect();
+            list.get_ref()
+                .iter()
+                .enumerate()
+                .map(|(i, name)| check.choice(name, &format!("workload.calls[{i}]"), &options))
+                .collect::<Result<Vec<_>>>()?
+        }
+    };
+    let clients = match &raw.clients {
+        Some(c) if *c.get_ref() == 0 => {
+            return check.error_allowing(
+                c.span(),
+                "workload.clients",
+                "0 clients serve no task".into(),
+                "1 or more",
+            );
+        }
+        Some(c) => *c.get_ref(),
+        None => default::CLIENTS,
+    };
+    let batch = raw.arrival.as_ref().map_or(Ok(true), |a| {
+        check.choice(
+            a,
+            "workload.arrival",
+            &[("batch", true), ("poisson", false)],
+        )
+    })?;
+    let arrival = match (batch, &raw.mean_interarrival) {
+        (true, None) => Arrival::Batch,
+        (true, Some(gap)) => {
+            return check.error_allowing(
+                gap.span(),
+                "workload.mean_interarrival",
+                "batch arrivals have no interarrival time".into(),
+                "arrival = \"poisson\" with mean_interarrival, or neither",
+            );
+        }
+        (false, Some(gap)) => {
+            let mean = check.duration(gap, "workload.mean_interarrival")?;
+            if mean == Tick::ZERO {
+                return check.error_allowing(
+                    gap.span(),
+                    "workload.mean_interarrival",
+                    "a Poisson stream needs a positive mean gap".into(),
+                    "a positive duration",
+                );
+            }
+            Arrival::Poisson {
+                mean_gap: mean.0 as f64,
+            }
+        }
+        (false, None) => {
+            let span = raw.arrival.as_ref().map_or(spanned.span(), |a| a.span());
+            return check.error_allowing(
+                span,
+                "workload.mean_interarrival",
+                "arrival = \"poisson\" needs mean_interarrival".into(),
+                DURATION_HELP,
+            );
+        }
+    };
+    Ok(Workload {
+        tasks,
+        calls,
+        arrival,
+        clients,
+    })
+}
+
+fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
+    let name = check.name(&raw.name, &format!("{path}.name"))?;
+    let max_attempts = match &raw.max_attempts {
+        None => Attempts::AtMost(1),
+        Some(v) => match v.get_ref() {
+            Value::Integer(n) if *n >= 1 && *n <= u32::MAX as i64 => Attempts::AtMost(*n as u32),
+            Value::String(s) if s == "unlimited" => Attempts::Unlimited,
+            other => {
+                return check.error_allowing(
+                    v.span(),
+                    &format!("{path}.max_attempts"),
+                    format!("{other} is not a number of attempts"),
+                    "a whole number ≥ 1 counting the first attempt (3 = 2 retries), or \"unlimited\"",
+                );
+            }
+        },
+    };
+    let classes: Vec<(&str, FailureClass)> =
+        FailureClass::ALL.iter().map(|c| (c.name(), *c)).collect();
+    let retry_on = match &raw.retry_on {
+        None => FailureClass::ALL.into_iter().collect(),
+        Some(list) => list
+            .get_ref()
+            .iter()
+            .enumerate()
+            .map(|(i, c)| check.choice(c, &format!("{path}.retry_on[{i}]"), &classes))
+            .collect::<Result<_>>()?,
+    };
+    let key = raw
+        .idempotency_key
+        .as_ref()
+        .map_or(Ok(KeyScope::None), |k| {
+            let scopes = [KeyScope::None, KeyScope::PerIntent, KeyScope::PerAttempt];
+            let options: Vec<(&str, KeyScope)> = scopes.iter().map(|s| (s.name(), *s)).collect();
+            check.choice(k, &format!("{path}.idempotency_key"), &options)
+        })?;
+    let backoff = match &raw.backoff {
+        None => Backoff::IMMEDIATE,
+        Some(b) => backoff(check, b.get_ref(), &format!("{path}.backoff"))?,
+    };
+    Ok(Policy {
+        name,
+        retry: Retry {
+            max_attempts,
+            retry_on,
+        },
+        backoff,
+        key,
+    })
+}
+
+fn backoff(check: &Check, raw: &raw::Backoff, path: &str) -> Result<Backoff> {
+    let growth = raw.kind.as_ref().map_or(Ok(Growth::Exponential), |k| {
+        check.choice(
+            k,
+            &format!("{path}.kind"),
+            &[
+                ("constant", Growth::Constant),
+                ("linear", Growth::Linear),
+                ("exponential", Growth::Exponential),
+            ],
+        )
+    })?;
+    let jitter = raw.jitter.as_ref().map_or(Ok(Jitter::Full), |j| {
+        check.choice(
+            j,
+            &format!("{path}.jitter"),
+            &[
+                ("none", Jitter::None),
+                ("full", Jitter::Full),
+                ("equal", Jitter::Equal),
+                ("decorrelated", Jitter::Decorrelated),
+            ],
+        )
+    })?;
+    let initial_delay = check.duration_or(
+        &raw.initial_delay,
+        &format!("{path}.initial_delay"),
+        default::INITIAL_DELAY,
+    )?;
+    let max_delay = check.duration_or(
+        &raw.max_delay,
+        &format!("{path}.max_delay"),
+        default::MAX_DELAY,
+    )?;
+    if max_delay < initial_delay {
+        let span = raw
+            .max_delay
+            .as_ref()
+            .or(raw.initial_delay.as_ref())
+            .map_or(0..0, |v| v.span());
+        return check.error(
+            span,
+            &format!("{path}.max_delay"),
+            format!("max_delay ({max_delay}) is below initial_delay ({initial_delay})"),
+        );
+    }
+    let multiplier = match &raw.multiplier {
+        Some(m) if !(m.get_ref().is_finite() && *m.get_ref() >= 1.0) => {
+            return check.error_allowing(
+                m.span(),
+                &format!("{path}.multiplier"),
+                format!("{} would not grow the delay", m.get_ref()),
+                "a finite number ≥ 1",
+            );
+        }
+        Some(m) => *m.get_ref(),
+        None => default::MULTIPLIER,
+    };
+    Ok(Backoff {
+        growth,
+        initial_delay,
+        multiplier,
+        max_delay,
+        jitter,
+    })
+}
+
+/// Unlimited attempts on a tool where every attempt fails in a retried way would spin until the
+/// horizon: refuse the config instead.
+fn refuse_endless_retries(
+    check: &Check,
+    raw: &raw::Policy,
+    path: &str,
+    policy: &Policy,
+    workload: &Workload,
+    tools: &[Tool],
+) -> Result<()> {
+    if policy.retry.max_attempts != Attempts::Unlimited {
+        return Ok(());
+    }
+    for &t in &workload.calls {
+        let f = &tools[t].faults;
+        let on = |c: FailureClass| policy.retry.retry_on.contains(c);
+        let retried = if on(FailureClass::Reset) {
+            f.request_loss + f.reply_loss
+        } else {
+            0.0
+        } + if on(FailureClass::ServerError) {
+            f.server_error
+        } else {
+            0.0
+        };
+        if retried >= 1.0 - 1e-12 {
+            let span = raw.max_attempts.as_ref().map_or(0..0, |v| v.span());
+            return check.error_allowing(
+                span,
+                &format!("{path}.max_attempts"),
+                format!(
+                    "unlimited attempts never end on tool \"{}\": every attempt fails and is retried (request_loss {} + reply_loss {} + server_error {})",
+                    tools[t].name, f.request_loss, f.reply_loss, f.server_error
+                ),
+                "a finite max_attempts, or a tool whose attempts can succeed",
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,41 @@
+//! A validated experiment: everything a run needs, checked, with durations in ticks.
+
+use crate::model::{Tool, Workload};
+use crate::policy::Policy;
+use crate::time::Tick;
+
+/// One experiment: a workload and its tools, run under each policy in turn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Experiment {
+    /// Names the output folder `out/<name>/`.
+    pub name: String,
+    pub description: String,
+    pub seed: u64,
+    pub replications: u64,
+    /// No event after this tick runs; intents still waiting there are `hung`.
+    pub horizon: Tick,
+    pub tools: Vec<Tool>,
+    pub workload: Workload,
+    /// The configurations compared, in the order the config lists them.
+    pub policies: Vec<Policy>,
+    pub output: OutputOptions,
+}
+
+/// Which optional files a run writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutputOptions {
+    /// One row per intent in `intents.csv`.
+    pub intents: bool,
+}
+
+impl Experiment {
+    /// The tools the workload calls, each once, in order of first call.
+    pub fn called_tools(&self) -> impl Iterator<Item = &Tool> {
+        let calls = &self.workload.calls;
+        calls
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| !calls[..*i].contains(t))
+            .map(|(_, &t)| &self.tools[t])
+    }
+}

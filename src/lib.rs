@@ -1,0 +1,37 @@
+//! retrysim: a deterministic discrete-event simulator of the reliability layer an agent's tool
+//! calls need — retries with backoff and jitter, and idempotency keys — measuring attempts,
+//! duplicate side effects and success against their closed forms.
+//!
+//! Data flows one way: a TOML config ([`config`]) is validated into an [`Experiment`]; each
+//! (configuration, replication) is a job ([`sim`]) that drives the workload ([`model`]) through a
+//! client [`policy`] on the [`engine`]; per-intent records stream into running totals
+//! ([`metrics`]), which are set beside the [`theory`] and written out ([`output`], [`report`]).
+//!
+//! # Determinism
+//!
+//! Time is an integer tick ([`time::Tick`], one microsecond). Events at the same tick run first
+//! in, first out (see [`engine`]). Random numbers come from ChaCha8 streams keyed by (seed,
+//! replication, source, entity) ([`engine::rng`]), so every configuration of an experiment meets
+//! the same faults for the same attempt. Jobs run in parallel but are gathered in job order and
+//! aggregated serially: the same config gives the same bytes whatever the thread count.
+//!
+//! ```
+//! let exp = retrysim::config::Source::builtin().experiment().unwrap();
+//! let results = retrysim::run::run(exp, None).unwrap();
+//! assert_eq!(results.policies.len(), 3);
+//! ```
+
+pub mod config;
+pub mod engine;
+pub mod experiment;
+pub mod metrics;
+pub mod model;
+pub mod output;
+pub mod policy;
+pub mod report;
+pub mod run;
+pub mod sim;
+pub mod theory;
+pub mod time;
+
+pub use experiment::Experiment;

@@ -1,0 +1,92 @@
+//! A measured mean with its 95 % confidence interval.
+//!
+//! With one replication the interval is across intents (n = intents, Student's t with n − 1
+//! degrees of freedom, which is the normal interval for any realistic n). With several
+//! replications it is across the replications' means (n = replications, t with n − 1 degrees of
+//! freedom), which also covers correlation between intents of one run.
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use super::Moments;
+
+/// The confidence level of every interval retrysim prints.
+pub const LEVEL: f64 = 0.95;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Estimate {
+    pub mean: f64,
+    /// Half the width of the interval: the truth lies in mean ± half_width at the stated level.
+    pub half_width: f64,
+    /// Standard error of the mean.
+    pub std_error: f64,
+}
+
+impl Estimate {
+    /// The estimate at confidence `level` from the moments of `n` independent observations.
+    pub fn at_level(m: &Moments, level: f64) -> Estimate {
+        let n = m.count();
+        if n < 2 {
+            return Estimate {
+                mean: m.mean(),
+                half_width: f64::INFINITY,
+                std_error: f64::INFINITY,
+            };
+        }
+        let std_error = (m.variance() / n as f64).sqrt();
+        Estimate {
+            mean: m.mean(),
+            half_width: t_quantile(level, n - 1) * std_error,
+            std_error,
+        }
+    }
+
+    /// The 95 % estimate.
+    pub fn from_moments(m: &Moments) -> Estimate {
+        Estimate::at_level(m, LEVEL)
+    }
+
+    /// Whether `value` lies inside the interval (its ends included).
+    pub fn contains(&self, value: f64) -> bool {
+        (self.mean - value).abs() <= self.half_width
+    }
+
+    /// How many standard errors the mean lies from `value`: 0 when they are equal, ±∞ when
+    /// the mean is exact (no spread) yet differs.
+    pub fn z(&self, value: f64) -> f64 {
+        let diff = self.mean - value;
+        if diff == 0.0 {
+            0.0
+        } else {
+            diff / self.std_error
+        }
+    }
+}
+
+/// The two-sided Student's t critical value for confidence `level` and `df` degrees of freedom.
+fn t_quantile(level: f64, df: u64) -> f64 {
+    let t = StudentsT::new(0.0, 1.0, df as f64).expect("df ≥ 1 is a valid t distribution");
+    t.inverse_cdf(0.5 + level / 2.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interval_uses_the_t_quantile() {
+        // Three values 1, 2, 3: mean 2, s = 1, se = 1/√3, t(0.975, 2) = 4.3027.
+        let e = Estimate::from_moments(&[1.0, 2.0, 3.0].into_iter().collect());
+        assert!((e.mean - 2.0).abs() < 1e-12);
+        assert!((e.half_width - 4.302_652_73 / 3f64.sqrt()).abs() < 1e-6);
+        assert!(e.contains(4.4) && !e.contains(4.5));
+    }
+
+    #[test]
+    fn an_exact_zero_agrees_only_with_zero() {
+        let e = Estimate::from_moments(&[0.0; 10].into_iter().collect());
+        assert_eq!(e.half_width, 0.0);
+        assert!(e.contains(0.0) && !e.contains(1e-9));
+        assert_eq!(e.z(0.0), 0.0);
+        assert_eq!(e.z(-1.0), f64::INFINITY);
+    }
+}

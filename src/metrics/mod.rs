@@ -1,0 +1,13 @@
+//! What a run measures: one record per intent, streamed into running aggregates so memory does
+//! not grow with the number of intents, and the estimates with confidence intervals built from
+//! them.
+
+pub mod estimate;
+pub mod moments;
+pub mod record;
+pub mod totals;
+
+pub use estimate::Estimate;
+pub use moments::Moments;
+pub use record::{BusinessState, IntentRecord, Status, StopReason};
+pub use totals::{Measure, Totals};

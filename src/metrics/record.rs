@@ -1,0 +1,101 @@
+//! The record of one intent: what the client did, how it ended, and what the server did.
+
+use crate::time::Tick;
+
+/// The control outcome: did the client get its answer?
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Succeeded,
+    Stopped(StopReason),
+}
+
+/// Why the client gave up on an intent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// Every allowed attempt failed.
+    AttemptLimit,
+    /// The last failure's class is not one the policy retries.
+    NotRetryable,
+    /// The run's horizon came while the intent was still waiting.
+    Hung,
+}
+
+impl StopReason {
+    pub const ALL: [StopReason; 3] = [
+        StopReason::AttemptLimit,
+        StopReason::NotRetryable,
+        StopReason::Hung,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::AttemptLimit => "attempt_limit",
+            StopReason::NotRetryable => "not_retryable",
+            StopReason::Hung => "hung",
+        }
+    }
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Succeeded => "succeeded",
+            Status::Stopped(_) => "stopped",
+        }
+    }
+
+    pub fn stop_reason(self) -> Option<StopReason> {
+        match self {
+            Status::Succeeded => None,
+            Status::Stopped(reason) => Some(reason),
+        }
+    }
+}
+
+/// What the client can honestly say about the world, kept apart from the control outcome: a
+/// stopped intent whose attempt may have committed is `unknown`, not failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BusinessState {
+    /// Every attempt was refused before its commit point, so nothing can have happened.
+    NotAttempted,
+    /// An attempt went unanswered: it may or may not have taken effect.
+    Unknown,
+    /// A reply carried the receipt of the effect.
+    Confirmed,
+}
+
+impl BusinessState {
+    pub fn name(self) -> &'static str {
+        match self {
+            BusinessState::NotAttempted => "not_attempted",
+            BusinessState::Unknown => "unknown",
+            BusinessState::Confirmed => "confirmed",
+        }
+    }
+}
+
+/// One intent, from its first attempt to its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IntentRecord {
+    pub intent: u64,
+    pub tool: usize,
+    pub attempts: u32,
+    /// Side effects the server committed for this intent (replayed receipts excluded).
+    pub effects: u32,
+    pub status: Status,
+    pub business_state: BusinessState,
+    pub start: Tick,
+    pub end: Tick,
+}
+
+impl IntentRecord {
+    /// Effects beyond the first.
+    pub fn duplicates(&self) -> u32 {
+        self.effects.saturating_sub(1)
+    }
+
+    /// The client saw failure, yet the server took effect.
+    pub fn is_ghost(&self) -> bool {
+        self.status != Status::Succeeded && self.effects > 0
+    }
+}

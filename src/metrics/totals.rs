@@ -1,0 +1,73 @@
+//! Running totals of one run (one configuration, one replication), fed one intent at a time.
+
+use super::{IntentRecord, Moments, Status, StopReason};
+
+/// The per-intent quantities retrysim estimates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    Attempts,
+    Effects,
+    Duplicates,
+    /// 1 if the intent succeeded, else 0: its mean is the success rate.
+    Success,
+    /// 1 if the client saw failure but an effect happened, else 0.
+    Ghost,
+    /// Ticks from the intent's first dispatch to its end.
+    Completion,
+}
+
+impl Measure {
+    pub const ALL: [Measure; 6] = [
+        Measure::Attempts,
+        Measure::Effects,
+        Measure::Duplicates,
+        Measure::Success,
+        Measure::Ghost,
+        Measure::Completion,
+    ];
+
+    fn of(self, r: &IntentRecord) -> f64 {
+        match self {
+            Measure::Attempts => r.attempts as f64,
+            Measure::Effects => r.effects as f64,
+            Measure::Duplicates => r.duplicates() as f64,
+            Measure::Success => (r.status == Status::Succeeded) as u8 as f64,
+            Measure::Ghost => r.is_ghost() as u8 as f64,
+            Measure::Completion => r.end.since(r.start).0 as f64,
+        }
+    }
+}
+
+/// Everything one run keeps: a few numbers per measure, whatever the number of intents.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Totals {
+    measures: [Moments; Measure::ALL.len()],
+    stops: [u64; StopReason::ALL.len()],
+    pub tasks: u64,
+    pub tasks_succeeded: u64,
+}
+
+impl Totals {
+    pub fn add(&mut self, r: &IntentRecord) {
+        for m in Measure::ALL {
+            self.measures[m as usize].push(m.of(r));
+        }
+        if let Some(reason) = r.status.stop_reason() {
+            self.stops[reason as usize] += 1;
+        }
+    }
+
+    pub fn get(&self, m: Measure) -> &Moments {
+        &self.measures[m as usize]
+    }
+
+    /// Intents recorded so far.
+    pub fn intents(&self) -> u64 {
+        self.get(Measure::Attempts).count()
+    }
+
+    /// How many intents stopped for `reason`.
+    pub fn stopped(&self, reason: StopReason) -> u64 {
+        self.stops[reason as usize]
+    }
+}

@@ -1,0 +1,83 @@
+//! `intents.csv` (opt-in): one row per intent. Each job streams its rows to a part file while it
+//! runs; the parts are joined in job order afterwards, so the file is the same whatever order the
+//! jobs finished in.
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use crate::experiment::Experiment;
+use crate::metrics::IntentRecord;
+use crate::run::part_path;
+use crate::sim::Job;
+
+pub const COLUMNS: [&str; 12] = [
+    "experiment",
+    "policy",
+    "replication",
+    "intent",
+    "tool",
+    "attempts",
+    "effects",
+    "status",
+    "stop_reason",
+    "business_state",
+    "start_tick",
+    "end_tick",
+];
+
+/// Writes one job's rows, without a header.
+pub struct IntentWriter<'a, W: Write> {
+    csv: csv::Writer<W>,
+    exp: &'a Experiment,
+    policy: &'a str,
+    replication: String,
+}
+
+impl<'a, W: Write> IntentWriter<'a, W> {
+    pub fn new(out: W, exp: &'a Experiment, job: Job) -> Self {
+        IntentWriter {
+            csv: csv::WriterBuilder::new()
+                .has_headers(false)
+                .from_writer(out),
+            exp,
+            policy: &exp.policies[job.policy].name,
+            replication: job.replication.to_string(),
+        }
+    }
+
+    pub fn write(&mut self, r: &IntentRecord) -> io::Result<()> {
+        let fields: [&str; 12] = [
+            &self.exp.name,
+            self.policy,
+            &self.replication,
+            &r.intent.to_string(),
+            &self.exp.tools[r.tool].name,
+            &r.attempts.to_string(),
+            &r.effects.to_string(),
+            r.status.name(),
+            r.status.stop_reason().map_or("", |s| s.name()),
+            r.business_state.name(),
+            &r.start.0.to_string(),
+            &r.end.0.to_string(),
+        ];
+        Ok(self.csv.write_record(fields)?)
+    }
+
+    pub fn finish(self) -> io::Result<()> {
+        let mut inner = self.csv.into_inner().map_err(|e| e.into_error())?;
+        inner.flush()
+    }
+}
+
+/// Joins the part files of `jobs` jobs under a header into `intents.csv`, removing the parts.
+pub fn join_parts(dir: &Path, jobs: usize) -> io::Result<()> {
+    let mut out = BufWriter::new(File::create(dir.join("intents.csv"))?);
+    writeln!(out, "{}", COLUMNS.join(","))?;
+    for index in 0..jobs {
+        let part = part_path(dir, index);
+        io::copy(&mut File::open(&part)?, &mut out)?;
+        fs::remove_file(part)?;
+    }
+    out.flush()
+}

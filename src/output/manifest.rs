@@ -1,0 +1,37 @@
+//! `manifest.toml`: which retrysim, which config (by name and SHA-256 of its text), which seed,
+//! which files, and the config as resolved, every default filled in. Nothing in it depends on
+//! the machine or the time of the run.
+
+use std::io;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+use toml::{Table, Value};
+
+use crate::config::{Source, resolved};
+use crate::run::Results;
+
+pub fn write(results: &Results, source: &Source, files: &[&str], path: &Path) -> io::Result<()> {
+    let exp = &results.experiment;
+    let digest = Sha256::digest(source.text.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let mut m = Table::new();
+    m.insert("retrysim".into(), env!("CARGO_PKG_VERSION").into());
+    m.insert("config".into(), source.name.clone().into());
+    m.insert("config_sha256".into(), hex.into());
+    m.insert("seed".into(), Value::Integer(exp.seed as i64));
+    m.insert(
+        "replications".into(),
+        Value::Integer(exp.replications as i64),
+    );
+    m.insert(
+        "files".into(),
+        Value::Array(files.iter().map(|&f| f.into()).collect()),
+    );
+    m.insert("resolved".into(), Value::Table(resolved(exp)));
+    let text = toml::to_string(&m).map_err(io::Error::other)?;
+    std::fs::write(
+        path,
+        format!("# Written by retrysim run; see out/README.md.\n{text}"),
+    )
+}

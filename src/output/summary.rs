@@ -1,0 +1,103 @@
+//! `summary.csv`: one row per configuration. Columns are documented in `out/README.md`.
+
+use std::io;
+use std::path::Path;
+
+use super::fixed;
+use crate::metrics::{Measure, StopReason};
+use crate::run::Results;
+
+pub const COLUMNS: [&str; 31] = [
+    "experiment",
+    "policy",
+    "seed",
+    "replications",
+    "tasks",
+    "intents",
+    "attempts_per_intent",
+    "attempts_ci95",
+    "effects_per_intent",
+    "duplicates_per_intent",
+    "duplicates_ci95",
+    "success_rate",
+    "ghost_rate",
+    "theory_attempts_per_intent",
+    "theory_duplicates_per_intent",
+    "agrees",
+    "attempts_z",
+    "duplicates_z",
+    "effects_ci95",
+    "theory_effects_per_intent",
+    "success_ci95",
+    "theory_success_rate",
+    "ghost_ci95",
+    "theory_ghost_rate",
+    "mean_completion_ticks",
+    "tasks_succeeded",
+    "max_attempts",
+    "idempotency_key",
+    "stopped_attempt_limit",
+    "stopped_not_retryable",
+    "hung",
+];
+
+pub fn write(results: &Results, path: &Path) -> io::Result<()> {
+    let mut w = csv::Writer::from_path(path)?;
+    w.write_record(COLUMNS)?;
+    let exp = &results.experiment;
+    for (policy, result) in exp.policies.iter().zip(&results.policies) {
+        let est = |m| result.estimate(m);
+        let theory = |f: fn(&crate::theory::ClosedForms) -> f64| {
+            result
+                .theory
+                .as_ref()
+                .map_or(String::new(), |t| fixed(f(t)))
+        };
+        let z = |m, f: fn(&crate::theory::ClosedForms) -> f64| {
+            result
+                .theory
+                .as_ref()
+                .map_or(String::new(), |t| fixed(est(m).z(f(t))))
+        };
+        let stopped = |reason| result.total(|r| r.totals.stopped(reason)).to_string();
+        let row: [String; COLUMNS.len()] = [
+            exp.name.clone(),
+            policy.name.clone(),
+            exp.seed.to_string(),
+            exp.replications.to_string(),
+            result.total(|r| r.totals.tasks).to_string(),
+            result.total(|r| r.totals.intents()).to_string(),
+            fixed(est(Measure::Attempts).mean),
+            fixed(est(Measure::Attempts).half_width),
+            fixed(est(Measure::Effects).mean),
+            fixed(est(Measure::Duplicates).mean),
+            fixed(est(Measure::Duplicates).half_width),
+            fixed(est(Measure::Success).mean),
+            fixed(est(Measure::Ghost).mean),
+            theory(|t| t.attempts),
+            theory(|t| t.duplicates),
+            result.agrees().map_or(String::new(), |a| a.to_string()),
+            z(Measure::Attempts, |t| t.attempts),
+            z(Measure::Duplicates, |t| t.duplicates),
+            fixed(est(Measure::Effects).half_width),
+            theory(|t| t.effects),
+            fixed(est(Measure::Success).half_width),
+            theory(|t| t.success),
+            fixed(est(Measure::Ghost).half_width),
+            theory(|t| t.ghost),
+            fixed(est(Measure::Completion).mean),
+            result.total(|r| r.totals.tasks_succeeded).to_string(),
+            policy
+                .retry
+                .max_attempts
+                .cap()
+                .map_or("unlimited".into(), |n| n.to_string()),
+            policy.key.name().to_string(),
+            stopped(StopReason::AttemptLimit),
+            stopped(StopReason::NotRetryable),
+            stopped(StopReason::Hung),
+        ];
+        w.write_record(&row)?;
+    }
+    w.flush()
+}

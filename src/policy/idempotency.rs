@@ -1,0 +1,43 @@
+//! Idempotency keys: what makes a retry of a write safe to replay.
+
+/// An idempotency key as the server sees it. `nonce` is 0 for the one key of an intent and
+/// k + 1 for the fresh key of its k-th attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Key {
+    pub intent: u64,
+    pub nonce: u32,
+}
+
+/// Which key each attempt carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyScope {
+    /// No key: every request that reaches the commit point commits.
+    None,
+    /// One key per intent, reused by every retry: the server commits it once.
+    PerIntent,
+    /// A fresh key per attempt — the anti-pattern, kept to show duplicates coming back.
+    PerAttempt,
+}
+
+impl KeyScope {
+    /// The key attempt `attempt` (0-based) of intent `intent` carries.
+    pub fn key(self, intent: u64, attempt: u32) -> Option<Key> {
+        match self {
+            KeyScope::None => None,
+            KeyScope::PerIntent => Some(Key { intent, nonce: 0 }),
+            KeyScope::PerAttempt => Some(Key {
+                intent,
+                nonce: attempt + 1,
+            }),
+        }
+    }
+
+    /// The name used in configs and output.
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyScope::None => "none",
+            KeyScope::PerIntent => "per_intent",
+            KeyScope::PerAttempt => "per_attempt",
+        }
+    }
+}

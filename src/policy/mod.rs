@@ -1,0 +1,20 @@
+//! The client's reliability policies, each in its own file, composed into one [`Policy`] per
+//! configuration of an experiment.
+
+pub mod backoff;
+pub mod idempotency;
+pub mod retry;
+
+pub use backoff::{Backoff, Growth, Jitter};
+pub use idempotency::{Key, KeyScope};
+pub use retry::{Attempts, FailureClass, Retry, RetryDecision, RetryOn};
+
+/// One client configuration: how it retries, how long it waits between attempts, and which
+/// idempotency key its requests carry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Policy {
+    pub name: String,
+    pub retry: Retry,
+    pub backoff: Backoff,
+    pub key: KeyScope,
+}

@@ -1,0 +1,157 @@
+//! When to try again: which failures are retryable, and how many attempts an intent may make.
+
+use std::fmt;
+
+/// A failure as the client sees it. A lost request and a lost reply look the same from the
+/// client — nothing came back — so both are a `Reset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailureClass {
+    /// The connection failed or no reply came: the attempt may or may not have committed.
+    Reset,
+    /// The server answered with a transient error (5xx) before committing.
+    ServerError,
+}
+
+impl FailureClass {
+    pub const ALL: [FailureClass; 2] = [FailureClass::Reset, FailureClass::ServerError];
+
+    /// The name used in configs (`retry_on`) and output.
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureClass::Reset => "reset",
+            FailureClass::ServerError => "5xx",
+        }
+    }
+
+    fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
+
+/// The set of failure classes a policy retries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RetryOn(u8);
+
+impl RetryOn {
+    pub fn all() -> RetryOn {
+        FailureClass::ALL.into_iter().collect()
+    }
+
+    pub fn contains(self, class: FailureClass) -> bool {
+        self.0 & class.bit() != 0
+    }
+
+    pub fn classes(self) -> impl Iterator<Item = FailureClass> {
+        FailureClass::ALL
+            .into_iter()
+            .filter(move |c| self.contains(*c))
+    }
+}
+
+impl FromIterator<FailureClass> for RetryOn {
+    fn from_iter<I: IntoIterator<Item = FailureClass>>(iter: I) -> Self {
+        RetryOn(iter.into_iter().fold(0, |bits, c| bits | c.bit()))
+    }
+}
+
+/// How many attempts an intent may make, counting the first: 3 attempts = 2 retries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attempts {
+    AtMost(u32),
+    Unlimited,
+}
+
+impl Attempts {
+    pub fn cap(self) -> Option<u32> {
+        match self {
+            Attempts::AtMost(n) => Some(n),
+            Attempts::Unlimited => None,
+        }
+    }
+}
+
+impl fmt::Display for Attempts {
+    /// "3 attempts = 2 retries", so nobody mistakes one count for the other.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Attempts::AtMost(1) => write!(f, "1 attempt = no retry"),
+            Attempts::AtMost(n) => write!(f, "{n} attempts = {} retries", n - 1),
+            Attempts::Unlimited => write!(f, "unlimited attempts"),
+        }
+    }
+}
+
+/// The retry rule: a cap on attempts and the classes worth another try.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retry {
+    pub max_attempts: Attempts,
+    pub retry_on: RetryOn,
+}
+
+/// What to do after a failed attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryDecision {
+    /// Send retry number `retry` (1 for the second attempt).
+    Retry { retry: u32 },
+    /// The failure's class is not in `retry_on`.
+    NotRetryable,
+    /// Every allowed attempt has been made.
+    AttemptLimit,
+}
+
+impl Retry {
+    /// Decides after the `attempts_made`-th attempt failed with `class`.
+    pub fn decide(&self, attempts_made: u32, class: FailureClass) -> RetryDecision {
+        if !self.retry_on.contains(class) {
+            RetryDecision::NotRetryable
+        } else if self.max_attempts.cap().is_some_and(|n| attempts_made >= n) {
+            RetryDecision::AttemptLimit
+        } else {
+            RetryDecision::Retry {
+                retry: attempts_made,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_attempts_counts_the_first_attempt() {
+        let retry = Retry {
+            max_attempts: Attempts::AtMost(3),
+            retry_on: RetryOn::all(),
+        };
+        assert_eq!(
+            retry.decide(1, FailureClass::Reset),
+            RetryDecision::Retry { retry: 1 }
+        );
+        assert_eq!(
+            retry.decide(2, FailureClass::Reset),
+            RetryDecision::Retry { retry: 2 }
+        );
+        assert_eq!(
+            retry.decide(3, FailureClass::Reset),
+            RetryDecision::AttemptLimit
+        );
+        assert_eq!(Attempts::AtMost(3).to_string(), "3 attempts = 2 retries");
+    }
+
+    #[test]
+    fn classes_outside_retry_on_stop() {
+        let retry = Retry {
+            max_attempts: Attempts::Unlimited,
+            retry_on: [FailureClass::Reset].into_iter().collect(),
+        };
+        assert_eq!(
+            retry.decide(1, FailureClass::ServerError),
+            RetryDecision::NotRetryable
+        );
+        assert_eq!(
+            retry.decide(99, FailureClass::Reset),
+            RetryDecision::Retry { retry: 99 }
+        );
+    }
+}

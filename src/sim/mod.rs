@@ -1,0 +1,49 @@
+//! One run: a configuration of an experiment driven through the workload on the engine.
+
+mod intent;
+mod world;
+
+pub use world::Reply;
+
+use crate::engine::rng::Streams;
+use crate::engine::{self, Ending, Scheduler};
+use crate::experiment::Experiment;
+use crate::metrics::{IntentRecord, Totals};
+
+/// Which run of an experiment: a configuration (policy index) and a replication.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Job {
+    pub policy: usize,
+    pub replication: u64,
+}
+
+/// What a run leaves behind.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunResult {
+    pub job: Job,
+    pub totals: Totals,
+    /// Events the engine processed.
+    pub events: u64,
+    /// Whether the horizon cut the run short (then some intents are `hung`).
+    pub ending: Ending,
+}
+
+/// Runs one job, handing each finished intent to `sink` in the order intents end.
+pub fn run(exp: &Experiment, job: Job, sink: impl FnMut(&IntentRecord)) -> RunResult {
+    let streams = Streams {
+        seed: exp.seed,
+        point: 0,
+        replication: job.replication,
+    };
+    let mut world = world::World::new(exp, &exp.policies[job.policy], streams, sink);
+    let mut sched = Scheduler::new();
+    world.begin(&mut sched);
+    let ending = engine::run(&mut world, &mut sched, exp.horizon);
+    let totals = world.finish(exp.horizon);
+    RunResult {
+        job,
+        totals,
+        events: sched.processed(),
+        ending,
+    }
+}

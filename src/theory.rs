@@ -1,0 +1,141 @@
+//! Closed forms that measurements are checked against.
+//!
+//! Each attempt independently loses its request (or is refused before the commit) with
+//! probability a, commits and loses its reply with probability b, and gets a reply with
+//! s = 1 − a − b; q = a + b. The client retries every failure, up to N attempts (or without
+//! limit), and without a key every request that reaches the commit point commits:
+//!
+//! - E[attempts] = (1 − q^N)/(1 − q), or 1/(1 − a − b) unlimited;
+//! - P(success) = 1 − q^N;
+//! - E[effects] = (1 − a)·E[attempts] (Wald's identity: each attempt commits with 1 − a);
+//! - P(any effect) = 1 − a^N, so E[duplicates] = (1 − a)(1 − q^N)/(1 − q) − (1 − a^N), or
+//!   b/(1 − a − b) unlimited; for N = 2 that is b(1 − a);
+//! - ghost rate (client saw failure, an effect happened) = q^N − a^N;
+//! - with a per-intent key the server commits at most once: duplicates = 0 exactly and
+//!   E[effects] = 1 − a^N. A per-attempt key is no key at all as far as duplicates go.
+
+use crate::experiment::Experiment;
+use crate::policy::{Attempts, FailureClass, KeyScope, Policy};
+
+/// The closed-form value of each measure for one configuration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClosedForms {
+    pub attempts: f64,
+    pub effects: f64,
+    pub duplicates: f64,
+    pub success: f64,
+    pub ghost: f64,
+}
+
+/// The closed forms for per-attempt loss `a` before the commit, `b` after it, at most `n`
+/// attempts (`None` for unlimited), with idempotency key `key`.
+pub fn closed_forms(a: f64, b: f64, n: Attempts, key: KeyScope) -> ClosedForms {
+    let q = a + b;
+    let (attempts, success, no_effect, ghost) = match n {
+        Attempts::Unlimited => (1.0 / (1.0 - q), 1.0, 0.0, 0.0),
+        Attempts::AtMost(n) => {
+            let qn = q.powi(n as i32);
+            let an = a.powi(n as i32);
+            // The geometric sum 1 + q + … + q^(n−1), which is n when q = 1.
+            let attempts = if q < 1.0 {
+                (1.0 - qn) / (1.0 - q)
+            } else {
+                n as f64
+            };
+            (attempts, 1.0 - qn, an, qn - an)
+        }
+    };
+    let (effects, duplicates) = match key {
+        KeyScope::PerIntent => (1.0 - no_effect, 0.0),
+        KeyScope::None | KeyScope::PerAttempt => {
+            let effects = (1.0 - a) * attempts;
+            (effects, effects - (1.0 - no_effect))
+        }
+    };
+    ClosedForms {
+        attempts,
+        effects,
+        duplicates,
+        success,
+        ghost,
+    }
+}
+
+/// The closed forms for a configuration of an experiment, where they apply: every tool the
+/// workload calls has the same faults, and every failure that can occur is retried (or only one
+/// attempt is allowed, so nothing is).
+pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
+    let mut tools = exp.called_tools();
+    let faults = tools.next()?.faults;
+    if tools.any(|t| t.faults != faults) {
+        return None;
+    }
+    let retried = |c: FailureClass| policy.retry.retry_on.contains(c);
+    let single = policy.retry.max_attempts == Attempts::AtMost(1);
+    let resets_retried =
+        faults.request_loss + faults.reply_loss == 0.0 || retried(FailureClass::Reset);
+    let errors_retried = faults.server_error == 0.0 || retried(FailureClass::ServerError);
+    if !(single || resets_retried && errors_retried) {
+        return None;
+    }
+    // A refusal before the commit acts like a lost request: no effect, and tried again.
+    let a = faults.request_loss + faults.server_error;
+    Some(closed_forms(
+        a,
+        faults.reply_loss,
+        policy.retry.max_attempts,
+        policy.key,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(x: f64, y: f64) -> bool {
+        (x - y).abs() < 1e-12
+    }
+
+    #[test]
+    fn the_duplicate_curve_of_the_design() {
+        let curve: Vec<f64> = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
+            .into_iter()
+            .map(|b| closed_forms(0.1, b, Attempts::Unlimited, KeyScope::None).duplicates)
+            .collect();
+        for (got, want) in curve.iter().zip([0.0, 0.125, 0.2857, 0.5, 0.8, 1.25]) {
+            assert!((got - want).abs() < 5e-5, "{got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn capped_forms_reduce_to_the_small_cases() {
+        let (a, b) = (0.1, 0.2);
+        let one = closed_forms(a, b, Attempts::AtMost(1), KeyScope::None);
+        assert!(
+            close(one.attempts, 1.0) && close(one.duplicates, 0.0) && close(one.effects, 1.0 - a)
+        );
+        assert!(close(one.ghost, b));
+        let two = closed_forms(a, b, Attempts::AtMost(2), KeyScope::None);
+        assert!(close(two.attempts, 1.0 + a + b));
+        assert!(close(two.duplicates, b * (1.0 - a)));
+        // Many attempts approach the unlimited forms.
+        let many = closed_forms(a, b, Attempts::AtMost(200), KeyScope::None);
+        let unlimited = closed_forms(a, b, Attempts::Unlimited, KeyScope::None);
+        assert!(
+            close(many.attempts, unlimited.attempts)
+                && close(many.duplicates, unlimited.duplicates)
+        );
+        assert!(close(unlimited.attempts, 1.0 / 0.7) && close(unlimited.duplicates, 0.2 / 0.7));
+    }
+
+    #[test]
+    fn a_per_intent_key_leaves_attempts_and_removes_duplicates() {
+        for n in [Attempts::AtMost(3), Attempts::Unlimited] {
+            let no_key = closed_forms(0.1, 0.2, n, KeyScope::None);
+            let keyed = closed_forms(0.1, 0.2, n, KeyScope::PerIntent);
+            assert_eq!(no_key.attempts, keyed.attempts);
+            assert_eq!(keyed.duplicates, 0.0);
+            assert_eq!(closed_forms(0.1, 0.2, n, KeyScope::PerAttempt), no_key);
+        }
+    }
+}
