@@ -46,6 +46,17 @@ impl Streams {
     }
 }
 
+impl Streams {
+    /// Word `index` of the stream for `source` and `entity`, read without keeping the stream:
+    /// for draws that are rare and addressed by number, such as the jitter of retry n.
+    pub fn word_at(&self, source: Source, entity: u64, index: u64) -> u64 {
+        let mut rng = self.stream(source, entity);
+        // Word positions count 32-bit words.
+        rng.set_word_pos(u128::from(index) * 2);
+        rng.next_u64()
+    }
+}
+
 /// A uniform number in [0, 1) from the top 53 bits of a 64-bit word.
 pub fn unit(word: u64) -> f64 {
     (word >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
@@ -102,6 +113,19 @@ mod tests {
             first_words(base, Source::Faults, 4),
         ] {
             assert_ne!(reference, other);
+        }
+    }
+
+    #[test]
+    fn addressed_words_are_the_stream_read_in_order() {
+        let s = Streams {
+            seed: 7,
+            point: 0,
+            replication: 2,
+        };
+        let mut rng = s.stream(Source::Jitter, 11);
+        for index in 0..40 {
+            assert_eq!(word(&mut rng), s.word_at(Source::Jitter, 11, index));
         }
     }
 

@@ -27,7 +27,6 @@ pub struct Intent {
     /// The server's idempotency record for this intent's key.
     pub keys: KeyStore,
     faults: ChaCha8Rng,
-    jitter: ChaCha8Rng,
 }
 
 impl Intent {
@@ -50,7 +49,6 @@ impl Intent {
             },
             keys: KeyStore::default(),
             faults: streams.stream(Source::Faults, id),
-            jitter: streams.stream(Source::Jitter, id),
         }
     }
 
@@ -61,11 +59,6 @@ impl Intent {
         self.attempts += 1;
         self.draw = tool.draw(&words);
         self.draw
-    }
-
-    /// The next word of the intent's jitter stream.
-    pub fn jitter_word(&mut self) -> u64 {
-        word(&mut self.jitter)
     }
 }
 

@@ -165,8 +165,10 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
         match self.policy.retry.decide(intent.attempts, class) {
             RetryDecision::Retry { retry } => {
                 let backoff = &self.policy.backoff;
+                // Retry n reads word n − 1 of the intent's jitter stream.
                 let word = if backoff.is_random() {
-                    intent.jitter_word()
+                    self.streams
+                        .word_at(Source::Jitter, intent.id, u64::from(retry) - 1)
                 } else {
                     0
                 };
