@@ -82,7 +82,12 @@ impl ConfigError {
 
     /// A syntax, type or unknown-key error found while deserializing.
     pub fn from_toml(source: &Source, path: &str, e: &toml::de::Error) -> Self {
-        let path = if path == "." { "" } else { path };
+        // `Spanned` wraps a value in a private marker field; it is no key of the user's.
+        let path: Vec<&str> = path
+            .split('.')
+            .filter(|segment| !segment.is_empty() && !segment.starts_with("$__"))
+            .collect();
+        let path = &path.join(".");
         let message = e.message().trim_end().to_string();
         match e.span() {
             Some(span) => ConfigError::at(source, span, path, message),

@@ -1,0 +1,236 @@
+//! The `retrysim` binary as a user meets it: output files, determinism, and bad input.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn retrysim(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the binary runs")
+}
+
+fn configs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("configs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Every file below `dir`, by relative path, with its bytes.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        out.push((name, fs::read(&path).unwrap()));
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_default_run_needs_no_arguments() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = retrysim(&[], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    for name in [
+        "naive",
+        "retry-only",
+        "reliable",
+        "attempts/intent",
+        "theory",
+    ] {
+        assert!(table.contains(name), "{name} missing from\n{table}");
+    }
+    let summary = fs::read_to_string(tmp.path().join("out/default/summary.csv")).unwrap();
+    assert_eq!(
+        summary.lines().count(),
+        4,
+        "a header and one row per configuration"
+    );
+    assert!(summary.starts_with("experiment,policy,seed,replications,tasks,intents,"));
+    assert!(tmp.path().join("out/default/manifest.toml").exists());
+}
+
+/// Same config, same bytes: twice in a row, and on one thread or two.
+#[test]
+fn runs_are_byte_identical_whatever_the_thread_count() {
+    let config = configs().join("lost-reply.toml");
+    let config = config.to_str().unwrap();
+    let mut outputs = Vec::new();
+    for threads in ["1", "2", "2"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+            .args(["run", config, "--quiet"])
+            .env("RAYON_NUM_THREADS", threads)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        outputs.push(files(&tmp.path().join("out/lost-reply")));
+    }
+    let names: Vec<&str> = outputs[0].iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["intents.csv", "manifest.toml", "summary.csv"]);
+    assert_eq!(outputs[0], outputs[1]);
+    assert_eq!(outputs[1], outputs[2]);
+}
+
+#[test]
+fn the_lost_reply_experiment_matches_its_theory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = configs().join("lost-reply.toml");
+    let out = retrysim(&["run", config.to_str().unwrap()], tmp.path());
+    assert!(out.status.success());
+    let summary = fs::read_to_string(tmp.path().join("out/lost-reply/summary.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(summary.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let col = |row: &csv::StringRecord, name: &str| -> String {
+        row[header.iter().position(|h| h == name).unwrap()].to_string()
+    };
+    let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 2);
+    for row in &rows {
+        assert_eq!(col(row, "agrees"), "true");
+        assert_eq!(col(row, "theory_attempts_per_intent"), "1.428571");
+    }
+    // The key changes nothing about attempts, and removes every duplicate.
+    assert_eq!(
+        col(&rows[0], "attempts_per_intent"),
+        col(&rows[1], "attempts_per_intent")
+    );
+    assert_eq!(col(&rows[0], "theory_duplicates_per_intent"), "0.285714");
+    assert_eq!(col(&rows[1], "duplicates_per_intent"), "0.000000");
+    let intents = fs::read_to_string(tmp.path().join("out/lost-reply/intents.csv")).unwrap();
+    assert_eq!(intents.lines().count(), 1 + 2 * 400);
+}
+
+/// A bad config: (what to write, the message's location prefix and a phrase it must contain).
+const BAD: [(&str, &str, &str); 5] = [
+    (
+        "reply_loss = 0.2",
+        "bad.toml:12:14: tool[0].reply_loss",
+        "1.5 is not a probability",
+    ),
+    (
+        "request_latency = { dist = \"constant\", value = \"1ms\" }",
+        "bad.toml:11:48: tool[0].request_latency.value",
+        "negative",
+    ),
+    (
+        "reply_loss = 0.2\nreply_los = 0.1",
+        "bad.toml:13:1: tool[0].reply_los",
+        "unknown field `reply_los`",
+    ),
+    (
+        "reply_loss = 0.2",
+        "bad.toml:18:16: policy[0].max_attempts",
+        "never end",
+    ),
+    (
+        "reply_loss = 0.2",
+        "bad.toml:5:9: workload.tasks",
+        "0 tasks",
+    ),
+];
+
+fn bad_config(case: usize) -> String {
+    let base = "name = \"bad\"\n\
+        seed = 1\n\
+        \n\
+        [workload]\n\
+        tasks = 10\n\
+        \n\
+        [[tool]]\n\
+        name = \"charge\"\n\
+        request_loss = 0.1\n\
+        \n\
+        request_latency = { dist = \"constant\", value = \"1ms\" }\n\
+        reply_loss = 0.2\n\
+        \n\
+        [[policy]]\n\
+        name = \"p\"\n\
+        max_attempts = 3\n";
+    match case {
+        0 => base.replace("reply_loss = 0.2", "reply_loss = 1.5"),
+        1 => base.replace("value = \"1ms\"", "value = \"-5ms\""),
+        2 => base.replace(BAD[2].0.lines().next().unwrap(), BAD[2].0),
+        3 => base
+            .replace("request_loss = 0.1", "request_loss = 0.4")
+            .replace("reply_loss = 0.2", "reply_loss = 0.6")
+            .replace("max_attempts = 3", "\n\nmax_attempts = \"unlimited\""),
+        _ => base.replace("tasks = 10", "tasks = 0"),
+    }
+}
+
+#[test]
+fn bad_configs_are_located_refused_with_code_2_and_write_nothing() {
+    for (case, (_, location, phrase)) in BAD.iter().enumerate() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(tmp.path().join("bad.toml"), bad_config(case)).unwrap();
+        let out = retrysim(&["run", "bad.toml"], tmp.path());
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "case {case}: {err}");
+        assert!(
+            err.starts_with(&format!("error: {location}: ")),
+            "case {case}: {err}"
+        );
+        assert!(err.contains(phrase), "case {case}: {err}");
+        assert!(err.contains(" | "), "case {case} shows the line: {err}");
+        assert!(out.stdout.is_empty());
+        assert!(!tmp.path().join("out").exists(), "case {case} wrote output");
+    }
+}
+
+#[test]
+fn a_missing_config_and_bad_arguments_exit_2_and_help_exits_0() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = retrysim(&["run", "nope.toml"], tmp.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("nope.toml: cannot read the config"));
+    assert_eq!(
+        retrysim(&["run", "--bogus"], tmp.path()).status.code(),
+        Some(2)
+    );
+    let help = retrysim(&["--help"], tmp.path());
+    assert_eq!(help.status.code(), Some(0));
+    assert!(text(&help.stdout).contains("run"));
+    assert!(!tmp.path().join("out").exists());
+}
+
+#[test]
+fn theory_prints_closed_forms_without_simulating() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = retrysim(
+        &["theory", "--request-loss", "0.1", "--reply-loss", "0.2"],
+        tmp.path(),
+    );
+    assert!(out.status.success());
+    let t = text(&out.stdout);
+    assert!(t.contains("attempts per intent        1.428571"), "{t}");
+    assert!(t.contains("duplicates per intent      0.285714"), "{t}");
+    let capped = retrysim(
+        &[
+            "theory",
+            "--request-loss",
+            "0.1",
+            "--reply-loss",
+            "0.2",
+            "--max-attempts",
+            "2",
+        ],
+        tmp.path(),
+    );
+    // N = 2: E[dup] = b(1 − a) = 0.18.
+    assert!(text(&capped.stdout).contains("duplicates per intent      0.180000"));
+    let endless = retrysim(
+        &["theory", "--request-loss", "0.5", "--reply-loss", "0.5"],
+        tmp.path(),
+    );
+    assert_eq!(endless.status.code(), Some(2));
+    assert!(!tmp.path().join("out").exists());
+}
