@@ -27,11 +27,6 @@ impl Tick {
     pub fn since(self, earlier: Tick) -> Tick {
         Tick(self.0.saturating_sub(earlier.0))
     }
-
-    /// This span in seconds, for reports only: simulation arithmetic stays in ticks.
-    pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 / TICKS_PER_SECOND as f64
-    }
 }
 
 /// Units a duration may be written in, with their length in ticks.

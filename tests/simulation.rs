@@ -252,3 +252,84 @@ fn the_horizon_stops_a_run_and_leaves_intents_hung() {
     );
     assert!(recs.iter().all(|r| r.end == retrysim::time::Tick(1_500)));
 }
+
+/// A task calls its tools in order and stops at the first call that fails: later calls are
+/// never started.
+#[test]
+fn a_task_stops_at_its_first_failed_call() {
+    let exp = experiment(
+        r#"
+        name = "t"
+        seed = 5
+        [workload]
+        tasks = 2000
+        calls = ["search", "charge"]
+        [[tool]]
+        name = "search"
+        request_loss = 0.25
+        [[tool]]
+        name = "charge"
+        reply_loss = 0.1
+        [[policy]]
+        name = "naive"
+        "#,
+    );
+    let recs = records(&exp, 0);
+    let searches: Vec<&IntentRecord> = recs.iter().filter(|r| r.tool == 0).collect();
+    let charges: Vec<&IntentRecord> = recs.iter().filter(|r| r.tool == 1).collect();
+    assert_eq!(searches.len(), 2000);
+    let searched = searches
+        .iter()
+        .filter(|r| r.status == Status::Succeeded)
+        .count();
+    assert_eq!(
+        charges.len(),
+        searched,
+        "a charge follows each successful search only"
+    );
+    for c in &charges {
+        let s = recs.iter().find(|r| r.intent == c.intent - 1).unwrap();
+        assert_eq!((s.tool, s.status), (0, Status::Succeeded));
+        assert_eq!(
+            c.start, s.end,
+            "the next call starts when the previous one ends"
+        );
+    }
+    let results = run(exp, None).unwrap();
+    let charged = charges
+        .iter()
+        .filter(|r| r.status == Status::Succeeded)
+        .count() as u64;
+    assert_eq!(results.policies[0].runs[0].totals.tasks_succeeded, charged);
+    assert_eq!(
+        results.policies[0].theory, None,
+        "the two tools differ, so no closed form"
+    );
+}
+
+/// Poisson arrivals: with a client free for every task, intents start at the arrival times,
+/// whose gaps average the configured mean (within 4 standard errors; the gap's standard
+/// deviation equals its mean).
+#[test]
+fn poisson_arrivals_have_the_configured_mean_gap() {
+    let exp = experiment(
+        r#"
+        name = "t"
+        seed = 8
+        [workload]
+        tasks = 20000
+        clients = 20000
+        arrival = "poisson"
+        mean_interarrival = "2ms"
+        [[tool]]
+        name = "t"
+        [[policy]]
+        name = "p"
+        "#,
+    );
+    let mut starts: Vec<u64> = records(&exp, 0).iter().map(|r| r.start.0).collect();
+    starts.sort_unstable();
+    let mean_gap = *starts.last().unwrap() as f64 / starts.len() as f64;
+    let se = 2_000.0 / (starts.len() as f64).sqrt();
+    assert!((mean_gap - 2_000.0).abs() < 4.0 * se, "{mean_gap}");
+}

@@ -31,11 +31,6 @@ pub enum Fate {
 }
 
 impl Faults {
-    /// The chance that an attempt gets a reply: s = 1 − a − e − b.
-    pub fn success(&self) -> f64 {
-        1.0 - self.request_loss - self.server_error - self.reply_loss
-    }
-
     /// Splits [0, 1) into the four fates, in the order of an attempt's path.
     pub fn fate(&self, word: u64) -> Fate {
         let u = unit(word);

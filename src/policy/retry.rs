@@ -33,10 +33,6 @@ impl FailureClass {
 pub struct RetryOn(u8);
 
 impl RetryOn {
-    pub fn all() -> RetryOn {
-        FailureClass::ALL.into_iter().collect()
-    }
-
     pub fn contains(self, class: FailureClass) -> bool {
         self.0 & class.bit() != 0
     }
@@ -122,7 +118,7 @@ mod tests {
     fn max_attempts_counts_the_first_attempt() {
         let retry = Retry {
             max_attempts: Attempts::AtMost(3),
-            retry_on: RetryOn::all(),
+            retry_on: FailureClass::ALL.into_iter().collect(),
         };
         assert_eq!(
             retry.decide(1, FailureClass::Reset),

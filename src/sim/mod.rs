@@ -20,7 +20,6 @@ pub struct Job {
 /// What a run leaves behind.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunResult {
-    pub job: Job,
     pub totals: Totals,
     /// Events the engine processed.
     pub events: u64,
@@ -41,7 +40,6 @@ pub fn run(exp: &Experiment, job: Job, sink: impl FnMut(&IntentRecord)) -> RunRe
     let ending = engine::run(&mut world, &mut sched, exp.horizon);
     let totals = world.finish(exp.horizon);
     RunResult {
-        job,
         totals,
         events: sched.processed(),
         ending,
