@@ -15,12 +15,16 @@ use retrysim::{report, run, theory};
 
 #[derive(Parser)]
 #[command(name = "retrysim", version, about, long_about = None)]
+#[command(args_conflicts_with_subcommands = true)]
 /// Deterministic simulator of retries, backoff and idempotency keys for agent tool calls.
 ///
-/// Without a command, runs the built-in default experiment (same as `retrysim run`).
+/// Without a command, runs an experiment as `retrysim run` does: the built-in default unless
+/// a config is given.
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(Subcommand)]
@@ -31,7 +35,7 @@ enum Command {
     Theory(TheoryArgs),
 }
 
-#[derive(Args, Default)]
+#[derive(Args)]
 struct RunArgs {
     /// The TOML config to run; without it, the built-in configs/default.toml.
     config: Option<PathBuf>,
@@ -91,10 +95,7 @@ impl From<ConfigError> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
-        None => run_command(RunArgs {
-            out: PathBuf::from("out"),
-            ..RunArgs::default()
-        }),
+        None => run_command(cli.run),
         Some(Command::Run(args)) => run_command(args),
         Some(Command::Theory(args)) => theory_command(&args),
     };
