@@ -5,7 +5,7 @@ use toml::{Table, Value};
 
 use crate::experiment::Experiment;
 use crate::model::{Arrival, Latency, Tool};
-use crate::policy::{Attempts, Backoff, Growth, Jitter, Policy};
+use crate::policy::{Attempts, Backoff, Policy};
 use crate::time::Tick;
 
 fn duration(t: Tick) -> Value {
@@ -56,23 +56,12 @@ fn tool(t: &Tool) -> Value {
 }
 
 fn backoff(b: &Backoff) -> Value {
-    let kind = match b.growth {
-        Growth::Constant => "constant",
-        Growth::Linear => "linear",
-        Growth::Exponential => "exponential",
-    };
-    let jitter = match b.jitter {
-        Jitter::None => "none",
-        Jitter::Full => "full",
-        Jitter::Equal => "equal",
-        Jitter::Decorrelated => "decorrelated",
-    };
     Value::Table(table([
-        ("kind", kind.into()),
+        ("kind", b.growth.name().into()),
         ("initial_delay", duration(b.initial_delay)),
         ("multiplier", b.multiplier.into()),
         ("max_delay", duration(b.max_delay)),
-        ("jitter", jitter.into()),
+        ("jitter", b.jitter.name().into()),
     ]))
 }
 

@@ -89,6 +89,22 @@ impl Check<'_> {
         }
     }
 
+    /// One of `all`, written by its name; `default` when absent.
+    fn named<T: Copy>(
+        &self,
+        value: Option<&Spanned<String>>,
+        path: &str,
+        all: &[T],
+        name: fn(T) -> &'static str,
+        default: T,
+    ) -> Result<T> {
+        let Some(value) = value else {
+            return Ok(default);
+        };
+        let options: Vec<(&str, T)> = all.iter().map(|&v| (name(v), v)).collect();
+        self.choice(value, path, &options)
+    }
+
     /// One of a fixed set of words.
     fn choice<T: Copy>(
         &self,
@@ -130,6 +146,23 @@ impl Check<'_> {
         Ok(s.clone())
     }
 
+    /// A count that must be at least 1; `zero` says what 0 would mean.
+    fn count<T: Copy + Default + PartialEq>(
+        &self,
+        value: Option<&Spanned<T>>,
+        path: &str,
+        default: T,
+        zero: &str,
+    ) -> Result<T> {
+        match value {
+            Some(v) if *v.get_ref() == T::default() => {
+                self.error_allowing(v.span(), path, zero.into(), "1 or more")
+            }
+            Some(v) => Ok(*v.get_ref()),
+            None => Ok(default),
+        }
+    }
+
     /// Refuses a second item of the same name.
     fn unique(&self, seen: &[String], value: &Spanned<String>, path: &str) -> Result<()> {
         if seen.contains(value.get_ref()) {
@@ -146,18 +179,12 @@ impl Check<'_> {
 pub fn experiment(source: &Source, raw: raw::Config) -> Result<Experiment> {
     let check = Check { source };
     let name = check.name(&raw.name, "name")?;
-    let replications = match &raw.replications {
-        Some(r) if *r.get_ref() == 0 => {
-            return check.error_allowing(
-                r.span(),
-                "replications",
-                "0 replications run nothing".into(),
-                "1 or more",
-            );
-        }
-        Some(r) => *r.get_ref(),
-        None => default::REPLICATIONS,
-    };
+    let replications = check.count(
+        raw.replications.as_ref(),
+        "replications",
+        default::REPLICATIONS,
+        "0 replications run nothing",
+    )?;
     let horizon = check.duration_or(&raw.horizon, "horizon", default::HORIZON)?;
     if horizon == Tick::ZERO {
         let span = raw.horizon.as_ref().map_or(0..0, |h| h.span());
@@ -342,15 +369,7 @@ fn latency(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Result
 
 fn workload(check: &Check, spanned: &Spanned<raw::Workload>, tools: &[Tool]) -> Result<Workload> {
     let raw = spanned.get_ref();
-    let tasks = *raw.tasks.get_ref();
-    if tasks == 0 {
-        return check.error_allowing(
-            raw.tasks.span(),
-            "workload.tasks",
-            "0 tasks run nothing".into(),
-            "1 or more",
-        );
-    }
+    let tasks = check.count(Some(&raw.tasks), "workload.tasks", 0, "0 tasks run nothing")?;
     let calls = match &raw.calls {
         None => (0..tools.len()).collect(),
         Some(list) if list.get_ref().is_empty() => {
@@ -374,18 +393,12 @@ fn workload(check: &Check, spanned: &Spanned<raw::Workload>, tools: &[Tool]) -> 
                 .collect::<Result<Vec<_>>>()?
         }
     };
-    let clients = match &raw.clients {
-        Some(c) if *c.get_ref() == 0 => {
-            return check.error_allowing(
-                c.span(),
-                "workload.clients",
-                "0 clients serve no task".into(),
-                "1 or more",
-            );
-        }
-        Some(c) => *c.get_ref(),
-        None => default::CLIENTS,
-    };
+    let clients = check.count(
+        raw.clients.as_ref(),
+        "workload.clients",
+        default::CLIENTS,
+        "0 clients serve no task",
+    )?;
     let batch = raw.arrival.as_ref().map_or(Ok(true), |a| {
         check.choice(
             a,
@@ -452,25 +465,26 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
             }
         },
     };
-    let classes: Vec<(&str, FailureClass)> =
-        FailureClass::ALL.iter().map(|c| (c.name(), *c)).collect();
     let retry_on = match &raw.retry_on {
         None => FailureClass::ALL.into_iter().collect(),
         Some(list) => list
             .get_ref()
             .iter()
             .enumerate()
-            .map(|(i, c)| check.choice(c, &format!("{path}.retry_on[{i}]"), &classes))
+            .map(|(i, c)| {
+                let path = format!("{path}.retry_on[{i}]");
+                let all = &FailureClass::ALL;
+                check.named(Some(c), &path, all, FailureClass::name, all[0])
+            })
             .collect::<Result<_>>()?,
     };
-    let key = raw
-        .idempotency_key
-        .as_ref()
-        .map_or(Ok(KeyScope::None), |k| {
-            let scopes = [KeyScope::None, KeyScope::PerIntent, KeyScope::PerAttempt];
-            let options: Vec<(&str, KeyScope)> = scopes.iter().map(|s| (s.name(), *s)).collect();
-            check.choice(k, &format!("{path}.idempotency_key"), &options)
-        })?;
+    let key = check.named(
+        raw.idempotency_key.as_ref(),
+        &format!("{path}.idempotency_key"),
+        &KeyScope::ALL,
+        KeyScope::name,
+        KeyScope::None,
+    )?;
     let backoff = match &raw.backoff {
         None => Backoff::IMMEDIATE,
         Some(b) => backoff(check, b.get_ref(), &format!("{path}.backoff"))?,
@@ -487,29 +501,20 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
 }
 
 fn backoff(check: &Check, raw: &raw::Backoff, path: &str) -> Result<Backoff> {
-    let growth = raw.kind.as_ref().map_or(Ok(Growth::Exponential), |k| {
-        check.choice(
-            k,
-            &format!("{path}.kind"),
-            &[
-                ("constant", Growth::Constant),
-                ("linear", Growth::Linear),
-                ("exponential", Growth::Exponential),
-            ],
-        )
-    })?;
-    let jitter = raw.jitter.as_ref().map_or(Ok(Jitter::Full), |j| {
-        check.choice(
-            j,
-            &format!("{path}.jitter"),
-            &[
-                ("none", Jitter::None),
-                ("full", Jitter::Full),
-                ("equal", Jitter::Equal),
-                ("decorrelated", Jitter::Decorrelated),
-            ],
-        )
-    })?;
+    let growth = check.named(
+        raw.kind.as_ref(),
+        &format!("{path}.kind"),
+        &Growth::ALL,
+        Growth::name,
+        Growth::Exponential,
+    )?;
+    let jitter = check.named(
+        raw.jitter.as_ref(),
+        &format!("{path}.jitter"),
+        &Jitter::ALL,
+        Jitter::name,
+        Jitter::Full,
+    )?;
     let initial_delay = check.duration_or(
         &raw.initial_delay,
         &format!("{path}.initial_delay"),

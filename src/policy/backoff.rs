@@ -28,6 +28,38 @@ pub enum Jitter {
     Decorrelated,
 }
 
+impl Growth {
+    pub const ALL: [Growth; 3] = [Growth::Constant, Growth::Linear, Growth::Exponential];
+
+    /// The name used in configs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Growth::Constant => "constant",
+            Growth::Linear => "linear",
+            Growth::Exponential => "exponential",
+        }
+    }
+}
+
+impl Jitter {
+    pub const ALL: [Jitter; 4] = [
+        Jitter::None,
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+    ];
+
+    /// The name used in configs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Jitter::None => "none",
+            Jitter::Full => "full",
+            Jitter::Equal => "equal",
+            Jitter::Decorrelated => "decorrelated",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Backoff {
     pub growth: Growth,

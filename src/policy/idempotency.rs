@@ -20,6 +20,8 @@ pub enum KeyScope {
 }
 
 impl KeyScope {
+    pub const ALL: [KeyScope; 3] = [KeyScope::None, KeyScope::PerIntent, KeyScope::PerAttempt];
+
     /// The key attempt `attempt` (0-based) of intent `intent` carries.
     pub fn key(self, intent: u64, attempt: u32) -> Option<Key> {
         match self {
