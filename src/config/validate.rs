@@ -306,26 +306,25 @@ fn latency(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Result
         ("sigma", raw.sigma.as_ref().map(|v| v.span())),
     ];
     let allowed = format!("for dist = \"{dist}\": {}", wants.join(", "));
-    for (key, span) in given {
-        match span {
-            Some(span) if !wants.contains(&key) => {
-                return check.error_allowing(
-                    span,
-                    &format!("{path}.{key}"),
-                    format!("`{key}` does not apply to dist = \"{dist}\""),
-                    &allowed,
-                );
-            }
-            None if wants.contains(&key) => {
-                return check.error_allowing(
-                    spanned.span(),
-                    path,
-                    format!("dist = \"{dist}\" needs `{key}`"),
-                    &allowed,
-                );
-            }
-            _ => {}
-        }
+    // A key that does not belong is reported first: it is most likely the one mistyped.
+    if let Some((key, Some(span))) = given
+        .iter()
+        .find(|(k, s)| s.is_some() && !wants.contains(k))
+    {
+        return check.error_allowing(
+            span.clone(),
+            &format!("{path}.{key}"),
+            format!("`{key}` does not apply to dist = \"{dist}\""),
+            &allowed,
+        );
+    }
+    if let Some((key, _)) = given.iter().find(|(k, s)| s.is_none() && wants.contains(k)) {
+        return check.error_allowing(
+            spanned.span(),
+            path,
+            format!("dist = \"{dist}\" needs `{key}`"),
+            &allowed,
+        );
     }
     let dur = |v: &Option<Spanned<Value>>, key: &str| {
         check.duration(
