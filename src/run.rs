@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::experiment::Experiment;
-use crate::metrics::{Estimate, IntentRecord, Measure, Moments};
+use crate::metrics::{Estimate, IntentRecord, Measure, Moments, Sample};
 use crate::output::intents::IntentWriter;
 use crate::sim::{self, Job, RunResult};
 use crate::theory::{self, ClosedForms};
@@ -27,8 +27,8 @@ impl PolicyResult {
     /// replication means for several.
     pub fn estimate(&self, m: Measure) -> Estimate {
         match self.runs.as_slice() {
-            [only] => Estimate::from_moments(only.totals.get(m)),
-            runs => Estimate::from_moments(
+            [only] => Estimate::from_sample(only.totals.get(m)),
+            runs => Estimate::from_sample(
                 &runs
                     .iter()
                     .map(|r| r.totals.get(m).mean())

@@ -3,7 +3,7 @@
 
 use retrysim::Experiment;
 use retrysim::config::Source;
-use retrysim::metrics::{Estimate, IntentRecord, Measure, Status};
+use retrysim::metrics::{Estimate, IntentRecord, Measure, Sample, Status};
 use retrysim::policy::{Attempts, KeyScope};
 use retrysim::run::run;
 use retrysim::sim::{self, Job};

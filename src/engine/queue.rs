@@ -5,16 +5,22 @@ use std::collections::BinaryHeap;
 
 use crate::time::Tick;
 
-/// One waiting event. The sequence number breaks ties between equal ticks in scheduling order.
+/// One waiting event, ordered by `key` = tick · 2⁶⁴ + sequence number: a single integer
+/// comparison orders by tick and breaks ties in scheduling order.
 struct Entry<E> {
-    at: Tick,
-    seq: u64,
+    key: u128,
     event: E,
+}
+
+impl<E> Entry<E> {
+    fn at(&self) -> Tick {
+        Tick((self.key >> 64) as u64)
+    }
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
+        self.key == other.key
     }
 }
 
@@ -29,7 +35,7 @@ impl<E> PartialOrd for Entry<E> {
 impl<E> Ord for Entry<E> {
     /// Reversed, so that the max-heap pops the earliest (tick, sequence) first.
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.seq).cmp(&(self.at, self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -73,9 +79,9 @@ impl<E> Scheduler<E> {
     /// Schedules `event` at tick `at`, which must not be in the past.
     pub fn schedule_at(&mut self, at: Tick, event: E) {
         debug_assert!(at >= self.now, "event scheduled in the past");
-        let seq = self.next_seq;
+        let key = (u128::from(at.0) << 64) | u128::from(self.next_seq);
         self.next_seq += 1;
-        self.heap.push(Entry { at, seq, event });
+        self.heap.push(Entry { key, event });
     }
 
     /// Schedules `event` a span of `delay` ticks from now.
@@ -85,14 +91,14 @@ impl<E> Scheduler<E> {
 
     /// The tick of the next event, if any.
     pub(super) fn peek_tick(&self) -> Option<Tick> {
-        self.heap.peek().map(|e| e.at)
+        self.heap.peek().map(Entry::at)
     }
 
     /// Takes the next event and moves the clock to its tick. Call only after `peek_tick` said
     /// there is one.
     pub(super) fn pop(&mut self) -> E {
         let entry = self.heap.pop().expect("pop follows a successful peek");
-        self.now = entry.at;
+        self.now = entry.at();
         self.processed += 1;
         entry.event
     }

@@ -7,7 +7,7 @@
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use super::Moments;
+use super::Sample;
 
 /// The confidence level of every interval retrysim prints.
 pub const LEVEL: f64 = 0.95;
@@ -22,8 +22,8 @@ pub struct Estimate {
 }
 
 impl Estimate {
-    /// The estimate at confidence `level` from the moments of `n` independent observations.
-    pub fn at_level(m: &Moments, level: f64) -> Estimate {
+    /// The estimate at confidence `level` from `n` independent observations.
+    pub fn at_level(m: &impl Sample, level: f64) -> Estimate {
         let n = m.count();
         if n < 2 {
             return Estimate {
@@ -41,7 +41,7 @@ impl Estimate {
     }
 
     /// The 95 % estimate.
-    pub fn from_moments(m: &Moments) -> Estimate {
+    pub fn from_sample(m: &impl Sample) -> Estimate {
         Estimate::at_level(m, LEVEL)
     }
 
@@ -71,11 +71,12 @@ fn t_quantile(level: f64, df: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::Moments;
 
     #[test]
     fn interval_uses_the_t_quantile() {
         // Three values 1, 2, 3: mean 2, s = 1, se = 1/√3, t(0.975, 2) = 4.3027.
-        let e = Estimate::from_moments(&[1.0, 2.0, 3.0].into_iter().collect());
+        let e = Estimate::from_sample(&[1.0, 2.0, 3.0].into_iter().collect::<Moments>());
         assert!((e.mean - 2.0).abs() < 1e-12);
         assert!((e.half_width - 4.302_652_73 / 3f64.sqrt()).abs() < 1e-6);
         assert!(e.contains(4.4) && !e.contains(4.5));
@@ -83,7 +84,7 @@ mod tests {
 
     #[test]
     fn an_exact_zero_agrees_only_with_zero() {
-        let e = Estimate::from_moments(&[0.0; 10].into_iter().collect());
+        let e = Estimate::from_sample(&[0.0; 10].into_iter().collect::<Moments>());
         assert_eq!(e.half_width, 0.0);
         assert!(e.contains(0.0) && !e.contains(1e-9));
         assert_eq!(e.z(0.0), 0.0);

@@ -8,6 +8,6 @@ pub mod record;
 pub mod totals;
 
 pub use estimate::Estimate;
-pub use moments::Moments;
+pub use moments::{Moments, Sample, Sums};
 pub use record::{BusinessState, IntentRecord, Status, StopReason};
 pub use totals::{Measure, Totals};

@@ -1,6 +1,6 @@
 //! Running totals of one run (one configuration, one replication), fed one intent at a time.
 
-use super::{IntentRecord, Moments, Status, StopReason};
+use super::{IntentRecord, Sample, Status, StopReason, Sums};
 
 /// The per-intent quantities retrysim estimates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,14 +26,14 @@ impl Measure {
         Measure::Completion,
     ];
 
-    fn of(self, r: &IntentRecord) -> f64 {
+    fn of(self, r: &IntentRecord) -> u64 {
         match self {
-            Measure::Attempts => r.attempts as f64,
-            Measure::Effects => r.effects as f64,
-            Measure::Duplicates => r.duplicates() as f64,
-            Measure::Success => (r.status == Status::Succeeded) as u8 as f64,
-            Measure::Ghost => r.is_ghost() as u8 as f64,
-            Measure::Completion => r.end.since(r.start).0 as f64,
+            Measure::Attempts => r.attempts.into(),
+            Measure::Effects => r.effects.into(),
+            Measure::Duplicates => r.duplicates().into(),
+            Measure::Success => (r.status == Status::Succeeded).into(),
+            Measure::Ghost => r.is_ghost().into(),
+            Measure::Completion => r.end.since(r.start).0,
         }
     }
 }
@@ -41,7 +41,7 @@ impl Measure {
 /// Everything one run keeps: a few numbers per measure, whatever the number of intents.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Totals {
-    measures: [Moments; Measure::ALL.len()],
+    measures: [Sums; Measure::ALL.len()],
     stops: [u64; StopReason::ALL.len()],
     pub tasks: u64,
     pub tasks_succeeded: u64,
@@ -57,7 +57,7 @@ impl Totals {
         }
     }
 
-    pub fn get(&self, m: Measure) -> &Moments {
+    pub fn get(&self, m: Measure) -> &Sums {
         &self.measures[m as usize]
     }
 

@@ -5,9 +5,9 @@ use crate::engine::rng::unit;
 use crate::time::Tick;
 
 /// How many 64-bit words of its intent's fault stream each attempt reads: one for the fate and
-/// two for each of the three latencies. Every attempt reads all of them, used or not, so the
+/// one for each of the three latencies. Every attempt reads all of them, used or not, so the
 /// k-th attempt of an intent always reads words k·W … k·W + W − 1 whatever came before it.
-pub const WORDS_PER_ATTEMPT: usize = 8;
+pub const WORDS_PER_ATTEMPT: usize = 4;
 
 /// The probabilities of each way an attempt can end. They are absolute, not conditional:
 /// `request_loss + server_error + reply_loss ≤ 1`, and the rest is the chance of a reply.

@@ -28,9 +28,9 @@ impl Tool {
     pub fn draw(&self, words: &[u64; fault::WORDS_PER_ATTEMPT]) -> AttemptDraw {
         AttemptDraw {
             fate: self.faults.fate(words[0]),
-            request: self.request_latency.sample([words[1], words[2]]),
-            service: self.service_time.sample([words[3], words[4]]),
-            reply: self.reply_latency.sample([words[5], words[6]]),
+            request: self.request_latency.sample(words[1]),
+            service: self.service_time.sample(words[2]),
+            reply: self.reply_latency.sample(words[3]),
         }
     }
 }

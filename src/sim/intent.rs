@@ -55,7 +55,10 @@ impl Intent {
     /// Draws the next attempt's fate and latencies: attempt k always reads the k-th block of
     /// the intent's fault stream.
     pub fn draw_attempt(&mut self, tool: &Tool) -> AttemptDraw {
-        let words = [0; WORDS_PER_ATTEMPT].map(|_| word(&mut self.faults));
+        let mut words = [0; WORDS_PER_ATTEMPT];
+        for w in &mut words {
+            *w = word(&mut self.faults);
+        }
         self.attempts += 1;
         self.draw = tool.draw(&words);
         self.draw

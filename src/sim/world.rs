@@ -14,7 +14,7 @@ use crate::engine::{Model, Scheduler};
 use crate::experiment::Experiment;
 use crate::metrics::{BusinessState, IntentRecord, Status, StopReason, Totals};
 use crate::model::server::Processed;
-use crate::model::{Fate, Tool, Workload};
+use crate::model::{Arrival, Fate, Tool, Workload};
 use crate::policy::{FailureClass, Policy, RetryDecision};
 use crate::time::Tick;
 
@@ -28,7 +28,7 @@ pub enum Reply {
 /// The events of the model. Each names the intent's slot, so an event is 16 bytes.
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
-    /// The next task arrives.
+    /// The next task of a Poisson stream arrives.
     Arrival,
     /// The intent sends its next attempt.
     Dispatch { slot: u32 },
@@ -72,10 +72,14 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
         }
     }
 
-    /// Schedules the first arrival.
+    /// Starts the arrivals: a batch is all there at tick 0, a stream schedules its first task.
     pub fn begin(&mut self, sched: &mut Scheduler<Event>) {
-        if self.workload.tasks > 0 {
-            self.schedule_arrival(sched);
+        match self.workload.arrival {
+            Arrival::Batch => {
+                self.arrived = self.workload.tasks;
+                self.start_waiting_tasks(sched);
+            }
+            Arrival::Poisson { .. } => self.schedule_arrival(sched),
         }
     }
 
