@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::metrics::{Estimate, Measure};
+use crate::metrics::{Estimate, Measure, StopReason};
 use crate::policy::{Backoff, Policy};
 use crate::run::Results;
 
@@ -129,6 +129,16 @@ pub fn table(results: &Results) -> String {
     let _ = writeln!(out);
     for policy in &exp.policies {
         let _ = writeln!(out, "{}: {}", policy.name, describe(policy));
+    }
+    for (policy, r) in exp.policies.iter().zip(&results.policies) {
+        let hung = r.total(|run| run.totals.stopped(StopReason::Hung));
+        if hung > 0 {
+            let _ = writeln!(
+                out,
+                "note: the horizon ({}) stopped {hung} intents of {} before they ended (status hung)",
+                exp.horizon, policy.name
+            );
+        }
     }
     out
 }

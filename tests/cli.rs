@@ -234,3 +234,29 @@ fn theory_prints_closed_forms_without_simulating() {
     assert_eq!(endless.status.code(), Some(2));
     assert!(!tmp.path().join("out").exists());
 }
+
+#[test]
+fn an_unwritable_output_folder_exits_1_with_a_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join("a-file"), "").unwrap();
+    let out = retrysim(&["--out", "a-file/out"], tmp.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).starts_with("error: cannot write under a-file/out"));
+    assert!(out.stdout.is_empty());
+}
+
+/// `retrysim | head -1` must not fail because head stopped reading.
+#[test]
+fn a_closed_stdout_is_not_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .current_dir(tmp.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(tmp.path().join("out/default/summary.csv").exists());
+}

@@ -3,11 +3,14 @@
 
 use retrysim::Experiment;
 use retrysim::config::Source;
-use retrysim::metrics::{Estimate, IntentRecord, Measure, Sample, Status};
+use retrysim::metrics::{
+    BusinessState, Estimate, IntentRecord, Measure, Sample, Status, StopReason,
+};
 use retrysim::policy::{Attempts, KeyScope};
 use retrysim::run::run;
 use retrysim::sim::{self, Job};
 use retrysim::theory::closed_forms;
+use retrysim::time::Tick;
 
 fn experiment(toml: &str) -> Experiment {
     Source {
@@ -242,15 +245,43 @@ fn replications_are_independent_and_estimated_across_runs() {
 #[test]
 fn the_horizon_stops_a_run_and_leaves_intents_hung() {
     let mut exp = lossy(0.0, 0.0, 0.0, 10, "[[policy]]\nname = \"p\"");
-    exp.horizon = retrysim::time::Tick(1_500);
+    exp.horizon = Tick(1_500);
     exp.workload.clients = 10;
     let recs = records(&exp, 0);
     assert_eq!(recs.len(), 10);
     assert!(
         recs.iter()
-            .all(|r| r.status == Status::Stopped(retrysim::metrics::StopReason::Hung))
+            .all(|r| r.status == Status::Stopped(StopReason::Hung))
     );
-    assert!(recs.iter().all(|r| r.end == retrysim::time::Tick(1_500)));
+    assert!(recs.iter().all(|r| r.end == Tick(1_500)));
+    // Each was cut off with its attempt on the way: it may yet take effect.
+    assert!(
+        recs.iter()
+            .all(|r| r.business_state == BusinessState::Unknown)
+    );
+
+    // Cut off while waiting out a backoff after a refusal: nothing can have happened.
+    let mut exp = lossy(
+        0.0,
+        1.0,
+        0.0,
+        10,
+        r#"[[policy]]
+        name = "p"
+        max_attempts = 5
+        backoff = { kind = "constant", initial_delay = "1s", jitter = "none" }"#,
+    );
+    exp.horizon = Tick(500_000);
+    let recs = records(&exp, 0);
+    assert!(recs.iter().all(|r| r.attempts == 1));
+    assert!(
+        recs.iter()
+            .all(|r| r.status == Status::Stopped(StopReason::Hung))
+    );
+    assert!(
+        recs.iter()
+            .all(|r| r.business_state == BusinessState::NotAttempted)
+    );
 }
 
 /// A task calls its tools in order and stops at the first call that fails: later calls are

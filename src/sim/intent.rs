@@ -20,6 +20,8 @@ pub struct Intent {
     pub effects: u32,
     /// Some attempt went unanswered, so it may have committed.
     pub ambiguous: bool,
+    /// An attempt is on its way and its outcome is not known yet.
+    pub in_flight: bool,
     /// The delay before the last retry (decorrelated jitter grows from it).
     pub last_delay: Tick,
     /// The attempt in flight.
@@ -40,6 +42,7 @@ impl Intent {
             attempts: 0,
             effects: 0,
             ambiguous: false,
+            in_flight: false,
             last_delay: Tick::ZERO,
             draw: AttemptDraw {
                 fate: crate::model::Fate::Delivered,
@@ -60,6 +63,7 @@ impl Intent {
             *w = word(&mut self.faults);
         }
         self.attempts += 1;
+        self.in_flight = true;
         self.draw = tool.draw(&words);
         self.draw
     }
@@ -99,6 +103,10 @@ impl Slab {
             .expect("an intent ends once");
         self.free.push(slot);
         intent
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.len() == self.free.len()
     }
 
     /// The intents still live, in slot order, emptying the slab.

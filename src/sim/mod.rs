@@ -6,7 +6,7 @@ mod world;
 pub use world::Reply;
 
 use crate::engine::rng::Streams;
-use crate::engine::{self, Ending, Scheduler};
+use crate::engine::{self, Scheduler};
 use crate::experiment::Experiment;
 use crate::metrics::{IntentRecord, Totals};
 
@@ -23,8 +23,6 @@ pub struct RunResult {
     pub totals: Totals,
     /// Events the engine processed.
     pub events: u64,
-    /// Whether the horizon cut the run short (then some intents are `hung`).
-    pub ending: Ending,
 }
 
 /// Runs one job, handing each finished intent to `sink` in the order intents end.
@@ -38,10 +36,9 @@ pub fn run(exp: &Experiment, job: Job, sink: impl FnMut(&IntentRecord)) -> RunRe
     let mut sched = Scheduler::new();
     world.begin(&mut sched);
     let ending = engine::run(&mut world, &mut sched, exp.horizon);
-    let totals = world.finish(exp.horizon);
+    let totals = world.finish(ending, exp.horizon);
     RunResult {
         totals,
         events: sched.processed(),
-        ending,
     }
 }

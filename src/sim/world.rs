@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::intent::{Intent, Slab};
 use crate::engine::rng::{Source, Streams, word};
-use crate::engine::{Model, Scheduler};
+use crate::engine::{Ending, Model, Scheduler};
 use crate::experiment::Experiment;
 use crate::metrics::{BusinessState, IntentRecord, Status, StopReason, Totals};
 use crate::model::server::Processed;
@@ -83,8 +83,9 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
         }
     }
 
-    /// Ends the run at `horizon`: intents still live there are `hung`.
-    pub fn finish(mut self, horizon: Tick) -> Totals {
+    /// Ends the run; when the horizon stopped it, intents still live are `hung` at the horizon.
+    pub fn finish(mut self, ending: Ending, horizon: Tick) -> Totals {
+        debug_assert!(ending == Ending::Horizon || self.intents.is_empty());
         let live: Vec<Intent> = self.intents.drain().collect();
         for intent in live {
             let business = business_state(&intent, Status::Stopped(StopReason::Hung));
@@ -165,6 +166,7 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
             Reply::Failed(class) => class,
         };
         let intent = self.intents.get(slot);
+        intent.in_flight = false;
         intent.ambiguous |= class == FailureClass::Reset;
         match self.policy.retry.decide(intent.attempts, class) {
             RetryDecision::Retry { retry } => {
@@ -221,14 +223,12 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
     }
 }
 
-/// What the client can say: a receipt confirms; an unanswered attempt leaves it unknown; a run of
-/// refusals before any commit point means nothing happened.
+/// What the client can say: a receipt confirms; an attempt unanswered (or still on its way at
+/// the horizon) leaves it unknown; refusals before any commit point mean nothing happened.
 fn business_state(intent: &Intent, status: Status) -> BusinessState {
     match status {
         Status::Succeeded => BusinessState::Confirmed,
-        // A hung intent may have an attempt still on its way.
-        Status::Stopped(StopReason::Hung) => BusinessState::Unknown,
-        Status::Stopped(_) if intent.ambiguous => BusinessState::Unknown,
+        Status::Stopped(_) if intent.ambiguous || intent.in_flight => BusinessState::Unknown,
         Status::Stopped(_) => BusinessState::NotAttempted,
     }
 }
