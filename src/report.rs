@@ -135,7 +135,8 @@ pub fn table(results: &Results) -> String {
         if hung > 0 {
             let _ = writeln!(
                 out,
-                "note: the horizon ({}) stopped {hung} intents of {} before they ended (status hung)",
+                "note: the horizon ({}) stopped {hung} intents of {} before they ended (status hung); \
+                 no closed form applies",
                 exp.horizon, policy.name
             );
         }

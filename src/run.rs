@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::experiment::Experiment;
-use crate::metrics::{Estimate, IntentRecord, Measure, Moments, Sample};
+use crate::metrics::{Estimate, IntentRecord, Measure, Moments, Sample, StopReason};
 use crate::output::intents::IntentWriter;
 use crate::sim::{self, Job, RunResult};
 use crate::theory::{self, ClosedForms};
@@ -94,9 +94,17 @@ pub fn run(exp: Experiment, intents_dir: Option<&Path>) -> io::Result<Results> {
     let policies = exp
         .policies
         .iter()
-        .map(|policy| PolicyResult {
-            runs: runs.by_ref().take(exp.replications as usize).collect(),
-            theory: theory::for_policy(&exp, policy),
+        .map(|policy| {
+            let runs: Vec<RunResult> = runs.by_ref().take(exp.replications as usize).collect();
+            // The closed forms describe intents that run to their end: none if the horizon
+            // cut any short.
+            let cut = runs.iter().any(|r| r.totals.stopped(StopReason::Hung) > 0);
+            let theory = if cut {
+                None
+            } else {
+                theory::for_policy(&exp, policy)
+            };
+            PolicyResult { runs, theory }
         })
         .collect();
     Ok(Results {
