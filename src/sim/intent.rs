@@ -24,8 +24,8 @@ pub struct Intent {
     pub in_flight: bool,
     /// The delay before the last retry (decorrelated jitter grows from it).
     pub last_delay: Tick,
-    /// The attempt in flight.
-    pub draw: AttemptDraw,
+    /// The draws of the latest attempt; none before the first dispatch.
+    draw: Option<AttemptDraw>,
     /// The server's idempotency record for this intent's key.
     pub keys: KeyStore,
     faults: ChaCha8Rng,
@@ -44,12 +44,7 @@ impl Intent {
             ambiguous: false,
             in_flight: false,
             last_delay: Tick::ZERO,
-            draw: AttemptDraw {
-                fate: crate::model::Fate::Delivered,
-                request: Tick::ZERO,
-                service: Tick::ZERO,
-                reply: Tick::ZERO,
-            },
+            draw: None,
             keys: KeyStore::default(),
             faults: streams.stream(Source::Faults, id),
         }
@@ -64,8 +59,15 @@ impl Intent {
         }
         self.attempts += 1;
         self.in_flight = true;
-        self.draw = tool.draw(&words);
+        let draw = tool.draw(&words);
+        self.draw = Some(draw);
+        draw
+    }
+
+    /// The draws of the attempt the server or the network is handling now.
+    pub fn current(&self) -> AttemptDraw {
         self.draw
+            .expect("server and reply events follow a dispatch")
     }
 }
 

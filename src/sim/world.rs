@@ -141,7 +141,7 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
 
     fn on_server_done(&mut self, slot: u32, sched: &mut Scheduler<Event>) {
         let intent = self.intents.get(slot);
-        let draw = intent.draw;
+        let draw = intent.current();
         let reply = match draw.fate {
             Fate::ServerError => Reply::Failed(FailureClass::ServerError),
             Fate::LostRequest => unreachable!("a lost request never reaches the server"),
@@ -241,7 +241,7 @@ impl<S: FnMut(&IntentRecord)> Model for World<'_, S> {
             Event::Arrival => self.on_arrival(sched),
             Event::Dispatch { slot } => self.dispatch(slot, sched),
             Event::ServerArrive { slot } => {
-                let service = self.intents.get(slot).draw.service;
+                let service = self.intents.get(slot).current().service;
                 sched.schedule_in(service, Event::ServerDone { slot });
             }
             Event::ServerDone { slot } => self.on_server_done(slot, sched),
