@@ -5,14 +5,14 @@
 //! s = 1 − a − b; q = a + b. The client retries every failure, up to N attempts (or without
 //! limit), and without a key every request that reaches the commit point commits:
 //!
-//! - E[attempts] = (1 − q^N)/(1 − q), or 1/(1 − a − b) unlimited;
+//! - E\[attempts\] = (1 − q^N)/(1 − q), or 1/(1 − a − b) unlimited;
 //! - P(success) = 1 − q^N;
-//! - E[effects] = (1 − a)·E[attempts] (Wald's identity: each attempt commits with 1 − a);
-//! - P(any effect) = 1 − a^N, so E[duplicates] = (1 − a)(1 − q^N)/(1 − q) − (1 − a^N), or
+//! - E\[effects\] = (1 − a)·E\[attempts\] (Wald's identity: each attempt commits with 1 − a);
+//! - P(any effect) = 1 − a^N, so E\[duplicates\] = (1 − a)(1 − q^N)/(1 − q) − (1 − a^N), or
 //!   b/(1 − a − b) unlimited; for N = 2 that is b(1 − a);
 //! - ghost rate (client saw failure, an effect happened) = q^N − a^N;
 //! - with a per-intent key the server commits at most once: duplicates = 0 exactly and
-//!   E[effects] = 1 − a^N. A per-attempt key is no key at all as far as duplicates go.
+//!   E\[effects\] = 1 − a^N. A per-attempt key is no key at all as far as duplicates go.
 
 use crate::experiment::Experiment;
 use crate::policy::{Attempts, FailureClass, KeyScope, Policy};
