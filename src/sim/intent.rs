@@ -10,10 +10,8 @@ use crate::time::Tick;
 
 /// One intent in progress.
 pub struct Intent {
+    /// task × calls per task + the call's position in the task.
     pub id: u64,
-    pub task: u64,
-    /// Its position in the task's list of calls.
-    pub call: usize,
     pub tool: usize,
     pub start: Tick,
     pub attempts: u32,
@@ -32,11 +30,9 @@ pub struct Intent {
 }
 
 impl Intent {
-    pub fn new(streams: &Streams, id: u64, task: u64, call: usize, tool: usize, now: Tick) -> Self {
+    pub fn new(streams: &Streams, id: u64, tool: usize, now: Tick) -> Self {
         Intent {
             id,
-            task,
-            call,
             tool,
             start: now,
             attempts: 0,

@@ -119,7 +119,7 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
     fn start_intent(&mut self, task: u64, call: usize, sched: &mut Scheduler<Event>) {
         let calls = &self.workload.calls;
         let id = task * calls.len() as u64 + call as u64;
-        let intent = Intent::new(&self.streams, id, task, call, calls[call], sched.now());
+        let intent = Intent::new(&self.streams, id, calls[call], sched.now());
         let slot = self.intents.insert(intent);
         self.dispatch(slot, sched);
     }
@@ -194,7 +194,8 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
     /// client to the next waiting task.
     fn end_intent(&mut self, slot: u32, status: Status, sched: &mut Scheduler<Event>) {
         let intent = self.intents.remove(slot);
-        let (task, next_call) = (intent.task, intent.call + 1);
+        let calls = self.workload.calls.len() as u64;
+        let (task, next_call) = (intent.id / calls, (intent.id % calls + 1) as usize);
         let business = business_state(&intent, status);
         self.record(intent, status, business, sched.now());
         if status == Status::Succeeded && next_call < self.workload.calls.len() {
