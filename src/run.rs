@@ -3,13 +3,13 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rayon::prelude::*;
 
 use crate::experiment::Experiment;
 use crate::metrics::{Estimate, IntentRecord, Measure, Moments, Sample, StopReason};
-use crate::output::intents::IntentWriter;
+use crate::output::intents::{IntentWriter, part_path};
 use crate::sim::{self, Job, RunResult};
 use crate::theory::{self, ClosedForms};
 
@@ -111,11 +111,6 @@ pub fn run(exp: Experiment, intents_dir: Option<&Path>) -> io::Result<Results> {
         experiment: exp,
         policies,
     })
-}
-
-/// Where job `index` writes its intents.
-pub fn part_path(dir: &Path, index: usize) -> PathBuf {
-    dir.join(format!("intents-{index:06}.part"))
 }
 
 fn run_with_intents(exp: &Experiment, job: Job, path: &Path) -> io::Result<RunResult> {

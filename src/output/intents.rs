@@ -4,11 +4,10 @@
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::experiment::Experiment;
 use crate::metrics::IntentRecord;
-use crate::run::part_path;
 use crate::sim::Job;
 
 pub const COLUMNS: [&str; 12] = [
@@ -25,6 +24,11 @@ pub const COLUMNS: [&str; 12] = [
     "start_tick",
     "end_tick",
 ];
+
+/// Where job `index` writes its rows while it runs.
+pub fn part_path(dir: &Path, index: usize) -> PathBuf {
+    dir.join(format!("intents-{index:06}.part"))
+}
 
 /// Writes one job's rows, without a header.
 pub struct IntentWriter<'a, W: Write> {

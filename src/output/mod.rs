@@ -30,6 +30,8 @@ pub fn fixed(x: f64) -> String {
 pub struct Staging {
     path: PathBuf,
     target: PathBuf,
+    /// Where the previous output waits while the new one moves in.
+    old: PathBuf,
     committed: bool,
 }
 
@@ -44,6 +46,7 @@ impl Staging {
         Ok(Staging {
             path,
             target: root.join(name),
+            old: root.join(format!(".{name}.old-{}", std::process::id())),
             committed: false,
         })
     }
@@ -54,22 +57,14 @@ impl Staging {
 
     /// Replaces `<root>/<name>` with the staged folder.
     pub fn commit(mut self) -> io::Result<PathBuf> {
-        let old = self.target.with_file_name(format!(
-            ".{}.old-{}",
-            self.target
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("out"),
-            std::process::id()
-        ));
         let had_old = self.target.exists();
         if had_old {
-            fs::rename(&self.target, &old)?;
+            fs::rename(&self.target, &self.old)?;
         }
         fs::rename(&self.path, &self.target)?;
         self.committed = true;
         if had_old {
-            fs::remove_dir_all(&old)?;
+            fs::remove_dir_all(&self.old)?;
         }
         Ok(self.target.clone())
     }
