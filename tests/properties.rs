@@ -1,0 +1,218 @@
+//! Invariants that hold for every experiment, checked on random small ones. The generator's
+//! seed is fixed and no regression file is written, so every run checks the same cases.
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngSeed};
+
+use retrysim::Experiment;
+use retrysim::experiment::OutputOptions;
+use retrysim::metrics::{BusinessState, IntentRecord, Status, StopReason};
+use retrysim::model::{Arrival, Faults, Latency, Tool, Workload};
+use retrysim::policy::{
+    Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Policy, Retry, RetryOn,
+};
+use retrysim::sim::{self, Job};
+use retrysim::time::Tick;
+
+fn config() -> Config {
+    Config {
+        cases: 64,
+        rng_seed: RngSeed::Fixed(20261130),
+        failure_persistence: None,
+        ..Config::default()
+    }
+}
+
+fn latency() -> impl Strategy<Value = Latency> {
+    prop_oneof![
+        (0u64..5_000).prop_map(|t| Latency::Constant(Tick(t))),
+        (0u64..2_000, 0u64..5_000).prop_map(|(lo, w)| Latency::Uniform {
+            min: Tick(lo),
+            max: Tick(lo + w)
+        }),
+        (1.0f64..5_000.0).prop_map(|mean| Latency::Exponential { mean }),
+        (1.0f64..5_000.0, 0.0f64..1.5)
+            .prop_map(|(median, sigma)| Latency::LogNormal { median, sigma }),
+    ]
+}
+
+/// Fault probabilities that leave at least 5 % for a reply, so unlimited retries end.
+fn tool(index: usize) -> impl Strategy<Value = Tool> {
+    (
+        (0.0f64..1.0, 0.0f64..1.0, 0.0f64..1.0, 0.0f64..0.95),
+        latency(),
+        latency(),
+        latency(),
+    )
+        .prop_map(move |((a, e, b, total), request, service, reply)| {
+            let scale = total / (a + e + b).max(1e-9);
+            Tool {
+                name: format!("tool{index}"),
+                faults: Faults {
+                    request_loss: a * scale,
+                    server_error: e * scale,
+                    reply_loss: b * scale,
+                },
+                request_latency: request,
+                service_time: service,
+                reply_latency: reply,
+            }
+        })
+}
+
+fn backoff() -> impl Strategy<Value = Backoff> {
+    let growth = prop_oneof![
+        Just(Growth::Constant),
+        Just(Growth::Linear),
+        Just(Growth::Exponential)
+    ];
+    let jitter = prop_oneof![
+        Just(Jitter::None),
+        Just(Jitter::Full),
+        Just(Jitter::Equal),
+        Just(Jitter::Decorrelated)
+    ];
+    (growth, jitter, 0u64..10_000, 1.0f64..4.0, 0u64..100_000).prop_map(
+        |(growth, jitter, initial, multiplier, extra)| Backoff {
+            growth,
+            initial_delay: Tick(initial),
+            multiplier,
+            max_delay: Tick(initial + extra),
+            jitter,
+        },
+    )
+}
+
+fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
+    let attempts = prop_oneof![
+        (1u32..6).prop_map(Attempts::AtMost),
+        Just(Attempts::Unlimited)
+    ];
+    let retry_on = (any::<bool>(), any::<bool>()).prop_map(|(reset, errors)| {
+        let classes = [
+            (reset, FailureClass::Reset),
+            (errors, FailureClass::ServerError),
+        ];
+        classes
+            .into_iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, c)| c)
+            .collect::<RetryOn>()
+    });
+    (attempts, retry_on, backoff()).prop_map(move |(max_attempts, retry_on, backoff)| Policy {
+        name: key.name().replace('_', "-"),
+        retry: Retry {
+            max_attempts,
+            retry_on,
+        },
+        backoff,
+        key,
+    })
+}
+
+/// One experiment comparing the same retry rule without a key and with a per-intent key.
+fn experiment() -> impl Strategy<Value = Experiment> {
+    let tools = (tool(0), tool(1), tool(2)).prop_map(|(a, b, c)| vec![a, b, c]);
+    let calls = proptest::collection::vec(0usize..3, 1..4);
+    let arrival = prop_oneof![
+        Just(Arrival::Batch),
+        (100.0f64..20_000.0).prop_map(|mean_gap| Arrival::Poisson { mean_gap })
+    ];
+    (
+        tools,
+        calls,
+        arrival,
+        1u64..60,
+        1u32..8,
+        policy(KeyScope::None),
+        any::<u64>(),
+    )
+        .prop_map(|(tools, calls, arrival, tasks, clients, plain, seed)| {
+            let keyed = Policy {
+                name: "per-intent".into(),
+                key: KeyScope::PerIntent,
+                ..plain.clone()
+            };
+            Experiment {
+                name: "property".into(),
+                description: String::new(),
+                seed: seed >> 1,
+                replications: 1,
+                horizon: Tick(3_600_000_000),
+                tools,
+                workload: Workload {
+                    tasks,
+                    calls,
+                    arrival,
+                    clients,
+                },
+                policies: vec![plain, keyed],
+                output: OutputOptions::default(),
+            }
+        })
+}
+
+fn records(exp: &Experiment, policy: usize) -> Vec<IntentRecord> {
+    let mut out = Vec::new();
+    sim::run(
+        exp,
+        Job {
+            policy,
+            replication: 0,
+        },
+        |r| out.push(*r),
+    );
+    out
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Every intent respects its policy's cap, ends after it starts, and says what happened
+    /// consistently with what the server did.
+    #[test]
+    fn every_intent_is_consistent_with_its_policy(exp in experiment()) {
+        for (p, policy) in exp.policies.iter().enumerate() {
+            for r in records(&exp, p) {
+                prop_assert!(r.attempts >= 1);
+                if let Some(cap) = policy.retry.max_attempts.cap() {
+                    prop_assert!(r.attempts <= cap);
+                }
+                prop_assert!(r.end >= r.start);
+                prop_assert!(r.effects <= r.attempts);
+                match r.status {
+                    Status::Succeeded => {
+                        prop_assert!(r.effects >= 1, "a reply follows a commit");
+                        prop_assert_eq!(r.business_state, BusinessState::Confirmed);
+                    }
+                    Status::Stopped(StopReason::AttemptLimit) => {
+                        prop_assert_eq!(Some(r.attempts), policy.retry.max_attempts.cap());
+                    }
+                    Status::Stopped(StopReason::Hung) => prop_assert!(false, "nothing hangs within an hour here"),
+                    Status::Stopped(StopReason::NotRetryable) => {}
+                }
+                if r.business_state == BusinessState::NotAttempted {
+                    prop_assert_eq!(r.effects, 0, "not_attempted means nothing happened");
+                }
+                if policy.key == KeyScope::PerIntent {
+                    prop_assert!(r.effects <= 1, "a per-intent key never duplicates");
+                }
+            }
+        }
+    }
+
+    /// The key changes what the server does and nothing else: same attempts, same timing,
+    /// same outcome, effects capped at one. And a rerun gives the very same records.
+    #[test]
+    fn a_key_changes_effects_only_and_reruns_are_identical(exp in experiment()) {
+        let plain = records(&exp, 0);
+        let keyed = records(&exp, 1);
+        prop_assert_eq!(plain.len(), keyed.len());
+        for (p, k) in plain.iter().zip(&keyed) {
+            prop_assert_eq!((p.intent, p.attempts, p.start, p.end), (k.intent, k.attempts, k.start, k.end));
+            prop_assert_eq!(p.status, k.status);
+            prop_assert_eq!(k.effects, p.effects.min(1));
+        }
+        prop_assert_eq!(records(&exp, 0), plain);
+    }
+}
