@@ -1,17 +1,19 @@
 //! Invariants that hold for every experiment, checked on random small ones. The generator's
 //! seed is fixed and no regression file is written, so every run checks the same cases.
 
+mod common;
+
+use common::records;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
 
 use retrysim::Experiment;
 use retrysim::experiment::OutputOptions;
-use retrysim::metrics::{BusinessState, IntentRecord, Status, StopReason};
+use retrysim::metrics::{BusinessState, Status, StopReason};
 use retrysim::model::{Arrival, Faults, Latency, Tool, Workload};
 use retrysim::policy::{
     Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Policy, Retry, RetryOn,
 };
-use retrysim::sim::{self, Job};
 use retrysim::time::Tick;
 
 fn config() -> Config {
@@ -150,19 +152,6 @@ fn experiment() -> impl Strategy<Value = Experiment> {
                 output: OutputOptions::default(),
             }
         })
-}
-
-fn records(exp: &Experiment, policy: usize) -> Vec<IntentRecord> {
-    let mut out = Vec::new();
-    sim::run(
-        exp,
-        Job {
-            policy,
-            replication: 0,
-        },
-        |r| out.push(*r),
-    );
-    out
 }
 
 proptest! {

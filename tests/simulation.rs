@@ -1,6 +1,9 @@
 //! The simulation against its theory and its own contracts: closed forms, common random
 //! numbers, idempotency keys.
 
+mod common;
+
+use common::records;
 use retrysim::Experiment;
 use retrysim::config::Source;
 use retrysim::metrics::{
@@ -8,7 +11,6 @@ use retrysim::metrics::{
 };
 use retrysim::policy::{Attempts, KeyScope};
 use retrysim::run::run;
-use retrysim::sim::{self, Job};
 use retrysim::theory::closed_forms;
 use retrysim::time::Tick;
 
@@ -39,20 +41,6 @@ fn lossy(a: f64, e: f64, b: f64, tasks: u64, policies: &str) -> Experiment {
         {policies}
         "#
     ))
-}
-
-fn records(exp: &Experiment, policy: usize) -> Vec<IntentRecord> {
-    let mut out = Vec::new();
-    sim::run(
-        exp,
-        Job {
-            policy,
-            replication: 0,
-        },
-        |r| out.push(*r),
-    );
-    out.sort_by_key(|r| r.intent);
-    out
 }
 
 /// The measured means lie within a 99.9 % confidence interval of the closed forms at every
