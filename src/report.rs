@@ -82,6 +82,8 @@ pub fn table(results: &Results) -> String {
     ];
     let mut rows = vec![header.map(String::from).to_vec()];
     for (policy, r) in exp.policies.iter().zip(&results.policies) {
+        let est = |m: Measure| r.estimate(m);
+        let (attempts, duplicates) = (est(Measure::Attempts), est(Measure::Duplicates));
         let theory = |f: fn(&crate::theory::ClosedForms) -> f64| {
             r.theory
                 .as_ref()
@@ -94,19 +96,19 @@ pub fn table(results: &Results) -> String {
                 format!(
                     "{} (z {:+.2}, {:+.2})",
                     if a { "yes" } else { "NO" },
-                    r.estimate(Measure::Attempts).z(t.attempts),
-                    r.estimate(Measure::Duplicates).z(t.duplicates)
+                    attempts.z(t.attempts),
+                    duplicates.z(t.duplicates)
                 )
             }
         };
         rows.push(vec![
             policy.name.clone(),
-            with_ci(r.estimate(Measure::Attempts)),
+            with_ci(attempts),
             theory(|t| t.attempts),
-            with_ci(r.estimate(Measure::Duplicates)),
+            with_ci(duplicates),
             theory(|t| t.duplicates),
-            percent(r.estimate(Measure::Success).mean),
-            percent(r.estimate(Measure::Ghost).mean),
+            percent(est(Measure::Success).mean),
+            percent(est(Measure::Ghost).mean),
             agrees,
         ]);
     }

@@ -8,11 +8,11 @@
 
 use crate::policy::idempotency::Key;
 
-/// What the server holds for the key of one intent: the key and the attempt whose commit it
-/// recorded (the receipt).
+/// What the server holds for the key of one intent: the key it has committed. Its receipt
+/// is the earlier commit itself; a payload to check against it comes with conflicts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KeyStore {
-    stored: Option<(Key, u32)>,
+    committed: Option<Key>,
 }
 
 /// What the server did with a request that reached its commit point.
@@ -25,16 +25,15 @@ pub enum Processed {
 }
 
 impl KeyStore {
-    /// Commits attempt `attempt`, or replays the receipt when its key has already committed.
-    pub fn process(&mut self, key: Option<Key>, attempt: u32) -> Processed {
-        match key {
-            Some(key) if self.stored.is_some_and(|(k, _)| k == key) => Processed::Replayed,
-            Some(key) => {
-                self.stored = Some((key, attempt));
-                Processed::Committed
-            }
-            None => Processed::Committed,
+    /// Commits a request, or replays the receipt when its key has already committed.
+    pub fn process(&mut self, key: Option<Key>) -> Processed {
+        if key.is_some() && key == self.committed {
+            return Processed::Replayed;
         }
+        if key.is_some() {
+            self.committed = key;
+        }
+        Processed::Committed
     }
 }
 
@@ -47,12 +46,12 @@ mod tests {
     fn a_key_commits_once_and_replays_after() {
         let mut store = KeyStore::default();
         let key = KeyScope::PerIntent.key(9, 0);
-        assert_eq!(store.process(key, 0), Processed::Committed);
+        assert_eq!(store.process(key), Processed::Committed);
         assert_eq!(
-            store.process(KeyScope::PerIntent.key(9, 1), 1),
+            store.process(KeyScope::PerIntent.key(9, 1)),
             Processed::Replayed
         );
-        assert_eq!(store.stored, Some((key.unwrap(), 0)));
+        assert_eq!(store.committed, key);
     }
 
     #[test]
@@ -60,10 +59,7 @@ mod tests {
         for scope in [KeyScope::None, KeyScope::PerAttempt] {
             let mut store = KeyStore::default();
             for attempt in 0..3 {
-                assert_eq!(
-                    store.process(scope.key(9, attempt), attempt),
-                    Processed::Committed
-                );
+                assert_eq!(store.process(scope.key(9, attempt)), Processed::Committed);
             }
         }
     }

@@ -46,7 +46,8 @@ pub fn write(results: &Results, path: &Path) -> io::Result<()> {
     w.write_record(COLUMNS)?;
     let exp = &results.experiment;
     for (policy, result) in exp.policies.iter().zip(&results.policies) {
-        let est = |m| result.estimate(m);
+        let estimates = Measure::ALL.map(|m| result.estimate(m));
+        let est = |m: Measure| estimates[m as usize];
         let theory = |f: fn(&crate::theory::ClosedForms) -> f64| {
             result
                 .theory

@@ -3,8 +3,6 @@
 mod intent;
 mod world;
 
-pub use world::Reply;
-
 use crate::engine::rng::Streams;
 use crate::engine::{self, Scheduler};
 use crate::experiment::Experiment;

@@ -25,7 +25,7 @@ pub enum Reply {
     Failed(FailureClass),
 }
 
-/// The events of the model. Each names the intent's slot, so an event is 16 bytes.
+/// The events of the model. Each names the intent's slot, so an event is 8 bytes.
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
     /// The next task of a Poisson stream arrives.
@@ -147,7 +147,7 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
             Fate::LostRequest => unreachable!("a lost request never reaches the server"),
             Fate::LostReply | Fate::Delivered => {
                 let key = self.policy.key.key(intent.id, intent.attempts - 1);
-                if intent.keys.process(key, intent.attempts - 1) == Processed::Committed {
+                if intent.keys.process(key) == Processed::Committed {
                     intent.effects += 1;
                 }
                 if draw.fate == Fate::LostReply {
