@@ -1,5 +1,6 @@
 //! A validated experiment: everything a run needs, checked, with durations in ticks.
 
+use crate::chart::{ChartFormat, ChartKind};
 use crate::model::{Tool, Workload};
 use crate::policy::Policy;
 use crate::time::Tick;
@@ -21,11 +22,14 @@ pub struct Experiment {
     pub output: OutputOptions,
 }
 
-/// Which optional files a run writes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Which optional files a run writes, and which charts it draws.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OutputOptions {
     /// One row per intent in `intents.csv`.
     pub intents: bool,
+    pub charts: Vec<ChartKind>,
+    /// Each chart is written once per format.
+    pub chart_formats: Vec<ChartFormat>,
 }
 
 impl Experiment {

@@ -16,11 +16,15 @@
 //! aggregated serially: the same config gives the same bytes whatever the thread count.
 //!
 //! ```
-//! let exp = retrysim::config::Source::builtin().experiment().unwrap();
-//! let results = retrysim::run::run(exp, None).unwrap();
-//! assert_eq!(results.policies.len(), 3);
+//! use retrysim::{config::Source, run};
+//!
+//! let sweep = Source::builtin().sweep().unwrap();
+//! let results = run::run(sweep, &run::Options::default(), &mut ()).unwrap();
+//! assert_eq!(results.points[0].policies.len(), 3);
 //! ```
 
+pub mod chart;
+pub mod check;
 pub mod config;
 pub mod engine;
 pub mod experiment;
@@ -28,9 +32,11 @@ pub mod metrics;
 pub mod model;
 pub mod output;
 pub mod policy;
+pub mod progress;
 pub mod report;
 pub mod run;
 pub mod sim;
+pub mod sweep;
 pub mod theory;
 pub mod time;
 

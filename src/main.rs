@@ -1,17 +1,23 @@
 //! The `retrysim` command line: parse arguments, call the library, map errors to exit codes
-//! (0 done, 1 the run failed, 2 bad usage or a bad config).
+//! (0 done, 1 the run failed or `check` found a difference, 2 bad usage or a bad config,
+//! 130 interrupted by Ctrl-C).
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
 
+use retrysim::chart::{self, ChartFormat};
 use retrysim::config::{ConfigError, Source};
-use retrysim::output::{self, Staging};
 use retrysim::policy::{Attempts, KeyScope};
-use retrysim::{report, run, theory};
+use retrysim::progress::{self, Progress};
+use retrysim::{check, output, report, run, theory};
+
+/// Set by Ctrl-C: no new run starts, finished points are kept.
+static CANCEL: AtomicBool = AtomicBool::new(false);
 
 #[derive(Parser)]
 #[command(name = "retrysim", version, about, long_about = None)]
@@ -29,8 +35,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run an experiment: print its table and write out/<experiment>/.
+    /// Run an experiment or a sweep: print its table and write out/<experiment>/.
     Run(RunArgs),
+    /// Redraw every chart of an output folder from its CSV files and manifest.
+    Plot(PlotArgs),
+    /// Rerun a config and compare every output file with the reference, byte for byte.
+    Check(CheckArgs),
     /// Print the closed forms for given losses, without simulating.
     Theory(TheoryArgs),
 }
@@ -51,9 +61,48 @@ struct RunArgs {
     /// Print events processed, wall time and events per second to stderr.
     #[arg(long)]
     stats: bool,
+    #[command(flatten)]
+    pace: Pace,
+}
+
+/// How a run uses the machine and reports progress.
+#[derive(Args)]
+struct Pace {
+    /// Worker threads (default: one per core). The output is the same for any number.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
+    /// Progress on stderr: a bar on a terminal, plain lines otherwise (auto), or none.
+    #[arg(long, value_enum, default_value_t = progress::Mode::Auto)]
+    progress: progress::Mode,
     /// Print nothing but errors; the files are still written.
     #[arg(long)]
     quiet: bool,
+}
+
+#[derive(Args)]
+struct PlotArgs {
+    /// An output folder written by `retrysim run`, such as out/duplicate-curve.
+    out_dir: PathBuf,
+    /// Draw in these formats instead of the ones the config named.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    format: Vec<Format>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Format {
+    Svg,
+    Png,
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    /// The config whose output is checked.
+    config: PathBuf,
+    /// The reference folder (default: out/<experiment>).
+    #[arg(long)]
+    against: Option<PathBuf>,
+    #[command(flatten)]
+    pace: Pace,
 }
 
 #[derive(Args)]
@@ -84,6 +133,10 @@ enum Failure {
     Usage(String),
     /// The run could not finish, e.g. an unwritable folder: exit 1.
     Runtime(String),
+    /// `check` found differences, already reported: exit 1.
+    Mismatch,
+    /// Ctrl-C stopped the run, already reported: exit 130.
+    Interrupted,
 }
 
 impl From<ConfigError> for Failure {
@@ -97,6 +150,8 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         None => run_command(cli.run),
         Some(Command::Run(args)) => run_command(args),
+        Some(Command::Plot(args)) => plot_command(&args),
+        Some(Command::Check(args)) => check_command(&args),
         Some(Command::Theory(args)) => theory_command(&args),
     };
     match outcome {
@@ -109,7 +164,53 @@ fn main() -> ExitCode {
             eprintln!("error: {msg}");
             ExitCode::from(1)
         }
+        Err(Failure::Mismatch) => ExitCode::from(1),
+        Err(Failure::Interrupted) => ExitCode::from(130),
     }
+}
+
+fn io_failure(what: impl std::fmt::Display) -> impl Fn(io::Error) -> Failure {
+    move |e| Failure::Runtime(format!("{what}: {e}"))
+}
+
+/// The first Ctrl-C stops new runs and keeps the finished points; a second one ends at once.
+fn catch_ctrl_c() {
+    let _ = ctrlc::set_handler(|| {
+        if CANCEL.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
+}
+
+/// Runs `source` into a staging folder under `root`, with progress as `pace` asks.
+fn produce(
+    source: &Source,
+    sweep: retrysim::sweep::Sweep,
+    root: &Path,
+    pace: &Pace,
+) -> Result<(run::Results, output::Staging, f64), Failure> {
+    catch_ctrl_c();
+    let jobs = sweep
+        .points
+        .iter()
+        .map(|p| p.experiment.policies.len() * p.experiment.replications as usize)
+        .sum();
+    let mode = if pace.quiet {
+        progress::Mode::None
+    } else {
+        pace.progress
+    };
+    let paths = sweep.paths().map(String::from).collect();
+    let mut progress = Progress::new(mode, jobs, sweep.points.len(), paths);
+    let options = run::Options {
+        threads: pace.threads.map(usize::from),
+        intents_dir: None,
+        cancel: Some(&CANCEL),
+    };
+    let started = Instant::now();
+    let (results, staging) = output::produce(source, sweep, root, &options, &mut progress)
+        .map_err(io_failure(format!("cannot write under {}", root.display())))?;
+    Ok((results, staging, started.elapsed().as_secs_f64()))
 }
 
 /// Prints to stdout; a closed pipe (`retrysim run | head`) is not an error.
@@ -127,39 +228,100 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
         Some(path) => Source::read(path)?,
         None => Source::builtin(),
     };
-    let mut exp = source.experiment()?;
+    let mut sweep = source.sweep()?;
     if let Some(seed) = args.seed {
-        exp.seed = seed;
+        sweep.set_seed(seed);
     }
-    exp.output.intents |= args.intents;
-
-    let io_failure = |what: &str, e: io::Error| Failure::Runtime(format!("{what}: {e}"));
-    let staging = Staging::new(&args.out, &exp.name)
-        .map_err(|e| io_failure(&format!("cannot write under {}", args.out.display()), e))?;
-    let started = Instant::now();
-    let intents_dir = exp.output.intents.then(|| staging.path().to_path_buf());
-    let results =
-        run::run(exp, intents_dir.as_deref()).map_err(|e| io_failure("cannot write intents", e))?;
-    let wall = started.elapsed();
-    output::write(&results, &source, &staging)
-        .map_err(|e| io_failure("cannot write the output", e))?;
+    if args.intents {
+        sweep.write_intents();
+    }
+    let (results, staging, secs) = produce(&source, sweep, &args.out, &args.pace)?;
+    if !results.complete() {
+        let kept = staging
+            .keep_interrupted()
+            .map_err(io_failure("cannot keep the finished points"))?;
+        eprintln!(
+            "interrupted: {} of {} points finished; their rows are in {}; {} is unchanged",
+            results.points.len(),
+            results.sweep.points.len(),
+            kept.display(),
+            args.out.join(&results.sweep.base.name).display()
+        );
+        return Err(Failure::Interrupted);
+    }
     let dir = staging
         .commit()
-        .map_err(|e| io_failure("cannot move the output into place", e))?;
-
+        .map_err(io_failure("cannot move the output into place"))?;
     if args.stats {
         let events = results.events();
-        let secs = wall.as_secs_f64();
         eprintln!(
             "events {events} · wall time {secs:.3} s · {:.2} M events/s",
             events as f64 / secs / 1e6
         );
     }
-    if !args.quiet {
+    if !args.pace.quiet {
         print(&report::table(&results))?;
         print(&format!("\nwrote {}\n", dir.display()))?;
     }
     Ok(())
+}
+
+fn plot_command(args: &PlotArgs) -> Result<(), Failure> {
+    let formats: Vec<ChartFormat> = args
+        .format
+        .iter()
+        .map(|f| match f {
+            Format::Svg => ChartFormat::Svg,
+            Format::Png => ChartFormat::Png,
+        })
+        .collect();
+    let formats = (!formats.is_empty()).then_some(formats.as_slice());
+    let written =
+        chart::draw_all(&args.out_dir, formats).map_err(|e| Failure::Usage(e.to_string()))?;
+    let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    print(&format!("{}\n", names.join("\n")))
+}
+
+fn check_command(args: &CheckArgs) -> Result<(), Failure> {
+    let source = Source::read(&args.config)?;
+    let sweep = source.sweep()?;
+    let reference = args
+        .against
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join(&sweep.base.name));
+    if !reference.is_dir() {
+        eprintln!("error: {}: no such output folder", reference.display());
+        return Err(Failure::Mismatch);
+    }
+    // The fresh run is staged beside the reference and dropped afterwards.
+    let root = reference.parent().unwrap_or(Path::new("."));
+    let (results, staging, _) = produce(&source, sweep, root, &args.pace)?;
+    if !results.complete() {
+        eprintln!("interrupted: nothing was compared");
+        return Err(Failure::Interrupted);
+    }
+    let differences = check::compare(&reference, staging.path())
+        .map_err(io_failure("cannot compare the output"))?;
+    if differences.is_empty() {
+        if !args.pace.quiet {
+            print(&format!(
+                "{}: the same bytes as a fresh run of {}\n",
+                reference.display(),
+                source.name
+            ))?;
+        }
+        return Ok(());
+    }
+    for d in &differences {
+        eprintln!("differs: {d}");
+    }
+    eprintln!(
+        "{} file(s) of {} differ from a fresh run of {}",
+        differences.len(),
+        reference.display(),
+        source.name
+    );
+    Err(Failure::Mismatch)
 }
 
 fn theory_command(args: &TheoryArgs) -> Result<(), Failure> {

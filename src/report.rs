@@ -36,9 +36,10 @@ fn describe(p: &Policy) -> String {
     )
 }
 
-/// Renders the comparison table.
+/// Renders the comparison table: one row per configuration, per sweep point.
 pub fn table(results: &Results) -> String {
-    let exp = &results.experiment;
+    let sweep = &results.sweep;
+    let exp = &sweep.base;
     let mut out = String::new();
     let reps = exp.replications;
     let across = if reps == 1 {
@@ -60,9 +61,19 @@ pub fn table(results: &Results) -> String {
             )
         })
         .collect();
+    let points = if sweep.axes.is_empty() {
+        String::new()
+    } else {
+        let swept: Vec<&str> = sweep.paths().collect();
+        format!(
+            " · {} points over {}",
+            sweep.points.len(),
+            swept.join(if sweep.zip { " zipped with " } else { " × " })
+        )
+    };
     let _ = writeln!(
         out,
-        "seed {} · {} replication{} · {} tasks each · {}\n95% intervals {across}\n",
+        "seed {} · {} replication{} · {} tasks each · {}{points}\n95% intervals {across}\n",
         exp.seed,
         reps,
         if reps == 1 { "" } else { "s" },
@@ -70,49 +81,64 @@ pub fn table(results: &Results) -> String {
         tools.join("; "),
     );
 
-    let header = [
-        "configuration",
-        "attempts/intent",
-        "theory",
-        "duplicates/intent",
-        "theory",
-        "success",
-        "ghosts",
-        "agrees",
-    ];
-    let mut rows = vec![header.map(String::from).to_vec()];
-    for (policy, r) in exp.policies.iter().zip(&results.policies) {
-        let est = |m: Measure| r.estimate(m);
-        let (attempts, duplicates) = (est(Measure::Attempts), est(Measure::Duplicates));
-        let theory = |f: fn(&crate::theory::ClosedForms) -> f64| {
-            r.theory
-                .as_ref()
-                .map_or("—".to_string(), |t| format!("{:.4}", f(t)))
-        };
-        let agrees = match r.agrees() {
-            None => "—".to_string(),
-            Some(a) => {
-                let t = r.theory.expect("agreement implies theory");
-                format!(
-                    "{} (z {:+.2}, {:+.2})",
-                    if a { "yes" } else { "NO" },
-                    attempts.z(t.attempts),
-                    duplicates.z(t.duplicates)
-                )
-            }
-        };
-        rows.push(vec![
-            policy.name.clone(),
-            with_ci(attempts),
-            theory(|t| t.attempts),
-            with_ci(duplicates),
-            theory(|t| t.duplicates),
-            percent(est(Measure::Success).mean),
-            percent(est(Measure::Ghost).mean),
-            agrees,
-        ]);
+    let header: Vec<String> = sweep
+        .paths()
+        .map(|p| p.rsplit('.').next().unwrap_or(p))
+        .chain([
+            "configuration",
+            "attempts/intent",
+            "theory",
+            "duplicates/intent",
+            "theory",
+            "success",
+            "ghosts",
+            "agrees",
+        ])
+        .map(String::from)
+        .collect();
+    let mut rows = vec![header];
+    for (point, result) in results.finished() {
+        for (policy, r) in point.experiment.policies.iter().zip(&result.policies) {
+            let est = |m: Measure| r.estimate(m);
+            let (attempts, duplicates) = (est(Measure::Attempts), est(Measure::Duplicates));
+            let theory = |f: fn(&crate::theory::ClosedForms) -> f64| {
+                r.theory
+                    .as_ref()
+                    .map_or("—".to_string(), |t| format!("{:.4}", f(t)))
+            };
+            let agrees = match r.agrees() {
+                None => "—".to_string(),
+                Some(a) => {
+                    let t = r.theory.expect("agreement implies theory");
+                    format!(
+                        "{} (z {:+.2}, {:+.2})",
+                        if a { "yes" } else { "NO" },
+                        attempts.z(t.attempts),
+                        duplicates.z(t.duplicates)
+                    )
+                }
+            };
+            let cells = [
+                policy.name.clone(),
+                with_ci(attempts),
+                theory(|t| t.attempts),
+                with_ci(duplicates),
+                theory(|t| t.duplicates),
+                percent(est(Measure::Success).mean),
+                percent(est(Measure::Ghost).mean),
+                agrees,
+            ];
+            rows.push(
+                point
+                    .params
+                    .iter()
+                    .map(ToString::to_string)
+                    .chain(cells)
+                    .collect(),
+            );
+        }
     }
-    let widths: Vec<usize> = (0..header.len())
+    let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| {
             rows.iter()
                 .map(|row| row[c].chars().count())
@@ -132,15 +158,24 @@ pub fn table(results: &Results) -> String {
     for policy in &exp.policies {
         let _ = writeln!(out, "{}: {}", policy.name, describe(policy));
     }
-    for (policy, r) in exp.policies.iter().zip(&results.policies) {
-        let hung = r.total(|run| run.totals.stopped(StopReason::Hung));
-        if hung > 0 {
-            let _ = writeln!(
-                out,
-                "note: the horizon ({}) stopped {hung} intents of {} before they ended (status hung); \
-                 no closed form applies",
-                exp.horizon, policy.name
-            );
+    for (point, result) in results.finished() {
+        for (policy, r) in point.experiment.policies.iter().zip(&result.policies) {
+            let hung = r.total(|run| run.totals.stopped(StopReason::Hung));
+            if hung > 0 {
+                let at: Vec<String> = sweep
+                    .paths()
+                    .zip(&point.params)
+                    .map(|(path, v)| format!(" at {path} = {v}"))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "note: the horizon ({}) stopped {hung} intents of {}{} before they ended \
+                     (status hung); no closed form applies",
+                    point.experiment.horizon,
+                    policy.name,
+                    at.concat()
+                );
+            }
         }
     }
     out

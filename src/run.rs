@@ -1,16 +1,17 @@
-//! Running an experiment: every (configuration, replication) job on its own, in parallel, then
+//! Running a sweep: every (point, configuration, replication) job on its own, in parallel, then
 //! gathered in job order and aggregated serially, so the thread count never shows in a result.
 
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::Path;
-
-use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 use crate::experiment::Experiment;
 use crate::metrics::{Estimate, IntentRecord, Measure, Moments, Sample, StopReason};
 use crate::output::intents::{IntentWriter, part_path};
 use crate::sim::{self, Job, RunResult};
+use crate::sweep::{Point, Sweep};
 use crate::theory::{self, ClosedForms};
 
 /// The result of one configuration over all replications.
@@ -53,44 +54,178 @@ impl PolicyResult {
     }
 }
 
-/// Everything an experiment produced, in the config's order of configurations.
+/// What one point of a sweep produced, in the config's order of configurations.
 #[derive(Clone, Debug)]
-pub struct Results {
-    pub experiment: Experiment,
+pub struct PointResult {
     pub policies: Vec<PolicyResult>,
 }
 
+/// Everything a sweep produced.
+#[derive(Clone, Debug)]
+pub struct Results {
+    pub sweep: Sweep,
+    /// The finished points, in order: all of them unless the run was interrupted.
+    pub points: Vec<PointResult>,
+}
+
 impl Results {
-    /// Events processed by all runs.
+    /// Whether every point ran.
+    pub fn complete(&self) -> bool {
+        self.points.len() == self.sweep.points.len()
+    }
+
+    /// The finished points beside their results.
+    pub fn finished(&self) -> impl Iterator<Item = (&Point, &PointResult)> {
+        self.sweep.points.iter().zip(&self.points)
+    }
+
+    /// Events processed by all finished runs.
     pub fn events(&self) -> u64 {
-        self.policies
+        self.points
             .iter()
+            .flat_map(|p| &p.policies)
             .flat_map(|p| &p.runs)
             .map(|r| r.events)
             .sum()
     }
 }
 
-/// Runs every job of `exp`. With `intents_dir`, each job also writes its intents to
-/// `intents-<job>.part` there (see [`crate::output::intents`]).
-pub fn run(exp: Experiment, intents_dir: Option<&Path>) -> io::Result<Results> {
-    let jobs: Vec<Job> = (0..exp.policies.len())
-        .flat_map(|policy| {
-            (0..exp.replications).map(move |replication| Job {
-                policy,
-                replication,
+/// How to run a sweep.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options<'a> {
+    /// Worker threads; `None` for one per core.
+    pub threads: Option<usize>,
+    /// With a folder, each job also writes its intents to `intents-<job>.part` there (see
+    /// [`crate::output::intents`]).
+    pub intents_dir: Option<&'a Path>,
+    /// Set from outside (Ctrl-C) to stop starting jobs; the finished points are kept.
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+/// Hears of progress, on the calling thread, in order.
+pub trait Observer {
+    /// A job finished; `done` of `total` have.
+    fn job_done(&mut self, _done: usize, _total: usize) {}
+
+    /// Point `index` and every point before it finished.
+    fn point_done(
+        &mut self,
+        _index: usize,
+        _point: &Point,
+        _result: &PointResult,
+    ) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Observer for () {}
+
+/// Runs every (point, configuration, replication) job of a sweep on a pool of worker threads.
+/// Workers take jobs in index order, so points finish roughly in order; results are slotted by
+/// index and each point is handed to `observer` once it and all points before it are done.
+pub fn run(sweep: Sweep, options: &Options, observer: &mut impl Observer) -> io::Result<Results> {
+    let jobs: Vec<Job> = sweep
+        .points
+        .iter()
+        .enumerate()
+        .flat_map(|(point, p)| {
+            let exp = &p.experiment;
+            (0..exp.policies.len()).flat_map(move |policy| {
+                (0..exp.replications).map(move |replication| Job {
+                    point,
+                    policy,
+                    replication,
+                })
             })
         })
         .collect();
-    let runs = jobs
-        .par_iter()
-        .enumerate()
-        .map(|(index, &job)| match intents_dir {
-            None => Ok(sim::run(&exp, job, |_: &IntentRecord| {})),
-            Some(dir) => run_with_intents(&exp, job, &part_path(dir, index)),
+    // Where each point's jobs end in `jobs`.
+    let ends: Vec<usize> = sweep
+        .points
+        .iter()
+        .scan(0, |end, p| {
+            *end += p.experiment.policies.len() * p.experiment.replications as usize;
+            Some(*end)
         })
-        .collect::<io::Result<Vec<RunResult>>>()?;
-    let mut runs = runs.into_iter();
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads.unwrap_or(0))
+        .build()
+        .map_err(io::Error::other)?;
+    let stop = AtomicBool::new(false);
+    let stopping = || {
+        stop.load(Ordering::Relaxed) || options.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+    };
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<(usize, io::Result<RunResult>)>();
+
+    let mut slots: Vec<Option<RunResult>> = vec![None; jobs.len()];
+    let mut points = Vec::new();
+    let mut failure = None;
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            pool.scope(|s| {
+                for _ in 0..pool.current_num_threads() {
+                    let tx = tx.clone();
+                    s.spawn(|_| {
+                        let tx = tx;
+                        while !stopping() {
+                            let index = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(&job) = jobs.get(index) else { break };
+                            let point = &sweep.points[job.point];
+                            let result = match options.intents_dir {
+                                None => Ok(sim::run(&point.experiment, job, |_: &IntentRecord| {})),
+                                Some(dir) => run_with_intents(point, job, &part_path(dir, index)),
+                            };
+                            if tx.send((index, result)).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                }
+            });
+            drop(tx);
+        });
+        let mut done = 0;
+        for (index, result) in &rx {
+            match result {
+                Ok(r) => slots[index] = Some(r),
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    failure.get_or_insert(e);
+                    continue;
+                }
+            }
+            done += 1;
+            observer.job_done(done, jobs.len());
+            // Hand on every point whose jobs are all in, in order.
+            while failure.is_none() && points.len() < ends.len() {
+                let i = points.len();
+                let start = if i == 0 { 0 } else { ends[i - 1] };
+                if !slots[start..ends[i]].iter().all(Option::is_some) {
+                    break;
+                }
+                let runs = slots[start..ends[i]]
+                    .iter_mut()
+                    .map(|s| s.take().expect("checked"));
+                let result = aggregate(&sweep.points[i].experiment, runs);
+                if let Err(e) = observer.point_done(i, &sweep.points[i], &result) {
+                    stop.store(true, Ordering::Relaxed);
+                    failure = Some(e);
+                }
+                points.push(result);
+            }
+        }
+    });
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(Results { sweep, points }),
+    }
+}
+
+/// Gathers one point's runs, configuration by configuration, each with its closed forms.
+fn aggregate(exp: &Experiment, runs: impl Iterator<Item = RunResult>) -> PointResult {
+    let mut runs = runs;
     let policies = exp
         .policies
         .iter()
@@ -102,22 +237,19 @@ pub fn run(exp: Experiment, intents_dir: Option<&Path>) -> io::Result<Results> {
             let theory = if cut {
                 None
             } else {
-                theory::for_policy(&exp, policy)
+                theory::for_policy(exp, policy)
             };
             PolicyResult { runs, theory }
         })
         .collect();
-    Ok(Results {
-        experiment: exp,
-        policies,
-    })
+    PointResult { policies }
 }
 
-fn run_with_intents(exp: &Experiment, job: Job, path: &Path) -> io::Result<RunResult> {
+fn run_with_intents(point: &Point, job: Job, path: &Path) -> io::Result<RunResult> {
     let file = BufWriter::new(File::create(path)?);
-    let mut writer = IntentWriter::new(file, exp, job);
+    let mut writer = IntentWriter::new(file, point, job);
     let mut failure = None;
-    let result = sim::run(exp, job, |r| {
+    let result = sim::run(&point.experiment, job, |r| {
         if let Err(e) = writer.write(r) {
             failure.get_or_insert(e);
         }

@@ -17,9 +17,13 @@
 use crate::experiment::Experiment;
 use crate::policy::{Attempts, FailureClass, KeyScope, Policy};
 
-/// The closed-form value of each measure for one configuration.
+/// The closed-form value of each measure for one configuration, and the losses it came from.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ClosedForms {
+    /// a: per-attempt loss before the commit (lost requests and server errors).
+    pub a: f64,
+    /// b: per-attempt loss after the commit (lost replies).
+    pub b: f64,
     pub attempts: f64,
     pub effects: f64,
     pub duplicates: f64,
@@ -53,6 +57,8 @@ pub fn closed_forms(a: f64, b: f64, n: Attempts, key: KeyScope) -> ClosedForms {
         }
     };
     ClosedForms {
+        a,
+        b,
         attempts,
         effects,
         duplicates,

@@ -1,36 +1,11 @@
 //! The `retrysim` binary as a user meets it: output files, determinism, and bad input.
 
+mod binary;
+
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn retrysim(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_retrysim"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the binary runs")
-}
-
-fn configs() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("configs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Every file below `dir`, by relative path, with its bytes.
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        out.push((name, fs::read(&path).unwrap()));
-    }
-    out.sort();
-    out
-}
+use binary::{configs, retrysim, text};
 
 #[test]
 fn the_default_run_needs_no_arguments() {
@@ -55,29 +30,6 @@ fn the_default_run_needs_no_arguments() {
     );
     assert!(summary.starts_with("experiment,policy,seed,replications,tasks,intents,"));
     assert!(tmp.path().join("out/default/manifest.toml").exists());
-}
-
-/// Same config, same bytes: twice in a row, and on one thread or two.
-#[test]
-fn runs_are_byte_identical_whatever_the_thread_count() {
-    let config = configs().join("lost-reply.toml");
-    let config = config.to_str().unwrap();
-    let mut outputs = Vec::new();
-    for threads in ["1", "2", "2"] {
-        let tmp = tempfile::tempdir().unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_retrysim"))
-            .args(["run", config, "--quiet"])
-            .env("RAYON_NUM_THREADS", threads)
-            .current_dir(tmp.path())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        outputs.push(files(&tmp.path().join("out/lost-reply")));
-    }
-    let names: Vec<&str> = outputs[0].iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["intents.csv", "manifest.toml", "summary.csv"]);
-    assert_eq!(outputs[0], outputs[1]);
-    assert_eq!(outputs[1], outputs[2]);
 }
 
 #[test]

@@ -10,7 +10,8 @@ use retrysim::metrics::{
     BusinessState, Estimate, IntentRecord, Measure, Sample, Status, StopReason,
 };
 use retrysim::policy::{Attempts, KeyScope};
-use retrysim::run::run;
+use retrysim::run::{Options, PointResult, run};
+use retrysim::sweep::Sweep;
 use retrysim::theory::closed_forms;
 use retrysim::time::Tick;
 
@@ -19,8 +20,15 @@ fn experiment(toml: &str) -> Experiment {
         name: "test.toml".into(),
         text: toml.into(),
     }
-    .experiment()
+    .sweep()
+    .map(|s| s.base)
     .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs an experiment on its own and returns its one point.
+fn run_one(exp: Experiment) -> PointResult {
+    let mut results = run(Sweep::single(exp), &Options::default(), &mut ()).unwrap();
+    results.points.remove(0)
 }
 
 /// An experiment of `tasks` single-call tasks on one tool, with the given policy tables.
@@ -79,7 +87,7 @@ fn measurements_agree_with_closed_forms() {
                 idempotency_key = "per_intent""#
             ),
         );
-        let results = run(exp, None).unwrap();
+        let results = run_one(exp);
         for (p, key) in results
             .policies
             .iter()
@@ -212,7 +220,7 @@ fn replications_are_independent_and_estimated_across_runs() {
         "[[policy]]\nname = \"p\"\nmax_attempts = 3",
     );
     exp.replications = 8;
-    let results = run(exp, None).unwrap();
+    let results = run_one(exp);
     let p = &results.policies[0];
     assert_eq!(p.runs.len(), 8);
     let means: Vec<f64> = p
@@ -314,7 +322,7 @@ fn a_task_stops_at_its_first_failed_call() {
             "the next call starts when the previous one ends"
         );
     }
-    let results = run(exp, None).unwrap();
+    let results = run_one(exp);
     let charged = charges
         .iter()
         .filter(|r| r.status == Status::Succeeded)

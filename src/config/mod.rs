@@ -1,17 +1,19 @@
 //! Configs: TOML text → raw types (serde, unknown keys refused) → a validated [`Experiment`],
 //! every error placed at its file, line, column and key path.
 
+mod check;
 mod error;
 mod raw;
 mod resolve;
+mod sweep;
 mod validate;
 
 pub use error::ConfigError;
 pub use resolve::resolved;
 
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
-use crate::experiment::Experiment;
+use crate::sweep::Sweep;
 
 /// The default experiment, compiled into the binary so `retrysim run` needs no file.
 pub const DEFAULT_CONFIG: &str = include_str!("../../configs/default.toml");
@@ -26,8 +28,11 @@ pub struct Source {
 }
 
 impl Source {
+    /// Reads a config file. Its name is the path as given, tidied (`./configs/../configs/x.toml`
+    /// is `configs/x.toml`, and an absolute path under the working folder is made relative), so
+    /// the manifest records the same name however the path was typed.
     pub fn read(path: &Path) -> Result<Source, ConfigError> {
-        let name = path.display().to_string();
+        let name = tidy(path).display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError::unreadable(&name, &e.to_string()))?;
         Ok(Source { name, text })
@@ -40,12 +45,36 @@ impl Source {
         }
     }
 
-    /// Parses and validates the config.
-    pub fn experiment(&self) -> Result<Experiment, ConfigError> {
-        let de = toml::Deserializer::parse(&self.text)
-            .map_err(|e| ConfigError::from_toml(self, "", &e))?;
-        let raw: raw::Config = serde_path_to_error::deserialize(de)
-            .map_err(|e| ConfigError::from_toml(self, &e.path().to_string(), e.inner()))?;
-        validate::experiment(self, raw)
+    /// Parses and validates the config: every point of its sweep, or its one experiment.
+    pub fn sweep(&self) -> Result<Sweep, ConfigError> {
+        sweep::sweep(self, parse(self)?)
     }
+}
+
+fn tidy(path: &Path) -> PathBuf {
+    let relative = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| path.to_path_buf());
+    let mut out = PathBuf::new();
+    for part in relative.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The config's TOML as raw types; unknown keys and wrong types are errors here.
+fn parse(source: &Source) -> Result<raw::Config, ConfigError> {
+    let de = toml::Deserializer::parse(&source.text)
+        .map_err(|e| ConfigError::from_toml(source, "", &e))?;
+    serde_path_to_error::deserialize(de)
+        .map_err(|e| ConfigError::from_toml(source, &e.path().to_string(), e.inner()))
 }

@@ -25,6 +25,7 @@ pub struct Config {
     pub policy: Vec<Spanned<Policy>>,
     #[serde(default)]
     pub output: Output,
+    pub sweep: Option<Spanned<Sweep>>,
 }
 
 #[derive(Deserialize)]
@@ -87,4 +88,26 @@ pub struct Backoff {
 pub struct Output {
     #[serde(default)]
     pub intents: bool,
+    pub charts: Option<Spanned<Vec<Spanned<String>>>>,
+    pub chart_formats: Option<Spanned<Vec<Spanned<String>>>>,
+}
+
+/// `[sweep]`: the axes to vary and how to combine them.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sweep {
+    pub mode: Option<Spanned<String>>,
+    pub replications: Option<Spanned<u64>>,
+    pub axis: Spanned<Vec<Spanned<Axis>>>,
+}
+
+/// `[[sweep.axis]]`: a key path with a list of `values`, or a `start`, `stop`, `step` range.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Axis {
+    pub path: Spanned<String>,
+    pub values: Option<Spanned<Vec<Spanned<Value>>>>,
+    pub start: Option<Spanned<Value>>,
+    pub stop: Option<Spanned<Value>>,
+    pub step: Option<Spanned<Value>>,
 }

@@ -6,6 +6,7 @@ use toml::{Table, Value};
 use crate::experiment::Experiment;
 use crate::model::{Arrival, Latency, Tool};
 use crate::policy::{Attempts, Backoff, Policy};
+use crate::sweep::Sweep;
 use crate::time::Tick;
 
 fn duration(t: Tick) -> Value {
@@ -88,8 +89,36 @@ fn policy(p: &Policy) -> Value {
     Value::Table(t)
 }
 
+/// The sweep as a config: its base experiment, and its axes if it has any.
+pub fn resolved(sweep: &Sweep) -> Table {
+    let mut t = experiment(&sweep.base);
+    if !sweep.axes.is_empty() {
+        let axes = sweep
+            .axes
+            .iter()
+            .map(|a| {
+                Value::Table(table([
+                    ("path", a.path.clone().into()),
+                    (
+                        "values",
+                        Value::Array(a.values.iter().map(|p| p.0.clone()).collect()),
+                    ),
+                ]))
+            })
+            .collect();
+        t.insert(
+            "sweep".into(),
+            Value::Table(table([
+                ("mode", if sweep.zip { "zip" } else { "grid" }.into()),
+                ("axis", Value::Array(axes)),
+            ])),
+        );
+    }
+    t
+}
+
 /// The experiment as a config table.
-pub fn resolved(exp: &Experiment) -> Table {
+fn experiment(exp: &Experiment) -> Table {
     let w = &exp.workload;
     let mut workload = table([
         ("tasks", Value::Integer(w.tasks as i64)),
@@ -113,8 +142,18 @@ pub fn resolved(exp: &Experiment) -> Table {
             workload.insert("mean_interarrival".into(), float_ticks(mean_gap));
         }
     }
-    let mut output = Table::new();
-    output.insert("intents".into(), exp.output.intents.into());
+    let names = |names: Vec<&str>| Value::Array(names.into_iter().map(Value::from).collect());
+    let output = table([
+        ("intents", exp.output.intents.into()),
+        (
+            "charts",
+            names(exp.output.charts.iter().map(|c| c.name()).collect()),
+        ),
+        (
+            "chart_formats",
+            names(exp.output.chart_formats.iter().map(|f| f.name()).collect()),
+        ),
+    ]);
     let mut t = table([
         ("name", exp.name.clone().into()),
         ("description", exp.description.clone().into()),

@@ -2,13 +2,13 @@
 
 use toml::{Spanned, Value};
 
-use super::{ConfigError, Source, raw};
+use super::check::{Check, Result};
+use super::{Source, raw};
+use crate::chart::{ChartFormat, ChartKind};
 use crate::experiment::{Experiment, OutputOptions};
 use crate::model::{Arrival, Faults, Latency, Tool, Workload};
 use crate::policy::{Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Policy, Retry};
 use crate::time::{DURATION_HELP, Tick, parse_duration};
-
-type Result<T> = std::result::Result<T, ConfigError>;
 
 /// The defaults of every optional key, documented in `configs/README.md`.
 mod default {
@@ -21,162 +21,9 @@ mod default {
     pub const MAX_DELAY: &str = "20s";
 }
 
-/// Reads values out of the raw config, turning each problem into a located error.
-struct Check<'a> {
-    source: &'a Source,
-}
-
-impl Check<'_> {
-    fn error<T>(&self, span: std::ops::Range<usize>, path: &str, message: String) -> Result<T> {
-        Err(ConfigError::at(self.source, span, path, message))
-    }
-
-    fn error_allowing<T>(
-        &self,
-        span: std::ops::Range<usize>,
-        path: &str,
-        message: String,
-        allowed: &str,
-    ) -> Result<T> {
-        Err(ConfigError::at(self.source, span, path, message).allowed(allowed))
-    }
-
-    fn probability(&self, value: &Option<Spanned<f64>>, path: &str) -> Result<f64> {
-        let Some(p) = value else { return Ok(0.0) };
-        let v = *p.get_ref();
-        if !(0.0..=1.0).contains(&v) {
-            return self.error_allowing(
-                p.span(),
-                path,
-                format!("{v} is not a probability"),
-                "a number from 0 to 1",
-            );
-        }
-        Ok(v)
-    }
-
-    fn duration(&self, value: &Spanned<Value>, path: &str) -> Result<Tick> {
-        match value.get_ref() {
-            Value::Integer(t) if *t >= 0 => Ok(Tick(*t as u64)),
-            Value::Integer(t) => self.error_allowing(
-                value.span(),
-                path,
-                format!("{t} is negative; durations are zero or more"),
-                DURATION_HELP,
-            ),
-            Value::String(s) => match parse_duration(s) {
-                Ok(t) => Ok(t),
-                Err(why) => self.error_allowing(value.span(), path, why, DURATION_HELP),
-            },
-            other => self.error_allowing(
-                value.span(),
-                path,
-                format!("expected a duration, found {}", other.type_str()),
-                DURATION_HELP,
-            ),
-        }
-    }
-
-    fn duration_or(
-        &self,
-        value: &Option<Spanned<Value>>,
-        path: &str,
-        default: &str,
-    ) -> Result<Tick> {
-        match value {
-            Some(v) => self.duration(v, path),
-            None => Ok(parse_duration(default).expect("defaults are valid durations")),
-        }
-    }
-
-    /// One of `all`, written by its name; `default` when absent.
-    fn named<T: Copy>(
-        &self,
-        value: Option<&Spanned<String>>,
-        path: &str,
-        all: &[T],
-        name: fn(T) -> &'static str,
-        default: T,
-    ) -> Result<T> {
-        let Some(value) = value else {
-            return Ok(default);
-        };
-        let options: Vec<(&str, T)> = all.iter().map(|&v| (name(v), v)).collect();
-        self.choice(value, path, &options)
-    }
-
-    /// One of a fixed set of words.
-    fn choice<T: Copy>(
-        &self,
-        value: &Spanned<String>,
-        path: &str,
-        options: &[(&str, T)],
-    ) -> Result<T> {
-        match options.iter().find(|(name, _)| name == value.get_ref()) {
-            Some(&(_, v)) => Ok(v),
-            None => {
-                let names: Vec<String> = options.iter().map(|(n, _)| format!("\"{n}\"")).collect();
-                self.error_allowing(
-                    value.span(),
-                    path,
-                    format!("unknown value \"{}\"", value.get_ref()),
-                    &names.join(", "),
-                )
-            }
-        }
-    }
-
-    /// A name that can be a folder and a CSV cell: lowercase letters, digits, `-` and `_`.
-    fn name(&self, value: &Spanned<String>, path: &str) -> Result<String> {
-        let s = value.get_ref();
-        let ok = s
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-            && s.chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
-        if !ok {
-            return self.error_allowing(
-                value.span(),
-                path,
-                format!("\"{s}\" cannot be used as a name"),
-                "lowercase letters, digits, '-' and '_', starting with a letter or digit",
-            );
-        }
-        Ok(s.clone())
-    }
-
-    /// A count that must be at least 1; `zero` says what 0 would mean.
-    fn count<T: Copy + Default + PartialEq>(
-        &self,
-        value: Option<&Spanned<T>>,
-        path: &str,
-        default: T,
-        zero: &str,
-    ) -> Result<T> {
-        match value {
-            Some(v) if *v.get_ref() == T::default() => {
-                self.error_allowing(v.span(), path, zero.into(), "1 or more")
-            }
-            Some(v) => Ok(*v.get_ref()),
-            None => Ok(default),
-        }
-    }
-
-    /// Refuses a second item of the same name.
-    fn unique(&self, seen: &[String], value: &Spanned<String>, path: &str) -> Result<()> {
-        if seen.contains(value.get_ref()) {
-            return self.error(
-                value.span(),
-                path,
-                format!("\"{}\" is named twice", value.get_ref()),
-            );
-        }
-        Ok(())
-    }
-}
-
-pub fn experiment(source: &Source, raw: raw::Config) -> Result<Experiment> {
+/// Validates a config whose sweep (if any) has `axes` axes; the sweep itself is read by
+/// [`super::sweep`].
+pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Experiment> {
     let check = Check { source };
     let name = check.name(&raw.name, "name")?;
     let replications = check.count(
@@ -241,9 +88,63 @@ pub fn experiment(source: &Source, raw: raw::Config) -> Result<Experiment> {
         tools,
         workload,
         policies,
-        output: OutputOptions {
-            intents: raw.output.intents,
-        },
+        output: output(&check, &raw.output, axes)?,
+    })
+}
+
+fn output(check: &Check, raw: &raw::Output, axes: usize) -> Result<OutputOptions> {
+    let charts = match &raw.charts {
+        None => ChartKind::defaults(axes),
+        Some(list) => {
+            let kinds = check.names(list, "output.charts", &ChartKind::ALL, ChartKind::name)?;
+            for (kind, item) in kinds.iter().zip(list.get_ref()) {
+                let (fewest, most) = kind.axes();
+                if !(fewest..=most).contains(&axes) {
+                    let needs = match (fewest, most) {
+                        (1, usize::MAX) => "a sweep".to_string(),
+                        (f, m) if f == m => format!("a sweep of {f} axes"),
+                        (f, _) => format!("a sweep of {f} or more axes"),
+                    };
+                    let possible: Vec<&str> = ChartKind::ALL
+                        .into_iter()
+                        .filter(|k| (k.axes().0..=k.axes().1).contains(&axes))
+                        .map(ChartKind::name)
+                        .collect();
+                    return check.error_allowing(
+                        item.span(),
+                        "output.charts",
+                        format!(
+                            "\"{}\" needs {needs}; this config sweeps {axes}",
+                            kind.name()
+                        ),
+                        &format!("with {axes} axes: {}", possible.join(", ")),
+                    );
+                }
+            }
+            kinds
+        }
+    };
+    let chart_formats = match &raw.chart_formats {
+        None => vec![ChartFormat::Svg],
+        Some(list) if list.get_ref().is_empty() => {
+            return check.error_allowing(
+                list.span(),
+                "output.chart_formats",
+                "no format to draw charts in".into(),
+                "\"svg\", \"png\" or both",
+            );
+        }
+        Some(list) => check.names(
+            list,
+            "output.chart_formats",
+            &ChartFormat::ALL,
+            ChartFormat::name,
+        )?,
+    };
+    Ok(OutputOptions {
+        intents: raw.intents,
+        charts,
+        chart_formats,
     })
 }
 

@@ -1,15 +1,18 @@
-//! `intents.csv` (opt-in): one row per intent. Each job streams its rows to a part file while it
-//! runs; the parts are joined in job order afterwards, so the file is the same whatever order the
-//! jobs finished in.
+//! `intents.csv` (opt-in): one row per intent, the point's parameters first. Each job streams its
+//! rows to a part file while it runs; a finished point's parts are appended in job order, so the
+//! file is the same whatever order the jobs finished in.
 
 use std::fs::{self, File};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::experiment::Experiment;
 use crate::metrics::IntentRecord;
 use crate::sim::Job;
+use crate::sweep::Point;
 
+/// The columns after the parameter columns.
 pub const COLUMNS: [&str; 12] = [
     "experiment",
     "policy",
@@ -33,17 +36,20 @@ pub fn part_path(dir: &Path, index: usize) -> PathBuf {
 /// Writes one job's rows, without a header.
 pub struct IntentWriter<'a, W: Write> {
     csv: csv::Writer<W>,
+    params: Vec<String>,
     exp: &'a Experiment,
     policy: &'a str,
     replication: String,
 }
 
 impl<'a, W: Write> IntentWriter<'a, W> {
-    pub fn new(out: W, exp: &'a Experiment, job: Job) -> Self {
+    pub fn new(out: W, point: &'a Point, job: Job) -> Self {
+        let exp = &point.experiment;
         IntentWriter {
             csv: csv::WriterBuilder::new()
                 .has_headers(false)
                 .from_writer(out),
+            params: point.params.iter().map(ToString::to_string).collect(),
             exp,
             policy: &exp.policies[job.policy].name,
             replication: job.replication.to_string(),
@@ -65,7 +71,9 @@ impl<'a, W: Write> IntentWriter<'a, W> {
             &r.start.0.to_string(),
             &r.end.0.to_string(),
         ];
-        Ok(self.csv.write_record(fields)?)
+        Ok(self
+            .csv
+            .write_record(self.params.iter().map(String::as_str).chain(fields))?)
     }
 
     pub fn finish(self) -> io::Result<()> {
@@ -74,14 +82,12 @@ impl<'a, W: Write> IntentWriter<'a, W> {
     }
 }
 
-/// Joins the part files of `jobs` jobs under a header into `intents.csv`, removing the parts.
-pub fn join_parts(dir: &Path, jobs: usize) -> io::Result<()> {
-    let mut out = BufWriter::new(File::create(dir.join("intents.csv"))?);
-    writeln!(out, "{}", COLUMNS.join(","))?;
-    for index in 0..jobs {
+/// Appends the part files of `jobs` to `out` in order, removing them.
+pub fn append_parts(out: &mut impl Write, dir: &Path, jobs: Range<usize>) -> io::Result<()> {
+    for index in jobs {
         let part = part_path(dir, index);
-        io::copy(&mut File::open(&part)?, &mut out)?;
+        io::copy(&mut File::open(&part)?, out)?;
         fs::remove_file(part)?;
     }
-    out.flush()
+    Ok(())
 }

@@ -1,6 +1,6 @@
 //! `manifest.toml`: which retrysim, which config (by name and SHA-256 of its text), which seed,
-//! which files, and the config as resolved, every default filled in. Nothing in it depends on
-//! the machine or the time of the run.
+//! how many points finished, which files, and the sweep as resolved, every default filled in.
+//! Nothing in it depends on the machine or the time of the run.
 
 use std::io;
 use std::path::Path;
@@ -11,10 +11,11 @@ use toml::{Table, Value};
 use crate::config::{Source, resolved};
 use crate::run::Results;
 
-pub fn write(results: &Results, source: &Source, files: &[&str], path: &Path) -> io::Result<()> {
-    let exp = &results.experiment;
+pub fn write(results: &Results, source: &Source, files: &[String], path: &Path) -> io::Result<()> {
+    let exp = &results.sweep.base;
     let digest = Sha256::digest(source.text.as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let count = |n: usize| Value::Integer(n as i64);
     let mut m = Table::new();
     m.insert("retrysim".into(), env!("CARGO_PKG_VERSION").into());
     m.insert("config".into(), source.name.clone().into());
@@ -24,11 +25,14 @@ pub fn write(results: &Results, source: &Source, files: &[&str], path: &Path) ->
         "replications".into(),
         Value::Integer(exp.replications as i64),
     );
+    m.insert("points".into(), count(results.sweep.points.len()));
+    m.insert("points_finished".into(), count(results.points.len()));
+    m.insert("complete".into(), results.complete().into());
     m.insert(
         "files".into(),
-        Value::Array(files.iter().map(|&f| f.into()).collect()),
+        Value::Array(files.iter().map(|f| f.as_str().into()).collect()),
     );
-    m.insert("resolved".into(), Value::Table(resolved(exp)));
+    m.insert("resolved".into(), Value::Table(resolved(&results.sweep)));
     let text = toml::to_string(&m).map_err(io::Error::other)?;
     std::fs::write(
         path,

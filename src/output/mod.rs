@@ -3,14 +3,18 @@
 
 pub mod intents;
 pub mod manifest;
+pub mod runs;
 pub mod summary;
 
-use std::fs;
-use std::io;
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use crate::chart;
 use crate::config::Source;
-use crate::run::Results;
+use crate::progress::Progress;
+use crate::run::{self, PointResult, Results};
+use crate::sweep::{Point, Sweep};
 
 /// A float at the fixed precision of every output file.
 pub fn fixed(x: f64) -> String {
@@ -55,6 +59,20 @@ impl Staging {
         &self.path
     }
 
+    /// Keeps the staged folder at `<root>/<name>.interrupted`, replacing an older one there, and
+    /// leaves `<root>/<name>` as it was.
+    pub fn keep_interrupted(mut self) -> io::Result<PathBuf> {
+        let mut name = self.target.file_name().unwrap_or_default().to_os_string();
+        name.push(".interrupted");
+        let kept = self.target.with_file_name(name);
+        if kept.exists() {
+            fs::remove_dir_all(&kept)?;
+        }
+        fs::rename(&self.path, &kept)?;
+        self.committed = true;
+        Ok(kept)
+    }
+
     /// Replaces `<root>/<name>` with the staged folder.
     pub fn commit(mut self) -> io::Result<PathBuf> {
         let had_old = self.target.exists();
@@ -78,14 +96,136 @@ impl Drop for Staging {
     }
 }
 
-/// Writes every file of a finished experiment into the staging folder.
-pub fn write(results: &Results, source: &Source, staging: &Staging) -> io::Result<()> {
-    let dir = staging.path();
-    summary::write(results, &dir.join("summary.csv"))?;
-    let mut files = vec!["summary.csv"];
-    if results.experiment.output.intents {
-        intents::join_parts(dir, results.policies.iter().map(|p| p.runs.len()).sum())?;
-        files.push("intents.csv");
+/// The CSV files of a run, filled point by point as points finish, so an interrupted run keeps
+/// whole rows of every finished point and no partial ones.
+pub struct Writer {
+    dir: PathBuf,
+    summary: csv::Writer<File>,
+    runs: csv::Writer<File>,
+    intents: Option<BufWriter<File>>,
+    /// Jobs whose intent parts have been appended.
+    jobs_written: usize,
+}
+
+impl Writer {
+    /// Creates the files in `dir` with their headers.
+    pub fn create(dir: &Path, sweep: &Sweep) -> io::Result<Writer> {
+        let header = |columns: &[&str]| -> Vec<String> {
+            sweep
+                .paths()
+                .chain(columns.iter().copied())
+                .map(String::from)
+                .collect()
+        };
+        let mut summary = csv::Writer::from_path(dir.join("summary.csv"))?;
+        summary.write_record(header(&summary::COLUMNS))?;
+        summary.flush()?;
+        let mut runs = csv::Writer::from_path(dir.join("runs.csv"))?;
+        runs.write_record(header(&runs::COLUMNS))?;
+        runs.flush()?;
+        let intents = if sweep.base.output.intents {
+            let mut w =
+                csv::Writer::from_writer(BufWriter::new(File::create(dir.join("intents.csv"))?));
+            w.write_record(header(&intents::COLUMNS))?;
+            Some(w.into_inner().map_err(|e| e.into_error())?)
+        } else {
+            None
+        };
+        Ok(Writer {
+            dir: dir.to_path_buf(),
+            summary,
+            runs,
+            intents,
+            jobs_written: 0,
+        })
     }
-    manifest::write(results, source, &files, &dir.join("manifest.toml"))
+
+    /// Appends a finished point's rows to every file and flushes them.
+    pub fn point(&mut self, point: &Point, result: &PointResult) -> io::Result<()> {
+        for row in summary::rows(point, result) {
+            self.summary.write_record(row)?;
+        }
+        self.summary.flush()?;
+        for row in runs::rows(point, result) {
+            self.runs.write_record(row)?;
+        }
+        self.runs.flush()?;
+        let jobs: usize = result.policies.iter().map(|p| p.runs.len()).sum();
+        let range = self.jobs_written..self.jobs_written + jobs;
+        if let Some(out) = &mut self.intents {
+            intents::append_parts(out, &self.dir, range.clone())?;
+            out.flush()?;
+        }
+        self.jobs_written = range.end;
+        Ok(())
+    }
+
+    /// Writes the manifest and, for a complete run, the charts; returns the files written.
+    pub fn finish(mut self, results: &Results, source: &Source) -> io::Result<Vec<String>> {
+        if let Some(out) = &mut self.intents {
+            out.flush()?;
+        }
+        let exp = &results.sweep.base;
+        let mut files = vec!["summary.csv".to_string(), "runs.csv".to_string()];
+        if self.intents.is_some() {
+            files.push("intents.csv".into());
+        }
+        let charts = if results.complete() {
+            chart::files(&exp.output.charts, &exp.output.chart_formats)
+        } else {
+            Vec::new()
+        };
+        files.extend(charts.iter().cloned());
+        manifest::write(results, source, &files, &self.dir.join("manifest.toml"))?;
+        if results.complete() {
+            chart::draw_all(&self.dir, None).map_err(io::Error::other)?;
+        }
+        Ok(files)
+    }
+}
+
+/// Runs a sweep into a staging folder under `root`, writing each point's rows as it finishes
+/// and, if every point ran, the manifest and the charts. The caller commits the folder, keeps it
+/// as interrupted, or (to check it) compares and drops it.
+pub fn produce(
+    source: &Source,
+    sweep: Sweep,
+    root: &Path,
+    options: &run::Options,
+    progress: &mut Progress,
+) -> io::Result<(Results, Staging)> {
+    let staging = Staging::new(root, &sweep.base.name)?;
+    let writer = Writer::create(staging.path(), &sweep)?;
+    let intents = sweep
+        .base
+        .output
+        .intents
+        .then(|| staging.path().to_path_buf());
+    let options = run::Options {
+        intents_dir: intents.as_deref(),
+        ..*options
+    };
+    let mut recorder = Recorder { writer, progress };
+    let results = run::run(sweep, &options, &mut recorder)?;
+    recorder.progress.finish();
+    recorder.writer.finish(&results, source)?;
+    Ok((results, staging))
+}
+
+/// Hands each finished point to the files and to the progress display.
+struct Recorder<'a> {
+    writer: Writer,
+    progress: &'a mut Progress,
+}
+
+impl run::Observer for Recorder<'_> {
+    fn job_done(&mut self, done: usize, total: usize) {
+        self.progress.job(done, total);
+    }
+
+    fn point_done(&mut self, index: usize, point: &Point, result: &PointResult) -> io::Result<()> {
+        self.writer.point(point, result)?;
+        self.progress.point(index, point);
+        Ok(())
+    }
 }

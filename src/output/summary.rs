@@ -1,13 +1,14 @@
-//! `summary.csv`: one row per configuration. Columns are documented in `out/README.md`.
-
-use std::io;
-use std::path::Path;
+//! `summary.csv`: one row per sweep point × configuration, the point's parameters first.
+//! Columns are documented in `out/README.md`.
 
 use super::fixed;
 use crate::metrics::{Measure, StopReason};
-use crate::run::Results;
+use crate::run::PointResult;
+use crate::sweep::Point;
+use crate::theory::ClosedForms;
 
-pub const COLUMNS: [&str; 31] = [
+/// The columns after the parameter columns.
+pub const COLUMNS: [&str; 33] = [
     "experiment",
     "policy",
     "seed",
@@ -39,66 +40,77 @@ pub const COLUMNS: [&str; 31] = [
     "stopped_attempt_limit",
     "stopped_not_retryable",
     "hung",
+    "theory_a",
+    "theory_b",
 ];
 
-pub fn write(results: &Results, path: &Path) -> io::Result<()> {
-    let mut w = csv::Writer::from_path(path)?;
-    w.write_record(COLUMNS)?;
-    let exp = &results.experiment;
-    for (policy, result) in exp.policies.iter().zip(&results.policies) {
-        let estimates = Measure::ALL.map(|m| result.estimate(m));
-        let est = |m: Measure| estimates[m as usize];
-        let theory = |f: fn(&crate::theory::ClosedForms) -> f64| {
-            result
-                .theory
-                .as_ref()
-                .map_or(String::new(), |t| fixed(f(t)))
-        };
-        let z = |m, f: fn(&crate::theory::ClosedForms) -> f64| {
-            result
-                .theory
-                .as_ref()
-                .map_or(String::new(), |t| fixed(est(m).z(f(t))))
-        };
-        let stopped = |reason| result.total(|r| r.totals.stopped(reason)).to_string();
-        let row: [String; COLUMNS.len()] = [
-            exp.name.clone(),
-            policy.name.clone(),
-            exp.seed.to_string(),
-            exp.replications.to_string(),
-            result.total(|r| r.totals.tasks).to_string(),
-            result.total(|r| r.totals.intents()).to_string(),
-            fixed(est(Measure::Attempts).mean),
-            fixed(est(Measure::Attempts).half_width),
-            fixed(est(Measure::Effects).mean),
-            fixed(est(Measure::Duplicates).mean),
-            fixed(est(Measure::Duplicates).half_width),
-            fixed(est(Measure::Success).mean),
-            fixed(est(Measure::Ghost).mean),
-            theory(|t| t.attempts),
-            theory(|t| t.duplicates),
-            result.agrees().map_or(String::new(), |a| a.to_string()),
-            z(Measure::Attempts, |t| t.attempts),
-            z(Measure::Duplicates, |t| t.duplicates),
-            fixed(est(Measure::Effects).half_width),
-            theory(|t| t.effects),
-            fixed(est(Measure::Success).half_width),
-            theory(|t| t.success),
-            fixed(est(Measure::Ghost).half_width),
-            theory(|t| t.ghost),
-            fixed(est(Measure::Completion).mean),
-            result.total(|r| r.totals.tasks_succeeded).to_string(),
-            policy
-                .retry
-                .max_attempts
-                .cap()
-                .map_or("unlimited".into(), |n| n.to_string()),
-            policy.key.name().to_string(),
-            stopped(StopReason::AttemptLimit),
-            stopped(StopReason::NotRetryable),
-            stopped(StopReason::Hung),
-        ];
-        w.write_record(&row)?;
-    }
-    w.flush()
+/// The rows of one point, one per configuration, parameters first.
+pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
+    let exp = &point.experiment;
+    exp.policies
+        .iter()
+        .zip(&result.policies)
+        .map(|(policy, result)| {
+            let estimates = Measure::ALL.map(|m| result.estimate(m));
+            let est = |m: Measure| estimates[m as usize];
+            let theory = |f: fn(&ClosedForms) -> f64| {
+                result
+                    .theory
+                    .as_ref()
+                    .map_or(String::new(), |t| fixed(f(t)))
+            };
+            let z = |m, f: fn(&ClosedForms) -> f64| {
+                result
+                    .theory
+                    .as_ref()
+                    .map_or(String::new(), |t| fixed(est(m).z(f(t))))
+            };
+            let stopped = |reason| result.total(|r| r.totals.stopped(reason)).to_string();
+            let row: [String; COLUMNS.len()] = [
+                exp.name.clone(),
+                policy.name.clone(),
+                exp.seed.to_string(),
+                exp.replications.to_string(),
+                result.total(|r| r.totals.tasks).to_string(),
+                result.total(|r| r.totals.intents()).to_string(),
+                fixed(est(Measure::Attempts).mean),
+                fixed(est(Measure::Attempts).half_width),
+                fixed(est(Measure::Effects).mean),
+                fixed(est(Measure::Duplicates).mean),
+                fixed(est(Measure::Duplicates).half_width),
+                fixed(est(Measure::Success).mean),
+                fixed(est(Measure::Ghost).mean),
+                theory(|t| t.attempts),
+                theory(|t| t.duplicates),
+                result.agrees().map_or(String::new(), |a| a.to_string()),
+                z(Measure::Attempts, |t| t.attempts),
+                z(Measure::Duplicates, |t| t.duplicates),
+                fixed(est(Measure::Effects).half_width),
+                theory(|t| t.effects),
+                fixed(est(Measure::Success).half_width),
+                theory(|t| t.success),
+                fixed(est(Measure::Ghost).half_width),
+                theory(|t| t.ghost),
+                fixed(est(Measure::Completion).mean),
+                result.total(|r| r.totals.tasks_succeeded).to_string(),
+                policy
+                    .retry
+                    .max_attempts
+                    .cap()
+                    .map_or("unlimited".into(), |n| n.to_string()),
+                policy.key.name().to_string(),
+                stopped(StopReason::AttemptLimit),
+                stopped(StopReason::NotRetryable),
+                stopped(StopReason::Hung),
+                theory(|t| t.a),
+                theory(|t| t.b),
+            ];
+            point
+                .params
+                .iter()
+                .map(ToString::to_string)
+                .chain(row)
+                .collect()
+        })
+        .collect()
 }

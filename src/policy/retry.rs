@@ -71,6 +71,7 @@ impl fmt::Display for Attempts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Attempts::AtMost(1) => write!(f, "1 attempt = no retry"),
+            Attempts::AtMost(2) => write!(f, "2 attempts = 1 retry"),
             Attempts::AtMost(n) => write!(f, "{n} attempts = {} retries", n - 1),
             Attempts::Unlimited => write!(f, "unlimited attempts"),
         }

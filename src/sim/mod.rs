@@ -8,9 +8,11 @@ use crate::engine::{self, Scheduler};
 use crate::experiment::Experiment;
 use crate::metrics::{IntentRecord, Totals};
 
-/// Which run of an experiment: a configuration (policy index) and a replication.
+/// Which run of a sweep: a point, a configuration (policy index) and a replication.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Job {
+    /// Keys the random streams, so points are independent samples.
+    pub point: usize,
     pub policy: usize,
     pub replication: u64,
 }
@@ -27,7 +29,7 @@ pub struct RunResult {
 pub fn run(exp: &Experiment, job: Job, sink: impl FnMut(&IntentRecord)) -> RunResult {
     let streams = Streams {
         seed: exp.seed,
-        point: 0,
+        point: job.point as u64,
         replication: job.replication,
     };
     let mut world = world::World::new(exp, &exp.policies[job.policy], streams, sink);

@@ -8,6 +8,7 @@ use retrysim::sim::{self, Job};
 pub fn records(exp: &Experiment, policy: usize) -> Vec<IntentRecord> {
     let mut out = Vec::new();
     let job = Job {
+        point: 0,
         policy,
         replication: 0,
     };

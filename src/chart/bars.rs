@@ -1,0 +1,164 @@
+//! Comparison bars: the configurations side by side on success rate, attempts and duplicates,
+//! each bar with its 95 % interval; one group of bars per sweep point.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::data::{Data, Row};
+use super::style::{self, FONT};
+
+/// The panels, left to right: title, mean column, interval column, scale and decimals shown.
+const PANELS: [(&str, &str, &str, f64, usize); 3] = [
+    ("success rate (%)", "success_rate", "success_ci95", 100.0, 1),
+    (
+        "calls (attempts) per intent",
+        "attempts_per_intent",
+        "attempts_ci95",
+        1.0,
+        3,
+    ),
+    (
+        "duplicates per intent",
+        "duplicates_per_intent",
+        "duplicates_ci95",
+        1.0,
+        3,
+    ),
+];
+
+pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> Result<(), String> {
+    let body = super::heading(
+        root,
+        &format!("Configurations compared — {}", data.name),
+        &data.description,
+    )?;
+    // Without a sweep each configuration is a group of one bar, named on the axis; with one,
+    // each point is a group of one bar per configuration, named in a legend.
+    let swept = !data.axes.is_empty();
+    let mut groups: Vec<Vec<String>> = Vec::new();
+    if swept {
+        for row in &data.rows {
+            if !groups.contains(&row.params) {
+                groups.push(row.params.clone());
+            }
+        }
+    } else {
+        groups = data.policies.iter().map(|p| vec![p.clone()]).collect();
+    }
+    let per_group = if swept { data.policies.len() } else { 1 };
+    let place = |row: &Row| -> Option<(usize, usize, usize)> {
+        let s = data.policies.iter().position(|p| *p == row.policy)?;
+        if swept {
+            Some((groups.iter().position(|p| *p == row.params)?, s, s))
+        } else {
+            Some((s, 0, s))
+        }
+    };
+    let panels = if swept {
+        let (legend, panels) = body.split_vertically(50);
+        draw_legend(&legend, data)?;
+        panels
+    } else {
+        body
+    };
+    let areas = panels.split_evenly((1, PANELS.len()));
+    for (area, (title, mean, ci, scale, decimals)) in areas.iter().zip(PANELS) {
+        // (group, slot in the group, colour, value, half-width)
+        let bars: Vec<(usize, usize, usize, f64, f64)> = data
+            .rows
+            .iter()
+            .filter_map(|row| {
+                let (g, slot, color) = place(row)?;
+                let v = data.number(row, mean)? * scale;
+                Some((g, slot, color, v, data.number(row, ci)? * scale))
+            })
+            .collect();
+        let top = bars.iter().map(|b| b.3 + b.4).fold(0.0, f64::max);
+        let top = if top > 0.0 { top * 1.15 } else { 1.0 };
+        let mut chart = ChartBuilder::on(area)
+            .caption(title, (FONT, style::LABEL))
+            .margin(14)
+            .x_label_area_size(if swept { 60 } else { 40 })
+            .y_label_area_size(70)
+            .build_cartesian_2d(-0.5..(groups.len() as f64 - 0.5), 0.0..top)
+            .map_err(|e| e.to_string())?;
+        let label = |x: &f64| -> String {
+            let i = x.round();
+            if (x - i).abs() > 1e-6 || i < 0.0 || i as usize >= groups.len() {
+                return String::new();
+            }
+            groups[i as usize].join(", ")
+        };
+        let mut mesh = chart.configure_mesh();
+        mesh.disable_x_mesh()
+            .x_labels(groups.len() * 2 + 1)
+            .x_label_formatter(&label)
+            .y_label_formatter(&|y| super::tick(*y))
+            .label_style((FONT, style::TICK))
+            .axis_desc_style((FONT, style::NOTE))
+            .light_line_style(WHITE.mix(0.0))
+            .bold_line_style(BLACK.mix(0.08));
+        if let [axis] = data.axes.as_slice() {
+            mesh.x_desc(axis.path.clone());
+        }
+        mesh.draw().map_err(|e| e.to_string())?;
+        let width = 0.8 / per_group as f64;
+        let middle = |g: usize, slot: usize| g as f64 - 0.4 + (slot as f64 + 0.5) * width;
+        chart
+            .draw_series(bars.iter().map(|&(g, slot, color, v, _)| {
+                let x = middle(g, slot);
+                Rectangle::new(
+                    [(x - 0.42 * width, 0.0), (x + 0.42 * width, v)],
+                    style::color(color).filled(),
+                )
+            }))
+            .map_err(|e| e.to_string())?;
+        for &(g, slot, _, v, c) in &bars {
+            super::error_bar(&mut chart, middle(g, slot), v - c, v + c, BLACK)?;
+        }
+        // Without a sweep there is room to write each value above its bar.
+        if !swept {
+            chart
+                .draw_series(bars.iter().map(|&(g, slot, _, v, c)| {
+                    Text::new(
+                        format!("{v:.decimals$}"),
+                        (middle(g, slot), v + c + top * 0.01),
+                        (FONT, style::NOTE)
+                            .into_font()
+                            .into_text_style(area)
+                            .pos(Pos::new(HPos::Center, VPos::Bottom)),
+                    )
+                }))
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// One swatch and name per configuration, in a row above the panels.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    data: &Data,
+) -> Result<(), String> {
+    let mut x = 40;
+    for (s, name) in data.policies.iter().enumerate() {
+        area.draw(&Rectangle::new(
+            [(x, 14), (x + 26, 38)],
+            style::color(s).filled(),
+        ))
+        .map_err(|e| e.to_string())?;
+        let text = (FONT, style::LABEL)
+            .into_font()
+            .into_text_style(area)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        area.draw(&Text::new(name.clone(), (x + 34, 26), text))
+            .map_err(|e| e.to_string())?;
+        let width = area
+            .estimate_text_size(name, &(FONT, style::LABEL).into_text_style(area))
+            .map_err(|e| e.to_string())?
+            .0 as i32;
+        x += 34 + width + 40;
+    }
+    Ok(())
+}

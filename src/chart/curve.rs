@@ -1,0 +1,308 @@
+//! Curves: a measure per intent against the first swept key, one series per configuration (and
+//! per value of any further axis), measured points with their 95 % intervals over the theory.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::data::{Data, Row};
+use super::style::{self, FONT};
+use crate::policy::{Attempts, KeyScope};
+use crate::theory::{ClosedForms, closed_forms};
+
+/// Which measure a curve shows.
+#[derive(Clone, Copy, Debug)]
+pub enum Measure {
+    Duplicates,
+    Attempts,
+}
+
+impl Measure {
+    fn columns(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Measure::Duplicates => (
+                "duplicates_per_intent",
+                "duplicates_ci95",
+                "theory_duplicates_per_intent",
+            ),
+            Measure::Attempts => (
+                "attempts_per_intent",
+                "attempts_ci95",
+                "theory_attempts_per_intent",
+            ),
+        }
+    }
+
+    fn of(self, t: &ClosedForms) -> f64 {
+        match self {
+            Measure::Duplicates => t.duplicates,
+            Measure::Attempts => t.attempts,
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Measure::Duplicates => "Duplicate side effects per intent",
+            Measure::Attempts => "Attempts per intent",
+        }
+    }
+
+    fn axis(self) -> &'static str {
+        match self {
+            Measure::Duplicates => "duplicates per intent (effects beyond the first)",
+            Measure::Attempts => "attempts per intent (first try included)",
+        }
+    }
+
+    /// The closed form a series follows, in words for its legend.
+    fn formula(self, attempts: Attempts, key: KeyScope) -> String {
+        match (self, attempts, key) {
+            (Measure::Duplicates, _, KeyScope::PerIntent) => "0 with a per-intent key".into(),
+            (Measure::Duplicates, Attempts::Unlimited, _) => "b/(1−a−b)".into(),
+            (Measure::Duplicates, Attempts::AtMost(n), _) => {
+                format!("(1−a)(1−qᴺ)/(1−q) − (1−aᴺ), N = {n}")
+            }
+            (Measure::Attempts, Attempts::Unlimited, _) => "1/(1−a−b)".into(),
+            (Measure::Attempts, Attempts::AtMost(n), _) => format!("(1−qᴺ)/(1−q), N = {n}"),
+        }
+    }
+}
+
+/// One measured point of a series.
+struct Mark {
+    x: f64,
+    mean: f64,
+    ci: f64,
+    theory: Option<Theory>,
+}
+
+/// The closed form at a point, with what it was computed from, so the line between two points
+/// can be drawn exactly rather than as a chord.
+#[derive(Clone, Copy)]
+struct Theory {
+    value: f64,
+    a: f64,
+    b: f64,
+    attempts: Attempts,
+    key: KeyScope,
+}
+
+struct Series {
+    label: String,
+    marks: Vec<Mark>,
+}
+
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    data: &Data,
+    measure: Measure,
+) -> Result<(), String> {
+    let axis = &data.axes[0];
+    let numeric: Option<Vec<f64>> = axis.values.iter().map(|v| v.parse().ok()).collect();
+    let position = |value: &str| -> f64 {
+        let i = axis.values.iter().position(|v| v == value).unwrap_or(0);
+        numeric.as_ref().map_or(i as f64, |xs| xs[i])
+    };
+    let series = collect(data, measure, &position);
+
+    let (xs, ys): (Vec<f64>, Vec<f64>) = series
+        .iter()
+        .flat_map(|s| &s.marks)
+        .map(|m| (m.x, (m.mean + m.ci).max(m.theory.map_or(0.0, |t| t.value))))
+        .unzip();
+    let (x_lo, x_hi) = bounds(&xs);
+    let pad = if numeric.is_some() {
+        ((x_hi - x_lo) * 0.04).max(1e-9)
+    } else {
+        0.5
+    };
+    let y_hi = ys.iter().cloned().fold(0.0, f64::max);
+    let y_hi = match measure {
+        Measure::Duplicates if y_hi > 0.0 => y_hi * 1.12,
+        Measure::Duplicates => 1.0,
+        Measure::Attempts => 1.0 + (y_hi - 1.0).max(0.1) * 1.12,
+    };
+    // Attempts never go below 1: their axis starts just under it, so the curve fills the chart.
+    let y_lo = match measure {
+        Measure::Duplicates => 0.0,
+        Measure::Attempts => 1.0 - 0.04 * (y_hi - 1.0),
+    };
+
+    let body = super::heading(
+        root,
+        &format!("{} — {}", measure.title(), data.name),
+        &data.description,
+    )?;
+    let mut chart = ChartBuilder::on(&body)
+        .margin_left(20)
+        .margin_right(40)
+        .margin_bottom(10)
+        .x_label_area_size(70)
+        .y_label_area_size(100)
+        .build_cartesian_2d((x_lo - pad)..(x_hi + pad), y_lo..y_hi)
+        .map_err(|e| e.to_string())?;
+    let labels = axis.values.clone();
+    let categorical = numeric.is_none();
+    let x_format = move |x: &f64| -> String {
+        if categorical {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+                labels[i as usize].clone()
+            } else {
+                String::new()
+            }
+        } else {
+            super::tick(*x)
+        }
+    };
+    chart
+        .configure_mesh()
+        .x_desc(style::axis_title(&axis.path))
+        .y_desc(measure.axis())
+        .x_labels(if categorical {
+            axis.values.len() * 2 + 1
+        } else {
+            11
+        })
+        .x_label_formatter(&x_format)
+        .y_label_formatter(&|y| super::tick(*y))
+        .axis_desc_style((FONT, style::LABEL))
+        .label_style((FONT, style::TICK))
+        .light_line_style(WHITE.mix(0.0))
+        .bold_line_style(BLACK.mix(0.08))
+        .draw()
+        .map_err(|e| e.to_string())?;
+
+    for (i, s) in series.iter().enumerate() {
+        let color = style::color(i);
+        let theory_line = theory_path(&s.marks, measure, numeric.is_some());
+        if let Some(first) = s.marks.iter().find_map(|m| m.theory) {
+            let line = ShapeStyle::from(color.mix(0.55)).stroke_width(3);
+            chart
+                .draw_series(LineSeries::new(theory_line, line))
+                .map_err(|e| e.to_string())?
+                .label(format!(
+                    "{} — theory {}",
+                    s.label,
+                    measure.formula(first.attempts, first.key)
+                ))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 30, y)], line));
+        }
+        for m in &s.marks {
+            super::error_bar(&mut chart, m.x, m.mean - m.ci, m.mean + m.ci, color)?;
+        }
+        chart
+            .draw_series(
+                s.marks
+                    .iter()
+                    .map(|m| Circle::new((m.x, m.mean), 6, color.filled())),
+            )
+            .map_err(|e| e.to_string())?
+            .label(format!("{} — measured, 95% CI", s.label))
+            .legend(move |(x, y)| Circle::new((x + 15, y), 6, color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .margin(16)
+        .legend_area_size(40)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.3))
+        .label_font((FONT, style::NOTE))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+fn bounds(xs: &[f64]) -> (f64, f64) {
+    let lo = xs.iter().cloned().fold(f64::MAX, f64::min);
+    let hi = xs.iter().cloned().fold(f64::MIN, f64::max);
+    if lo > hi { (0.0, 1.0) } else { (lo, hi) }
+}
+
+/// The series of the chart: each configuration, crossed with the values of axes after the
+/// first, in the order the CSV lists them.
+fn collect(data: &Data, measure: Measure, position: &dyn Fn(&str) -> f64) -> Vec<Series> {
+    let (mean, ci, theory) = measure.columns();
+    let mut series: Vec<(String, Vec<String>, Series)> = Vec::new();
+    for policy in &data.policies {
+        for row in data.rows_of(policy) {
+            let rest = row.params[1..].to_vec();
+            let slot = match series
+                .iter()
+                .position(|(p, r, _)| p == policy && *r == rest)
+            {
+                Some(i) => i,
+                None => {
+                    let mut label = policy.clone();
+                    for (axis, value) in data.axes[1..].iter().zip(&rest) {
+                        let leaf = axis.path.rsplit('.').next().unwrap_or(&axis.path);
+                        label.push_str(&format!(", {leaf} = {value}"));
+                    }
+                    series.push((
+                        policy.clone(),
+                        rest,
+                        Series {
+                            label,
+                            marks: Vec::new(),
+                        },
+                    ));
+                    series.len() - 1
+                }
+            };
+            let (Some(m), Some(c)) = (data.number(row, mean), data.number(row, ci)) else {
+                continue;
+            };
+            series[slot].2.marks.push(Mark {
+                x: position(&row.params[0]),
+                mean: m,
+                ci: c,
+                theory: theory_at(data, row, theory),
+            });
+        }
+    }
+    series.into_iter().map(|(_, _, s)| s).collect()
+}
+
+fn theory_at(data: &Data, row: &Row, column: &str) -> Option<Theory> {
+    let attempts = match data.text(row, "max_attempts")? {
+        "unlimited" => Attempts::Unlimited,
+        n => Attempts::AtMost(n.parse().ok()?),
+    };
+    let key_name = data.text(row, "idempotency_key")?;
+    let key = KeyScope::ALL.into_iter().find(|k| k.name() == key_name)?;
+    Some(Theory {
+        value: data.number(row, column)?,
+        a: data.number(row, "theory_a")?,
+        b: data.number(row, "theory_b")?,
+        attempts,
+        key,
+    })
+}
+
+/// The theory line through a series: between two neighbouring points with the same attempts
+/// and key, a and b move linearly with x, so the closed form is evaluated along the way and the
+/// line is the true curve; anywhere else it is a straight segment.
+fn theory_path(marks: &[Mark], measure: Measure, numeric: bool) -> Vec<(f64, f64)> {
+    const STEPS: usize = 24;
+    let points: Vec<(f64, Theory)> = marks
+        .iter()
+        .filter_map(|m| m.theory.map(|t| (m.x, t)))
+        .collect();
+    let mut path = Vec::new();
+    for pair in points.windows(2) {
+        let ((x0, t0), (x1, t1)) = (pair[0], pair[1]);
+        path.push((x0, t0.value));
+        if numeric && t0.attempts == t1.attempts && t0.key == t1.key {
+            for step in 1..STEPS {
+                let f = step as f64 / STEPS as f64;
+                let (a, b) = (t0.a + f * (t1.a - t0.a), t0.b + f * (t1.b - t0.b));
+                let value = measure.of(&closed_forms(a, b, t0.attempts, t0.key));
+                path.push((x0 + f * (x1 - x0), value));
+            }
+        }
+    }
+    if let Some(&(x, t)) = points.last() {
+        path.push((x, t.value));
+    }
+    path
+}

@@ -1,0 +1,161 @@
+//! What charts are drawn from: an output folder's `summary.csv` and `manifest.toml`, and nothing
+//! else, so `retrysim plot` redraws exactly what `retrysim run` drew.
+
+use std::fs;
+use std::path::Path;
+
+use toml::{Table, Value};
+
+use super::{ChartError, ChartFormat, ChartKind};
+
+/// One swept key and its values, in the config's order.
+#[derive(Clone, Debug)]
+pub struct Axis {
+    pub path: String,
+    pub values: Vec<String>,
+}
+
+/// One row of `summary.csv`: a configuration at a point.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// The value of each axis at this point, as written in the CSV.
+    pub params: Vec<String>,
+    pub policy: String,
+    cells: Vec<String>,
+}
+
+/// An output folder as the charts see it.
+#[derive(Clone, Debug)]
+pub struct Data {
+    pub name: String,
+    pub description: String,
+    pub axes: Vec<Axis>,
+    /// The configurations in the config's order.
+    pub policies: Vec<String>,
+    pub charts: Vec<ChartKind>,
+    pub formats: Vec<ChartFormat>,
+    pub rows: Vec<Row>,
+    columns: Vec<String>,
+}
+
+impl Data {
+    /// Reads `summary.csv` and `manifest.toml` from `dir`.
+    pub fn read(dir: &Path) -> Result<Data, ChartError> {
+        let manifest_path = dir.join("manifest.toml");
+        let bad_manifest = |why: &str| ChartError(format!("{}: {why}", manifest_path.display()));
+        let text = fs::read_to_string(&manifest_path)
+            .map_err(|e| bad_manifest(&format!("cannot read: {e}")))?;
+        let manifest: Table = toml::from_str(&text).map_err(|e| bad_manifest(e.message()))?;
+        let resolved = manifest
+            .get("resolved")
+            .and_then(Value::as_table)
+            .ok_or_else(|| bad_manifest("no [resolved] table"))?;
+        let string = |t: &Table, key: &str| {
+            t.get(key)
+                .and_then(Value::as_str)
+                .map(String::from)
+                .ok_or_else(|| bad_manifest(&format!("no `{key}`")))
+        };
+        let list = |t: Option<&Value>| -> Vec<Value> {
+            t.and_then(Value::as_array).cloned().unwrap_or_default()
+        };
+        let axes = list(resolved.get("sweep").and_then(|s| s.get("axis")))
+            .iter()
+            .map(|a| {
+                let path = a.get("path").and_then(Value::as_str);
+                let values = list(a.get("values"));
+                path.map(|p| Axis {
+                    path: p.to_string(),
+                    values: values.iter().map(cell).collect(),
+                })
+                .ok_or_else(|| bad_manifest("a sweep axis has no path"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let policies = list(resolved.get("policy"))
+            .iter()
+            .filter_map(|p| p.get("name").and_then(Value::as_str).map(String::from))
+            .collect();
+        let output = resolved.get("output");
+        let named = |key: &str| -> Vec<String> {
+            list(output.and_then(|o| o.get(key)))
+                .iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        };
+        let charts = named("charts")
+            .iter()
+            .map(|n| {
+                ChartKind::ALL
+                    .into_iter()
+                    .find(|k| k.name() == n)
+                    .ok_or_else(|| bad_manifest(&format!("unknown chart \"{n}\"")))
+            })
+            .collect::<Result<_, _>>()?;
+        let formats = named("chart_formats")
+            .iter()
+            .map(|n| {
+                ChartFormat::ALL
+                    .into_iter()
+                    .find(|f| f.name() == n)
+                    .ok_or_else(|| bad_manifest(&format!("unknown chart format \"{n}\"")))
+            })
+            .collect::<Result<_, _>>()?;
+
+        let summary_path = dir.join("summary.csv");
+        let bad_summary = |why: String| ChartError(format!("{}: {why}", summary_path.display()));
+        let mut reader = csv::Reader::from_path(&summary_path)
+            .map_err(|e| bad_summary(format!("cannot read: {e}")))?;
+        let columns: Vec<String> = reader
+            .headers()
+            .map_err(|e| bad_summary(e.to_string()))?
+            .iter()
+            .map(String::from)
+            .collect();
+        let policy_column = columns
+            .iter()
+            .position(|c| c == "policy")
+            .ok_or_else(|| bad_summary("no `policy` column".into()))?;
+        let mut rows = Vec::new();
+        for record in reader.records() {
+            let record = record.map_err(|e| bad_summary(e.to_string()))?;
+            let cells: Vec<String> = record.iter().map(String::from).collect();
+            rows.push(Row {
+                params: cells[..axes.len().min(cells.len())].to_vec(),
+                policy: cells[policy_column].clone(),
+                cells,
+            });
+        }
+        Ok(Data {
+            name: string(resolved, "name")?,
+            description: string(resolved, "description").unwrap_or_default(),
+            axes,
+            policies,
+            charts,
+            formats,
+            rows,
+            columns,
+        })
+    }
+
+    /// The value of `column` in `row` as a number; `None` for an empty cell.
+    pub fn number(&self, row: &Row, column: &str) -> Option<f64> {
+        let i = self.columns.iter().position(|c| c == column)?;
+        row.cells.get(i)?.parse().ok()
+    }
+
+    /// The text of `column` in `row`.
+    pub fn text<'a>(&self, row: &'a Row, column: &str) -> Option<&'a str> {
+        let i = self.columns.iter().position(|c| c == column)?;
+        row.cells.get(i).map(String::as_str)
+    }
+
+    /// The rows of one configuration, in point order.
+    pub fn rows_of<'a>(&'a self, policy: &'a str) -> impl Iterator<Item = &'a Row> {
+        self.rows.iter().filter(move |r| r.policy == policy)
+    }
+}
+
+/// A swept value as its CSV cell shows it.
+fn cell(v: &Value) -> String {
+    crate::sweep::Param(v.clone()).to_string()
+}

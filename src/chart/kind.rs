@@ -1,0 +1,74 @@
+//! Which charts there are, and the file formats they are drawn in.
+
+/// A chart an experiment can ask for in `[output] charts`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChartKind {
+    /// Duplicates per intent against the first swept parameter, with theory and 95 % CIs.
+    DuplicateCurve,
+    /// Attempts per intent against the first swept parameter, with theory and 95 % CIs.
+    AttemptsCurve,
+    /// Configurations side by side on success rate, attempts and duplicates.
+    Comparison,
+    /// A heat map per configuration over a two-axis sweep.
+    Grid,
+}
+
+impl ChartKind {
+    pub const ALL: [ChartKind; 4] = [
+        ChartKind::DuplicateCurve,
+        ChartKind::AttemptsCurve,
+        ChartKind::Comparison,
+        ChartKind::Grid,
+    ];
+
+    /// The name in configs, and the chart's file stem.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChartKind::DuplicateCurve => "duplicate-curve",
+            ChartKind::AttemptsCurve => "attempts-curve",
+            ChartKind::Comparison => "comparison",
+            ChartKind::Grid => "grid",
+        }
+    }
+
+    /// How many sweep axes the chart needs, as (fewest, most).
+    pub fn axes(self) -> (usize, usize) {
+        match self {
+            ChartKind::DuplicateCurve | ChartKind::AttemptsCurve => (1, usize::MAX),
+            ChartKind::Comparison => (0, usize::MAX),
+            ChartKind::Grid => (2, 2),
+        }
+    }
+
+    /// The charts drawn when a config names none: what its sweep has room for.
+    pub fn defaults(axes: usize) -> Vec<ChartKind> {
+        match axes {
+            0 => vec![ChartKind::Comparison],
+            1 => vec![
+                ChartKind::DuplicateCurve,
+                ChartKind::AttemptsCurve,
+                ChartKind::Comparison,
+            ],
+            _ => vec![ChartKind::Grid],
+        }
+    }
+}
+
+/// A file format charts are written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChartFormat {
+    Svg,
+    Png,
+}
+
+impl ChartFormat {
+    pub const ALL: [ChartFormat; 2] = [ChartFormat::Svg, ChartFormat::Png];
+
+    /// The name in configs and the file extension.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChartFormat::Svg => "svg",
+            ChartFormat::Png => "png",
+        }
+    }
+}

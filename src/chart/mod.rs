@@ -1,0 +1,161 @@
+//! Charts drawn with plotters from an output folder's CSV files and manifest alone, so
+//! `retrysim plot` redraws exactly what `retrysim run` drew. Text is measured with the embedded
+//! DejaVu Sans, never a system font, so the files are the same bytes on every machine.
+
+mod bars;
+mod curve;
+mod data;
+mod grid;
+mod kind;
+mod style;
+
+pub use kind::{ChartFormat, ChartKind};
+
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use data::Data;
+use style::FONT;
+
+/// A chart that could not be drawn, with the file it concerns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChartError(pub String);
+
+impl fmt::Display for ChartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ChartError {}
+
+/// The chart files `kinds` make in `formats`, relative to the output folder.
+pub fn files(kinds: &[ChartKind], formats: &[ChartFormat]) -> Vec<String> {
+    kinds
+        .iter()
+        .flat_map(|k| {
+            formats
+                .iter()
+                .map(move |f| format!("charts/{}.{}", k.name(), f.name()))
+        })
+        .collect()
+}
+
+/// Draws every chart the manifest in `dir` names, in its formats unless `formats` says
+/// otherwise, into `dir/charts/`; returns the files written.
+pub fn draw_all(dir: &Path, formats: Option<&[ChartFormat]>) -> Result<Vec<PathBuf>, ChartError> {
+    style::register_fonts();
+    let data = Data::read(dir)?;
+    let formats = formats.unwrap_or(&data.formats);
+    let charts = dir.join("charts");
+    fs::create_dir_all(&charts)
+        .map_err(|e| ChartError(format!("{}: cannot create: {e}", charts.display())))?;
+    let mut written = Vec::new();
+    for &kind in &data.charts {
+        for &format in formats {
+            let path = charts.join(format!("{}.{}", kind.name(), format.name()));
+            // Drawn beside the target and renamed, so a chart file is whole or absent.
+            let partial = charts.join(format!(".{}.partial.{}", kind.name(), format.name()));
+            let failed = |why: String| ChartError(format!("{}: {why}", path.display()));
+            match format {
+                ChartFormat::Svg => {
+                    let root = SVGBackend::new(&partial, style::SIZE).into_drawing_area();
+                    draw(&root, &data, kind).map_err(failed)?;
+                    root.present().map_err(|e| failed(e.to_string()))?;
+                }
+                ChartFormat::Png => {
+                    let root = BitMapBackend::new(&partial, style::SIZE).into_drawing_area();
+                    draw(&root, &data, kind).map_err(failed)?;
+                    root.present().map_err(|e| failed(e.to_string()))?;
+                }
+            }
+            fs::rename(&partial, &path).map_err(|e| failed(e.to_string()))?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    data: &Data,
+    kind: ChartKind,
+) -> Result<(), String> {
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let (fewest, most) = kind.axes();
+    if !(fewest..=most).contains(&data.axes.len()) {
+        return Err(format!(
+            "the {} chart does not fit a sweep of {} axes",
+            kind.name(),
+            data.axes.len()
+        ));
+    }
+    match kind {
+        ChartKind::DuplicateCurve => curve::draw(root, data, curve::Measure::Duplicates),
+        ChartKind::AttemptsCurve => curve::draw(root, data, curve::Measure::Attempts),
+        ChartKind::Comparison => bars::draw(root, data),
+        ChartKind::Grid => grid::draw(root, data),
+    }
+}
+
+/// Writes the title and the experiment's description across the top; returns the area below.
+fn heading<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    description: &str,
+) -> Result<DrawingArea<DB, Shift>, String> {
+    let (top, body) = root.split_vertically(96);
+    let centered = |size: u32, bold: bool| {
+        let font = if bold {
+            (FONT, size, FontStyle::Bold).into_font()
+        } else {
+            (FONT, size).into_font()
+        };
+        font.into_text_style(&top)
+            .pos(Pos::new(HPos::Center, VPos::Top))
+    };
+    let middle = style::SIZE.0 as i32 / 2;
+    top.draw(&Text::new(
+        title,
+        (middle, 14),
+        centered(style::TITLE, true),
+    ))
+    .map_err(|e| e.to_string())?;
+    top.draw(&Text::new(
+        description,
+        (middle, 60),
+        centered(style::NOTE, false),
+    ))
+    .map_err(|e| e.to_string())?;
+    Ok(body)
+}
+
+/// A vertical 95 % interval from `lo` to `hi` at `x`, with caps a fixed number of pixels wide.
+fn error_bar<DB: DrawingBackend>(
+    chart: &mut ChartContext<DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    x: f64,
+    lo: f64,
+    hi: f64,
+    color: RGBColor,
+) -> Result<(), String> {
+    let line = ShapeStyle::from(color).stroke_width(2);
+    let cap = |y: f64| EmptyElement::at((x, y)) + PathElement::new(vec![(-8, 0), (8, 0)], line);
+    let area = chart.plotting_area();
+    area.draw(&PathElement::new(vec![(x, lo), (x, hi)], line))
+        .and_then(|_| area.draw(&cap(lo)))
+        .and_then(|_| area.draw(&cap(hi)))
+        .map_err(|e| e.to_string())
+}
+
+/// An axis number, short: as few decimals as it needs, up to four.
+fn tick(x: f64) -> String {
+    let s = format!("{x:.4}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".into() } else { s.into() }
+}

@@ -1,0 +1,182 @@
+//! The helpers validation reads values with: each turns a problem into a located error.
+
+use toml::{Spanned, Value};
+
+use super::{ConfigError, Source};
+use crate::time::{DURATION_HELP, Tick, parse_duration};
+
+pub(super) type Result<T> = std::result::Result<T, ConfigError>;
+
+/// Reads values out of the raw config, turning each problem into a located error.
+pub(super) struct Check<'a> {
+    pub source: &'a Source,
+}
+
+impl Check<'_> {
+    pub fn error<T>(&self, span: std::ops::Range<usize>, path: &str, message: String) -> Result<T> {
+        Err(ConfigError::at(self.source, span, path, message))
+    }
+
+    pub fn error_allowing<T>(
+        &self,
+        span: std::ops::Range<usize>,
+        path: &str,
+        message: String,
+        allowed: &str,
+    ) -> Result<T> {
+        Err(ConfigError::at(self.source, span, path, message).allowed(allowed))
+    }
+
+    pub fn probability(&self, value: &Option<Spanned<f64>>, path: &str) -> Result<f64> {
+        let Some(p) = value else { return Ok(0.0) };
+        let v = *p.get_ref();
+        if !(0.0..=1.0).contains(&v) {
+            return self.error_allowing(
+                p.span(),
+                path,
+                format!("{v} is not a probability"),
+                "a number from 0 to 1",
+            );
+        }
+        Ok(v)
+    }
+
+    pub fn duration(&self, value: &Spanned<Value>, path: &str) -> Result<Tick> {
+        match value.get_ref() {
+            Value::Integer(t) if *t >= 0 => Ok(Tick(*t as u64)),
+            Value::Integer(t) => self.error_allowing(
+                value.span(),
+                path,
+                format!("{t} is negative; durations are zero or more"),
+                DURATION_HELP,
+            ),
+            Value::String(s) => match parse_duration(s) {
+                Ok(t) => Ok(t),
+                Err(why) => self.error_allowing(value.span(), path, why, DURATION_HELP),
+            },
+            other => self.error_allowing(
+                value.span(),
+                path,
+                format!("expected a duration, found {}", other.type_str()),
+                DURATION_HELP,
+            ),
+        }
+    }
+
+    pub fn duration_or(
+        &self,
+        value: &Option<Spanned<Value>>,
+        path: &str,
+        default: &str,
+    ) -> Result<Tick> {
+        match value {
+            Some(v) => self.duration(v, path),
+            None => Ok(parse_duration(default).expect("defaults are valid durations")),
+        }
+    }
+
+    /// One of `all`, written by its name; `default` when absent.
+    pub fn named<T: Copy>(
+        &self,
+        value: Option<&Spanned<String>>,
+        path: &str,
+        all: &[T],
+        name: fn(T) -> &'static str,
+        default: T,
+    ) -> Result<T> {
+        let Some(value) = value else {
+            return Ok(default);
+        };
+        let options: Vec<(&str, T)> = all.iter().map(|&v| (name(v), v)).collect();
+        self.choice(value, path, &options)
+    }
+
+    /// One of a fixed set of words.
+    pub fn choice<T: Copy>(
+        &self,
+        value: &Spanned<String>,
+        path: &str,
+        options: &[(&str, T)],
+    ) -> Result<T> {
+        match options.iter().find(|(name, _)| name == value.get_ref()) {
+            Some(&(_, v)) => Ok(v),
+            None => {
+                let names: Vec<String> = options.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+                self.error_allowing(
+                    value.span(),
+                    path,
+                    format!("unknown value \"{}\"", value.get_ref()),
+                    &names.join(", "),
+                )
+            }
+        }
+    }
+
+    /// A name that can be a folder and a CSV cell: lowercase letters, digits, `-` and `_`.
+    pub fn name(&self, value: &Spanned<String>, path: &str) -> Result<String> {
+        let s = value.get_ref();
+        let ok = s
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+        if !ok {
+            return self.error_allowing(
+                value.span(),
+                path,
+                format!("\"{s}\" cannot be used as a name"),
+                "lowercase letters, digits, '-' and '_', starting with a letter or digit",
+            );
+        }
+        Ok(s.clone())
+    }
+
+    /// A count that must be at least 1; `zero` says what 0 would mean.
+    pub fn count<T: Copy + Default + PartialEq>(
+        &self,
+        value: Option<&Spanned<T>>,
+        path: &str,
+        default: T,
+        zero: &str,
+    ) -> Result<T> {
+        match value {
+            Some(v) if *v.get_ref() == T::default() => {
+                self.error_allowing(v.span(), path, zero.into(), "1 or more")
+            }
+            Some(v) => Ok(*v.get_ref()),
+            None => Ok(default),
+        }
+    }
+
+    /// A list of distinct names, each one of `all`.
+    pub fn names<T: Copy>(
+        &self,
+        list: &Spanned<Vec<Spanned<String>>>,
+        path: &str,
+        all: &[T],
+        name: fn(T) -> &'static str,
+    ) -> Result<Vec<T>> {
+        let mut seen = Vec::new();
+        let mut out = Vec::new();
+        for (i, item) in list.get_ref().iter().enumerate() {
+            let path = format!("{path}[{i}]");
+            self.unique(&seen, item, &path)?;
+            seen.push(item.get_ref().clone());
+            out.push(self.named(Some(item), &path, all, name, all[0])?);
+        }
+        Ok(out)
+    }
+
+    /// Refuses a second item of the same name.
+    pub fn unique(&self, seen: &[String], value: &Spanned<String>, path: &str) -> Result<()> {
+        if seen.contains(value.get_ref()) {
+            return self.error(
+                value.span(),
+                path,
+                format!("\"{}\" is named twice", value.get_ref()),
+            );
+        }
+        Ok(())
+    }
+}

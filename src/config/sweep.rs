@@ -1,0 +1,448 @@
+//! `[sweep]`: axes that each name a config key by its path and give it a list of values or a
+//! range, crossed into a grid or zipped. Every point is the config with its values set, then
+//! validated like any config, so a swept value obeys exactly the rules a written one does; a
+//! point that breaks one is reported at the value that made it.
+//!
+//! Paths follow the TOML: `workload.tasks`, `horizon`, `policy.retry-only.max_attempts`.
+//! Under `tool` and `policy` the next segment picks an element by its `name`; without a name
+//! (`tool.reply_loss`) the key is set on every element. A key the base config leaves out is
+//! added, and so is a table on the way to it.
+
+use std::ops::Range;
+
+use toml::{Spanned, Table, Value};
+
+use super::check::{Check, Result};
+use super::{ConfigError, Source, raw, validate};
+use crate::sweep::{Axis, Param, Point, Sweep};
+use crate::time::{DURATION_HELP, Tick};
+
+/// Keys that belong to the whole experiment, not to one point.
+const FIXED: [&str; 6] = [
+    "name",
+    "description",
+    "seed",
+    "replications",
+    "output",
+    "sweep",
+];
+/// Arrays of tables whose elements a path picks by name.
+const NAMED: [&str; 2] = ["tool", "policy"];
+/// A larger sweep is more likely a typo in a range than an intent.
+const MAX_POINTS: usize = 100_000;
+
+/// An axis as read: its values, each with the span an error about it points at.
+struct Spec {
+    path: String,
+    path_span: Range<usize>,
+    values: Vec<(Param, Range<usize>)>,
+}
+
+/// Reads the config's sweep, or makes a one-point sweep of a config without one.
+pub fn sweep(source: &Source, raw: raw::Config) -> Result<Sweep> {
+    let Some(spanned) = &raw.sweep else {
+        return Ok(Sweep::single(validate::experiment(source, &raw, 0)?));
+    };
+    let check = Check { source };
+    let spec = spanned.get_ref();
+    let listed = spec.axis.get_ref();
+    if listed.is_empty() {
+        return check.error_allowing(
+            spec.axis.span(),
+            "sweep.axis",
+            "the sweep has no axis".into(),
+            "one or more [[sweep.axis]] tables, each with a path and values or a range",
+        );
+    }
+    // The config as written is checked first, so its own mistakes are placed where they are.
+    let mut base = validate::experiment(source, &raw, listed.len())?;
+    let zip = match &spec.mode {
+        None => false,
+        Some(m) => check.choice(m, "sweep.mode", &[("grid", false), ("zip", true)])?,
+    };
+    let replications = check.count(
+        spec.replications.as_ref(),
+        "sweep.replications",
+        base.replications,
+        "0 replications run nothing",
+    )?;
+
+    base.replications = replications;
+    let mut doc: Table = toml::from_str(&source.text).expect("the text parsed as a config above");
+    doc.remove("sweep");
+    let mut specs: Vec<Spec> = Vec::new();
+    for (i, axis) in listed.iter().enumerate() {
+        let spec = axis_spec(&check, axis, &format!("sweep.axis[{i}]"), &specs)?;
+        // The path must lead somewhere a value can go; what value fits is validation's say.
+        set(&mut doc.clone(), &spec.path, &spec.values[0].0.0).map_err(|why| {
+            ConfigError::at(
+                source,
+                spec.path_span.clone(),
+                &format!("sweep.axis[{i}].path"),
+                why,
+            )
+        })?;
+        specs.push(spec);
+    }
+
+    let combos = combinations(&check, &specs, zip, spanned.span())?;
+    let mut points = Vec::with_capacity(combos.len());
+    for combo in combos {
+        let mut point_doc = doc.clone();
+        for (spec, &v) in specs.iter().zip(&combo) {
+            set(&mut point_doc, &spec.path, &spec.values[v].0.0).expect("paths checked above");
+        }
+        let point_source = Source {
+            name: source.name.clone(),
+            text: toml::to_string(&point_doc).expect("a TOML table serializes"),
+        };
+        let mut experiment = super::parse(&point_source)
+            .and_then(|raw| validate::experiment(&point_source, &raw, specs.len()))
+            .map_err(|inner| blame(source, &specs, &combo, &inner))?;
+        experiment.replications = replications;
+        points.push(Point {
+            params: specs
+                .iter()
+                .zip(&combo)
+                .map(|(s, &v)| s.values[v].0.clone())
+                .collect(),
+            experiment,
+        });
+    }
+    Ok(Sweep {
+        base,
+        axes: specs
+            .into_iter()
+            .map(|s| Axis {
+                path: s.path,
+                values: s.values.into_iter().map(|(p, _)| p).collect(),
+            })
+            .collect(),
+        zip,
+        points,
+    })
+}
+
+fn axis_spec(check: &Check, axis: &Spanned<raw::Axis>, at: &str, earlier: &[Spec]) -> Result<Spec> {
+    let raw = axis.get_ref();
+    let path = raw.path.get_ref().clone();
+    let segments: Vec<&str> = path.split('.').collect();
+    if segments.iter().any(|s| s.is_empty()) {
+        return check.error_allowing(
+            raw.path.span(),
+            &format!("{at}.path"),
+            format!("\"{path}\" is not a key path"),
+            "keys joined by dots, such as \"tool.charge.reply_loss\" or \"workload.tasks\"",
+        );
+    }
+    if FIXED.contains(&segments[0]) {
+        return check.error_allowing(
+            raw.path.span(),
+            &format!("{at}.path"),
+            format!("`{}` belongs to the whole experiment and cannot be swept", segments[0]),
+            "a key of horizon, [workload], [[tool]] or [[policy]]; replications per point go in [sweep]",
+        );
+    }
+    if earlier.iter().any(|s| s.path == path) {
+        return check.error(
+            raw.path.span(),
+            &format!("{at}.path"),
+            format!("\"{path}\" is swept twice"),
+        );
+    }
+    let range_keys = [&raw.start, &raw.stop, &raw.step];
+    let values = match (&raw.values, range_keys) {
+        (Some(list), [None, None, None]) => {
+            if list.get_ref().is_empty() {
+                return check.error_allowing(
+                    list.span(),
+                    &format!("{at}.values"),
+                    "an axis with no values has no points".into(),
+                    "one or more values",
+                );
+            }
+            list.get_ref()
+                .iter()
+                .map(|v| (Param(v.get_ref().clone()), v.span()))
+                .collect()
+        }
+        (None, [Some(start), Some(stop), Some(step)]) => range(check, at, start, stop, step)?
+            .into_iter()
+            .map(|v| (Param(v), axis.span()))
+            .collect(),
+        (Some(list), _) => {
+            return check.error_allowing(
+                list.span(),
+                &format!("{at}.values"),
+                "an axis has values or a range, not both".into(),
+                "`values = [...]`, or `start`, `stop` and `step`",
+            );
+        }
+        (None, _) => {
+            return check.error_allowing(
+                axis.span(),
+                at,
+                "the axis has no values".into(),
+                "`values = [...]`, or all of `start`, `stop` and `step`",
+            );
+        }
+    };
+    Ok(Spec {
+        path,
+        path_span: raw.path.span(),
+        values,
+    })
+}
+
+/// The values from `start` to `stop` (included, when a whole number of steps away) by `step`:
+/// integers, decimals (kept to 12 significant places, so 0.1 steps print as 0.3, not
+/// 0.30000000000000004) or durations.
+fn range(
+    check: &Check,
+    at: &str,
+    start: &Spanned<Value>,
+    stop: &Spanned<Value>,
+    step: &Spanned<Value>,
+) -> Result<Vec<Value>> {
+    const MAX_VALUES: u64 = 10_000;
+    let too_many = |n: u64| {
+        check.error_allowing::<Vec<Value>>(
+            step.span(),
+            &format!("{at}.step"),
+            format!("the range has {n} values"),
+            &format!("at most {MAX_VALUES} values on one axis"),
+        )
+    };
+    let not_positive = || {
+        check.error_allowing::<Vec<Value>>(
+            step.span(),
+            &format!("{at}.step"),
+            "the step must be more than 0".into(),
+            "a positive step, in the type of start and stop",
+        )
+    };
+    let backwards = || {
+        check.error_allowing::<Vec<Value>>(
+            stop.span(),
+            &format!("{at}.stop"),
+            "stop is below start".into(),
+            "stop ≥ start",
+        )
+    };
+    let number = |v: &Value| match v {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Float(x) => Some(*x),
+        _ => None,
+    };
+    match (start.get_ref(), stop.get_ref(), step.get_ref()) {
+        (Value::Integer(a), Value::Integer(z), Value::Integer(d)) => {
+            let (a, z, d) = (*a, *z, *d);
+            if d <= 0 {
+                return not_positive();
+            }
+            if z < a {
+                return backwards();
+            }
+            let n = ((z - a) / d) as u64 + 1;
+            if n > MAX_VALUES {
+                return too_many(n);
+            }
+            Ok((0..n as i64).map(|i| Value::Integer(a + i * d)).collect())
+        }
+        (Value::String(_), Value::String(_), Value::String(_)) => {
+            let a = check.duration(start, &format!("{at}.start"))?;
+            let z = check.duration(stop, &format!("{at}.stop"))?;
+            let d = check.duration(step, &format!("{at}.step"))?;
+            if d == Tick::ZERO {
+                return not_positive();
+            }
+            if z < a {
+                return backwards();
+            }
+            let n = (z.0 - a.0) / d.0 + 1;
+            if n > MAX_VALUES {
+                return too_many(n);
+            }
+            Ok((0..n)
+                .map(|i| Value::String(Tick(a.0 + i * d.0).to_string()))
+                .collect())
+        }
+        (a, z, d) => {
+            let (Some(a), Some(z), Some(d)) = (number(a), number(z), number(d)) else {
+                // The odd one out: start itself if it is neither kind, else the first unlike it.
+                let kind = |v: &Value| (number(v).is_some(), matches!(v, Value::String(_)));
+                let (odd, key) = match kind(start.get_ref()) {
+                    (false, false) => (start, "start"),
+                    first => [(stop, "stop"), (step, "step")]
+                        .into_iter()
+                        .find(|(v, _)| kind(v.get_ref()) != first)
+                        .expect("not all of one kind"),
+                };
+                return check.error_allowing(
+                    odd.span(),
+                    &format!("{at}.{key}"),
+                    format!(
+                        "`{key}` is a {}; start, stop and step must be of one kind",
+                        odd.get_ref().type_str()
+                    ),
+                    &format!("all numbers, or all durations ({DURATION_HELP})"),
+                );
+            };
+            if !(d > 0.0 && d.is_finite()) {
+                return not_positive();
+            }
+            if z < a {
+                return backwards();
+            }
+            // A hair of slack, so 0 to 0.5 by 0.1 reaches 0.5 despite binary fractions.
+            let n = ((z - a) / d + 1e-9).floor() as u64 + 1;
+            if n > MAX_VALUES {
+                return too_many(n);
+            }
+            Ok((0..n)
+                .map(|i| {
+                    let x = a + i as f64 * d;
+                    Value::Float(
+                        format!("{x:.12e}")
+                            .parse()
+                            .expect("a formatted float parses"),
+                    )
+                })
+                .collect())
+        }
+    }
+}
+
+/// The value index of every axis at every point: a grid with the last axis varying fastest, or
+/// the axes zipped.
+fn combinations(
+    check: &Check,
+    specs: &[Spec],
+    zip: bool,
+    span: Range<usize>,
+) -> Result<Vec<Vec<usize>>> {
+    let lens: Vec<usize> = specs.iter().map(|s| s.values.len()).collect();
+    if zip {
+        if let Some(i) = lens.iter().position(|&n| n != lens[0]) {
+            return check.error_allowing(
+                specs[i].path_span.clone(),
+                &format!("sweep.axis[{i}]"),
+                format!(
+                    "zipped axes need as many values each: \"{}\" has {}, \"{}\" has {}",
+                    specs[0].path, lens[0], specs[i].path, lens[i]
+                ),
+                "axes of one length with mode = \"zip\", or mode = \"grid\"",
+            );
+        }
+        return Ok((0..lens[0]).map(|v| vec![v; lens.len()]).collect());
+    }
+    let total = lens
+        .iter()
+        .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+        .filter(|&n| n <= MAX_POINTS);
+    let Some(total) = total else {
+        return check.error_allowing(
+            span,
+            "sweep",
+            "the grid has too many points".into(),
+            &format!("at most {MAX_POINTS} points"),
+        );
+    };
+    Ok((0..total)
+        .map(|mut index| {
+            let mut combo = vec![0; lens.len()];
+            for (slot, &n) in combo.iter_mut().zip(&lens).rev() {
+                *slot = index % n;
+                index /= n;
+            }
+            combo
+        })
+        .collect())
+}
+
+/// Sets the key at `path` in the config document; says why when the path leads nowhere.
+fn set(doc: &mut Table, path: &str, value: &Value) -> std::result::Result<(), String> {
+    let segments: Vec<&str> = path.split('.').collect();
+    set_in(doc, &segments, value, path)
+}
+
+fn set_in(
+    table: &mut Table,
+    segments: &[&str],
+    value: &Value,
+    path: &str,
+) -> std::result::Result<(), String> {
+    let (&key, rest) = segments.split_first().expect("paths have a segment");
+    if rest.is_empty() {
+        if let Some(Value::Table(_)) = table.get(key) {
+            return Err(format!(
+                "`{path}` is a table; sweep one of its keys, such as `{path}.<key>`"
+            ));
+        }
+        table.insert(key.to_string(), value.clone());
+        return Ok(());
+    }
+    let entry = table
+        .entry(key.to_string())
+        .or_insert_with(|| Value::Table(Table::new()));
+    match entry {
+        Value::Table(inner) => set_in(inner, rest, value, path),
+        Value::Array(items) if NAMED.contains(&key) => {
+            let named = items
+                .iter()
+                .position(|item| item.get("name").and_then(Value::as_str) == Some(rest[0]));
+            match named {
+                Some(_) if rest.len() == 1 => Err(format!(
+                    "`{path}` names a {key}; add the key to set, such as `{path}.<key>`"
+                )),
+                Some(i) => match &mut items[i] {
+                    Value::Table(item) => set_in(item, &rest[1..], value, path),
+                    _ => Err(format!("`{key}` is not a list of tables")),
+                },
+                None => items.iter_mut().try_for_each(|item| match item {
+                    Value::Table(item) => set_in(item, rest, value, path),
+                    _ => Err(format!("`{key}` is not a list of tables")),
+                }),
+            }
+        }
+        _ => Err(format!("`{key}` holds a value, so `{path}` leads nowhere")),
+    }
+}
+
+/// Places an error found at a point on the value that made it: the value of the axis whose key
+/// the error names (the last axis if none does), or the path itself for an unknown key.
+fn blame(source: &Source, specs: &[Spec], combo: &[usize], inner: &ConfigError) -> ConfigError {
+    let leaf = |s: &Spec| s.path.rsplit('.').next().unwrap_or_default().to_string();
+    let i = specs
+        .iter()
+        .rposition(|s| inner.path.ends_with(&leaf(s)))
+        .unwrap_or(specs.len() - 1);
+    let point: Vec<String> = specs
+        .iter()
+        .zip(combo)
+        .map(|(s, &v)| format!("{} = {}", s.path, s.values[v].0))
+        .collect();
+    let message = if inner.path.is_empty() {
+        inner.message.clone()
+    } else {
+        format!("{}: {}", inner.path, inner.message)
+    };
+    let (span, path) = if inner.message.starts_with("unknown field") {
+        (specs[i].path_span.clone(), format!("sweep.axis[{i}].path"))
+    } else {
+        (
+            specs[i].values[combo[i]].1.clone(),
+            format!("sweep.axis[{i}]"),
+        )
+    };
+    let error = ConfigError::at(
+        source,
+        span,
+        &path,
+        format!("at {}: {message}", point.join(", ")),
+    );
+    match &inner.allowed {
+        Some(allowed) => error.allowed(allowed.clone()),
+        None => error,
+    }
+}
