@@ -96,8 +96,8 @@ enum Format {
 
 #[derive(Args)]
 struct CheckArgs {
-    /// The config whose output is checked.
-    config: PathBuf,
+    /// The config whose output is checked; without it, the built-in configs/default.toml.
+    config: Option<PathBuf>,
     /// The reference folder (default: out/<experiment>).
     #[arg(long)]
     against: Option<PathBuf>,
@@ -283,7 +283,10 @@ fn plot_command(args: &PlotArgs) -> Result<(), Failure> {
 }
 
 fn check_command(args: &CheckArgs) -> Result<(), Failure> {
-    let source = Source::read(&args.config)?;
+    let source = match &args.config {
+        Some(path) => Source::read(path)?,
+        None => Source::builtin(),
+    };
     let sweep = source.sweep()?;
     let reference = args
         .against

@@ -62,8 +62,15 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
     } else {
         body
     };
-    let areas = panels.split_evenly((1, PANELS.len()));
-    for (area, (title, mean, ci, scale, decimals)) in areas.iter().zip(PANELS) {
+    // Side by side without a sweep; stacked with one, so every point's label has room.
+    let areas = if swept {
+        panels.split_evenly((PANELS.len(), 1))
+    } else {
+        panels.split_evenly((1, PANELS.len()))
+    };
+    for (i, (area, (title, mean, ci, scale, decimals))) in areas.iter().zip(PANELS).enumerate() {
+        // Stacked panels share one axis title, under the last.
+        let last = !swept || i + 1 == PANELS.len();
         // (group, slot in the group, colour, value, half-width)
         let bars: Vec<(usize, usize, usize, f64, f64)> = data
             .rows
@@ -77,9 +84,16 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
         let top = bars.iter().map(|b| b.3 + b.4).fold(0.0, f64::max);
         let top = if top > 0.0 { top * 1.15 } else { 1.0 };
         let mut chart = ChartBuilder::on(area)
-            .caption(title, (FONT, style::LABEL))
+            .caption(
+                title,
+                (FONT, if swept { style::TICK } else { style::LABEL }),
+            )
             .margin(14)
-            .x_label_area_size(if swept { 60 } else { 40 })
+            .x_label_area_size(match (swept, last) {
+                (false, _) => 40,
+                (true, false) => 32,
+                (true, true) => 64,
+            })
             .y_label_area_size(70)
             .build_cartesian_2d(-0.5..(groups.len() as f64 - 0.5), 0.0..top)
             .map_err(|e| e.to_string())?;
@@ -88,19 +102,21 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
             if (x - i).abs() > 1e-6 || i < 0.0 || i as usize >= groups.len() {
                 return String::new();
             }
-            groups[i as usize].join(", ")
+            groups[i as usize].join(" / ")
         };
         let mut mesh = chart.configure_mesh();
         mesh.disable_x_mesh()
             .x_labels(groups.len() * 2 + 1)
+            .y_labels(if swept { 4 } else { 10 })
             .x_label_formatter(&label)
             .y_label_formatter(&|y| super::tick(*y))
             .label_style((FONT, style::TICK))
             .axis_desc_style((FONT, style::NOTE))
             .light_line_style(WHITE.mix(0.0))
             .bold_line_style(BLACK.mix(0.08));
-        if let [axis] = data.axes.as_slice() {
-            mesh.x_desc(axis.path.clone());
+        if swept && last {
+            let paths: Vec<&str> = data.axes.iter().map(|a| a.path.as_str()).collect();
+            mesh.x_desc(paths.join(" / "));
         }
         mesh.draw().map_err(|e| e.to_string())?;
         let width = 0.8 / per_group as f64;

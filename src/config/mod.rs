@@ -1,5 +1,5 @@
-//! Configs: TOML text → raw types (serde, unknown keys refused) → a validated [`Experiment`],
-//! every error placed at its file, line, column and key path.
+//! Configs: TOML text → raw types (serde, unknown keys refused) → a validated [`Sweep`] of
+//! [`Experiment`](crate::Experiment)s, every error placed at its file, line, column and key path.
 
 mod check;
 mod error;
