@@ -9,10 +9,10 @@ use plotters::style::{FontStyle, RGBColor, register_font};
 pub const SIZE: (u32, u32) = (1280, 720);
 /// The one font family charts use; registered from the embedded DejaVu Sans.
 pub const FONT: &str = "sans-serif";
-pub const TITLE: u32 = 34;
-pub const LABEL: u32 = 24;
-pub const TICK: u32 = 20;
-pub const NOTE: u32 = 18;
+pub const TITLE: u32 = 36;
+pub const LABEL: u32 = 26;
+pub const TICK: u32 = 22;
+pub const NOTE: u32 = 20;
 
 /// The Okabe–Ito palette, black last.
 pub const PALETTE: [RGBColor; 8] = [
