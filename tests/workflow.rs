@@ -53,6 +53,15 @@ fn write_config(dir: &Path, text: &str) {
     fs::write(dir.join("sweep.toml"), text).unwrap();
 }
 
+/// A folder where `SWEEP` was written to sweep.toml and run into out/small-sweep.
+fn ran_sweep() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    write_config(tmp.path(), SWEEP);
+    let out = retrysim(&["run", "sweep.toml", "--quiet"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    tmp
+}
+
 #[test]
 fn one_thread_and_two_write_the_same_bytes() {
     let mut outputs = Vec::new();
@@ -121,13 +130,7 @@ fn a_sweep_writes_parameter_columns_and_a_row_per_replication() {
 
 #[test]
 fn plot_redraws_identical_charts_from_the_csv_alone() {
-    let tmp = tempfile::tempdir().unwrap();
-    write_config(tmp.path(), SWEEP);
-    assert!(
-        retrysim(&["run", "sweep.toml", "--quiet"], tmp.path())
-            .status
-            .success()
-    );
+    let tmp = ran_sweep();
     let original = files(&tmp.path().join("out/small-sweep"));
     // A copy elsewhere, its charts deleted and the config gone: plot has only the folder.
     let copy = tmp.path().join("copy");
@@ -148,13 +151,7 @@ fn plot_redraws_identical_charts_from_the_csv_alone() {
 
 #[test]
 fn check_passes_on_fresh_output_and_names_every_difference() {
-    let tmp = tempfile::tempdir().unwrap();
-    write_config(tmp.path(), SWEEP);
-    assert!(
-        retrysim(&["run", "sweep.toml", "--quiet"], tmp.path())
-            .status
-            .success()
-    );
+    let tmp = ran_sweep();
     let check = || retrysim(&["check", "sweep.toml", "--progress", "none"], tmp.path());
     let out = check();
     assert!(out.status.success(), "{}", text(&out.stderr));

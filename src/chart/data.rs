@@ -82,24 +82,30 @@ impl Data {
                 .filter_map(|v| v.as_str().map(String::from))
                 .collect()
         };
-        let charts = named("charts")
-            .iter()
-            .map(|n| {
-                ChartKind::ALL
-                    .into_iter()
-                    .find(|k| k.name() == n)
-                    .ok_or_else(|| bad_manifest(&format!("unknown chart \"{n}\"")))
-            })
-            .collect::<Result<_, _>>()?;
-        let formats = named("chart_formats")
-            .iter()
-            .map(|n| {
-                ChartFormat::ALL
-                    .into_iter()
-                    .find(|f| f.name() == n)
-                    .ok_or_else(|| bad_manifest(&format!("unknown chart format \"{n}\"")))
-            })
-            .collect::<Result<_, _>>()?;
+        // Names back to what they name, as the config layer reads them.
+        let lookup = |key: &str, what: &str| -> Result<Vec<usize>, ChartError> {
+            let names: &[&str] = match key {
+                "charts" => &ChartKind::ALL.map(ChartKind::name),
+                _ => &ChartFormat::ALL.map(ChartFormat::name),
+            };
+            named(key)
+                .iter()
+                .map(|n| {
+                    names
+                        .iter()
+                        .position(|k| k == n)
+                        .ok_or_else(|| bad_manifest(&format!("unknown {what} \"{n}\"")))
+                })
+                .collect()
+        };
+        let charts = lookup("charts", "chart")?
+            .into_iter()
+            .map(|i| ChartKind::ALL[i])
+            .collect();
+        let formats = lookup("chart_formats", "chart format")?
+            .into_iter()
+            .map(|i| ChartFormat::ALL[i])
+            .collect();
 
         let summary_path = dir.join("summary.csv");
         let bad_summary = |why: String| ChartError(format!("{}: {why}", summary_path.display()));
