@@ -18,6 +18,7 @@ fn error(from: &str, to: &str) -> String {
     match (Source {
         name: "c.toml".into(),
         text,
+        dir: None,
     })
     .sweep()
     .map(|s| s.base)
@@ -38,6 +39,7 @@ fn the_base_config_is_valid_and_fills_defaults() {
     let exp = (Source {
         name: "c.toml".into(),
         text: BASE.into(),
+        dir: None,
     })
     .sweep()
     .map(|s| s.base)
@@ -92,7 +94,30 @@ fn latency_tables_take_their_distributions_keys_only() {
         "name = \"t\"\n",
         "name = \"t\"\nservice_time = { dist = \"lognormal\", median = \"1ms\" }\n",
     );
-    assert_says(&e, &["tool[0].service_time", "needs `sigma`"]);
+    assert_says(
+        &e,
+        &["tool[0].service_time", "needs one of `sigma` and `p99`"],
+    );
+    let e = error(
+        "name = \"t\"\n",
+        "name = \"t\"\nservice_time = { dist = \"lognormal\", median = \"5ms\", p99 = \"2ms\" }\n",
+    );
+    assert_says(&e, &["tool[0].service_time.p99", "p99 ≥ median"]);
+    let e = error(
+        "name = \"t\"\n",
+        "name = \"t\"\nservice_time = { dist = \"gamma\", shape = 0, mean = \"2ms\" }\n",
+    );
+    assert_says(&e, &["tool[0].service_time.shape", "not a positive number"]);
+    let e = error(
+        "name = \"t\"\n",
+        "name = \"t\"\nservice_time = { dist = \"weibull\", shape = 1.5 }\n",
+    );
+    assert_says(&e, &["tool[0].service_time", "needs `scale`"]);
+    let e = error(
+        "name = \"t\"\n",
+        "name = \"t\"\nservice_time = { dist = \"empirical\", file = \"x.csv\" }\n",
+    );
+    assert_says(&e, &["tool[0].service_time.file", "cannot read files"]);
     let e = error(
         "name = \"t\"\n",
         "name = \"t\"\nservice_time = { dist = \"uniform\", min = 5, max = 2 }\n",
@@ -147,6 +172,7 @@ fn sweep(sweep: &str) -> Result<retrysim::sweep::Sweep, String> {
     Source {
         name: "c.toml".into(),
         text: format!("{BASE}[[tool]]\nname = \"u\"\n{sweep}"),
+        dir: None,
     }
     .sweep()
     .map_err(|e| e.to_string())
@@ -296,4 +322,52 @@ fn bad_sweeps_point_at_the_path_or_value_at_fault() {
         &e,
         &["output.charts", "needs a sweep of 2 axes", "comparison"],
     );
+}
+
+/// A config in a folder of its own, beside a file of measured latencies.
+fn with_latencies(
+    csv: &str,
+    file: &str,
+) -> (tempfile::TempDir, Result<retrysim::sweep::Sweep, String>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("configs");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("pilot.csv"), csv).unwrap();
+    std::fs::write(tmp.path().join("outside.csv"), csv).unwrap();
+    let text = BASE.replace(
+        "name = \"t\"\n",
+        &format!("name = \"t\"\nservice_time = {{ dist = \"empirical\", file = \"{file}\" }}\n"),
+    );
+    std::fs::write(dir.join("c.toml"), &text).unwrap();
+    let result = Source::read(&dir.join("c.toml"))
+        .and_then(|s| s.sweep())
+        .map_err(|e| e.to_string());
+    (tmp, result)
+}
+
+#[test]
+fn empirical_latencies_are_read_beside_the_config_and_nowhere_else() {
+    let (_tmp, sweep) = with_latencies("latency\n483ms\n470ms\n0.5s\n470000\n", "pilot.csv");
+    let sweep = sweep.unwrap();
+    let retrysim::model::Latency::Empirical(e) = &sweep.base.tools[0].service_time else {
+        panic!("not empirical");
+    };
+    let ticks: Vec<u64> = e.samples.iter().map(|t| t.0).collect();
+    assert_eq!(
+        ticks,
+        [470_000, 470_000, 483_000, 500_000],
+        "sorted, units and ticks alike"
+    );
+
+    let (_tmp, outside) = with_latencies("latency\n1ms\n", "../outside.csv");
+    assert_says(
+        &outside.unwrap_err(),
+        &["service_time.file", "outside the config's folder"],
+    );
+    let (_tmp, missing) = with_latencies("latency\n1ms\n", "nope.csv");
+    assert_says(&missing.unwrap_err(), &["service_time.file", "cannot find"]);
+    let (_tmp, bad) = with_latencies("latency\n1ms\nsoon\n", "pilot.csv");
+    assert_says(&bad.unwrap_err(), &["pilot.csv:3:", "`soon`"]);
+    let (_tmp, headless) = with_latencies("ms\n1\n", "pilot.csv");
+    assert_says(&headless.unwrap_err(), &["no `latency` column"]);
 }

@@ -19,6 +19,7 @@ fn experiment(toml: &str) -> Experiment {
     Source {
         name: "test.toml".into(),
         text: toml.into(),
+        dir: None,
     }
     .sweep()
     .map(|s| s.base)

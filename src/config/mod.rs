@@ -3,6 +3,7 @@
 
 mod check;
 mod error;
+mod latency;
 mod raw;
 mod resolve;
 mod sweep;
@@ -25,6 +26,9 @@ pub const DEFAULT_CONFIG_NAME: &str = "configs/default.toml (built in)";
 pub struct Source {
     pub name: String,
     pub text: String,
+    /// The folder files named by the config are read from, and confined to; none for the
+    /// built-in config.
+    pub dir: Option<PathBuf>,
 }
 
 impl Source {
@@ -35,13 +39,21 @@ impl Source {
         let name = tidy(path).display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError::unreadable(&name, &e.to_string()))?;
-        Ok(Source { name, text })
+        let dir = path.parent().map(|p| {
+            if p.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                p.to_path_buf()
+            }
+        });
+        Ok(Source { name, text, dir })
     }
 
     pub fn builtin() -> Source {
         Source {
             name: DEFAULT_CONFIG_NAME.into(),
             text: DEFAULT_CONFIG.into(),
+            dir: None,
         }
     }
 

@@ -61,6 +61,10 @@ pub struct Latency {
     pub mean: Option<Spanned<Value>>,
     pub median: Option<Spanned<Value>>,
     pub sigma: Option<Spanned<f64>>,
+    pub p99: Option<Spanned<Value>>,
+    pub shape: Option<Spanned<f64>>,
+    pub scale: Option<Spanned<Value>>,
+    pub file: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]

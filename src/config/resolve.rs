@@ -13,9 +13,10 @@ fn duration(t: Tick) -> Value {
     Value::String(t.to_string())
 }
 
-/// Float ticks (exponential and lognormal parameters) were whole ticks when parsed.
+/// Float ticks (distribution parameters) written back as the nearest whole tick, which is
+/// what they were parsed from.
 fn float_ticks(t: f64) -> Value {
-    duration(Tick(t as u64))
+    duration(Tick(libm::round(t) as u64))
 }
 
 fn table<const N: usize>(entries: [(&str, Value); N]) -> Table {
@@ -26,20 +27,34 @@ fn table<const N: usize>(entries: [(&str, Value); N]) -> Table {
 }
 
 fn latency(l: &Latency) -> Value {
-    Value::Table(match *l {
-        Latency::Constant(t) => table([("dist", "constant".into()), ("value", duration(t))]),
+    Value::Table(match l {
+        Latency::Constant(t) => table([("dist", "constant".into()), ("value", duration(*t))]),
         Latency::Uniform { min, max } => table([
             ("dist", "uniform".into()),
-            ("min", duration(min)),
-            ("max", duration(max)),
+            ("min", duration(*min)),
+            ("max", duration(*max)),
         ]),
         Latency::Exponential { mean } => {
-            table([("dist", "exponential".into()), ("mean", float_ticks(mean))])
+            table([("dist", "exponential".into()), ("mean", float_ticks(*mean))])
         }
         Latency::LogNormal { median, sigma } => table([
             ("dist", "lognormal".into()),
-            ("median", float_ticks(median)),
-            ("sigma", sigma.into()),
+            ("median", float_ticks(*median)),
+            ("sigma", (*sigma).into()),
+        ]),
+        Latency::Gamma { shape, scale } => table([
+            ("dist", "gamma".into()),
+            ("shape", (*shape).into()),
+            ("mean", float_ticks(shape * scale)),
+        ]),
+        Latency::Weibull { shape, scale } => table([
+            ("dist", "weibull".into()),
+            ("shape", (*shape).into()),
+            ("scale", float_ticks(*scale)),
+        ]),
+        Latency::Empirical(e) => table([
+            ("dist", "empirical".into()),
+            ("file", e.file.clone().into()),
         ]),
     })
 }

@@ -166,7 +166,7 @@ fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool>
         );
     }
     let leg = |value: &Option<Spanned<raw::Latency>>, key: &str| match value {
-        Some(l) => latency(check, l, &format!("{path}.{key}")),
+        Some(l) => super::latency::latency(check, l, &format!("{path}.{key}")),
         None => Ok(Latency::Constant(
             parse_duration(default::LATENCY).expect("valid default"),
         )),
@@ -177,93 +177,6 @@ fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool>
         request_latency: leg(&raw.request_latency, "request_latency")?,
         service_time: leg(&raw.service_time, "service_time")?,
         reply_latency: leg(&raw.reply_latency, "reply_latency")?,
-    })
-}
-
-fn latency(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Result<Latency> {
-    let raw = spanned.get_ref();
-    let dist = raw.dist.get_ref().as_str();
-    // Which keys each distribution takes; any other key given is an error.
-    let wants: &[&str] = match dist {
-        "constant" => &["value"],
-        "uniform" => &["min", "max"],
-        "exponential" => &["mean"],
-        "lognormal" => &["median", "sigma"],
-        _ => {
-            return check.error_allowing(
-                raw.dist.span(),
-                &format!("{path}.dist"),
-                format!("unknown distribution \"{dist}\""),
-                "\"constant\", \"uniform\", \"exponential\", \"lognormal\"",
-            );
-        }
-    };
-    let given = [
-        ("value", raw.value.as_ref().map(|v| v.span())),
-        ("min", raw.min.as_ref().map(|v| v.span())),
-        ("max", raw.max.as_ref().map(|v| v.span())),
-        ("mean", raw.mean.as_ref().map(|v| v.span())),
-        ("median", raw.median.as_ref().map(|v| v.span())),
-        ("sigma", raw.sigma.as_ref().map(|v| v.span())),
-    ];
-    let allowed = format!("for dist = \"{dist}\": {}", wants.join(", "));
-    // A key that does not belong is reported first: it is most likely the one mistyped.
-    if let Some((key, Some(span))) = given
-        .iter()
-        .find(|(k, s)| s.is_some() && !wants.contains(k))
-    {
-        return check.error_allowing(
-            span.clone(),
-            &format!("{path}.{key}"),
-            format!("`{key}` does not apply to dist = \"{dist}\""),
-            &allowed,
-        );
-    }
-    if let Some((key, _)) = given.iter().find(|(k, s)| s.is_none() && wants.contains(k)) {
-        return check.error_allowing(
-            spanned.span(),
-            path,
-            format!("dist = \"{dist}\" needs `{key}`"),
-            &allowed,
-        );
-    }
-    let dur = |v: &Option<Spanned<Value>>, key: &str| {
-        check.duration(
-            v.as_ref().expect("presence checked above"),
-            &format!("{path}.{key}"),
-        )
-    };
-    Ok(match dist {
-        "constant" => Latency::Constant(dur(&raw.value, "value")?),
-        "uniform" => {
-            let (min, max) = (dur(&raw.min, "min")?, dur(&raw.max, "max")?);
-            if min > max {
-                return check.error(
-                    raw.max.as_ref().expect("checked").span(),
-                    &format!("{path}.max"),
-                    format!("max ({max}) is below min ({min})"),
-                );
-            }
-            Latency::Uniform { min, max }
-        }
-        "exponential" => Latency::Exponential {
-            mean: dur(&raw.mean, "mean")?.0 as f64,
-        },
-        _ => {
-            let sigma = raw.sigma.as_ref().expect("checked");
-            if !(sigma.get_ref().is_finite() && *sigma.get_ref() >= 0.0) {
-                return check.error_allowing(
-                    sigma.span(),
-                    &format!("{path}.sigma"),
-                    format!("{} is not a spread", sigma.get_ref()),
-                    "a finite number ≥ 0",
-                );
-            }
-            Latency::LogNormal {
-                median: dur(&raw.median, "median")?.0 as f64,
-                sigma: *sigma.get_ref(),
-            }
-        }
     })
 }
 

@@ -1,12 +1,18 @@
 //! Latency distributions, sampled by formulas written here so that a sample depends only on its
-//! random words: `libm` keeps the floating-point functions identical on every platform, and the
-//! result is rounded to the nearest tick.
+//! random word: `libm` keeps the floating-point functions identical on every platform, and the
+//! result is rounded to the nearest tick. Each distribution also answers the questions a
+//! timeout asks of it — the chance a sample exceeds a tick, its quantiles, its maximum — for the
+//! rounded samples it actually produces.
+
+use std::sync::Arc;
+
+use statrs::distribution::{ContinuousCDF, Gamma};
 
 use crate::engine::rng::{integer_in, unit_open_low};
 use crate::time::Tick;
 
 /// How long one leg of an attempt takes.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Latency {
     Constant(Tick),
     /// Every whole tick in `min..=max` equally likely.
@@ -23,14 +29,37 @@ pub enum Latency {
         median: f64,
         sigma: f64,
     },
+    /// Shape k and scale θ in ticks (mean kθ), sampled by inverting its distribution function.
+    Gamma {
+        shape: f64,
+        scale: f64,
+    },
+    /// Shape k and scale λ in ticks: λ(−ln U)^(1/k).
+    Weibull {
+        shape: f64,
+        scale: f64,
+    },
+    /// Measured latencies, each drawn with equal chance (resampling).
+    Empirical(Empirical),
+}
+
+/// Latencies read from a file, sorted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Empirical {
+    /// The file as the config names it, relative to the config.
+    pub file: String,
+    pub samples: Arc<[Tick]>,
 }
 
 impl Latency {
     /// Draws one duration from one random word.
     pub fn sample(&self, word: u64) -> Tick {
-        let ticks = match *self {
-            Latency::Constant(t) => return t,
+        let ticks = match self {
+            Latency::Constant(t) => return *t,
             Latency::Uniform { min, max } => return Tick(integer_in(word, min.0, max.0)),
+            Latency::Empirical(e) => {
+                return e.samples[integer_in(word, 0, e.samples.len() as u64 - 1) as usize];
+            }
             Latency::Exponential { mean } => -mean * libm::log(unit_open_low(word)),
             Latency::LogNormal { median, sigma } => {
                 // Box–Muller on the word's two 32-bit halves: Z is exact in distribution up to
@@ -41,10 +70,90 @@ impl Latency {
                 let radius = libm::sqrt(-2.0 * libm::log(u1));
                 median * libm::exp(sigma * radius * libm::cos(std::f64::consts::TAU * u2))
             }
+            Latency::Gamma { shape, scale } => {
+                // The open unit interval: neither 0 nor 1 has a finite quantile to return.
+                let u = ((word >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+                scale * standard_gamma(*shape).inverse_cdf(u)
+            }
+            Latency::Weibull { shape, scale } => {
+                scale * libm::pow(-libm::log(unit_open_low(word)), 1.0 / shape)
+            }
         };
         // `as` saturates, so an astronomically long sample becomes the end of time, not garbage.
         Tick(libm::round(ticks) as u64)
     }
+
+    /// P(sample > t), for the samples as drawn (rounded to whole ticks).
+    pub fn exceeds(&self, t: Tick) -> f64 {
+        // A continuous X rounds above t exactly when X ≥ t + ½.
+        let x = t.0 as f64 + 0.5;
+        match self {
+            Latency::Constant(c) => f64::from(u8::from(*c > t)),
+            Latency::Uniform { min, max } => {
+                let n = max.0 - min.0 + 1;
+                let above = if t < *min {
+                    n
+                } else {
+                    max.0.saturating_sub(t.0)
+                };
+                above as f64 / n as f64
+            }
+            Latency::Empirical(e) => {
+                let above = e.samples.len() - e.samples.partition_point(|&s| s <= t);
+                above as f64 / e.samples.len() as f64
+            }
+            Latency::Exponential { mean } => libm::exp(-x / mean),
+            Latency::LogNormal { median, sigma } => {
+                0.5 * libm::erfc(libm::log(x / median) / (sigma * std::f64::consts::SQRT_2))
+            }
+            Latency::Gamma { shape, scale } => standard_gamma(*shape).sf(x / scale),
+            Latency::Weibull { shape, scale } => libm::exp(-libm::pow(x / scale, *shape)),
+        }
+    }
+
+    /// The p-quantile of the samples as drawn: the least whole tick t with P(sample ≤ t) ≥ p.
+    pub fn quantile(&self, p: f64) -> Tick {
+        // For a continuous X: the least t with P(X < t + ½) ≥ p, i.e. ⌈q(p) − ½⌉.
+        let continuous = |q: f64| Tick(libm::ceil(q - 0.5).max(0.0) as u64);
+        match self {
+            Latency::Constant(c) => *c,
+            Latency::Uniform { min, max } => {
+                let n = max.0 - min.0 + 1;
+                let rank = libm::ceil(p * n as f64).max(1.0) as u64;
+                Tick(min.0 + rank.min(n) - 1)
+            }
+            Latency::Empirical(e) => {
+                let n = e.samples.len();
+                let rank = (libm::ceil(p * n as f64) as usize).clamp(1, n);
+                e.samples[rank - 1]
+            }
+            Latency::Exponential { mean } => continuous(-mean * libm::log(1.0 - p)),
+            Latency::LogNormal { median, sigma } => {
+                let z = statrs::function::erf::erfc_inv(2.0 * p) * -std::f64::consts::SQRT_2;
+                continuous(median * libm::exp(sigma * z))
+            }
+            Latency::Gamma { shape, scale } => {
+                continuous(scale * standard_gamma(*shape).inverse_cdf(p))
+            }
+            Latency::Weibull { shape, scale } => {
+                continuous(scale * libm::pow(-libm::log(1.0 - p), 1.0 / shape))
+            }
+        }
+    }
+
+    /// The longest sample, for distributions that have one.
+    pub fn max(&self) -> Option<Tick> {
+        match self {
+            Latency::Constant(c) => Some(*c),
+            Latency::Uniform { max, .. } => Some(*max),
+            Latency::Empirical(e) => e.samples.last().copied(),
+            _ => None,
+        }
+    }
+}
+
+fn standard_gamma(shape: f64) -> Gamma {
+    Gamma::new(shape, 1.0).expect("validation keeps the shape positive and finite")
 }
 
 #[cfg(test)]
@@ -59,10 +168,15 @@ mod tests {
             Latency::Uniform { min, max } => (min.0 as f64 + max.0 as f64) / 2.0,
             Latency::Exponential { mean } => mean,
             Latency::LogNormal { median, sigma } => median * libm::exp(sigma * sigma / 2.0),
+            Latency::Gamma { shape, scale } => shape * scale,
+            Latency::Weibull { shape, scale } => scale * libm::tgamma(1.0 + 1.0 / shape),
+            Latency::Empirical(e) => {
+                e.samples.iter().map(|t| t.0 as f64).sum::<f64>() / e.samples.len() as f64
+            }
         }
     }
 
-    fn sample_mean(latency: Latency, n: usize) -> (f64, f64) {
+    fn sample_mean(latency: &Latency, n: usize) -> (f64, f64) {
         let mut rng = Streams {
             seed: 1,
             point: 0,
@@ -94,15 +208,84 @@ mod tests {
                 median: 5_000.0,
                 sigma: 0.5,
             },
+            Latency::Gamma {
+                shape: 2.5,
+                scale: 2_000.0,
+            },
+            Latency::Weibull {
+                shape: 1.5,
+                scale: 4_000.0,
+            },
+            empirical(&[100, 200, 200, 900]),
         ] {
-            let (sample, se) = sample_mean(latency, 200_000);
+            let (sample, se) = sample_mean(&latency, 200_000);
             assert!(
-                (sample - mean(latency)).abs() < 4.0 * se + 0.5,
+                (sample - mean(latency.clone())).abs() < 4.0 * se + 0.5,
                 "{latency:?}: {sample} vs {}",
-                mean(latency)
+                mean(latency.clone())
             );
         }
         assert_eq!(Latency::Constant(Tick(7)).sample(12), Tick(7));
+    }
+
+    fn empirical(ticks: &[u64]) -> Latency {
+        Latency::Empirical(Empirical {
+            file: "test.csv".into(),
+            samples: ticks.iter().map(|&t| Tick(t)).collect(),
+        })
+    }
+
+    /// Quantiles and exceedance agree with each other and with the samples drawn: the share of
+    /// 200 000 samples above the p-quantile is 1 − p within 4 standard errors (a binomial
+    /// proportion), for p = 0.5, 0.9, 0.99.
+    #[test]
+    fn quantiles_and_exceedance_describe_the_samples() {
+        let latencies = [
+            Latency::Uniform {
+                min: Tick(100),
+                max: Tick(300),
+            },
+            Latency::Exponential { mean: 5_000.0 },
+            Latency::LogNormal {
+                median: 5_000.0,
+                sigma: 0.5,
+            },
+            Latency::Gamma {
+                shape: 2.5,
+                scale: 2_000.0,
+            },
+            Latency::Weibull {
+                shape: 1.5,
+                scale: 4_000.0,
+            },
+            empirical(&[100, 200, 200, 900, 1_000]),
+        ];
+        let mut rng = Streams {
+            seed: 2,
+            point: 0,
+            replication: 0,
+        }
+        .stream(Source::Faults, 0);
+        let n = 200_000;
+        for latency in &latencies {
+            let samples: Vec<Tick> = (0..n).map(|_| latency.sample(word(&mut rng))).collect();
+            for p in [0.5, 0.9, 0.99] {
+                let q = latency.quantile(p);
+                // The quantile is the least tick reaching p.
+                assert!(1.0 - latency.exceeds(q) >= p - 1e-9, "{latency:?} p {p}");
+                assert!(q == Tick::ZERO || 1.0 - latency.exceeds(Tick(q.0 - 1)) < p + 1e-9);
+                let above = samples.iter().filter(|&&s| s > q).count() as f64 / n as f64;
+                let expected = latency.exceeds(q);
+                let se = (expected * (1.0 - expected) / n as f64).sqrt();
+                assert!(
+                    (above - expected).abs() <= 4.0 * se + 1e-12,
+                    "{latency:?} p {p}: {above} above {q:?}, expected {expected}"
+                );
+            }
+        }
+        assert_eq!(empirical(&[1, 2, 3, 4]).quantile(0.5), Tick(2));
+        assert_eq!(empirical(&[1, 2, 3, 4]).max(), Some(Tick(4)));
+        assert_eq!(Latency::Exponential { mean: 1.0 }.max(), None);
     }
 
     #[test]

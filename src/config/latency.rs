@@ -1,0 +1,237 @@
+//! A latency table → a [`Latency`]: which keys each distribution takes, their ranges, and the
+//! file of measured latencies an empirical distribution reads.
+
+use std::path::Path;
+
+use toml::{Spanned, Value};
+
+use super::check::{Check, Result};
+use super::{ConfigError, raw};
+use crate::model::Latency;
+use crate::model::latency::Empirical;
+use crate::time::{DURATION_HELP, Tick, parse_duration};
+
+/// Φ⁻¹(0.99): a lognormal's p99 is median · exp(σ · Z99).
+const Z99: f64 = 2.326_347_874_040_841;
+
+/// The distributions, each with the keys it requires; `lognormal` takes `sigma` or `p99`.
+const DISTRIBUTIONS: [(&str, &[&str]); 7] = [
+    ("constant", &["value"]),
+    ("uniform", &["min", "max"]),
+    ("exponential", &["mean"]),
+    ("lognormal", &["median"]),
+    ("gamma", &["shape", "mean"]),
+    ("weibull", &["shape", "scale"]),
+    ("empirical", &["file"]),
+];
+
+pub fn latency(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Result<Latency> {
+    let raw = spanned.get_ref();
+    let dist = raw.dist.get_ref().as_str();
+    let Some(&(_, needs)) = DISTRIBUTIONS.iter().find(|(name, _)| *name == dist) else {
+        let names: Vec<String> = DISTRIBUTIONS
+            .iter()
+            .map(|(n, _)| format!("\"{n}\""))
+            .collect();
+        return check.error_allowing(
+            raw.dist.span(),
+            &format!("{path}.dist"),
+            format!("unknown distribution \"{dist}\""),
+            &names.join(", "),
+        );
+    };
+    let takes: Vec<&str> = match dist {
+        "lognormal" => vec!["median", "sigma", "p99"],
+        _ => needs.to_vec(),
+    };
+    let given = [
+        ("value", raw.value.as_ref().map(Spanned::span)),
+        ("min", raw.min.as_ref().map(Spanned::span)),
+        ("max", raw.max.as_ref().map(Spanned::span)),
+        ("mean", raw.mean.as_ref().map(Spanned::span)),
+        ("median", raw.median.as_ref().map(Spanned::span)),
+        ("sigma", raw.sigma.as_ref().map(Spanned::span)),
+        ("p99", raw.p99.as_ref().map(Spanned::span)),
+        ("shape", raw.shape.as_ref().map(Spanned::span)),
+        ("scale", raw.scale.as_ref().map(Spanned::span)),
+        ("file", raw.file.as_ref().map(Spanned::span)),
+    ];
+    let allowed = match dist {
+        "lognormal" => "for dist = \"lognormal\": median, and sigma or p99".to_string(),
+        _ => format!("for dist = \"{dist}\": {}", needs.join(", ")),
+    };
+    // A key that does not belong is reported first: it is most likely the one mistyped.
+    if let Some((key, Some(span))) = given
+        .iter()
+        .find(|(k, s)| s.is_some() && !takes.contains(k))
+    {
+        return check.error_allowing(
+            span.clone(),
+            &format!("{path}.{key}"),
+            format!("`{key}` does not apply to dist = \"{dist}\""),
+            &allowed,
+        );
+    }
+    if let Some((key, _)) = given.iter().find(|(k, s)| s.is_none() && needs.contains(k)) {
+        return check.error_allowing(
+            spanned.span(),
+            path,
+            format!("dist = \"{dist}\" needs `{key}`"),
+            &allowed,
+        );
+    }
+    let dur = |v: &Option<Spanned<Value>>, key: &str| {
+        check.duration(
+            v.as_ref().expect("presence checked above"),
+            &format!("{path}.{key}"),
+        )
+    };
+    let positive = |v: &Option<Spanned<f64>>, key: &str| -> Result<f64> {
+        let v = v.as_ref().expect("presence checked above");
+        let x = *v.get_ref();
+        if !(x.is_finite() && x > 0.0) {
+            return check.error_allowing(
+                v.span(),
+                &format!("{path}.{key}"),
+                format!("{x} is not a positive number"),
+                "a finite number > 0",
+            );
+        }
+        Ok(x)
+    };
+    Ok(match dist {
+        "constant" => Latency::Constant(dur(&raw.value, "value")?),
+        "uniform" => {
+            let (min, max) = (dur(&raw.min, "min")?, dur(&raw.max, "max")?);
+            if min > max {
+                return check.error(
+                    raw.max.as_ref().expect("checked").span(),
+                    &format!("{path}.max"),
+                    format!("max ({max}) is below min ({min})"),
+                );
+            }
+            Latency::Uniform { min, max }
+        }
+        "exponential" => Latency::Exponential {
+            mean: dur(&raw.mean, "mean")?.0 as f64,
+        },
+        "lognormal" => lognormal(check, spanned, path)?,
+        "gamma" => {
+            let shape = positive(&raw.shape, "shape")?;
+            Latency::Gamma {
+                shape,
+                scale: dur(&raw.mean, "mean")?.0 as f64 / shape,
+            }
+        }
+        "weibull" => Latency::Weibull {
+            shape: positive(&raw.shape, "shape")?,
+            scale: dur(&raw.scale, "scale")?.0 as f64,
+        },
+        _ => {
+            let file = raw.file.as_ref().expect("checked");
+            Latency::Empirical(empirical(check, file, &format!("{path}.file"))?)
+        }
+    })
+}
+
+/// By median and spread σ, or by median and 99th percentile (σ = ln(p99/median)/Φ⁻¹(0.99)).
+fn lognormal(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Result<Latency> {
+    let raw = spanned.get_ref();
+    let median = check.duration(
+        raw.median.as_ref().expect("checked"),
+        &format!("{path}.median"),
+    )?;
+    let sigma = match (&raw.sigma, &raw.p99) {
+        (Some(sigma), None) => {
+            let s = *sigma.get_ref();
+            if !(s.is_finite() && s >= 0.0) {
+                return check.error_allowing(
+                    sigma.span(),
+                    &format!("{path}.sigma"),
+                    format!("{s} is not a spread"),
+                    "a finite number ≥ 0",
+                );
+            }
+            s
+        }
+        (None, Some(p99)) => {
+            let p = check.duration(p99, &format!("{path}.p99"))?;
+            if p < median || median == Tick::ZERO {
+                return check.error_allowing(
+                    p99.span(),
+                    &format!("{path}.p99"),
+                    format!("a p99 of {p} with a median of {median} is no lognormal"),
+                    "a positive median, and p99 ≥ median",
+                );
+            }
+            libm::log(p.0 as f64 / median.0 as f64) / Z99
+        }
+        _ => {
+            return check.error_allowing(
+                spanned.span(),
+                path,
+                "dist = \"lognormal\" needs one of `sigma` and `p99`".into(),
+                "median, and sigma or p99",
+            );
+        }
+    };
+    Ok(Latency::LogNormal {
+        median: median.0 as f64,
+        sigma,
+    })
+}
+
+/// Reads a CSV of measured latencies: a header, and a column `latency` of durations.
+fn empirical(check: &Check, file: &Spanned<String>, path: &str) -> Result<Empirical> {
+    let name = file.get_ref();
+    let fail = |why: String| ConfigError::at(check.source, file.span(), path, why);
+    let Some(dir) = &check.source.dir else {
+        return Err(fail(
+            "a config without a folder (the built-in one) cannot read files".into(),
+        ));
+    };
+    let target = dir.join(name);
+    let (Ok(folder), Ok(found)) = (dir.canonicalize(), target.canonicalize()) else {
+        return Err(fail(format!("cannot find {}", target.display())));
+    };
+    if !found.starts_with(&folder) {
+        return check.error_allowing(
+            file.span(),
+            path,
+            format!("{name} lies outside the config's folder"),
+            "a path relative to the config, inside its folder",
+        );
+    }
+    let shown = target.display().to_string();
+    let samples = read_latencies(&found, &shown).map_err(fail)?;
+    Ok(Empirical {
+        file: name.clone(),
+        samples: samples.into(),
+    })
+}
+
+/// The `latency` column of a CSV, sorted; errors name the file and line.
+fn read_latencies(path: &Path, shown: &str) -> std::result::Result<Vec<Tick>, String> {
+    let mut reader = csv::Reader::from_path(path).map_err(|e| format!("{shown}: {e}"))?;
+    let headers = reader.headers().map_err(|e| format!("{shown}: {e}"))?;
+    let Some(column) = headers.iter().position(|h| h.trim() == "latency") else {
+        return Err(format!("{shown}: no `latency` column in the header"));
+    };
+    let mut samples = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| format!("{shown}: {e}"))?;
+        let line = record.position().map_or(0, |p| p.line());
+        let cell = record.get(column).unwrap_or("").trim();
+        let tick = match cell.parse::<u64>() {
+            Ok(t) => Tick(t),
+            Err(_) => parse_duration(cell)
+                .map_err(|why| format!("{shown}:{line}: {why}; write {DURATION_HELP}"))?,
+        };
+        samples.push(tick);
+    }
+    if samples.is_empty() {
+        return Err(format!("{shown}: no latencies"));
+    }
+    samples.sort_unstable();
+    Ok(samples)
+}
