@@ -12,9 +12,13 @@
 //!   b/(1 − a − b) unlimited; for N = 2 that is b(1 − a);
 //! - ghost rate (client saw failure, an effect happened) = q^N − a^N;
 //! - with a per-intent key the server commits at most once: duplicates = 0 exactly and
-//!   E\[effects\] = 1 − a^N. A per-attempt key is no key at all as far as duplicates go.
+//!   E\[effects\] = 1 − a^N. A per-attempt key is no key at all as far as duplicates go;
+//! - a per-attempt timeout τ abandons an attempt whose round trip takes τ or longer, with
+//!   probability p; the server still commits it, so a late reply is a lost one: b → b + s·p.
+//!   With no other loss, E\[attempts\] = Σ_{k<N} p^k (1 + p + p² for N = 3).
 
 use crate::experiment::Experiment;
+use crate::model::{LossSignal, Tool};
 use crate::policy::{Attempts, FailureClass, KeyScope, Policy};
 
 /// The closed-form value of each measure for one configuration, and the losses it came from.
@@ -68,30 +72,61 @@ pub fn closed_forms(a: f64, b: f64, n: Attempts, key: KeyScope) -> ClosedForms {
 }
 
 /// The closed forms for a configuration of an experiment, where they apply: every tool the
-/// workload calls has the same faults, and every failure that can occur is retried (or only one
+/// workload calls fails in the same way, its server takes every request at once (a line would
+/// make attempts wait on each other), and every failure that can occur is retried (or only one
 /// attempt is allowed, so nothing is).
+///
+/// A timeout τ turns a late reply into a lost one that still commits: with p = P(round trip ≥ τ),
+/// b becomes b + (1 − a − b)·p, while a lost request or a 5xx fails either way. p is exact only
+/// when the network legs are constant, so a timeout on other tools has no closed form here.
 pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
-    let mut tools = exp.called_tools();
-    let faults = tools.next()?.faults;
-    if tools.any(|t| t.faults != faults) {
+    let mut losses = exp
+        .called_tools()
+        .map(|tool| losses(tool, policy))
+        .collect::<Option<Vec<(f64, f64)>>>()?
+        .into_iter();
+    let (a, b) = losses.next()?;
+    if losses.any(|other| other != (a, b)) {
         return None;
     }
+    Some(closed_forms(a, b, policy.retry.max_attempts, policy.key))
+}
+
+/// (a, b) for one tool under one policy, if the closed forms can describe it.
+fn losses(tool: &Tool, policy: &Policy) -> Option<(f64, f64)> {
+    if tool.workers.is_some() {
+        return None;
+    }
+    let f = &tool.faults;
+    let wait = policy.timeout.on(tool).ok()?;
+    let late = match wait {
+        None => 0.0,
+        Some(w) => tool.times_out(w)?,
+    };
     let retried = |c: FailureClass| policy.retry.retry_on.contains(c);
+    let lost = f.request_loss + f.reply_loss > 0.0;
+    let occurring = [
+        (
+            FailureClass::Reset,
+            lost && tool.loss_seen_as == LossSignal::Reset && late < 1.0,
+        ),
+        (
+            FailureClass::ServerError,
+            f.server_error > 0.0 && late < 1.0,
+        ),
+        (
+            FailureClass::Timeout,
+            wait.is_some() && (late > 0.0 || lost && tool.loss_seen_as == LossSignal::Silence),
+        ),
+    ];
     let single = policy.retry.max_attempts == Attempts::AtMost(1);
-    let resets_retried =
-        faults.request_loss + faults.reply_loss == 0.0 || retried(FailureClass::Reset);
-    let errors_retried = faults.server_error == 0.0 || retried(FailureClass::ServerError);
-    if !(single || resets_retried && errors_retried) {
+    if !single && occurring.iter().any(|&(c, occurs)| occurs && !retried(c)) {
         return None;
     }
     // A refusal before the commit acts like a lost request: no effect, and tried again.
-    let a = faults.request_loss + faults.server_error;
-    Some(closed_forms(
-        a,
-        faults.reply_loss,
-        policy.retry.max_attempts,
-        policy.key,
-    ))
+    let a = f.request_loss + f.server_error;
+    let delivered = 1.0 - a - f.reply_loss;
+    Some((a, f.reply_loss + delivered * late))
 }
 
 #[cfg(test)]

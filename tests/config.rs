@@ -70,9 +70,12 @@ fn words_outside_their_set_list_the_allowed_ones() {
     );
     let e = error(
         "name = \"p\"\n",
-        "name = \"p\"\nretry_on = [\"reset\", \"timeout\"]\n",
+        "name = \"p\"\nretry_on = [\"reset\", \"timout\"]\n",
     );
-    assert_says(&e, &["policy[0].retry_on[1]", "\"reset\", \"5xx\""]);
+    assert_says(
+        &e,
+        &["policy[0].retry_on[1]", "\"reset\", \"5xx\", \"timeout\""],
+    );
     let e = error(
         "name = \"p\"\n",
         "name = \"p\"\nidempotency_key = \"per-intent\"\n",

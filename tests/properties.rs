@@ -10,9 +10,9 @@ use proptest::test_runner::{Config, RngSeed};
 use retrysim::Experiment;
 use retrysim::experiment::OutputOptions;
 use retrysim::metrics::{BusinessState, Status, StopReason};
-use retrysim::model::{Arrival, Faults, Latency, Tool, Workload};
+use retrysim::model::{Arrival, Faults, Latency, LossSignal, Tool, Workload};
 use retrysim::policy::{
-    Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Policy, Retry, RetryOn,
+    Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Policy, Retry, RetryOn, Timeout,
 };
 use retrysim::time::Tick;
 
@@ -35,31 +35,39 @@ fn latency() -> impl Strategy<Value = Latency> {
         (1.0f64..5_000.0).prop_map(|mean| Latency::Exponential { mean }),
         (1.0f64..5_000.0, 0.0f64..1.5)
             .prop_map(|(median, sigma)| Latency::LogNormal { median, sigma }),
+        (0.2f64..5.0, 1.0f64..2_000.0).prop_map(|(shape, scale)| Latency::Gamma { shape, scale }),
+        (0.5f64..4.0, 1.0f64..5_000.0).prop_map(|(shape, scale)| Latency::Weibull { shape, scale }),
     ]
 }
 
 /// Fault probabilities that leave at least 5 % for a reply, so unlimited retries end.
 fn tool(index: usize) -> impl Strategy<Value = Tool> {
+    let signal = prop_oneof![Just(LossSignal::Reset), Just(LossSignal::Silence)];
+    let workers = prop_oneof![Just(None), (1u32..3).prop_map(Some)];
     (
         (0.0f64..1.0, 0.0f64..1.0, 0.0f64..1.0, 0.0f64..0.95),
-        latency(),
-        latency(),
-        latency(),
+        (latency(), latency(), latency()),
+        signal,
+        workers,
     )
-        .prop_map(move |((a, e, b, total), request, service, reply)| {
-            let scale = total / (a + e + b).max(1e-9);
-            Tool {
-                name: format!("tool{index}"),
-                faults: Faults {
-                    request_loss: a * scale,
-                    server_error: e * scale,
-                    reply_loss: b * scale,
-                },
-                request_latency: request,
-                service_time: service,
-                reply_latency: reply,
-            }
-        })
+        .prop_map(
+            move |((a, e, b, total), (request, service, reply), signal, workers)| {
+                let scale = total / (a + e + b).max(1e-9);
+                Tool {
+                    name: format!("tool{index}"),
+                    faults: Faults {
+                        request_loss: a * scale,
+                        server_error: e * scale,
+                        reply_loss: b * scale,
+                    },
+                    loss_seen_as: signal,
+                    request_latency: request,
+                    service_time: service,
+                    reply_latency: reply,
+                    workers,
+                }
+            },
+        )
 }
 
 fn backoff() -> impl Strategy<Value = Backoff> {
@@ -90,26 +98,40 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
         (1u32..6).prop_map(Attempts::AtMost),
         Just(Attempts::Unlimited)
     ];
-    let retry_on = (any::<bool>(), any::<bool>()).prop_map(|(reset, errors)| {
-        let classes = [
-            (reset, FailureClass::Reset),
-            (errors, FailureClass::ServerError),
-        ];
-        classes
-            .into_iter()
-            .filter(|(on, _)| *on)
-            .map(|(_, c)| c)
-            .collect::<RetryOn>()
-    });
-    (attempts, retry_on, backoff()).prop_map(move |(max_attempts, retry_on, backoff)| Policy {
-        name: key.name().replace('_', "-"),
-        retry: Retry {
-            max_attempts,
-            retry_on,
+    let retry_on =
+        (any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(reset, errors, late)| {
+            let classes = [
+                (reset, FailureClass::Reset),
+                (errors, FailureClass::ServerError),
+                (late, FailureClass::Timeout),
+            ];
+            classes
+                .into_iter()
+                .filter(|(on, _)| *on)
+                .map(|(_, c)| c)
+                .collect::<RetryOn>()
+        });
+    let timeout = prop_oneof![
+        Just(Timeout::None),
+        (1u64..20_000).prop_map(|t| Timeout::Fixed(Tick(t)))
+    ];
+    (attempts, retry_on, timeout, backoff()).prop_map(
+        move |(max_attempts, retry_on, timeout, backoff)| Policy {
+            name: key.name().replace('_', "-"),
+            retry: Retry {
+                // A timeout shorter than the network legs fails every attempt: unlimited
+                // attempts would then run to the horizon, one every few ticks.
+                max_attempts: match (timeout, max_attempts) {
+                    (Timeout::Fixed(_), Attempts::Unlimited) => Attempts::AtMost(8),
+                    (_, cap) => cap,
+                },
+                retry_on,
+            },
+            timeout,
+            backoff,
+            key,
         },
-        backoff,
-        key,
-    })
+    )
 }
 
 /// One experiment comparing the same retry rule without a key and with a per-intent key.
@@ -164,6 +186,10 @@ proptest! {
         for (p, policy) in exp.policies.iter().enumerate() {
             for r in records(&exp, p) {
                 prop_assert!(r.attempts >= 1);
+                prop_assert!(r.timeouts <= r.attempts);
+                if policy.timeout == Timeout::None {
+                    prop_assert_eq!(r.timeouts, 0);
+                }
                 if let Some(cap) = policy.retry.max_attempts.cap() {
                     prop_assert!(r.attempts <= cap);
                 }
@@ -177,7 +203,12 @@ proptest! {
                     Status::Stopped(StopReason::AttemptLimit) => {
                         prop_assert_eq!(Some(r.attempts), policy.retry.max_attempts.cap());
                     }
-                    Status::Stopped(StopReason::Hung) => prop_assert!(false, "nothing hangs within an hour here"),
+                    // Only silence with nothing to end the wait hangs: latencies here are short.
+                    Status::Stopped(StopReason::Hung) => prop_assert!(
+                        policy.timeout == Timeout::None
+                            && exp.tools[r.tool].loss_seen_as == LossSignal::Silence,
+                        "a hang without silence"
+                    ),
                     Status::Stopped(StopReason::NotRetryable) => {}
                 }
                 if r.business_state == BusinessState::NotAttempted {
@@ -185,6 +216,9 @@ proptest! {
                 }
                 if policy.key == KeyScope::PerIntent {
                     prop_assert!(r.effects <= 1, "a per-intent key never duplicates");
+                }
+                if r.timeouts > 0 && r.status != Status::Succeeded {
+                    prop_assert_eq!(r.business_state, BusinessState::Unknown, "an abandoned attempt may have committed");
                 }
             }
         }

@@ -3,34 +3,14 @@
 
 mod common;
 
-use common::records;
+use common::{experiment, records, run_one};
 use retrysim::Experiment;
-use retrysim::config::Source;
 use retrysim::metrics::{
     BusinessState, Estimate, IntentRecord, Measure, Sample, Status, StopReason,
 };
 use retrysim::policy::{Attempts, KeyScope};
-use retrysim::run::{Options, PointResult, run};
-use retrysim::sweep::Sweep;
 use retrysim::theory::closed_forms;
 use retrysim::time::Tick;
-
-fn experiment(toml: &str) -> Experiment {
-    Source {
-        name: "test.toml".into(),
-        text: toml.into(),
-        dir: None,
-    }
-    .sweep()
-    .map(|s| s.base)
-    .unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// Runs an experiment on its own and returns its one point.
-fn run_one(exp: Experiment) -> PointResult {
-    let mut results = run(Sweep::single(exp), &Options::default(), &mut ()).unwrap();
-    results.points.remove(0)
-}
 
 /// An experiment of `tasks` single-call tasks on one tool, with the given policy tables.
 fn lossy(a: f64, e: f64, b: f64, tasks: u64, policies: &str) -> Experiment {

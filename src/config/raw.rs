@@ -45,9 +45,11 @@ pub struct Tool {
     pub request_loss: Option<Spanned<f64>>,
     pub server_error: Option<Spanned<f64>>,
     pub reply_loss: Option<Spanned<f64>>,
+    pub loss_seen_as: Option<Spanned<String>>,
     pub request_latency: Option<Spanned<Latency>>,
     pub service_time: Option<Spanned<Latency>>,
     pub reply_latency: Option<Spanned<Latency>>,
+    pub workers: Option<Spanned<u32>>,
 }
 
 /// `{ dist = "...", ... }`: which other keys apply depends on `dist`, checked in validation.
@@ -73,6 +75,7 @@ pub struct Policy {
     pub name: Spanned<String>,
     pub max_attempts: Option<Spanned<Value>>,
     pub retry_on: Option<Spanned<Vec<Spanned<String>>>>,
+    pub timeout: Option<Spanned<Value>>,
     pub idempotency_key: Option<Spanned<String>>,
     pub backoff: Option<Spanned<Backoff>>,
 }

@@ -60,15 +60,20 @@ fn latency(l: &Latency) -> Value {
 }
 
 fn tool(t: &Tool) -> Value {
-    Value::Table(table([
+    let mut v = Value::Table(table([
         ("name", t.name.clone().into()),
         ("request_loss", t.faults.request_loss.into()),
         ("server_error", t.faults.server_error.into()),
         ("reply_loss", t.faults.reply_loss.into()),
+        ("loss_seen_as", t.loss_seen_as.name().into()),
         ("request_latency", latency(&t.request_latency)),
         ("service_time", latency(&t.service_time)),
         ("reply_latency", latency(&t.reply_latency)),
-    ]))
+    ]));
+    if let (Value::Table(table), Some(w)) = (&mut v, t.workers) {
+        table.insert("workers".into(), Value::Integer(w.into()));
+    }
+    v
 }
 
 fn backoff(b: &Backoff) -> Value {
@@ -96,6 +101,7 @@ fn policy(p: &Policy) -> Value {
         ("name", p.name.clone().into()),
         ("max_attempts", max_attempts),
         ("retry_on", Value::Array(retry_on)),
+        ("timeout", p.timeout.to_string().into()),
         ("idempotency_key", p.key.name().into()),
     ]);
     if p.backoff != Backoff::IMMEDIATE {

@@ -6,8 +6,10 @@ use super::check::{Check, Result};
 use super::{Source, raw};
 use crate::chart::{ChartFormat, ChartKind};
 use crate::experiment::{Experiment, OutputOptions};
-use crate::model::{Arrival, Faults, Latency, Tool, Workload};
-use crate::policy::{Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Policy, Retry};
+use crate::model::{Arrival, Faults, Latency, LossSignal, Tool, Workload};
+use crate::policy::{
+    Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Policy, Retry, Timeout,
+};
 use crate::time::{DURATION_HELP, Tick, parse_duration};
 
 /// The defaults of every optional key, documented in `configs/README.md`.
@@ -75,6 +77,12 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
         check.unique(&names, &p.get_ref().name, &format!("{path}.name"))?;
         let policy = policy(&check, p.get_ref(), &path)?;
+        for &t in &workload.calls {
+            if let Err(why) = policy.timeout.on(&tools[t]) {
+                let span = p.get_ref().timeout.as_ref().map_or(0..0, |v| v.span());
+                return check.error_allowing(span, &format!("{path}.timeout"), why, TIMEOUT_HELP);
+            }
+        }
         refuse_endless_retries(&check, p.get_ref(), &path, &policy, &workload, &tools)?;
         policies.push(policy);
     }
@@ -171,12 +179,30 @@ fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool>
             parse_duration(default::LATENCY).expect("valid default"),
         )),
     };
+    let loss_seen_as = check.named(
+        raw.loss_seen_as.as_ref(),
+        &format!("{path}.loss_seen_as"),
+        &LossSignal::ALL,
+        LossSignal::name,
+        LossSignal::Reset,
+    )?;
+    let workers = match &raw.workers {
+        None => None,
+        Some(w) => Some(check.count(
+            Some(w),
+            &format!("{path}.workers"),
+            1,
+            "0 workers serve no request",
+        )?),
+    };
     Ok(Tool {
         name,
         faults,
+        loss_seen_as,
         request_latency: leg(&raw.request_latency, "request_latency")?,
         service_time: leg(&raw.service_time, "service_time")?,
         reply_latency: leg(&raw.reply_latency, "reply_latency")?,
+        workers,
     })
 }
 
@@ -291,6 +317,10 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
             })
             .collect::<Result<_>>()?,
     };
+    let timeout = match &raw.timeout {
+        None => Timeout::None,
+        Some(v) => timeout(check, v, &format!("{path}.timeout"))?,
+    };
     let key = check.named(
         raw.idempotency_key.as_ref(),
         &format!("{path}.idempotency_key"),
@@ -308,9 +338,32 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
             max_attempts,
             retry_on,
         },
+        timeout,
         backoff,
         key,
     })
+}
+
+/// What a timeout may be; a rule from the latency must also fit every tool called, which the
+/// caller checks once the tools are known.
+const TIMEOUT_HELP: &str = "a duration (\"250ms\"), a percentile of the tool's round trip \
+(\"p50\", \"p99.9\"), a multiple of its longest (\"2x max\"), or \"none\"";
+
+fn timeout(check: &Check, value: &Spanned<Value>, path: &str) -> Result<Timeout> {
+    let rule = match value.get_ref() {
+        Value::Integer(t) if *t > 0 => Some(Timeout::Fixed(Tick(*t as u64))),
+        Value::String(s) => Timeout::parse(s, |d| parse_duration(d).ok()),
+        _ => None,
+    };
+    match rule {
+        Some(Timeout::Fixed(Tick::ZERO)) | None => check.error_allowing(
+            value.span(),
+            path,
+            format!("{} is not a timeout", value.get_ref()),
+            TIMEOUT_HELP,
+        ),
+        Some(rule) => Ok(rule),
+    }
 }
 
 fn backoff(check: &Check, raw: &raw::Backoff, path: &str) -> Result<Backoff> {
@@ -385,25 +438,25 @@ fn refuse_endless_retries(
         return Ok(());
     }
     for &t in &workload.calls {
-        let f = &tools[t].faults;
+        let tool = &tools[t];
+        let f = &tool.faults;
+        let wait = policy.timeout.on(tool).ok().flatten();
+        let late = wait.and_then(|w| tool.times_out(w)).unwrap_or(0.0);
+        let succeeds = (1.0 - f.request_loss - f.server_error - f.reply_loss) * (1.0 - late);
         let on = |c: FailureClass| policy.retry.retry_on.contains(c);
-        let retried = if on(FailureClass::Reset) {
-            f.request_loss + f.reply_loss
-        } else {
-            0.0
-        } + if on(FailureClass::ServerError) {
-            f.server_error
-        } else {
-            0.0
-        };
-        if retried >= 1.0 - 1e-12 {
+        // The ways an attempt can fail, each retried or not.
+        let lost = f.request_loss + f.reply_loss > 0.0;
+        let all_retried = (!lost || on(FailureClass::Reset) || wait.is_some())
+            && (f.server_error == 0.0 || on(FailureClass::ServerError))
+            && (wait.is_none() || on(FailureClass::Timeout));
+        if succeeds <= 1e-12 && all_retried {
             let span = raw.max_attempts.as_ref().map_or(0..0, |v| v.span());
             return check.error_allowing(
                 span,
                 &format!("{path}.max_attempts"),
                 format!(
-                    "unlimited attempts never end on tool \"{}\": every attempt fails and is retried (request_loss {} + reply_loss {} + server_error {})",
-                    tools[t].name, f.request_loss, f.reply_loss, f.server_error
+                    "unlimited attempts never end on tool \"{}\": every attempt fails and is retried (request_loss {} + reply_loss {} + server_error {}, timed out {late})",
+                    tool.name, f.request_loss, f.reply_loss, f.server_error
                 ),
                 "a finite max_attempts, or a tool whose attempts can succeed",
             );

@@ -80,8 +80,11 @@ pub struct IntentRecord {
     pub intent: u64,
     pub tool: usize,
     pub attempts: u32,
-    /// Side effects the server committed for this intent (replayed receipts excluded).
+    /// Side effects the server committed for this intent (replayed receipts excluded), also
+    /// by attempts the client had abandoned.
     pub effects: u32,
+    /// Attempts abandoned at their timeout.
+    pub timeouts: u32,
     pub status: Status,
     pub business_state: BusinessState,
     pub start: Tick,

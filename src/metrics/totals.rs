@@ -45,6 +45,8 @@ pub struct Totals {
     stops: [u64; StopReason::ALL.len()],
     pub tasks: u64,
     pub tasks_succeeded: u64,
+    /// Attempts abandoned at their timeout.
+    pub timeouts: u64,
 }
 
 impl Totals {
@@ -55,6 +57,7 @@ impl Totals {
         if let Some(reason) = r.status.stop_reason() {
             self.stops[reason as usize] += 1;
         }
+        self.timeouts += u64::from(r.timeouts);
     }
 
     pub fn get(&self, m: Measure) -> &Sums {

@@ -4,26 +4,92 @@
 pub mod fault;
 pub mod latency;
 pub mod server;
+pub mod station;
 pub mod workload;
 
+use crate::time::Tick;
 pub use fault::{AttemptDraw, Fate, Faults};
 pub use latency::Latency;
 pub use workload::{Arrival, Workload};
 
-/// One tool an agent calls: where its calls fail and how long each leg takes.
+/// One tool an agent calls: where its calls fail, how the client notices, how long each leg
+/// takes, and how much work its server does at once.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tool {
     pub name: String,
     pub faults: Faults,
+    pub loss_seen_as: LossSignal,
     /// Client to server.
     pub request_latency: Latency,
     /// Server work before the commit (or the error).
     pub service_time: Latency,
     /// Server back to client.
     pub reply_latency: Latency,
+    /// Requests the server works on at once; the rest wait in line, first come first served.
+    /// `None`: as many as arrive.
+    pub workers: Option<u32>,
+}
+
+/// How a lost request or reply reaches the client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossSignal {
+    /// A connection reset, when the reply would have arrived.
+    Reset,
+    /// Nothing: the client learns of it only from its timeout, or never.
+    Silence,
+}
+
+impl LossSignal {
+    pub const ALL: [LossSignal; 2] = [LossSignal::Reset, LossSignal::Silence];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LossSignal::Reset => "reset",
+            LossSignal::Silence => "silence",
+        }
+    }
 }
 
 impl Tool {
+    /// The constant time of the two network legs, which round-trip questions need: the round
+    /// trip is then the service time shifted, and its distribution is exactly known.
+    fn network(&self) -> Result<Tick, String> {
+        match (&self.request_latency, &self.reply_latency) {
+            (Latency::Constant(a), Latency::Constant(b)) => Ok(a.after(*b)),
+            _ => Err(format!(
+                "tool \"{}\": a timeout from its latency needs constant request and reply latencies",
+                self.name
+            )),
+        }
+    }
+
+    /// The p-quantile of the round trip (request + service + reply).
+    pub fn round_trip_quantile(&self, p: f64) -> Result<Tick, String> {
+        Ok(self.network()?.after(self.service_time.quantile(p)))
+    }
+
+    /// The longest round trip.
+    pub fn round_trip_max(&self) -> Result<Tick, String> {
+        let network = self.network()?;
+        let service = self.service_time.max().ok_or_else(|| {
+            format!(
+                "tool \"{}\": its service time has no maximum (only constant, uniform and empirical do)",
+                self.name
+            )
+        })?;
+        Ok(network.after(service))
+    }
+
+    /// P(round trip ≥ wait): the chance an attempt given `wait` is abandoned (a reply arriving
+    /// at the timeout's own tick is late). `None` unless both network legs are constant.
+    pub fn times_out(&self, wait: Tick) -> Option<f64> {
+        let network = self.network().ok()?;
+        Some(match wait.0.checked_sub(network.0) {
+            None | Some(0) => 1.0,
+            Some(service_budget) => self.service_time.exceeds(Tick(service_budget - 1)),
+        })
+    }
+
     /// Draws everything random about one attempt from its words of the intent's fault stream.
     pub fn draw(&self, words: &[u64; fault::WORDS_PER_ATTEMPT]) -> AttemptDraw {
         AttemptDraw {

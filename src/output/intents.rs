@@ -13,7 +13,7 @@ use crate::sim::Job;
 use crate::sweep::Point;
 
 /// The columns after the parameter columns.
-pub const COLUMNS: [&str; 12] = [
+pub const COLUMNS: [&str; 13] = [
     "experiment",
     "policy",
     "replication",
@@ -26,6 +26,7 @@ pub const COLUMNS: [&str; 12] = [
     "business_state",
     "start_tick",
     "end_tick",
+    "timeouts",
 ];
 
 /// Where job `index` writes its rows while it runs.
@@ -57,7 +58,7 @@ impl<'a, W: Write> IntentWriter<'a, W> {
     }
 
     pub fn write(&mut self, r: &IntentRecord) -> io::Result<()> {
-        let fields: [&str; 12] = [
+        let fields: [&str; COLUMNS.len()] = [
             &self.exp.name,
             self.policy,
             &self.replication,
@@ -70,6 +71,7 @@ impl<'a, W: Write> IntentWriter<'a, W> {
             r.business_state.name(),
             &r.start.0.to_string(),
             &r.end.0.to_string(),
+            &r.timeouts.to_string(),
         ];
         Ok(self
             .csv

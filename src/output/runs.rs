@@ -7,7 +7,7 @@ use crate::run::PointResult;
 use crate::sweep::Point;
 
 /// The columns after the parameter columns.
-pub const COLUMNS: [&str; 16] = [
+pub const COLUMNS: [&str; 17] = [
     "experiment",
     "policy",
     "replication",
@@ -24,6 +24,7 @@ pub const COLUMNS: [&str; 16] = [
     "stopped_not_retryable",
     "hung",
     "events",
+    "timeouts",
 ];
 
 /// The rows of one point: every configuration's replications in order, parameters first.
@@ -51,6 +52,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 t.stopped(StopReason::NotRetryable).to_string(),
                 t.stopped(StopReason::Hung).to_string(),
                 run.events.to_string(),
+                t.timeouts.to_string(),
             ];
             rows.push(
                 point

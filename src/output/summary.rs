@@ -8,7 +8,7 @@ use crate::sweep::Point;
 use crate::theory::ClosedForms;
 
 /// The columns after the parameter columns.
-pub const COLUMNS: [&str; 33] = [
+pub const COLUMNS: [&str; 34] = [
     "experiment",
     "policy",
     "seed",
@@ -42,6 +42,7 @@ pub const COLUMNS: [&str; 33] = [
     "hung",
     "theory_a",
     "theory_b",
+    "timeouts",
 ];
 
 /// The rows of one point, one per configuration, parameters first.
@@ -104,6 +105,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 stopped(StopReason::Hung),
                 theory(|t| t.a),
                 theory(|t| t.b),
+                result.total(|r| r.totals.timeouts).to_string(),
             ];
             point
                 .params

@@ -4,17 +4,20 @@
 pub mod backoff;
 pub mod idempotency;
 pub mod retry;
+pub mod timeout;
 
 pub use backoff::{Backoff, Growth, Jitter};
 pub use idempotency::{Key, KeyScope};
 pub use retry::{Attempts, FailureClass, Retry, RetryDecision, RetryOn};
+pub use timeout::Timeout;
 
-/// One client configuration: how it retries, how long it waits between attempts, and which
-/// idempotency key its requests carry.
+/// One client configuration: how it retries, how long it waits for a reply and between
+/// attempts, and which idempotency key its requests carry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Policy {
     pub name: String,
     pub retry: Retry,
+    pub timeout: Timeout,
     pub backoff: Backoff,
     pub key: KeyScope,
 }

@@ -10,16 +10,23 @@ pub enum FailureClass {
     Reset,
     /// The server answered with a transient error (5xx) before committing.
     ServerError,
+    /// No reply within the attempt's timeout: the client abandoned it, and it may yet commit.
+    Timeout,
 }
 
 impl FailureClass {
-    pub const ALL: [FailureClass; 2] = [FailureClass::Reset, FailureClass::ServerError];
+    pub const ALL: [FailureClass; 3] = [
+        FailureClass::Reset,
+        FailureClass::ServerError,
+        FailureClass::Timeout,
+    ];
 
     /// The name used in configs (`retry_on`) and output.
     pub fn name(self) -> &'static str {
         match self {
             FailureClass::Reset => "reset",
             FailureClass::ServerError => "5xx",
+            FailureClass::Timeout => "timeout",
         }
     }
 

@@ -3,113 +3,238 @@
 use rand_chacha::ChaCha8Rng;
 
 use crate::engine::rng::{Source, Streams, word};
+use crate::metrics::Status;
 use crate::model::fault::WORDS_PER_ATTEMPT;
 use crate::model::server::KeyStore;
 use crate::model::{AttemptDraw, Tool};
 use crate::time::Tick;
 
-/// One intent in progress.
+/// One intent in progress: the client's side of it and its attempts the server still holds.
+/// It stays in the slab until both are over, so a commit by an abandoned attempt after the
+/// client gave up still counts as an effect of this intent.
 pub struct Intent {
     /// task × calls per task + the call's position in the task.
     pub id: u64,
     pub tool: usize,
     pub start: Tick,
-    pub attempts: u32,
     pub effects: u32,
+    /// Attempts abandoned at their timeout.
+    pub timeouts: u32,
     /// Some attempt went unanswered, so it may have committed.
     pub ambiguous: bool,
-    /// An attempt is on its way and its outcome is not known yet.
-    pub in_flight: bool,
+    /// The attempt the client is waiting on; none between attempts and after the end.
+    pub awaiting: Option<u32>,
+    /// Attempts on their way to the server or at it.
+    pub at_server: u32,
+    /// How and when the client finished with the intent.
+    pub ended: Option<(Status, Tick)>,
     /// The delay before the last retry (decorrelated jitter grows from it).
     pub last_delay: Tick,
-    /// The draws of the latest attempt; none before the first dispatch.
-    draw: Option<AttemptDraw>,
+    /// The draws of every attempt so far, in order.
+    draws: Vec<AttemptDraw>,
     /// The server's idempotency record for this intent's key.
     pub keys: KeyStore,
     faults: ChaCha8Rng,
 }
 
 impl Intent {
-    pub fn new(streams: &Streams, id: u64, tool: usize, now: Tick) -> Self {
+    fn new(streams: &Streams, id: u64, tool: usize, now: Tick) -> Self {
         Intent {
             id,
             tool,
             start: now,
-            attempts: 0,
             effects: 0,
+            timeouts: 0,
             ambiguous: false,
-            in_flight: false,
+            awaiting: None,
+            at_server: 0,
+            ended: None,
             last_delay: Tick::ZERO,
-            draw: None,
+            draws: Vec::new(),
             keys: KeyStore::default(),
             faults: streams.stream(Source::Faults, id),
         }
     }
 
-    /// Draws the next attempt's fate and latencies: attempt k always reads the k-th block of
-    /// the intent's fault stream.
-    pub fn draw_attempt(&mut self, tool: &Tool) -> AttemptDraw {
+    /// Makes this the new intent `id`, in place; the draw buffer keeps its capacity.
+    fn reset(&mut self, streams: &Streams, id: u64, tool: usize, now: Tick) {
+        self.id = id;
+        self.tool = tool;
+        self.start = now;
+        self.effects = 0;
+        self.timeouts = 0;
+        self.ambiguous = false;
+        self.awaiting = None;
+        self.at_server = 0;
+        self.ended = None;
+        self.last_delay = Tick::ZERO;
+        self.draws.clear();
+        self.keys = KeyStore::default();
+        self.faults = streams.stream(Source::Faults, id);
+    }
+
+    /// Attempts dispatched so far.
+    pub fn attempts(&self) -> u32 {
+        self.draws.len() as u32
+    }
+
+    /// Draws the next attempt's fate and latencies, and waits on it: attempt k always reads
+    /// the k-th block of the intent's fault stream. Returns its number and its draws.
+    pub fn draw_attempt(&mut self, tool: &Tool) -> (u32, AttemptDraw) {
         let mut words = [0; WORDS_PER_ATTEMPT];
         for w in &mut words {
             *w = word(&mut self.faults);
         }
-        self.attempts += 1;
-        self.in_flight = true;
         let draw = tool.draw(&words);
-        self.draw = Some(draw);
-        draw
+        let attempt = self.attempts();
+        self.draws.push(draw);
+        self.awaiting = Some(attempt);
+        (attempt, draw)
     }
 
-    /// The draws of the attempt the server or the network is handling now.
-    pub fn current(&self) -> AttemptDraw {
-        self.draw
-            .expect("server and reply events follow a dispatch")
+    /// The draws of attempt `attempt`.
+    pub fn draw(&self, attempt: u32) -> AttemptDraw {
+        self.draws[attempt as usize]
+    }
+
+    /// Whether the client is done and the server holds none of its attempts.
+    pub fn is_over(&self) -> bool {
+        self.ended.is_some() && self.at_server == 0
     }
 }
 
-/// Live intents by slot. A slot is reused once its intent has ended, so the slab never holds
-/// more intents than there are clients.
-#[derive(Default)]
+/// Live intents by slot. A slot is reused once its intent is over, so the slab holds little
+/// more than one intent per client, and an intent is rewritten where it lies rather than built
+/// and moved (it is large: it holds its random stream). Each slot counts its occupants, so an
+/// event that outlives its intent (a timer, a late reply) can tell it is stale.
 pub struct Slab {
-    slots: Vec<Option<Intent>>,
+    streams: Streams,
+    slots: Vec<Slot>,
     free: Vec<u32>,
 }
 
+struct Slot {
+    generation: u32,
+    live: bool,
+    intent: Intent,
+}
+
+/// A live intent's slot and the occupant count it was given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Handle {
+    pub slot: u32,
+    pub generation: u32,
+}
+
 impl Slab {
-    pub fn insert(&mut self, intent: Intent) -> u32 {
-        match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot as usize] = Some(intent);
-                slot
-            }
-            None => {
-                self.slots.push(Some(intent));
-                (self.slots.len() - 1) as u32
-            }
+    pub fn new(streams: Streams) -> Self {
+        Slab {
+            streams,
+            slots: Vec::new(),
+            free: Vec::new(),
         }
     }
 
+    /// Starts intent `id` on `tool` at `now` in a free slot.
+    pub fn start(&mut self, id: u64, tool: usize, now: Tick) -> Handle {
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize]
+                    .intent
+                    .reset(&self.streams, id, tool, now);
+                slot
+            }
+            None => {
+                self.slots.push(Slot {
+                    generation: 0,
+                    live: false,
+                    intent: Intent::new(&self.streams, id, tool, now),
+                });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let entry = &mut self.slots[slot as usize];
+        entry.generation = entry.generation.wrapping_add(1);
+        entry.live = true;
+        Handle {
+            slot,
+            generation: entry.generation,
+        }
+    }
+
+    /// The intent in `slot`, which events of live intents are sure of.
     pub fn get(&mut self, slot: u32) -> &mut Intent {
-        self.slots[slot as usize]
-            .as_mut()
-            .expect("events refer to live intents only")
+        let entry = &mut self.slots[slot as usize];
+        debug_assert!(entry.live, "events refer to live intents only");
+        &mut entry.intent
     }
 
-    pub fn remove(&mut self, slot: u32) -> Intent {
-        let intent = self.slots[slot as usize]
-            .take()
-            .expect("an intent ends once");
+    /// The intent `handle` was given to, if it is still there.
+    pub fn find(&mut self, handle: Handle) -> Option<&mut Intent> {
+        let entry = &mut self.slots[handle.slot as usize];
+        (entry.live && entry.generation == handle.generation).then_some(&mut entry.intent)
+    }
+
+    pub fn handle(&self, slot: u32) -> Handle {
+        Handle {
+            slot,
+            generation: self.slots[slot as usize].generation,
+        }
+    }
+
+    /// Frees the slot of an intent that is over.
+    pub fn remove(&mut self, slot: u32) {
+        let entry = &mut self.slots[slot as usize];
+        debug_assert!(entry.live, "an intent ends once");
+        entry.live = false;
         self.free.push(slot);
-        intent
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.slots.len() == self.free.len()
+    /// The slots of the intents still live, in slot order.
+    pub fn live(&self) -> Vec<u32> {
+        (0..self.slots.len() as u32)
+            .filter(|&s| self.slots[s as usize].live)
+            .collect()
     }
+}
 
-    /// The intents still live, in slot order, emptying the slab.
-    pub fn drain(&mut self) -> impl Iterator<Item = Intent> + '_ {
-        self.free.clear();
-        self.slots.drain(..).flatten()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rewound intent draws exactly what a newly built one would.
+    #[test]
+    fn a_reused_slot_draws_like_a_new_intent() {
+        let streams = Streams {
+            seed: 5,
+            point: 1,
+            replication: 2,
+        };
+        let tool = Tool {
+            name: "t".into(),
+            faults: crate::model::Faults {
+                request_loss: 0.3,
+                server_error: 0.1,
+                reply_loss: 0.3,
+            },
+            loss_seen_as: crate::model::LossSignal::Reset,
+            request_latency: crate::model::Latency::Exponential { mean: 100.0 },
+            service_time: crate::model::Latency::Exponential { mean: 100.0 },
+            reply_latency: crate::model::Latency::Exponential { mean: 100.0 },
+            workers: None,
+        };
+        let mut slab = Slab::new(streams);
+        let first = slab.start(7, 0, Tick(3));
+        slab.get(first.slot).draw_attempt(&tool);
+        slab.remove(first.slot);
+        let again = slab.start(42, 0, Tick(9));
+        assert_eq!(again.slot, first.slot);
+        assert_ne!(again.generation, first.generation);
+        assert!(slab.find(first).is_none(), "the old handle is stale");
+        let mut fresh = Intent::new(&streams, 42, 0, Tick(9));
+        for _ in 0..5 {
+            let reused = slab.get(again.slot).draw_attempt(&tool);
+            assert_eq!(reused, fresh.draw_attempt(&tool));
+        }
     }
 }

@@ -35,8 +35,8 @@ pub fn run(exp: &Experiment, job: Job, sink: impl FnMut(&IntentRecord)) -> RunRe
     let mut world = world::World::new(exp, &exp.policies[job.policy], streams, sink);
     let mut sched = Scheduler::new();
     world.begin(&mut sched);
-    let ending = engine::run(&mut world, &mut sched, exp.horizon);
-    let totals = world.finish(ending, exp.horizon);
+    engine::run(&mut world, &mut sched, exp.horizon);
+    let totals = world.finish(exp.horizon);
     RunResult {
         totals,
         events: sched.processed(),

@@ -2,19 +2,22 @@
 //! the server and back, and the policy deciding what follows a failure.
 //!
 //! An attempt's path, one event per step:
-//! `Dispatch` → (request leg) → `ServerArrive` → (service) → `ServerDone`: commit or error →
-//! (reply leg) → `Reply` at the client. A lost request or a lost reply still produces a `Reply`,
-//! a reset, at the moment the reply would have arrived.
+//! `Dispatch` → (request leg) → `ServerArrive` → (waiting for a worker, then service) →
+//! `ServerDone`: commit or error → (reply leg) → `Reply` at the client. A lost request or reply
+//! reaches the client as a reset when the reply would have arrived, or not at all (silence). A
+//! `Timeout` set at dispatch abandons the attempt if no reply came first; the attempt itself goes
+//! on, and may still commit.
 
 use rand_chacha::ChaCha8Rng;
 
-use super::intent::{Intent, Slab};
+use super::intent::{Handle, Intent, Slab};
 use crate::engine::rng::{Source, Streams, word};
-use crate::engine::{Ending, Model, Scheduler};
+use crate::engine::{Model, Scheduler};
 use crate::experiment::Experiment;
 use crate::metrics::{BusinessState, IntentRecord, Status, StopReason, Totals};
 use crate::model::server::Processed;
-use crate::model::{Arrival, Fate, Tool, Workload};
+use crate::model::station::Station;
+use crate::model::{Arrival, Fate, LossSignal, Tool, Workload};
 use crate::policy::{FailureClass, Policy, RetryDecision};
 use crate::time::Tick;
 
@@ -25,7 +28,14 @@ pub enum Reply {
     Failed(FailureClass),
 }
 
-/// The events of the model. Each names the intent's slot, so an event is 8 bytes.
+/// One attempt of an intent, as events name it.
+#[derive(Clone, Copy, Debug)]
+pub struct AttemptRef {
+    pub intent: Handle,
+    pub attempt: u32,
+}
+
+/// The events of the model: small, naming intents by slot.
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
     /// The next task of a Poisson stream arrives.
@@ -33,17 +43,22 @@ pub enum Event {
     /// The intent sends its next attempt.
     Dispatch { slot: u32 },
     /// The attempt's request reaches the server.
-    ServerArrive { slot: u32 },
+    ServerArrive(AttemptRef),
     /// The server has done the attempt's work and commits or fails it.
-    ServerDone { slot: u32 },
+    ServerDone(AttemptRef),
     /// The attempt's outcome reaches the client.
-    Reply { slot: u32, reply: Reply },
+    Reply { at: AttemptRef, reply: Reply },
+    /// The attempt's wait is over.
+    Timeout(AttemptRef),
 }
 
 pub struct World<'a, S> {
     tools: &'a [Tool],
     workload: &'a Workload,
     policy: &'a Policy,
+    /// The wait the policy grants an attempt on each tool.
+    timeouts: Vec<Option<Tick>>,
+    stations: Vec<Station<AttemptRef>>,
     streams: Streams,
     arrivals: ChaCha8Rng,
     /// Tasks arrived so far; tasks `started..arrived` wait for a client.
@@ -61,12 +76,18 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
             tools: &exp.tools,
             workload: &exp.workload,
             policy,
+            timeouts: exp
+                .tools
+                .iter()
+                .map(|t| policy.timeout.on(t).expect("validated against every tool"))
+                .collect(),
+            stations: exp.tools.iter().map(|t| Station::new(t.workers)).collect(),
             streams,
             arrivals: streams.stream(Source::Arrivals, 0),
             arrived: 0,
             started: 0,
             idle_clients: exp.workload.clients,
-            intents: Slab::default(),
+            intents: Slab::new(streams),
             totals: Totals::default(),
             sink,
         }
@@ -83,13 +104,16 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
         }
     }
 
-    /// Ends the run; when the horizon stopped it, intents still live are `hung` at the horizon.
-    pub fn finish(mut self, ending: Ending, horizon: Tick) -> Totals {
-        debug_assert!(ending == Ending::Horizon || self.intents.is_empty());
-        let live: Vec<Intent> = self.intents.drain().collect();
-        for intent in live {
-            let business = business_state(&intent, Status::Stopped(StopReason::Hung));
-            self.record(intent, Status::Stopped(StopReason::Hung), business, horizon);
+    /// Ends the run. Intents still waiting are `hung` at the horizon — caught there, or waiting
+    /// in silence with nothing left to happen; intents the client had finished keep their
+    /// ending, with what their abandoned attempts did so far.
+    pub fn finish(mut self, horizon: Tick) -> Totals {
+        for slot in self.intents.live() {
+            let intent = self.intents.get(slot);
+            if intent.ended.is_none() {
+                intent.ended = Some((Status::Stopped(StopReason::Hung), horizon));
+            }
+            self.close(slot);
         }
         self.totals.tasks = self.arrived;
         self.totals
@@ -119,34 +143,63 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
     fn start_intent(&mut self, task: u64, call: usize, sched: &mut Scheduler<Event>) {
         let calls = &self.workload.calls;
         let id = task * calls.len() as u64 + call as u64;
-        let intent = Intent::new(&self.streams, id, calls[call], sched.now());
-        let slot = self.intents.insert(intent);
-        self.dispatch(slot, sched);
+        let handle = self.intents.start(id, calls[call], sched.now());
+        self.dispatch(handle.slot, sched);
     }
 
     fn dispatch(&mut self, slot: u32, sched: &mut Scheduler<Event>) {
+        let handle = self.intents.handle(slot);
         let intent = self.intents.get(slot);
-        let draw = intent.draw_attempt(&self.tools[intent.tool]);
-        match draw.fate {
-            Fate::LostRequest => sched.schedule_in(
+        let tool = &self.tools[intent.tool];
+        let (attempt, draw) = intent.draw_attempt(tool);
+        let at = AttemptRef {
+            intent: handle,
+            attempt,
+        };
+        // Set first, so a reply due at the same tick comes after it: completing exactly at the
+        // timeout is late.
+        if let Some(wait) = self.timeouts[intent.tool] {
+            sched.schedule_in(wait, Event::Timeout(at));
+        }
+        match (draw.fate, tool.loss_seen_as) {
+            (Fate::LostRequest, LossSignal::Reset) => sched.schedule_in(
                 draw.round_trip(),
                 Event::Reply {
-                    slot,
+                    at,
                     reply: Reply::Failed(FailureClass::Reset),
                 },
             ),
-            _ => sched.schedule_in(draw.request, Event::ServerArrive { slot }),
+            (Fate::LostRequest, LossSignal::Silence) => {}
+            _ => {
+                intent.at_server += 1;
+                sched.schedule_in(draw.request, Event::ServerArrive(at));
+            }
         }
     }
 
-    fn on_server_done(&mut self, slot: u32, sched: &mut Scheduler<Event>) {
+    fn serve(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
+        let service = self.intents.get(at.intent.slot).draw(at.attempt).service;
+        sched.schedule_in(service, Event::ServerDone(at));
+    }
+
+    fn on_server_arrive(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
+        let tool = self.intents.get(at.intent.slot).tool;
+        if let Some(at) = self.stations[tool].arrive(at) {
+            self.serve(at, sched);
+        }
+    }
+
+    fn on_server_done(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
+        let slot = at.intent.slot;
         let intent = self.intents.get(slot);
-        let draw = intent.current();
+        let tool = intent.tool;
+        let draw = intent.draw(at.attempt);
+        intent.at_server -= 1;
         let reply = match draw.fate {
             Fate::ServerError => Reply::Failed(FailureClass::ServerError),
             Fate::LostRequest => unreachable!("a lost request never reaches the server"),
             Fate::LostReply | Fate::Delivered => {
-                let key = self.policy.key.key(intent.id, intent.attempts - 1);
+                let key = self.policy.key.key(intent.id, at.attempt);
                 if intent.keys.process(key) == Processed::Committed {
                     intent.effects += 1;
                 }
@@ -157,18 +210,56 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
                 }
             }
         };
-        sched.schedule_in(draw.reply, Event::Reply { slot, reply });
+        // Nobody listens for the reply of an abandoned attempt, and silence sends none.
+        let heard = intent.awaiting == Some(at.attempt)
+            && !(draw.fate == Fate::LostReply
+                && self.tools[tool].loss_seen_as == LossSignal::Silence);
+        if heard {
+            sched.schedule_in(draw.reply, Event::Reply { at, reply });
+        }
+        if intent.is_over() {
+            self.close(slot);
+        }
+        if let Some(next) = self.stations[tool].finish() {
+            self.serve(next, sched);
+        }
     }
 
-    fn on_reply(&mut self, slot: u32, reply: Reply, sched: &mut Scheduler<Event>) {
-        let class = match reply {
-            Reply::Ok => return self.end_intent(slot, Status::Succeeded, sched),
-            Reply::Failed(class) => class,
+    /// The intent `at` names, if the client is still waiting on that attempt; late replies
+    /// and timers of settled attempts find none.
+    fn waiting_on(&mut self, at: AttemptRef) -> Option<&mut Intent> {
+        self.intents
+            .find(at.intent)
+            .filter(|intent| intent.awaiting == Some(at.attempt))
+    }
+
+    fn on_reply(&mut self, at: AttemptRef, reply: Reply, sched: &mut Scheduler<Event>) {
+        let Some(intent) = self.waiting_on(at) else {
+            return;
         };
+        intent.awaiting = None;
+        match reply {
+            Reply::Ok => self.end_intent(at.intent.slot, Status::Succeeded, sched),
+            Reply::Failed(class) => {
+                intent.ambiguous |= class == FailureClass::Reset;
+                self.after_failure(at.intent.slot, class, sched);
+            }
+        }
+    }
+
+    fn on_timeout(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
+        let Some(intent) = self.waiting_on(at) else {
+            return;
+        };
+        intent.awaiting = None;
+        intent.timeouts += 1;
+        intent.ambiguous = true;
+        self.after_failure(at.intent.slot, FailureClass::Timeout, sched);
+    }
+
+    fn after_failure(&mut self, slot: u32, class: FailureClass, sched: &mut Scheduler<Event>) {
         let intent = self.intents.get(slot);
-        intent.in_flight = false;
-        intent.ambiguous |= class == FailureClass::Reset;
-        match self.policy.retry.decide(intent.attempts, class) {
+        match self.policy.retry.decide(intent.attempts(), class) {
             RetryDecision::Retry { retry } => {
                 let backoff = &self.policy.backoff;
                 // Retry n reads word n − 1 of the intent's jitter stream.
@@ -190,14 +281,17 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
         }
     }
 
-    /// Records the intent, then moves its task on: the next call after a success, or the
-    /// client to the next waiting task.
+    /// The client is done with the intent: it is recorded once the server holds none of its
+    /// attempts, and the client moves on at once — to the next call after a success, or to the
+    /// next waiting task.
     fn end_intent(&mut self, slot: u32, status: Status, sched: &mut Scheduler<Event>) {
-        let intent = self.intents.remove(slot);
+        let intent = self.intents.get(slot);
+        intent.ended = Some((status, sched.now()));
         let calls = self.workload.calls.len() as u64;
         let (task, next_call) = (intent.id / calls, (intent.id % calls + 1) as usize);
-        let business = business_state(&intent, status);
-        self.record(intent, status, business, sched.now());
+        if intent.is_over() {
+            self.close(slot);
+        }
         if status == Status::Succeeded && next_call < self.workload.calls.len() {
             return self.start_intent(task, next_call, sched);
         }
@@ -208,19 +302,28 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
         self.start_waiting_tasks(sched);
     }
 
-    fn record(&mut self, intent: Intent, status: Status, business: BusinessState, end: Tick) {
-        let record = IntentRecord {
-            intent: intent.id,
-            tool: intent.tool,
-            attempts: intent.attempts,
-            effects: intent.effects,
-            status,
-            business_state: business,
-            start: intent.start,
-            end,
-        };
+    /// Records an intent that is over and frees its slot.
+    fn close(&mut self, slot: u32) {
+        let record = record_of(self.intents.get(slot));
         self.totals.add(&record);
         (self.sink)(&record);
+        self.intents.remove(slot);
+    }
+}
+
+/// The record of an intent the client is done with.
+fn record_of(intent: &Intent) -> IntentRecord {
+    let (status, end) = intent.ended.expect("recorded once the client is done");
+    IntentRecord {
+        intent: intent.id,
+        tool: intent.tool,
+        attempts: intent.attempts(),
+        effects: intent.effects,
+        timeouts: intent.timeouts,
+        status,
+        business_state: business_state(intent, status),
+        start: intent.start,
+        end,
     }
 }
 
@@ -229,7 +332,9 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
 fn business_state(intent: &Intent, status: Status) -> BusinessState {
     match status {
         Status::Succeeded => BusinessState::Confirmed,
-        Status::Stopped(_) if intent.ambiguous || intent.in_flight => BusinessState::Unknown,
+        Status::Stopped(_) if intent.ambiguous || intent.awaiting.is_some() => {
+            BusinessState::Unknown
+        }
         Status::Stopped(_) => BusinessState::NotAttempted,
     }
 }
@@ -241,12 +346,10 @@ impl<S: FnMut(&IntentRecord)> Model for World<'_, S> {
         match event {
             Event::Arrival => self.on_arrival(sched),
             Event::Dispatch { slot } => self.dispatch(slot, sched),
-            Event::ServerArrive { slot } => {
-                let service = self.intents.get(slot).current().service;
-                sched.schedule_in(service, Event::ServerDone { slot });
-            }
-            Event::ServerDone { slot } => self.on_server_done(slot, sched),
-            Event::Reply { slot, reply } => self.on_reply(slot, reply, sched),
+            Event::ServerArrive(at) => self.on_server_arrive(at, sched),
+            Event::ServerDone(at) => self.on_server_done(at, sched),
+            Event::Reply { at, reply } => self.on_reply(at, reply, sched),
+            Event::Timeout(at) => self.on_timeout(at, sched),
         }
     }
 }

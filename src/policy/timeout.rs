@@ -1,0 +1,90 @@
+//! How long the client waits for one attempt's reply before abandoning it. Abandoning is the
+//! client's decision only: the request goes on, the server still does the work and may commit,
+//! and the late reply is dropped.
+
+use std::fmt;
+
+use crate::model::Tool;
+use crate::time::Tick;
+
+/// A per-attempt timeout, as the config writes it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Timeout {
+    /// Wait as long as it takes.
+    None,
+    Fixed(Tick),
+    /// The p-quantile of the tool's round trip (`"p50"`, `"p90"`, `"p99.9"`).
+    Percentile(f64),
+    /// A multiple of the tool's longest round trip (`"2x max"`).
+    MaxMultiple(f64),
+}
+
+impl Timeout {
+    /// The wait this rule grants an attempt on `tool`, in ticks; an error says why the tool's
+    /// latencies cannot answer the rule.
+    pub fn on(self, tool: &Tool) -> Result<Option<Tick>, String> {
+        match self {
+            Timeout::None => Ok(None),
+            Timeout::Fixed(t) => Ok(Some(t)),
+            Timeout::Percentile(p) => tool.round_trip_quantile(p / 100.0).map(Some),
+            Timeout::MaxMultiple(m) => {
+                let max = tool.round_trip_max()?;
+                Ok(Some(Tick(libm::ceil(max.0 as f64 * m) as u64)))
+            }
+        }
+    }
+
+    /// Reads `"p90"`, `"2x max"` or a duration; `None` for anything else.
+    pub fn parse(text: &str, duration: impl Fn(&str) -> Option<Tick>) -> Option<Timeout> {
+        let text = text.trim();
+        if text == "none" {
+            return Some(Timeout::None);
+        }
+        if let Some(p) = text.strip_prefix('p').and_then(|p| p.parse::<f64>().ok()) {
+            return (p > 0.0 && p < 100.0).then_some(Timeout::Percentile(p));
+        }
+        if let Some(m) = text.strip_suffix("max") {
+            let m = m.trim().strip_suffix('x')?.trim().parse::<f64>().ok()?;
+            return (m.is_finite() && m > 0.0).then_some(Timeout::MaxMultiple(m));
+        }
+        duration(text).map(Timeout::Fixed)
+    }
+}
+
+impl fmt::Display for Timeout {
+    /// The form a config writes, so the manifest's resolved config reads it back.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Timeout::None => write!(f, "none"),
+            Timeout::Fixed(t) => write!(f, "{t}"),
+            Timeout::Percentile(p) => write!(f, "p{p}"),
+            Timeout::MaxMultiple(m) => write!(f, "{m}x max"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::parse_duration;
+
+    fn parse(text: &str) -> Option<Timeout> {
+        Timeout::parse(text, |t| parse_duration(t).ok())
+    }
+
+    #[test]
+    fn rules_read_as_written_and_print_back() {
+        assert_eq!(parse("p90"), Some(Timeout::Percentile(90.0)));
+        assert_eq!(parse("p99.9"), Some(Timeout::Percentile(99.9)));
+        assert_eq!(parse("2x max"), Some(Timeout::MaxMultiple(2.0)));
+        assert_eq!(parse("1.5x max"), Some(Timeout::MaxMultiple(1.5)));
+        assert_eq!(parse("250ms"), Some(Timeout::Fixed(Tick(250_000))));
+        assert_eq!(parse("none"), Some(Timeout::None));
+        for bad in ["p0", "p100", "p", "max", "0x max", "soon"] {
+            assert_eq!(parse(bad), None, "{bad}");
+        }
+        for rule in ["p90", "p99.9", "2x max", "1.5x max", "250ms", "none"] {
+            assert_eq!(parse(rule).unwrap().to_string(), rule);
+        }
+    }
+}

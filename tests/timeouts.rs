@@ -1,0 +1,271 @@
+//! Per-attempt timeouts: abandoned attempts that still commit, silence, a server that makes a
+//! retry wait behind the work it abandoned, and the closed forms with a timeout.
+
+mod common;
+
+use common::{experiment, records, run_one};
+use retrysim::Experiment;
+use retrysim::config::Source;
+use retrysim::metrics::{BusinessState, Estimate, Measure, Status, StopReason};
+use retrysim::policy::{Attempts, KeyScope};
+use retrysim::theory::closed_forms;
+use retrysim::time::Tick;
+
+/// One tool with constant 1 ms network legs and an exponential service time, so a timeout's
+/// chance of firing is exactly known.
+fn timed(a: f64, b: f64, tasks: u64, policies: &str) -> Experiment {
+    experiment(&format!(
+        r#"
+        name = "t"
+        seed = 31
+        [workload]
+        tasks = {tasks}
+        clients = 200
+        [[tool]]
+        name = "order"
+        request_loss = {a}
+        reply_loss = {b}
+        request_latency = {{ dist = "constant", value = "1ms" }}
+        service_time = {{ dist = "exponential", mean = "10ms" }}
+        reply_latency = {{ dist = "constant", value = "1ms" }}
+        {policies}
+        "#
+    ))
+}
+
+/// With p = P(round trip ≥ τ), a late reply is a lost one that commits: the measured means lie
+/// within a 99.9 % interval of the closed forms with b + (1 − a − b)·p, with and without a key.
+#[test]
+fn timeouts_agree_with_closed_forms() {
+    for (a, b, timeout, n) in [
+        (0.0, 0.0, "\"p50\"", Attempts::AtMost(3)),
+        (0.1, 0.1, "\"p80\"", Attempts::AtMost(4)),
+        (0.0, 0.2, "\"p90\"", Attempts::Unlimited),
+        (0.05, 0.0, "\"15ms\"", Attempts::AtMost(2)),
+    ] {
+        let max = match n {
+            Attempts::AtMost(n) => n.to_string(),
+            Attempts::Unlimited => "\"unlimited\"".into(),
+        };
+        let exp = timed(
+            a,
+            b,
+            20_000,
+            &format!(
+                r#"[[policy]]
+                name = "no-key"
+                max_attempts = {max}
+                timeout = {timeout}
+                [[policy]]
+                name = "key"
+                max_attempts = {max}
+                timeout = {timeout}
+                idempotency_key = "per_intent""#
+            ),
+        );
+        let tool = &exp.tools[0];
+        let wait = exp.policies[0].timeout.on(tool).unwrap().unwrap();
+        let p = tool.times_out(wait).unwrap();
+        assert!(p > 0.05 && p < 0.95, "{timeout}: p = {p}");
+        let result = run_one(exp);
+        for (policy, key) in result
+            .policies
+            .iter()
+            .zip([KeyScope::None, KeyScope::PerIntent])
+        {
+            let theory = closed_forms(a, b + (1.0 - a - b) * p, n, key);
+            assert_eq!(
+                policy.theory,
+                Some(theory),
+                "{timeout}: the run's closed forms"
+            );
+            if a == 0.0 && b == 0.0 && n == Attempts::AtMost(3) {
+                assert!((theory.attempts - (1.0 + p + p * p)).abs() < 1e-12);
+            }
+            for (m, expected) in [
+                (Measure::Attempts, theory.attempts),
+                (Measure::Effects, theory.effects),
+                (Measure::Duplicates, theory.duplicates),
+                (Measure::Success, theory.success),
+                (Measure::Ghost, theory.ghost),
+            ] {
+                let est = Estimate::at_level(policy.runs[0].totals.get(m), 0.999);
+                assert!(
+                    est.contains(expected),
+                    "{timeout} {n:?} {key:?} {m:?}: {} ± {} vs {expected}",
+                    est.mean,
+                    est.half_width
+                );
+            }
+        }
+    }
+}
+
+/// A timeout is the client's decision only: the server finishes the work and commits, after
+/// the client has given up, and the intent counts that effect as a ghost.
+#[test]
+fn an_abandoned_attempt_still_commits() {
+    let exp = experiment(
+        r#"
+        name = "t"
+        [workload]
+        tasks = 50
+        [[tool]]
+        name = "charge"
+        service_time = { dist = "constant", value = "50ms" }
+        [[policy]]
+        name = "impatient"
+        timeout = "10ms"
+        "#,
+    );
+    for r in records(&exp, 0) {
+        assert_eq!(r.status, Status::Stopped(StopReason::AttemptLimit));
+        assert_eq!(
+            r.end,
+            r.start.after(Tick(10_000)),
+            "the client stops at its timeout"
+        );
+        assert_eq!((r.timeouts, r.effects), (1, 1), "the server commits anyway");
+        assert!(r.is_ghost());
+        assert_eq!(r.business_state, BusinessState::Unknown);
+    }
+}
+
+/// One worker, 100 ms of work per request, a 50 ms timeout and 3 attempts: each retry waits in
+/// line behind the attempt it abandoned. Attempt 1 is served 1–101 ms, attempt 2 (sent at 50)
+/// 101–201, attempt 3 (sent at 100) 201–301; the client stops at 150 ms. Every attempt commits
+/// without a key; with one, once.
+#[test]
+fn a_retry_waits_behind_the_work_it_abandoned() {
+    let config = |key: &str| {
+        format!(
+            r#"
+            name = "t"
+            [workload]
+            tasks = 1
+            [[tool]]
+            name = "model"
+            workers = 1
+            service_time = {{ dist = "constant", value = "100ms" }}
+            [[policy]]
+            name = "p"
+            max_attempts = 3
+            timeout = "50ms"
+            idempotency_key = "{key}"
+            "#
+        )
+    };
+    let plain = records(&experiment(&config("none")), 0);
+    let keyed = records(&experiment(&config("per_intent")), 0);
+    for (r, effects) in [(plain[0], 3), (keyed[0], 1)] {
+        assert_eq!(r.status, Status::Stopped(StopReason::AttemptLimit));
+        assert_eq!((r.attempts, r.timeouts, r.effects), (3, 3, effects));
+        assert_eq!(r.end, Tick(150_000));
+    }
+    // With as many workers as requests, the second attempt is served at once and its reply
+    // (51 + 100 + 1 = 152 ms) still misses its 100 ms deadline; nothing waits in line.
+    let unlimited = config("none").replace("workers = 1\n", "");
+    let r = records(&experiment(&unlimited), 0)[0];
+    assert_eq!((r.attempts, r.effects, r.end), (3, 3, Tick(150_000)));
+}
+
+/// A loss seen as silence is noticed only by a timeout; without one, the intent waits until the
+/// horizon and is reported hung, its outcome unknown.
+#[test]
+fn silence_without_a_timeout_hangs() {
+    let config = |timeout: &str| {
+        format!(
+            r#"
+            name = "t"
+            seed = 4
+            horizon = "10s"
+            [workload]
+            tasks = 2000
+            clients = 2000         # a hung intent holds its client: give every task one
+            [[tool]]
+            name = "t"
+            request_loss = 0.3
+            loss_seen_as = "silence"
+            [[policy]]
+            name = "p"
+            max_attempts = 10
+            {timeout}
+            "#
+        )
+    };
+    let hanging = records(&experiment(&config("")), 0);
+    let hung: Vec<_> = hanging
+        .iter()
+        .filter(|r| r.status == Status::Stopped(StopReason::Hung))
+        .collect();
+    // 30 % of 2000: a binomial count, here within 4 standard deviations (±82).
+    assert!(
+        (hung.len() as f64 - 600.0).abs() < 82.0,
+        "{} hung",
+        hung.len()
+    );
+    for r in &hung {
+        assert_eq!((r.attempts, r.end), (1, Tick(10_000_000)));
+        assert_eq!(r.business_state, BusinessState::Unknown);
+    }
+    let timed = records(&experiment(&config("timeout = \"20ms\"")), 0);
+    assert!(
+        timed
+            .iter()
+            .all(|r| r.status != Status::Stopped(StopReason::Hung))
+    );
+    assert!(timed.iter().any(|r| r.timeouts > 0));
+}
+
+fn refused(policy: &str, service: &str, request: &str) -> String {
+    let text = format!(
+        r#"
+        name = "t"
+        [workload]
+        tasks = 1
+        [[tool]]
+        name = "t"
+        request_latency = {request}
+        service_time = {service}
+        [[policy]]
+        name = "p"
+        {policy}
+        "#
+    );
+    match (Source {
+        name: "c.toml".into(),
+        text,
+        dir: None,
+    })
+    .sweep()
+    {
+        Ok(_) => panic!("accepted {policy}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn timeouts_the_latencies_cannot_answer_are_refused() {
+    let constant = "{ dist = \"constant\", value = \"1ms\" }";
+    let exponential = "{ dist = \"exponential\", mean = \"1ms\" }";
+    let e = refused("timeout = \"p90\"", constant, exponential);
+    assert!(
+        e.contains("policy[0].timeout") && e.contains("constant request and reply"),
+        "{e}"
+    );
+    let e = refused("timeout = \"2x max\"", exponential, constant);
+    assert!(e.contains("has no maximum"), "{e}");
+    let e = refused("timeout = \"soon\"", constant, constant);
+    assert!(
+        e.contains("is not a timeout") && e.contains("\"p50\""),
+        "{e}"
+    );
+    let e = refused("timeout = 0", constant, constant);
+    assert!(e.contains("is not a timeout"), "{e}");
+    let e = refused(
+        "max_attempts = \"unlimited\"\ntimeout = \"1ms\"",
+        constant,
+        constant,
+    );
+    assert!(e.contains("never end"), "every attempt outlasts 1 ms: {e}");
+}
