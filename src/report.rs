@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::metrics::{Estimate, Measure, StopReason};
-use crate::policy::{Backoff, Policy};
+use crate::policy::{Backoff, Policy, Timeout};
 use crate::run::Results;
 
 fn with_ci(e: Estimate) -> String {
@@ -27,8 +27,12 @@ fn describe(p: &Policy) -> String {
         )
         .to_lowercase()
     };
+    let timeout = match p.timeout {
+        Timeout::None => "no timeout".to_string(),
+        rule => format!("timeout {rule}"),
+    };
     format!(
-        "{}, retry on {}, {}, key {}",
+        "{}, retry on {}, {timeout}, {}, key {}",
         p.retry.max_attempts,
         retry_on.join("/"),
         backoff,
@@ -155,6 +159,12 @@ pub fn table(results: &Results) -> String {
         let _ = writeln!(out, "{}", line.join("  ").trim_end());
     }
     let _ = writeln!(out);
+    if !sweep.axes.is_empty() {
+        let _ = writeln!(
+            out,
+            "configurations as written, before each point's values:"
+        );
+    }
     for policy in &exp.policies {
         let _ = writeln!(out, "{}: {}", policy.name, describe(policy));
     }

@@ -200,9 +200,24 @@ pub fn draw<DB: DrawingBackend>(
             .label(format!("{} — measured, 95% CI", s.label))
             .legend(move |(x, y)| Circle::new((x + 15, y), 6, color.filled()));
     }
+    // The legend goes in the upper corner that covers fewer points.
+    let upper = |left: bool| {
+        let mid = (x_lo + x_hi) / 2.0;
+        let high = y_lo + (y_hi - y_lo) * 0.55;
+        series
+            .iter()
+            .flat_map(|s| &s.marks)
+            .filter(|m| (m.x <= mid) == left && m.mean + m.ci >= high)
+            .count()
+    };
+    let corner = if upper(true) <= upper(false) {
+        SeriesLabelPosition::UpperLeft
+    } else {
+        SeriesLabelPosition::UpperRight
+    };
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(corner)
         .margin(16)
         .legend_area_size(40)
         .background_style(WHITE.mix(0.9))

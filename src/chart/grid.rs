@@ -36,6 +36,14 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
         &data.description,
     )?;
     let panels = body.split_evenly((MEASURES.len(), data.policies.len()));
+    // Room for the longest value label of the vertical axis, and its title.
+    let longest = ys
+        .values
+        .iter()
+        .map(|v| v.chars().count())
+        .max()
+        .unwrap_or(1);
+    let label_width = 44 + 12 * longest as u32;
     for (m, (title, column, top)) in MEASURES.into_iter().enumerate() {
         let values: Vec<f64> = data
             .rows
@@ -50,7 +58,7 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
                 .caption(format!("{policy}: {title}"), (FONT, style::TICK))
                 .margin(8)
                 .x_label_area_size(44)
-                .y_label_area_size(64)
+                .y_label_area_size(label_width)
                 .build_cartesian_2d(
                     -0.5..(xs.values.len() as f64 - 0.5),
                     -0.5..(ys.values.len() as f64 - 0.5),

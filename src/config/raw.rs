@@ -49,7 +49,7 @@ pub struct Tool {
     pub request_latency: Option<Spanned<Latency>>,
     pub service_time: Option<Spanned<Latency>>,
     pub reply_latency: Option<Spanned<Latency>>,
-    pub workers: Option<Spanned<u32>>,
+    pub workers: Option<Spanned<Value>>,
 }
 
 /// `{ dist = "...", ... }`: which other keys apply depends on `dist`, checked in validation.

@@ -70,8 +70,11 @@ fn tool(t: &Tool) -> Value {
         ("service_time", latency(&t.service_time)),
         ("reply_latency", latency(&t.reply_latency)),
     ]));
-    if let (Value::Table(table), Some(w)) = (&mut v, t.workers) {
-        table.insert("workers".into(), Value::Integer(w.into()));
+    if let Value::Table(table) = &mut v {
+        let workers = t
+            .workers
+            .map_or("unlimited".into(), |w| Value::Integer(w.into()));
+        table.insert("workers".into(), workers);
     }
     v
 }

@@ -186,14 +186,18 @@ fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool>
         LossSignal::name,
         LossSignal::Reset,
     )?;
-    let workers = match &raw.workers {
+    let workers = match raw.workers.as_ref().map(|w| (w, w.get_ref())) {
         None => None,
-        Some(w) => Some(check.count(
-            Some(w),
-            &format!("{path}.workers"),
-            1,
-            "0 workers serve no request",
-        )?),
+        Some((_, Value::String(s))) if s == "unlimited" => None,
+        Some((_, Value::Integer(n))) if *n >= 1 && *n <= i64::from(u32::MAX) => Some(*n as u32),
+        Some((w, other)) => {
+            return check.error_allowing(
+                w.span(),
+                &format!("{path}.workers"),
+                format!("{other} is not a number of workers"),
+                "a whole number ≥ 1, or \"unlimited\"",
+            );
+        }
     };
     Ok(Tool {
         name,
