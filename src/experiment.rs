@@ -27,6 +27,8 @@ pub struct Experiment {
 pub struct OutputOptions {
     /// One row per intent in `intents.csv`.
     pub intents: bool,
+    /// One row per attempt in `attempts.csv`.
+    pub attempts: bool,
     pub charts: Vec<ChartKind>,
     /// Each chart is written once per format.
     pub chart_formats: Vec<ChartFormat>,

@@ -58,6 +58,9 @@ struct RunArgs {
     /// Also write intents.csv, one row per intent.
     #[arg(long)]
     intents: bool,
+    /// Also write attempts.csv, one row per attempt: the trace to draw a timeline from.
+    #[arg(long)]
+    attempts: bool,
     /// Print events processed, wall time and events per second to stderr.
     #[arg(long)]
     stats: bool,
@@ -204,7 +207,7 @@ fn produce(
     let mut progress = Progress::new(mode, jobs, sweep.points.len(), paths);
     let options = run::Options {
         threads: pace.threads.map(usize::from),
-        intents_dir: None,
+        trace_dir: None,
         cancel: Some(&CANCEL),
     };
     let started = Instant::now();
@@ -232,9 +235,7 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
     if let Some(seed) = args.seed {
         sweep.set_seed(seed);
     }
-    if args.intents {
-        sweep.write_intents();
-    }
+    sweep.trace(args.intents, args.attempts);
     let (results, staging, secs) = produce(&source, sweep, &args.out, &args.pace)?;
     if !results.complete() {
         let kept = staging

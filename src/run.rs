@@ -1,15 +1,14 @@
 //! Running a sweep: every (point, configuration, replication) job on its own, in parallel, then
 //! gathered in job order and aggregated serially, so the thread count never shows in a result.
 
-use std::fs::File;
-use std::io::{self, BufWriter};
+use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use crate::experiment::Experiment;
-use crate::metrics::{Estimate, IntentRecord, Measure, Moments, Sample, StopReason};
-use crate::output::intents::{IntentWriter, part_path};
+use crate::metrics::{Estimate, Measure, Moments, Sample, StopReason};
+use crate::output::trace::{Trace, TraceWriter};
 use crate::sim::{self, Job, RunResult};
 use crate::sweep::{Point, Sweep};
 use crate::theory::{self, ClosedForms};
@@ -95,9 +94,9 @@ impl Results {
 pub struct Options<'a> {
     /// Worker threads; `None` for one per core.
     pub threads: Option<usize>,
-    /// With a folder, each job also writes its intents to `intents-<job>.part` there (see
-    /// [`crate::output::intents`]).
-    pub intents_dir: Option<&'a Path>,
+    /// With a folder, each job also writes the traces its point asks for to part files there
+    /// (see [`crate::output::trace`]).
+    pub trace_dir: Option<&'a Path>,
     /// Set from outside (Ctrl-C) to stop starting jobs; the finished points are kept.
     pub cancel: Option<&'a AtomicBool>,
 }
@@ -173,9 +172,9 @@ pub fn run(sweep: Sweep, options: &Options, observer: &mut impl Observer) -> io:
                             let index = next.fetch_add(1, Ordering::Relaxed);
                             let Some(&job) = jobs.get(index) else { break };
                             let point = &sweep.points[job.point];
-                            let result = match options.intents_dir {
-                                None => Ok(sim::run(&point.experiment, job, |_: &IntentRecord| {})),
-                                Some(dir) => run_with_intents(point, job, &part_path(dir, index)),
+                            let result = match options.trace_dir {
+                                None => Ok(sim::run(&point.experiment, job, |_, _| {})),
+                                Some(dir) => run_traced(point, job, dir, index),
                             };
                             if tx.send((index, result)).is_err() {
                                 break;
@@ -245,17 +244,26 @@ fn aggregate(exp: &Experiment, runs: impl Iterator<Item = RunResult>) -> PointRe
     PointResult { policies }
 }
 
-fn run_with_intents(point: &Point, job: Job, path: &Path) -> io::Result<RunResult> {
-    let file = BufWriter::new(File::create(path)?);
-    let mut writer = IntentWriter::new(file, point, job);
+/// Runs job `index`, writing its rows of every trace its point asks for.
+fn run_traced(point: &Point, job: Job, dir: &Path, index: usize) -> io::Result<RunResult> {
+    let mut writers = Trace::ALL
+        .into_iter()
+        .filter(|t| t.enabled(&point.experiment.output))
+        .map(|t| TraceWriter::create(t, dir, index, point, job))
+        .collect::<io::Result<Vec<_>>>()?;
     let mut failure = None;
-    let result = sim::run(&point.experiment, job, |r| {
-        if let Err(e) = writer.write(r) {
-            failure.get_or_insert(e);
+    let result = sim::run(&point.experiment, job, |r, attempts| {
+        for w in &mut writers {
+            if let Err(e) = w.write(r, attempts) {
+                failure.get_or_insert(e);
+            }
         }
     });
-    match failure {
-        Some(e) => Err(e),
-        None => writer.finish().map(|()| result),
+    if let Some(e) = failure {
+        return Err(e);
     }
+    for w in writers {
+        w.finish()?;
+    }
+    Ok(result)
 }

@@ -80,11 +80,14 @@ impl Sweep {
         }
     }
 
-    /// Turns on `intents.csv` for every point (`--intents`).
-    pub fn write_intents(&mut self) {
-        self.base.output.intents = true;
-        for p in &mut self.points {
-            p.experiment.output.intents = true;
+    /// Turns on the traces asked for on the command line (`--intents`, `--attempts`) for every
+    /// point.
+    pub fn trace(&mut self, intents: bool, attempts: bool) {
+        let outputs = std::iter::once(&mut self.base.output)
+            .chain(self.points.iter_mut().map(|p| &mut p.experiment.output));
+        for output in outputs {
+            output.intents |= intents;
+            output.attempts |= attempts;
         }
     }
 }

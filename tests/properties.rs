@@ -3,13 +3,13 @@
 
 mod common;
 
-use common::records;
+use common::{records, traced};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
 
 use retrysim::Experiment;
 use retrysim::experiment::OutputOptions;
-use retrysim::metrics::{BusinessState, Status, StopReason};
+use retrysim::metrics::{BusinessState, Outcome, Status, StopReason};
 use retrysim::model::{Arrival, Faults, Latency, LossSignal, Tool, Workload};
 use retrysim::policy::{
     Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Policy, Retry, RetryOn, Timeout,
@@ -219,6 +219,34 @@ proptest! {
                 }
                 if r.timeouts > 0 && r.status != Status::Succeeded {
                     prop_assert_eq!(r.business_state, BusinessState::Unknown, "an abandoned attempt may have committed");
+                }
+            }
+        }
+    }
+
+    /// Each intent's attempts account for it: one per dispatch, in time order, their commits
+    /// its effects, their timeouts its timeouts, and only the last one may still be awaited.
+    #[test]
+    fn the_attempt_trace_adds_up_to_the_intent(exp in experiment()) {
+        for p in 0..exp.policies.len() {
+            for (r, attempts) in traced(&exp, p) {
+                prop_assert_eq!(attempts.len() as u32, r.attempts);
+                prop_assert_eq!(attempts.iter().filter(|a| a.committed).count() as u32, r.effects);
+                let timeouts = attempts.iter().filter(|a| a.outcome == Outcome::Timeout).count();
+                prop_assert_eq!(timeouts as u32, r.timeouts);
+                prop_assert_eq!(attempts[0].dispatch, r.start);
+                for pair in attempts.windows(2) {
+                    prop_assert!(pair[0].end <= pair[1].dispatch, "one attempt awaited at a time");
+                    prop_assert!(pair[0].outcome != Outcome::Unanswered);
+                }
+                for a in &attempts {
+                    prop_assert!(a.dispatch <= a.end && a.end <= r.end);
+                    if a.outcome == Outcome::LostRequest {
+                        prop_assert!(!a.committed);
+                    }
+                }
+                if r.status == Status::Succeeded {
+                    prop_assert_eq!(attempts.last().unwrap().outcome, Outcome::Ok);
                 }
             }
         }

@@ -3,10 +3,10 @@
 
 mod common;
 
-use common::{experiment, records, run_one};
+use common::{experiment, records, run_one, traced};
 use retrysim::Experiment;
 use retrysim::config::Source;
-use retrysim::metrics::{BusinessState, Estimate, Measure, Status, StopReason};
+use retrysim::metrics::{BusinessState, Estimate, Measure, Outcome, Status, StopReason};
 use retrysim::policy::{Attempts, KeyScope};
 use retrysim::theory::closed_forms;
 use retrysim::time::Tick;
@@ -155,12 +155,27 @@ fn a_retry_waits_behind_the_work_it_abandoned() {
             "#
         )
     };
-    let plain = records(&experiment(&config("none")), 0);
-    let keyed = records(&experiment(&config("per_intent")), 0);
-    for (r, effects) in [(plain[0], 3), (keyed[0], 1)] {
+    let plain = traced(&experiment(&config("none")), 0);
+    let keyed = traced(&experiment(&config("per_intent")), 0);
+    for ((r, attempts), committed) in [
+        (&plain[0], [true, true, true]),
+        (&keyed[0], [true, false, false]),
+    ] {
         assert_eq!(r.status, Status::Stopped(StopReason::AttemptLimit));
+        let effects = committed.iter().filter(|&&c| c).count() as u32;
         assert_eq!((r.attempts, r.timeouts, r.effects), (3, 3, effects));
         assert_eq!(r.end, Tick(150_000));
+        // The trace: sent at 0, 50 and 100 ms, each abandoned 50 ms later; with the key only
+        // the first commits, the later two replay its receipt.
+        for (k, a) in attempts.iter().enumerate() {
+            let sent = Tick(50_000 * k as u64);
+            assert_eq!((a.dispatch, a.end), (sent, sent.after(Tick(50_000))));
+            assert_eq!(
+                (a.granted, a.outcome),
+                (Some(Tick(50_000)), Outcome::Timeout)
+            );
+            assert_eq!(a.committed, committed[k], "attempt {k}");
+        }
     }
     // With as many workers as requests, the second attempt is served at once and its reply
     // (51 + 100 + 1 = 152 ms) still misses its 100 ms deadline; nothing waits in line.

@@ -45,6 +45,7 @@ values = [1, 50]
 
 [output]
 intents = true
+attempts = true
 charts = ["duplicate-curve", "attempts-curve", "comparison", "grid"]
 chart_formats = ["svg", "png"]
 "#;
@@ -80,7 +81,16 @@ fn one_thread_and_two_write_the_same_bytes() {
     let mut want: Vec<String> = charts
         .iter()
         .flat_map(|c| [format!("charts/{c}.png"), format!("charts/{c}.svg")])
-        .chain(["intents.csv", "manifest.toml", "runs.csv", "summary.csv"].map(String::from))
+        .chain(
+            [
+                "attempts.csv",
+                "intents.csv",
+                "manifest.toml",
+                "runs.csv",
+                "summary.csv",
+            ]
+            .map(String::from),
+        )
         .collect();
     want.sort();
     assert_eq!(names, want);
@@ -115,6 +125,23 @@ fn a_sweep_writes_parameter_columns_and_a_row_per_replication() {
     assert_eq!(runs.lines().count(), 1 + 6 * 2 * 3, "a row per replication");
     let intents = fs::read_to_string(dir.join("intents.csv")).unwrap();
     assert_eq!(intents.lines().count(), 1 + 6 * 2 * 3 * 300);
+    // One row per attempt: as many as the intents' attempts add up to.
+    let mut rows = csv::Reader::from_path(dir.join("intents.csv")).unwrap();
+    let column = rows
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "attempts")
+        .unwrap();
+    let total: usize = rows
+        .records()
+        .map(|r| r.unwrap()[column].parse::<usize>().unwrap())
+        .sum();
+    let attempts = fs::read_to_string(dir.join("attempts.csv")).unwrap();
+    assert_eq!(attempts.lines().count(), 1 + total);
+    assert!(attempts.starts_with(
+        "tool.charge.reply_loss,workload.clients,experiment,policy,replication,intent,layer,attempt,"
+    ));
     let manifest = fs::read_to_string(dir.join("manifest.toml")).unwrap();
     for part in [
         "points = 6",
@@ -206,7 +233,8 @@ fn ctrl_c_keeps_whole_rows_of_finished_points_and_leaves_the_old_output() {
             "values = [1, 50]",
             "values = [10, 20, 30, 40, 50, 60, 70, 80]",
         )
-        .replace("intents = true", "intents = false");
+        .replace("intents = true", "intents = false")
+        .replace("attempts = true", "attempts = false");
     write_config(tmp.path(), &slow);
     fs::create_dir_all(tmp.path().join("out/small-sweep")).unwrap();
     fs::write(tmp.path().join("out/small-sweep/summary.csv"), "older\n").unwrap();

@@ -95,6 +95,8 @@ pub struct Backoff {
 pub struct Output {
     #[serde(default)]
     pub intents: bool,
+    #[serde(default)]
+    pub attempts: bool,
     pub charts: Option<Spanned<Vec<Spanned<String>>>>,
     pub chart_formats: Option<Spanned<Vec<Spanned<String>>>>,
 }

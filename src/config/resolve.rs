@@ -169,6 +169,7 @@ fn experiment(exp: &Experiment) -> Table {
     let names = |names: Vec<&str>| Value::Array(names.into_iter().map(Value::from).collect());
     let output = table([
         ("intents", exp.output.intents.into()),
+        ("attempts", exp.output.attempts.into()),
         (
             "charts",
             names(exp.output.charts.iter().map(|c| c.name()).collect()),

@@ -151,6 +151,7 @@ fn output(check: &Check, raw: &raw::Output, axes: usize) -> Result<OutputOptions
     };
     Ok(OutputOptions {
         intents: raw.intents,
+        attempts: raw.attempts,
         charts,
         chart_formats,
     })

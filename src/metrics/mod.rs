@@ -2,11 +2,13 @@
 //! not grow with the number of intents, and the estimates with confidence intervals built from
 //! them.
 
+pub mod attempt;
 pub mod estimate;
 pub mod moments;
 pub mod record;
 pub mod totals;
 
+pub use attempt::{AttemptRecord, Outcome};
 pub use estimate::Estimate;
 pub use moments::{Moments, Sample, Sums};
 pub use record::{BusinessState, IntentRecord, Status, StopReason};

@@ -1,10 +1,10 @@
 //! Output files: written into a staging folder beside the target, then moved into place whole,
 //! so a reader never sees a half-written experiment and a failed run leaves nothing behind.
 
-pub mod intents;
 pub mod manifest;
 pub mod runs;
 pub mod summary;
+pub mod trace;
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
@@ -15,6 +15,7 @@ use crate::config::Source;
 use crate::progress::Progress;
 use crate::run::{self, PointResult, Results};
 use crate::sweep::{Point, Sweep};
+use trace::Trace;
 
 /// A float at the fixed precision of every output file.
 pub fn fixed(x: f64) -> String {
@@ -102,7 +103,8 @@ pub struct Writer {
     dir: PathBuf,
     summary: csv::Writer<File>,
     runs: csv::Writer<File>,
-    intents: Option<BufWriter<File>>,
+    /// The traces the run writes, each with its file.
+    traces: Vec<(Trace, BufWriter<File>)>,
     /// Jobs whose intent parts have been appended.
     jobs_written: usize,
 }
@@ -123,19 +125,20 @@ impl Writer {
         let mut runs = csv::Writer::from_path(dir.join("runs.csv"))?;
         runs.write_record(header(&runs::COLUMNS))?;
         runs.flush()?;
-        let intents = if sweep.base.output.intents {
-            let mut w =
-                csv::Writer::from_writer(BufWriter::new(File::create(dir.join("intents.csv"))?));
-            w.write_record(header(&intents::COLUMNS))?;
-            Some(w.into_inner().map_err(|e| e.into_error())?)
-        } else {
-            None
-        };
+        let mut traces = Vec::new();
+        for trace in Trace::ALL {
+            if trace.enabled(&sweep.base.output) {
+                let file = BufWriter::new(File::create(dir.join(trace.file()))?);
+                let mut w = csv::Writer::from_writer(file);
+                w.write_record(header(trace.columns()))?;
+                traces.push((trace, w.into_inner().map_err(|e| e.into_error())?));
+            }
+        }
         Ok(Writer {
             dir: dir.to_path_buf(),
             summary,
             runs,
-            intents,
+            traces,
             jobs_written: 0,
         })
     }
@@ -152,8 +155,8 @@ impl Writer {
         self.runs.flush()?;
         let jobs: usize = result.policies.iter().map(|p| p.runs.len()).sum();
         let range = self.jobs_written..self.jobs_written + jobs;
-        if let Some(out) = &mut self.intents {
-            intents::append_parts(out, &self.dir, range.clone())?;
+        for (trace, out) in &mut self.traces {
+            trace.append_parts(out, &self.dir, range.clone())?;
             out.flush()?;
         }
         self.jobs_written = range.end;
@@ -162,14 +165,12 @@ impl Writer {
 
     /// Writes the manifest and, for a complete run, the charts; returns the files written.
     pub fn finish(mut self, results: &Results, source: &Source) -> io::Result<Vec<String>> {
-        if let Some(out) = &mut self.intents {
+        for (_, out) in &mut self.traces {
             out.flush()?;
         }
         let exp = &results.sweep.base;
         let mut files = vec!["summary.csv".to_string(), "runs.csv".to_string()];
-        if self.intents.is_some() {
-            files.push("intents.csv".into());
-        }
+        files.extend(self.traces.iter().map(|(t, _)| t.file().to_string()));
         let charts = if results.complete() {
             chart::files(&exp.output.charts, &exp.output.chart_formats)
         } else {
@@ -196,13 +197,12 @@ pub fn produce(
 ) -> io::Result<(Results, Staging)> {
     let staging = Staging::new(root, &sweep.base.name)?;
     let writer = Writer::create(staging.path(), &sweep)?;
-    let intents = sweep
-        .base
-        .output
-        .intents
+    let traced = Trace::ALL
+        .iter()
+        .any(|t| t.enabled(&sweep.base.output))
         .then(|| staging.path().to_path_buf());
     let options = run::Options {
-        intents_dir: intents.as_deref(),
+        trace_dir: traced.as_deref(),
         ..*options
     };
     let mut recorder = Recorder { writer, progress };

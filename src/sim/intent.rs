@@ -3,7 +3,7 @@
 use rand_chacha::ChaCha8Rng;
 
 use crate::engine::rng::{Source, Streams, word};
-use crate::metrics::Status;
+use crate::metrics::{AttemptRecord, Outcome, Status};
 use crate::model::fault::WORDS_PER_ATTEMPT;
 use crate::model::server::KeyStore;
 use crate::model::{AttemptDraw, Tool};
@@ -32,6 +32,8 @@ pub struct Intent {
     pub last_delay: Tick,
     /// The draws of every attempt so far, in order.
     draws: Vec<AttemptDraw>,
+    /// What became of every attempt so far, in order.
+    pub log: Vec<AttemptRecord>,
     /// The server's idempotency record for this intent's key.
     pub keys: KeyStore,
     faults: ChaCha8Rng,
@@ -51,6 +53,7 @@ impl Intent {
             ended: None,
             last_delay: Tick::ZERO,
             draws: Vec::new(),
+            log: Vec::new(),
             keys: KeyStore::default(),
             faults: streams.stream(Source::Faults, id),
         }
@@ -69,6 +72,7 @@ impl Intent {
         self.ended = None;
         self.last_delay = Tick::ZERO;
         self.draws.clear();
+        self.log.clear();
         self.keys = KeyStore::default();
         self.faults = streams.stream(Source::Faults, id);
     }
@@ -78,9 +82,15 @@ impl Intent {
         self.draws.len() as u32
     }
 
-    /// Draws the next attempt's fate and latencies, and waits on it: attempt k always reads
-    /// the k-th block of the intent's fault stream. Returns its number and its draws.
-    pub fn draw_attempt(&mut self, tool: &Tool) -> (u32, AttemptDraw) {
+    /// Draws the next attempt's fate and latencies, and waits on it for `granted` (or without a
+    /// limit): attempt k always reads the k-th block of the intent's fault stream. Returns its
+    /// number and its draws.
+    pub fn draw_attempt(
+        &mut self,
+        tool: &Tool,
+        now: Tick,
+        granted: Option<Tick>,
+    ) -> (u32, AttemptDraw) {
         let mut words = [0; WORDS_PER_ATTEMPT];
         for w in &mut words {
             *w = word(&mut self.faults);
@@ -88,8 +98,23 @@ impl Intent {
         let draw = tool.draw(&words);
         let attempt = self.attempts();
         self.draws.push(draw);
+        self.log.push(AttemptRecord {
+            dispatch: now,
+            end: now,
+            granted,
+            outcome: Outcome::Unanswered,
+            committed: false,
+        });
         self.awaiting = Some(attempt);
         (attempt, draw)
+    }
+
+    /// The client learns how attempt `attempt` ended, or stops waiting for it.
+    pub fn settle(&mut self, attempt: u32, outcome: Outcome, now: Tick) {
+        let log = &mut self.log[attempt as usize];
+        log.outcome = outcome;
+        log.end = now;
+        self.awaiting = None;
     }
 
     /// The draws of attempt `attempt`.
@@ -225,7 +250,7 @@ mod tests {
         };
         let mut slab = Slab::new(streams);
         let first = slab.start(7, 0, Tick(3));
-        slab.get(first.slot).draw_attempt(&tool);
+        slab.get(first.slot).draw_attempt(&tool, Tick(3), None);
         slab.remove(first.slot);
         let again = slab.start(42, 0, Tick(9));
         assert_eq!(again.slot, first.slot);
@@ -233,8 +258,8 @@ mod tests {
         assert!(slab.find(first).is_none(), "the old handle is stale");
         let mut fresh = Intent::new(&streams, 42, 0, Tick(9));
         for _ in 0..5 {
-            let reused = slab.get(again.slot).draw_attempt(&tool);
-            assert_eq!(reused, fresh.draw_attempt(&tool));
+            let reused = slab.get(again.slot).draw_attempt(&tool, Tick(9), None);
+            assert_eq!(reused, fresh.draw_attempt(&tool, Tick(9), None));
         }
     }
 }

@@ -6,7 +6,7 @@ mod world;
 use crate::engine::rng::Streams;
 use crate::engine::{self, Scheduler};
 use crate::experiment::Experiment;
-use crate::metrics::{IntentRecord, Totals};
+use crate::metrics::{AttemptRecord, IntentRecord, Totals};
 
 /// Which run of a sweep: a point, a configuration (policy index) and a replication.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,8 +25,13 @@ pub struct RunResult {
     pub events: u64,
 }
 
-/// Runs one job, handing each finished intent to `sink` in the order intents end.
-pub fn run(exp: &Experiment, job: Job, sink: impl FnMut(&IntentRecord)) -> RunResult {
+/// Runs one job, handing each intent, with its attempts, to `sink` once it is over (the client
+/// done with it and the server holding none of its attempts).
+pub fn run(
+    exp: &Experiment,
+    job: Job,
+    sink: impl FnMut(&IntentRecord, &[AttemptRecord]),
+) -> RunResult {
     let streams = Streams {
         seed: exp.seed,
         point: job.point as u64,

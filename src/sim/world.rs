@@ -14,7 +14,9 @@ use super::intent::{Handle, Intent, Slab};
 use crate::engine::rng::{Source, Streams, word};
 use crate::engine::{Model, Scheduler};
 use crate::experiment::Experiment;
-use crate::metrics::{BusinessState, IntentRecord, Status, StopReason, Totals};
+use crate::metrics::{
+    AttemptRecord, BusinessState, IntentRecord, Outcome, Status, StopReason, Totals,
+};
 use crate::model::server::Processed;
 use crate::model::station::Station;
 use crate::model::{Arrival, Fate, LossSignal, Tool, Workload};
@@ -70,7 +72,7 @@ pub struct World<'a, S> {
     sink: S,
 }
 
-impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
+impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     pub fn new(exp: &'a Experiment, policy: &'a Policy, streams: Streams, sink: S) -> Self {
         World {
             tools: &exp.tools,
@@ -112,6 +114,10 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
             let intent = self.intents.get(slot);
             if intent.ended.is_none() {
                 intent.ended = Some((Status::Stopped(StopReason::Hung), horizon));
+                // Still awaited: the client never learned how it ended.
+                if let Some(attempt) = intent.awaiting {
+                    intent.log[attempt as usize].end = horizon;
+                }
             }
             self.close(slot);
         }
@@ -151,14 +157,15 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
         let handle = self.intents.handle(slot);
         let intent = self.intents.get(slot);
         let tool = &self.tools[intent.tool];
-        let (attempt, draw) = intent.draw_attempt(tool);
+        let wait = self.timeouts[intent.tool];
+        let (attempt, draw) = intent.draw_attempt(tool, sched.now(), wait);
         let at = AttemptRef {
             intent: handle,
             attempt,
         };
         // Set first, so a reply due at the same tick comes after it: completing exactly at the
         // timeout is late.
-        if let Some(wait) = self.timeouts[intent.tool] {
+        if let Some(wait) = wait {
             sched.schedule_in(wait, Event::Timeout(at));
         }
         match (draw.fate, tool.loss_seen_as) {
@@ -202,6 +209,7 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
                 let key = self.policy.key.key(intent.id, at.attempt);
                 if intent.keys.process(key) == Processed::Committed {
                     intent.effects += 1;
+                    intent.log[at.attempt as usize].committed = true;
                 }
                 if draw.fate == Fate::LostReply {
                     Reply::Failed(FailureClass::Reset)
@@ -234,10 +242,17 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
     }
 
     fn on_reply(&mut self, at: AttemptRef, reply: Reply, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
         let Some(intent) = self.waiting_on(at) else {
             return;
         };
-        intent.awaiting = None;
+        let outcome = match (reply, intent.draw(at.attempt).fate) {
+            (Reply::Ok, _) => Outcome::Ok,
+            (Reply::Failed(FailureClass::ServerError), _) => Outcome::ServerError,
+            (_, Fate::LostRequest) => Outcome::LostRequest,
+            _ => Outcome::LostReply,
+        };
+        intent.settle(at.attempt, outcome, now);
         match reply {
             Reply::Ok => self.end_intent(at.intent.slot, Status::Succeeded, sched),
             Reply::Failed(class) => {
@@ -248,10 +263,11 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
     }
 
     fn on_timeout(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
         let Some(intent) = self.waiting_on(at) else {
             return;
         };
-        intent.awaiting = None;
+        intent.settle(at.attempt, Outcome::Timeout, now);
         intent.timeouts += 1;
         intent.ambiguous = true;
         self.after_failure(at.intent.slot, FailureClass::Timeout, sched);
@@ -304,9 +320,10 @@ impl<'a, S: FnMut(&IntentRecord)> World<'a, S> {
 
     /// Records an intent that is over and frees its slot.
     fn close(&mut self, slot: u32) {
-        let record = record_of(self.intents.get(slot));
+        let intent = self.intents.get(slot);
+        let record = record_of(intent);
         self.totals.add(&record);
-        (self.sink)(&record);
+        (self.sink)(&record, &intent.log);
         self.intents.remove(slot);
     }
 }
@@ -339,7 +356,7 @@ fn business_state(intent: &Intent, status: Status) -> BusinessState {
     }
 }
 
-impl<S: FnMut(&IntentRecord)> Model for World<'_, S> {
+impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
     type Event = Event;
 
     fn handle(&mut self, event: Event, sched: &mut Scheduler<Event>) {

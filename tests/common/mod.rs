@@ -3,7 +3,7 @@
 
 use retrysim::Experiment;
 use retrysim::config::Source;
-use retrysim::metrics::IntentRecord;
+use retrysim::metrics::{AttemptRecord, IntentRecord};
 use retrysim::run::{Options, PointResult, run};
 use retrysim::sim::{self, Job};
 use retrysim::sweep::Sweep;
@@ -28,13 +28,18 @@ pub fn run_one(exp: Experiment) -> PointResult {
 
 /// Every intent record of replication 0 of `policy`, in intent order.
 pub fn records(exp: &Experiment, policy: usize) -> Vec<IntentRecord> {
+    traced(exp, policy).into_iter().map(|(r, _)| r).collect()
+}
+
+/// Every intent record of replication 0 of `policy` with its attempts, in intent order.
+pub fn traced(exp: &Experiment, policy: usize) -> Vec<(IntentRecord, Vec<AttemptRecord>)> {
     let mut out = Vec::new();
     let job = Job {
         point: 0,
         policy,
         replication: 0,
     };
-    sim::run(exp, job, |r| out.push(*r));
-    out.sort_by_key(|r| r.intent);
+    sim::run(exp, job, |r, attempts| out.push((*r, attempts.to_vec())));
+    out.sort_by_key(|(r, _)| r.intent);
     out
 }

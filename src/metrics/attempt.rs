@@ -1,0 +1,47 @@
+//! The record of one attempt: the trace a teacher draws a timeline from.
+
+use crate::time::Tick;
+
+/// How an attempt ended for the client. The trace knows what the client cannot: whether a
+/// silent or reset attempt lost its request or its reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// A reply with the receipt.
+    Ok,
+    /// The request never reached the server.
+    LostRequest,
+    /// The server did the work; its reply was lost.
+    LostReply,
+    /// A transient error (5xx) before the commit.
+    ServerError,
+    /// The client stopped waiting; the attempt went on without it.
+    Timeout,
+    /// Still awaited when the run ended.
+    Unanswered,
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::LostRequest => "lost_request",
+            Outcome::LostReply => "lost_reply",
+            Outcome::ServerError => "5xx",
+            Outcome::Timeout => "timeout",
+            Outcome::Unanswered => "unanswered",
+        }
+    }
+}
+
+/// One attempt of an intent, numbered from 0 by its position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttemptRecord {
+    pub dispatch: Tick,
+    /// When the outcome reached the client, or the client stopped waiting.
+    pub end: Tick,
+    /// The wait the client granted it; `None` without a timeout.
+    pub granted: Option<Tick>,
+    pub outcome: Outcome,
+    /// It made a new side effect at the server (a replayed receipt makes none).
+    pub committed: bool,
+}

@@ -1,0 +1,194 @@
+//! The opt-in traces: `intents.csv`, one row per intent, and `attempts.csv`, one row per
+//! attempt — the timeline a teacher draws. Each job streams its rows to a part file of its own
+//! while it runs; a finished point's parts are appended in job order, so a trace is the same
+//! whatever order the jobs finished in. Columns are documented in `out/README.md`.
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use crate::experiment::{Experiment, OutputOptions};
+use crate::metrics::{AttemptRecord, IntentRecord};
+use crate::sim::Job;
+use crate::sweep::Point;
+
+/// One of the per-row files the jobs write themselves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trace {
+    Intents,
+    Attempts,
+}
+
+const INTENT_COLUMNS: [&str; 13] = [
+    "experiment",
+    "policy",
+    "replication",
+    "intent",
+    "tool",
+    "attempts",
+    "effects",
+    "status",
+    "stop_reason",
+    "business_state",
+    "start_tick",
+    "end_tick",
+    "timeouts",
+];
+
+const ATTEMPT_COLUMNS: [&str; 12] = [
+    "experiment",
+    "policy",
+    "replication",
+    "intent",
+    "layer",
+    "attempt",
+    "dispatch_tick",
+    "end_tick",
+    "granted_timeout_ticks",
+    "outcome",
+    "committed",
+    "key",
+];
+
+impl Trace {
+    pub const ALL: [Trace; 2] = [Trace::Intents, Trace::Attempts];
+
+    pub fn file(self) -> &'static str {
+        match self {
+            Trace::Intents => "intents.csv",
+            Trace::Attempts => "attempts.csv",
+        }
+    }
+
+    /// The columns after the parameter columns.
+    pub fn columns(self) -> &'static [&'static str] {
+        match self {
+            Trace::Intents => &INTENT_COLUMNS,
+            Trace::Attempts => &ATTEMPT_COLUMNS,
+        }
+    }
+
+    pub fn enabled(self, output: &OutputOptions) -> bool {
+        match self {
+            Trace::Intents => output.intents,
+            Trace::Attempts => output.attempts,
+        }
+    }
+
+    /// Where job `index` writes its rows while it runs.
+    fn part(self, dir: &Path, index: usize) -> PathBuf {
+        let stem = self.file().trim_end_matches(".csv");
+        dir.join(format!("{stem}-{index:06}.part"))
+    }
+
+    /// Appends the part files of `jobs` to `out` in order, removing them.
+    pub fn append_parts(
+        self,
+        out: &mut impl Write,
+        dir: &Path,
+        jobs: Range<usize>,
+    ) -> io::Result<()> {
+        for index in jobs {
+            let part = self.part(dir, index);
+            io::copy(&mut File::open(&part)?, out)?;
+            fs::remove_file(part)?;
+        }
+        Ok(())
+    }
+}
+
+/// One job's rows of one trace, without a header.
+pub struct TraceWriter<'a> {
+    trace: Trace,
+    csv: csv::Writer<BufWriter<File>>,
+    params: Vec<String>,
+    exp: &'a Experiment,
+    job: Job,
+}
+
+impl<'a> TraceWriter<'a> {
+    /// Opens job `index`'s part file of `trace` in `dir`.
+    pub fn create(
+        trace: Trace,
+        dir: &Path,
+        index: usize,
+        point: &'a Point,
+        job: Job,
+    ) -> io::Result<Self> {
+        let file = BufWriter::new(File::create(trace.part(dir, index))?);
+        Ok(TraceWriter {
+            trace,
+            csv: csv::WriterBuilder::new()
+                .has_headers(false)
+                .from_writer(file),
+            params: point.params.iter().map(ToString::to_string).collect(),
+            exp: &point.experiment,
+            job,
+        })
+    }
+
+    /// Writes an intent's row, or a row for each of its attempts.
+    pub fn write(&mut self, r: &IntentRecord, attempts: &[AttemptRecord]) -> io::Result<()> {
+        let policy = &self.exp.policies[self.job.policy];
+        let which = [
+            self.exp.name.clone(),
+            policy.name.clone(),
+            self.job.replication.to_string(),
+            r.intent.to_string(),
+        ];
+        match self.trace {
+            Trace::Intents => {
+                let row = [
+                    self.exp.tools[r.tool].name.clone(),
+                    r.attempts.to_string(),
+                    r.effects.to_string(),
+                    r.status.name().to_string(),
+                    r.status.stop_reason().map_or("", |s| s.name()).to_string(),
+                    r.business_state.name().to_string(),
+                    r.start.0.to_string(),
+                    r.end.0.to_string(),
+                    r.timeouts.to_string(),
+                ];
+                self.row(which.into_iter().chain(row))
+            }
+            Trace::Attempts => {
+                for (k, a) in attempts.iter().enumerate() {
+                    let key = policy
+                        .key
+                        .key(r.intent, k as u32)
+                        .map_or(String::new(), |key| {
+                            if key.nonce == 0 {
+                                format!("k{}", key.intent)
+                            } else {
+                                format!("k{}.{}", key.intent, key.nonce)
+                            }
+                        });
+                    let row = [
+                        "0".to_string(),
+                        k.to_string(),
+                        a.dispatch.0.to_string(),
+                        a.end.0.to_string(),
+                        a.granted.map_or(String::new(), |t| t.0.to_string()),
+                        a.outcome.name().to_string(),
+                        a.committed.to_string(),
+                        key,
+                    ];
+                    self.row(which.iter().cloned().chain(row))?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn row(&mut self, fields: impl Iterator<Item = String>) -> io::Result<()> {
+        Ok(self
+            .csv
+            .write_record(self.params.iter().cloned().chain(fields))?)
+    }
+
+    pub fn finish(self) -> io::Result<()> {
+        let mut inner = self.csv.into_inner().map_err(|e| e.into_error())?;
+        inner.flush()
+    }
+}
