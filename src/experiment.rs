@@ -35,9 +35,13 @@ pub struct OutputOptions {
 }
 
 impl Experiment {
-    /// The tools the workload calls, each once, in order of first call.
-    pub fn called_tools(&self) -> impl Iterator<Item = &Tool> {
-        let calls = &self.workload.calls;
+    /// The tools a configuration's tasks call, in order: its own list or the workload's.
+    pub fn calls_of<'a>(&'a self, policy: &'a Policy) -> &'a [usize] {
+        policy.calls.as_deref().unwrap_or(&self.workload.calls)
+    }
+
+    /// The tools in `calls`, each once, in order of first call.
+    pub fn called_tools<'a>(&'a self, calls: &'a [usize]) -> impl Iterator<Item = &'a Tool> {
         calls
             .iter()
             .enumerate()

@@ -5,10 +5,15 @@ use std::fmt::Write;
 
 use crate::metrics::{Estimate, Measure, StopReason};
 use crate::policy::{Backoff, Policy, Timeout};
-use crate::run::Results;
+use crate::run::{PolicyResult, Results};
 
+/// A mean with its interval; a single sample has none, and shows the mean alone.
 fn with_ci(e: Estimate) -> String {
-    format!("{:.4} ± {:.4}", e.mean, e.half_width)
+    if e.half_width.is_finite() {
+        format!("{:.4} ± {:.4}", e.mean, e.half_width)
+    } else {
+        format!("{:.4}", e.mean)
+    }
 }
 
 fn percent(x: f64) -> String {
@@ -40,6 +45,21 @@ fn describe(p: &Policy) -> String {
     )
 }
 
+/// How many intents stopped, by reason, such as `attempt_limit 60`; `—` if none did.
+fn stops(r: &PolicyResult) -> String {
+    let counts: Vec<String> = StopReason::ALL
+        .into_iter()
+        .map(|reason| (reason, r.total(|run| run.totals.stopped(reason))))
+        .filter(|&(_, n)| n > 0)
+        .map(|(reason, n)| format!("{} {n}", reason.name()))
+        .collect();
+    if counts.is_empty() {
+        "—".into()
+    } else {
+        counts.join(", ")
+    }
+}
+
 /// Renders the comparison table: one row per configuration, per sweep point.
 pub fn table(results: &Results) -> String {
     let sweep = &results.sweep;
@@ -56,13 +76,16 @@ pub fn table(results: &Results) -> String {
         let _ = writeln!(out, "{}", exp.description);
     }
     let tools: Vec<String> = exp
-        .called_tools()
+        .called_tools(&exp.workload.calls)
         .map(|t| {
             let f = &t.faults;
-            format!(
-                "{}: a = {}, b = {}, 5xx = {}",
-                t.name, f.request_loss, f.reply_loss, f.server_error
-            )
+            match t.script {
+                Some(_) => format!("{}: scripted", t.name),
+                None => format!(
+                    "{}: a = {}, b = {}, 5xx = {}",
+                    t.name, f.request_loss, f.reply_loss, f.server_error
+                ),
+            }
         })
         .collect();
     let points = if sweep.axes.is_empty() {
@@ -96,6 +119,7 @@ pub fn table(results: &Results) -> String {
             "theory",
             "success",
             "ghosts",
+            "stopped",
             "agrees",
         ])
         .map(String::from)
@@ -130,6 +154,7 @@ pub fn table(results: &Results) -> String {
                 theory(|t| t.duplicates),
                 percent(est(Measure::Success).mean),
                 percent(est(Measure::Ghost).mean),
+                stops(r),
                 agrees,
             ];
             rows.push(

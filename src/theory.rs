@@ -80,8 +80,12 @@ pub fn closed_forms(a: f64, b: f64, n: Attempts, key: KeyScope) -> ClosedForms {
 /// b becomes b + (1 − a − b)·p, while a lost request or a 5xx fails either way. p is exact only
 /// when the network legs are constant, so a timeout on other tools has no closed form here.
 pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
+    // A deadline, a dispatch cap or a cancellation cuts retrying short of any closed form.
+    if policy.limits.any() {
+        return None;
+    }
     let mut losses = exp
-        .called_tools()
+        .called_tools(exp.calls_of(policy))
         .map(|tool| losses(tool, policy))
         .collect::<Option<Vec<(f64, f64)>>>()?
         .into_iter();
@@ -94,7 +98,7 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
 
 /// (a, b) for one tool under one policy, if the closed forms can describe it.
 fn losses(tool: &Tool, policy: &Policy) -> Option<(f64, f64)> {
-    if tool.workers.is_some() {
+    if tool.workers.is_some() || tool.script.is_some() {
         return None;
     }
     let f = &tool.faults;

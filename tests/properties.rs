@@ -12,7 +12,8 @@ use retrysim::experiment::OutputOptions;
 use retrysim::metrics::{BusinessState, Outcome, Status, StopReason};
 use retrysim::model::{Arrival, Faults, Latency, LossSignal, Tool, Workload};
 use retrysim::policy::{
-    Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Policy, Retry, RetryOn, Timeout,
+    Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Limits, Policy, Retry, RetryOn,
+    Timeout,
 };
 use retrysim::time::Tick;
 
@@ -65,6 +66,7 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                     service_time: service,
                     reply_latency: reply,
                     workers,
+                    script: None,
                 }
             },
         )
@@ -115,8 +117,18 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
         Just(Timeout::None),
         (1u64..20_000).prop_map(|t| Timeout::Fixed(Tick(t)))
     ];
-    (attempts, retry_on, timeout, backoff()).prop_map(
-        move |(max_attempts, retry_on, timeout, backoff)| Policy {
+    let limits = (
+        proptest::option::of(1u64..50_000),
+        proptest::option::of(1u32..6),
+        proptest::option::of(1u64..50_000),
+    )
+        .prop_map(|(deadline, dispatch_cap, cancel_after)| Limits {
+            deadline: deadline.map(Tick),
+            dispatch_cap,
+            cancel_after: cancel_after.map(Tick),
+        });
+    (attempts, retry_on, timeout, backoff(), limits).prop_map(
+        move |(max_attempts, retry_on, timeout, backoff, limits)| Policy {
             name: key.name().replace('_', "-"),
             retry: Retry {
                 // A timeout shorter than the network legs fails every attempt: unlimited
@@ -130,6 +142,8 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
             timeout,
             backoff,
             key,
+            limits,
+            calls: None,
         },
     )
 }
@@ -187,11 +201,21 @@ proptest! {
             for r in records(&exp, p) {
                 prop_assert!(r.attempts >= 1);
                 prop_assert!(r.timeouts <= r.attempts);
-                if policy.timeout == Timeout::None {
+                // A wait runs out at the timeout, or at the deadline.
+                if policy.timeout == Timeout::None && policy.limits.deadline.is_none() {
                     prop_assert_eq!(r.timeouts, 0);
                 }
                 if let Some(cap) = policy.retry.max_attempts.cap() {
                     prop_assert!(r.attempts <= cap);
+                }
+                if let Some(cap) = policy.limits.dispatch_cap {
+                    prop_assert!(r.attempts <= cap);
+                }
+                if let Some(deadline) = policy.limits.deadline {
+                    prop_assert!(r.end <= r.start.after(deadline), "nothing outlives its deadline");
+                }
+                if let Some(after) = policy.limits.cancel_after {
+                    prop_assert!(r.end <= r.start.after(after));
                 }
                 prop_assert!(r.end >= r.start);
                 prop_assert!(r.effects <= r.attempts);
@@ -210,6 +234,17 @@ proptest! {
                         "a hang without silence"
                     ),
                     Status::Stopped(StopReason::NotRetryable) => {}
+                    Status::Stopped(StopReason::DeadlineExceeded) => {
+                        let deadline = policy.limits.deadline.expect("a deadline to exceed");
+                        prop_assert_eq!(r.end, r.start.after(deadline), "stops at the deadline");
+                    }
+                    Status::Stopped(StopReason::DispatchBudgetExhausted) => {
+                        prop_assert_eq!(Some(r.attempts), policy.limits.dispatch_cap);
+                    }
+                    Status::Stopped(StopReason::Cancelled) => {
+                        let after = policy.limits.cancel_after.expect("a cancellation");
+                        prop_assert_eq!(r.end, r.start.after(after));
+                    }
                 }
                 if r.business_state == BusinessState::NotAttempted {
                     prop_assert_eq!(r.effects, 0, "not_attempted means nothing happened");

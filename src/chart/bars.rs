@@ -55,12 +55,19 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
             Some((s, 0, s))
         }
     };
-    let panels = if swept {
-        let (legend, panels) = body.split_vertically(50);
-        draw_legend(&legend, data)?;
-        panels
-    } else {
+    // Configurations are named under their bars when the names fit a third of the width
+    // (about 11 pixels a character), else in a legend above the panels.
+    let longest = data
+        .policies
+        .iter()
+        .map(|p| p.chars().count())
+        .max()
+        .unwrap_or(0);
+    let named_below = !swept && longest * 11 * data.policies.len() < 340;
+    let panels = if named_below {
         body
+    } else {
+        legend(&body, data)?
     };
     // Side by side without a sweep; stacked with one, so every point's label has room.
     let areas = if swept {
@@ -78,7 +85,14 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
             .filter_map(|row| {
                 let (g, slot, color) = place(row)?;
                 let v = data.number(row, mean)? * scale;
-                Some((g, slot, color, v, data.number(row, ci)? * scale))
+                // No interval (a single sample) draws no error bar.
+                Some((
+                    g,
+                    slot,
+                    color,
+                    v,
+                    data.number(row, ci).unwrap_or(0.0) * scale,
+                ))
             })
             .collect();
         let top = bars.iter().map(|b| b.3 + b.4).fold(0.0, f64::max);
@@ -102,7 +116,11 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
             if (x - i).abs() > 1e-6 || i < 0.0 || i as usize >= groups.len() {
                 return String::new();
             }
-            groups[i as usize].join(" / ")
+            if swept || named_below {
+                groups[i as usize].join(" / ")
+            } else {
+                String::new()
+            }
         };
         let mut mesh = chart.configure_mesh();
         mesh.disable_x_mesh()
@@ -152,29 +170,40 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
     Ok(())
 }
 
-/// One swatch and name per configuration, in a row above the panels.
-fn draw_legend<DB: DrawingBackend>(
+/// One swatch and name per configuration, in rows across the top; returns the area below.
+fn legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     data: &Data,
-) -> Result<(), String> {
-    let mut x = 40;
-    for (s, name) in data.policies.iter().enumerate() {
-        area.draw(&Rectangle::new(
-            [(x, 14), (x + 26, 38)],
+) -> Result<DrawingArea<DB, Shift>, String> {
+    let font = (FONT, style::LABEL).into_font();
+    let text = font
+        .clone()
+        .into_text_style(area)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    // Lay the entries out first: a new row when the next would pass the right edge.
+    let (mut x, mut row) = (40, 0);
+    let mut places = Vec::new();
+    for name in &data.policies {
+        let width = area
+            .estimate_text_size(name, &font.clone().into_text_style(area))
+            .map_err(|e| e.to_string())?
+            .0 as i32;
+        if x + 34 + width > style::SIZE.0 as i32 - 20 && x > 40 {
+            (x, row) = (40, row + 1);
+        }
+        places.push((x, row));
+        x += 34 + width + 40;
+    }
+    let (top, body) = area.split_vertically(18 + 32 * (row as u32 + 1));
+    for (s, (name, &(x, row))) in data.policies.iter().zip(&places).enumerate() {
+        let y = 14 + 32 * row;
+        top.draw(&Rectangle::new(
+            [(x, y), (x + 26, y + 24)],
             style::color(s).filled(),
         ))
         .map_err(|e| e.to_string())?;
-        let text = (FONT, style::LABEL)
-            .into_font()
-            .into_text_style(area)
-            .pos(Pos::new(HPos::Left, VPos::Center));
-        area.draw(&Text::new(name.clone(), (x + 34, 26), text))
+        top.draw(&Text::new(name.clone(), (x + 34, y + 12), text.clone()))
             .map_err(|e| e.to_string())?;
-        let width = area
-            .estimate_text_size(name, &(FONT, style::LABEL).into_text_style(area))
-            .map_err(|e| e.to_string())?
-            .0 as i32;
-        x += 34 + width + 40;
     }
-    Ok(())
+    Ok(body)
 }

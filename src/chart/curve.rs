@@ -264,9 +264,11 @@ fn collect(data: &Data, measure: Measure, position: &dyn Fn(&str) -> f64) -> Vec
                     series.len() - 1
                 }
             };
-            let (Some(m), Some(c)) = (data.number(row, mean), data.number(row, ci)) else {
+            let Some(m) = data.number(row, mean) else {
                 continue;
             };
+            // No interval (a single sample) draws no error bar.
+            let c = data.number(row, ci).unwrap_or(0.0);
             series[slot].2.marks.push(Mark {
                 x: position(&row.params[0]),
                 mean: m,

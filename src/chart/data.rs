@@ -143,10 +143,15 @@ impl Data {
         })
     }
 
-    /// The value of `column` in `row` as a number; `None` for an empty cell.
+    /// The value of `column` in `row` as a number; `None` for an empty cell, or one that is not
+    /// a finite number (an interval from a single sample is `nan`).
     pub fn number(&self, row: &Row, column: &str) -> Option<f64> {
         let i = self.columns.iter().position(|c| c == column)?;
-        row.cells.get(i)?.parse().ok()
+        row.cells
+            .get(i)?
+            .parse()
+            .ok()
+            .filter(|x: &f64| x.is_finite())
     }
 
     /// The text of `column` in `row`.

@@ -50,6 +50,15 @@ pub struct Tool {
     pub service_time: Option<Spanned<Latency>>,
     pub reply_latency: Option<Spanned<Latency>>,
     pub workers: Option<Spanned<Value>>,
+    pub script: Option<Spanned<Vec<Spanned<ScriptStep>>>>,
+}
+
+/// `{ outcome = "5xx", after = 6 }`: one listed outcome of a scripted tool.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptStep {
+    pub outcome: Spanned<String>,
+    pub after: Spanned<Value>,
 }
 
 /// `{ dist = "...", ... }`: which other keys apply depends on `dist`, checked in validation.
@@ -76,6 +85,10 @@ pub struct Policy {
     pub max_attempts: Option<Spanned<Value>>,
     pub retry_on: Option<Spanned<Vec<Spanned<String>>>>,
     pub timeout: Option<Spanned<Value>>,
+    pub deadline: Option<Spanned<Value>>,
+    pub dispatch_cap: Option<Spanned<u32>>,
+    pub cancel_after: Option<Spanned<Value>>,
+    pub calls: Option<Spanned<Vec<Spanned<String>>>>,
     pub idempotency_key: Option<Spanned<String>>,
     pub backoff: Option<Spanned<Backoff>>,
 }

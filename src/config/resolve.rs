@@ -75,6 +75,30 @@ fn tool(t: &Tool) -> Value {
             .workers
             .map_or("unlimited".into(), |w| Value::Integer(w.into()));
         table.insert("workers".into(), workers);
+        if let Some(script) = &t.script {
+            // A scripted tool's faults and latencies are not used: its script stands for them.
+            for key in [
+                "request_loss",
+                "server_error",
+                "reply_loss",
+                "request_latency",
+                "service_time",
+                "reply_latency",
+            ] {
+                table.remove(key);
+            }
+            let steps = script
+                .steps
+                .iter()
+                .map(|s| {
+                    Value::Table(self::table([
+                        ("outcome", s.fate.name().into()),
+                        ("after", duration(s.after)),
+                    ]))
+                })
+                .collect();
+            table.insert("script".into(), Value::Array(steps));
+        }
     }
     v
 }
@@ -89,7 +113,7 @@ fn backoff(b: &Backoff) -> Value {
     ]))
 }
 
-fn policy(p: &Policy) -> Value {
+fn policy(p: &Policy, tools: &[Tool]) -> Value {
     let max_attempts = match p.retry.max_attempts {
         Attempts::AtMost(n) => Value::Integer(n.into()),
         Attempts::Unlimited => "unlimited".into(),
@@ -109,6 +133,26 @@ fn policy(p: &Policy) -> Value {
     ]);
     if p.backoff != Backoff::IMMEDIATE {
         t.insert("backoff".into(), backoff(&p.backoff));
+    }
+    let limits = [
+        ("deadline", p.limits.deadline.map(duration)),
+        (
+            "dispatch_cap",
+            p.limits.dispatch_cap.map(|c| Value::Integer(c.into())),
+        ),
+        ("cancel_after", p.limits.cancel_after.map(duration)),
+    ];
+    for (key, value) in limits {
+        if let Some(v) = value {
+            t.insert(key.into(), v);
+        }
+    }
+    if let Some(calls) = &p.calls {
+        let names = calls
+            .iter()
+            .map(|&c| tools[c].name.clone().into())
+            .collect();
+        t.insert("calls".into(), Value::Array(names));
     }
     Value::Table(t)
 }
@@ -193,7 +237,7 @@ fn experiment(exp: &Experiment) -> Table {
     );
     t.insert(
         "policy".into(),
-        Value::Array(exp.policies.iter().map(policy).collect()),
+        Value::Array(exp.policies.iter().map(|p| policy(p, &exp.tools)).collect()),
     );
     t.insert("output".into(), Value::Table(output));
     t

@@ -6,9 +6,9 @@ use super::check::{Check, Result};
 use super::{Source, raw};
 use crate::chart::{ChartFormat, ChartKind};
 use crate::experiment::{Experiment, OutputOptions};
-use crate::model::{Arrival, Faults, Latency, LossSignal, Tool, Workload};
+use crate::model::{Arrival, Fate, Faults, Latency, LossSignal, Script, Step, Tool, Workload};
 use crate::policy::{
-    Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Policy, Retry, Timeout,
+    Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Limits, Policy, Retry, Timeout,
 };
 use crate::time::{DURATION_HELP, Tick, parse_duration};
 
@@ -76,8 +76,11 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         let path = format!("policy[{i}]");
         let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
         check.unique(&names, &p.get_ref().name, &format!("{path}.name"))?;
-        let policy = policy(&check, p.get_ref(), &path)?;
-        for &t in &workload.calls {
+        let mut policy = policy(&check, p.get_ref(), &path)?;
+        if let Some(list) = &p.get_ref().calls {
+            policy.calls = Some(calls(&check, list, &format!("{path}.calls"), &tools)?);
+        }
+        for &t in policy.calls.as_ref().unwrap_or(&workload.calls) {
             if let Err(why) = policy.timeout.on(&tools[t]) {
                 let span = p.get_ref().timeout.as_ref().map_or(0..0, |v| v.span());
                 return check.error_allowing(span, &format!("{path}.timeout"), why, TIMEOUT_HELP);
@@ -200,6 +203,10 @@ fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool>
             );
         }
     };
+    let script = match &raw.script {
+        None => None,
+        Some(steps) => Some(script(check, raw, steps, path)?),
+    };
     Ok(Tool {
         name,
         faults,
@@ -208,7 +215,96 @@ fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool>
         service_time: leg(&raw.service_time, "service_time")?,
         reply_latency: leg(&raw.reply_latency, "reply_latency")?,
         workers,
+        script,
     })
+}
+
+/// A scripted tool's steps; its outcomes and times come from the script alone, so the keys of
+/// faults and latencies are refused beside it.
+fn script(
+    check: &Check,
+    raw: &raw::Tool,
+    steps: &Spanned<Vec<Spanned<raw::ScriptStep>>>,
+    path: &str,
+) -> Result<Script> {
+    let spans = [
+        ("request_loss", raw.request_loss.as_ref().map(Spanned::span)),
+        ("server_error", raw.server_error.as_ref().map(Spanned::span)),
+        ("reply_loss", raw.reply_loss.as_ref().map(Spanned::span)),
+        (
+            "request_latency",
+            raw.request_latency.as_ref().map(Spanned::span),
+        ),
+        ("service_time", raw.service_time.as_ref().map(Spanned::span)),
+        (
+            "reply_latency",
+            raw.reply_latency.as_ref().map(Spanned::span),
+        ),
+    ];
+    if let Some((key, Some(span))) = spans.iter().find(|(_, s)| s.is_some()) {
+        return check.error_allowing(
+            span.clone(),
+            &format!("{path}.{key}"),
+            format!("`{key}` does not apply to a scripted tool"),
+            "a scripted tool takes its outcomes and times from `script` alone",
+        );
+    }
+    if steps.get_ref().is_empty() {
+        return check.error_allowing(
+            steps.span(),
+            &format!("{path}.script"),
+            "an empty script has no outcome for the first attempt".into(),
+            "one or more { outcome, after } steps",
+        );
+    }
+    let steps = steps
+        .get_ref()
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let at = format!("{path}.script[{i}]");
+            let step = step.get_ref();
+            let all = &Fate::ALL;
+            Ok(Step {
+                fate: check.named(
+                    Some(&step.outcome),
+                    &format!("{at}.outcome"),
+                    all,
+                    Fate::name,
+                    all[0],
+                )?,
+                after: check.duration(&step.after, &format!("{at}.after"))?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Script { steps })
+}
+
+/// A list of tool names: the tools a task calls, in order.
+fn calls(
+    check: &Check,
+    list: &Spanned<Vec<Spanned<String>>>,
+    path: &str,
+    tools: &[Tool],
+) -> Result<Vec<usize>> {
+    if list.get_ref().is_empty() {
+        return check.error_allowing(
+            list.span(),
+            path,
+            "a task must call at least one tool".into(),
+            "a list of tool names",
+        );
+    }
+    let options: Vec<(&str, usize)> = tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.as_str(), i))
+        .collect();
+    list.get_ref()
+        .iter()
+        .enumerate()
+        .map(|(i, name)| check.choice(name, &format!("{path}[{i}]"), &options))
+        .collect()
 }
 
 fn workload(check: &Check, spanned: &Spanned<raw::Workload>, tools: &[Tool]) -> Result<Workload> {
@@ -216,26 +312,7 @@ fn workload(check: &Check, spanned: &Spanned<raw::Workload>, tools: &[Tool]) -> 
     let tasks = check.count(Some(&raw.tasks), "workload.tasks", 0, "0 tasks run nothing")?;
     let calls = match &raw.calls {
         None => (0..tools.len()).collect(),
-        Some(list) if list.get_ref().is_empty() => {
-            return check.error_allowing(
-                list.span(),
-                "workload.calls",
-                "a task must call at least one tool".into(),
-                "a list of tool names",
-            );
-        }
-        Some(list) => {
-            let options: Vec<(&str, usize)> = tools
-                .iter()
-                .enumerate()
-                .map(|(i, t)| (t.name.as_str(), i))
-                .collect();
-            list.get_ref()
-                .iter()
-                .enumerate()
-                .map(|(i, name)| check.choice(name, &format!("workload.calls[{i}]"), &options))
-                .collect::<Result<Vec<_>>>()?
-        }
+        Some(list) => calls(check, list, "workload.calls", tools)?,
     };
     let clients = check.count(
         raw.clients.as_ref(),
@@ -326,6 +403,32 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
         None => Timeout::None,
         Some(v) => timeout(check, v, &format!("{path}.timeout"))?,
     };
+    let positive = |v: &Option<Spanned<Value>>, key: &str| -> Result<Option<Tick>> {
+        let Some(v) = v else { return Ok(None) };
+        let t = check.duration(v, &format!("{path}.{key}"))?;
+        if t == Tick::ZERO {
+            return check.error_allowing(
+                v.span(),
+                &format!("{path}.{key}"),
+                format!("a {key} of 0 ends the operation before it starts"),
+                "a positive duration",
+            );
+        }
+        Ok(Some(t))
+    };
+    let limits = Limits {
+        deadline: positive(&raw.deadline, "deadline")?,
+        dispatch_cap: match &raw.dispatch_cap {
+            None => None,
+            Some(c) => Some(check.count(
+                Some(c),
+                &format!("{path}.dispatch_cap"),
+                1,
+                "a cap of 0 dispatches nothing",
+            )?),
+        },
+        cancel_after: positive(&raw.cancel_after, "cancel_after")?,
+    };
     let key = check.named(
         raw.idempotency_key.as_ref(),
         &format!("{path}.idempotency_key"),
@@ -346,6 +449,8 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
         timeout,
         backoff,
         key,
+        limits,
+        calls: None,
     })
 }
 
@@ -439,15 +544,23 @@ fn refuse_endless_retries(
     workload: &Workload,
     tools: &[Tool],
 ) -> Result<()> {
-    if policy.retry.max_attempts != Attempts::Unlimited {
+    let bounded = policy.limits.deadline.is_some() || policy.limits.dispatch_cap.is_some();
+    if policy.retry.max_attempts != Attempts::Unlimited || bounded {
         return Ok(());
     }
-    for &t in &workload.calls {
+    for &t in policy.calls.as_ref().unwrap_or(&workload.calls) {
         let tool = &tools[t];
         let f = &tool.faults;
         let wait = policy.timeout.on(tool).ok().flatten();
         let late = wait.and_then(|w| tool.times_out(w)).unwrap_or(0.0);
-        let succeeds = (1.0 - f.request_loss - f.server_error - f.reply_loss) * (1.0 - late);
+        let delivered = match &tool.script {
+            Some(script) => {
+                let last = script.steps.last().expect("scripts are not empty");
+                f64::from(u8::from(last.fate == Fate::Delivered))
+            }
+            None => 1.0 - f.request_loss - f.server_error - f.reply_loss,
+        };
+        let succeeds = delivered * (1.0 - late);
         let on = |c: FailureClass| policy.retry.retry_on.contains(c);
         // The ways an attempt can fail, each retried or not.
         let lost = f.request_loss + f.reply_loss > 0.0;

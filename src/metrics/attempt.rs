@@ -16,6 +16,8 @@ pub enum Outcome {
     ServerError,
     /// The client stopped waiting; the attempt went on without it.
     Timeout,
+    /// The operation was cancelled while the attempt was awaited; it went on without it.
+    Cancelled,
     /// Still awaited when the run ended.
     Unanswered,
 }
@@ -28,6 +30,7 @@ impl Outcome {
             Outcome::LostReply => "lost_reply",
             Outcome::ServerError => "5xx",
             Outcome::Timeout => "timeout",
+            Outcome::Cancelled => "cancelled",
             Outcome::Unanswered => "unanswered",
         }
     }

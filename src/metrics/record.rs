@@ -18,13 +18,22 @@ pub enum StopReason {
     NotRetryable,
     /// The run's horizon came while the intent was still waiting.
     Hung,
+    /// The operation's deadline came.
+    DeadlineExceeded,
+    /// A retry was due and the dispatch cap had no token left.
+    DispatchBudgetExhausted,
+    /// The operation was cancelled.
+    Cancelled,
 }
 
 impl StopReason {
-    pub const ALL: [StopReason; 3] = [
+    pub const ALL: [StopReason; 6] = [
         StopReason::AttemptLimit,
         StopReason::NotRetryable,
         StopReason::Hung,
+        StopReason::DeadlineExceeded,
+        StopReason::DispatchBudgetExhausted,
+        StopReason::Cancelled,
     ];
 
     pub fn name(self) -> &'static str {
@@ -32,6 +41,9 @@ impl StopReason {
             StopReason::AttemptLimit => "attempt_limit",
             StopReason::NotRetryable => "not_retryable",
             StopReason::Hung => "hung",
+            StopReason::DeadlineExceeded => "deadline_exceeded",
+            StopReason::DispatchBudgetExhausted => "dispatch_budget_exhausted",
+            StopReason::Cancelled => "cancelled",
         }
     }
 }
@@ -85,6 +97,8 @@ pub struct IntentRecord {
     pub effects: u32,
     /// Attempts abandoned at their timeout.
     pub timeouts: u32,
+    /// Time spent waiting between attempts.
+    pub backoff: Tick,
     pub status: Status,
     pub business_state: BusinessState,
     pub start: Tick,

@@ -3,6 +3,7 @@
 
 pub mod fault;
 pub mod latency;
+pub mod script;
 pub mod server;
 pub mod station;
 pub mod workload;
@@ -10,6 +11,7 @@ pub mod workload;
 use crate::time::Tick;
 pub use fault::{AttemptDraw, Fate, Faults};
 pub use latency::Latency;
+pub use script::{Script, Step};
 pub use workload::{Arrival, Workload};
 
 /// One tool an agent calls: where its calls fail, how the client notices, how long each leg
@@ -28,6 +30,8 @@ pub struct Tool {
     /// Requests the server works on at once; the rest wait in line, first come first served.
     /// `None`: as many as arrive.
     pub workers: Option<u32>,
+    /// Listed outcomes that replace the faults and latencies.
+    pub script: Option<Script>,
 }
 
 /// How a lost request or reply reaches the client.
@@ -54,6 +58,12 @@ impl Tool {
     /// The constant time of the two network legs, which round-trip questions need: the round
     /// trip is then the service time shifted, and its distribution is exactly known.
     fn network(&self) -> Result<Tick, String> {
+        if self.script.is_some() {
+            return Err(format!(
+                "tool \"{}\" is scripted: a timeout from its latency has no distribution to read",
+                self.name
+            ));
+        }
         match (&self.request_latency, &self.reply_latency) {
             (Latency::Constant(a), Latency::Constant(b)) => Ok(a.after(*b)),
             _ => Err(format!(
@@ -90,8 +100,12 @@ impl Tool {
         })
     }
 
-    /// Draws everything random about one attempt from its words of the intent's fault stream.
-    pub fn draw(&self, words: &[u64; fault::WORDS_PER_ATTEMPT]) -> AttemptDraw {
+    /// Draws everything random about attempt `attempt` (from 0) from its words of the intent's
+    /// fault stream; a scripted tool reads its script instead.
+    pub fn draw(&self, words: &[u64; fault::WORDS_PER_ATTEMPT], attempt: u32) -> AttemptDraw {
+        if let Some(script) = &self.script {
+            return script.draw(attempt);
+        }
         AttemptDraw {
             fate: self.faults.fate(words[0]),
             request: self.request_latency.sample(words[1]),

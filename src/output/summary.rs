@@ -8,7 +8,7 @@ use crate::sweep::Point;
 use crate::theory::ClosedForms;
 
 /// The columns after the parameter columns.
-pub const COLUMNS: [&str; 34] = [
+pub const COLUMNS: [&str; 37] = [
     "experiment",
     "policy",
     "seed",
@@ -43,6 +43,9 @@ pub const COLUMNS: [&str; 34] = [
     "theory_a",
     "theory_b",
     "timeouts",
+    "stopped_deadline_exceeded",
+    "stopped_dispatch_budget_exhausted",
+    "stopped_cancelled",
 ];
 
 /// The rows of one point, one per configuration, parameters first.
@@ -106,6 +109,9 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 theory(|t| t.a),
                 theory(|t| t.b),
                 result.total(|r| r.totals.timeouts).to_string(),
+                stopped(StopReason::DeadlineExceeded),
+                stopped(StopReason::DispatchBudgetExhausted),
+                stopped(StopReason::Cancelled),
             ];
             point
                 .params

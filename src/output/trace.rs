@@ -20,7 +20,7 @@ pub enum Trace {
     Attempts,
 }
 
-const INTENT_COLUMNS: [&str; 13] = [
+const INTENT_COLUMNS: [&str; 14] = [
     "experiment",
     "policy",
     "replication",
@@ -34,6 +34,7 @@ const INTENT_COLUMNS: [&str; 13] = [
     "start_tick",
     "end_tick",
     "timeouts",
+    "backoff_ticks",
 ];
 
 const ATTEMPT_COLUMNS: [&str; 12] = [
@@ -149,6 +150,7 @@ impl<'a> TraceWriter<'a> {
                     r.start.0.to_string(),
                     r.end.0.to_string(),
                     r.timeouts.to_string(),
+                    r.backoff.0.to_string(),
                 ];
                 self.row(which.into_iter().chain(row))
             }

@@ -3,11 +3,13 @@
 
 pub mod backoff;
 pub mod idempotency;
+pub mod limits;
 pub mod retry;
 pub mod timeout;
 
 pub use backoff::{Backoff, Growth, Jitter};
 pub use idempotency::{Key, KeyScope};
+pub use limits::Limits;
 pub use retry::{Attempts, FailureClass, Retry, RetryDecision, RetryOn};
 pub use timeout::Timeout;
 
@@ -20,4 +22,7 @@ pub struct Policy {
     pub timeout: Timeout,
     pub backoff: Backoff,
     pub key: KeyScope,
+    pub limits: Limits,
+    /// The tools this configuration's tasks call, by index, when not the workload's.
+    pub calls: Option<Vec<usize>>,
 }

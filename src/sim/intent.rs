@@ -20,6 +20,8 @@ pub struct Intent {
     pub effects: u32,
     /// Attempts abandoned at their timeout.
     pub timeouts: u32,
+    /// Time spent waiting between attempts.
+    pub backoff: Tick,
     /// Some attempt went unanswered, so it may have committed.
     pub ambiguous: bool,
     /// The attempt the client is waiting on; none between attempts and after the end.
@@ -47,6 +49,7 @@ impl Intent {
             start: now,
             effects: 0,
             timeouts: 0,
+            backoff: Tick::ZERO,
             ambiguous: false,
             awaiting: None,
             at_server: 0,
@@ -66,6 +69,7 @@ impl Intent {
         self.start = now;
         self.effects = 0;
         self.timeouts = 0;
+        self.backoff = Tick::ZERO;
         self.ambiguous = false;
         self.awaiting = None;
         self.at_server = 0;
@@ -95,8 +99,8 @@ impl Intent {
         for w in &mut words {
             *w = word(&mut self.faults);
         }
-        let draw = tool.draw(&words);
         let attempt = self.attempts();
+        let draw = tool.draw(&words, attempt);
         self.draws.push(draw);
         self.log.push(AttemptRecord {
             dispatch: now,
@@ -247,6 +251,7 @@ mod tests {
             service_time: crate::model::Latency::Exponential { mean: 100.0 },
             reply_latency: crate::model::Latency::Exponential { mean: 100.0 },
             workers: None,
+            script: None,
         };
         let mut slab = Slab::new(streams);
         let first = slab.start(7, 0, Tick(3));

@@ -42,8 +42,8 @@ pub struct AttemptRef {
 pub enum Event {
     /// The next task of a Poisson stream arrives.
     Arrival,
-    /// The intent sends its next attempt.
-    Dispatch { slot: u32 },
+    /// The intent sends its next attempt, after its backoff (unless cancelled meanwhile).
+    Dispatch(Handle),
     /// The attempt's request reaches the server.
     ServerArrive(AttemptRef),
     /// The server has done the attempt's work and commits or fails it.
@@ -52,11 +52,15 @@ pub enum Event {
     Reply { at: AttemptRef, reply: Reply },
     /// The attempt's wait is over.
     Timeout(AttemptRef),
+    /// The operation is cancelled.
+    Cancel(Handle),
 }
 
 pub struct World<'a, S> {
     tools: &'a [Tool],
     workload: &'a Workload,
+    /// The tools each task calls, in order: the policy's own list or the workload's.
+    calls: &'a [usize],
     policy: &'a Policy,
     /// The wait the policy grants an attempt on each tool.
     timeouts: Vec<Option<Tick>>,
@@ -77,6 +81,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         World {
             tools: &exp.tools,
             workload: &exp.workload,
+            calls: policy.calls.as_deref().unwrap_or(&exp.workload.calls),
             policy,
             timeouts: exp
                 .tools
@@ -147,18 +152,28 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     }
 
     fn start_intent(&mut self, task: u64, call: usize, sched: &mut Scheduler<Event>) {
-        let calls = &self.workload.calls;
-        let id = task * calls.len() as u64 + call as u64;
-        let handle = self.intents.start(id, calls[call], sched.now());
+        let id = task * self.calls.len() as u64 + call as u64;
+        let handle = self.intents.start(id, self.calls[call], sched.now());
+        // Set before anything else of the intent, so it wins a tie with the deadline.
+        if let Some(after) = self.policy.limits.cancel_after {
+            sched.schedule_in(after, Event::Cancel(handle));
+        }
         self.dispatch(handle.slot, sched);
     }
 
+    /// Sends the intent's next attempt, unless its deadline has come: a backoff that ran into
+    /// the deadline ends here.
     fn dispatch(&mut self, slot: u32, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
         let handle = self.intents.handle(slot);
         let intent = self.intents.get(slot);
+        let limits = &self.policy.limits;
+        if limits.past_deadline(intent.start, now) {
+            return self.end_intent(slot, Status::Stopped(StopReason::DeadlineExceeded), sched);
+        }
         let tool = &self.tools[intent.tool];
-        let wait = self.timeouts[intent.tool];
-        let (attempt, draw) = intent.draw_attempt(tool, sched.now(), wait);
+        let wait = limits.grant(self.timeouts[intent.tool], intent.start, now);
+        let (attempt, draw) = intent.draw_attempt(tool, now, wait);
         let at = AttemptRef {
             intent: handle,
             attempt,
@@ -270,12 +285,39 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         intent.settle(at.attempt, Outcome::Timeout, now);
         intent.timeouts += 1;
         intent.ambiguous = true;
+        let start = intent.start;
+        if self.policy.limits.past_deadline(start, now) {
+            let stop = Status::Stopped(StopReason::DeadlineExceeded);
+            return self.end_intent(at.intent.slot, stop, sched);
+        }
         self.after_failure(at.intent.slot, FailureClass::Timeout, sched);
+    }
+
+    fn on_cancel(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        let Some(intent) = self.intents.find(handle).filter(|i| i.ended.is_none()) else {
+            return;
+        };
+        if let Some(attempt) = intent.awaiting {
+            intent.settle(attempt, Outcome::Cancelled, now);
+            intent.ambiguous = true;
+        }
+        self.end_intent(handle.slot, Status::Stopped(StopReason::Cancelled), sched);
     }
 
     fn after_failure(&mut self, slot: u32, class: FailureClass, sched: &mut Scheduler<Event>) {
         let intent = self.intents.get(slot);
         match self.policy.retry.decide(intent.attempts(), class) {
+            RetryDecision::Retry { .. }
+                if self
+                    .policy
+                    .limits
+                    .dispatch_cap
+                    .is_some_and(|cap| intent.attempts() >= cap) =>
+            {
+                let stop = Status::Stopped(StopReason::DispatchBudgetExhausted);
+                self.end_intent(slot, stop, sched)
+            }
             RetryDecision::Retry { retry } => {
                 let backoff = &self.policy.backoff;
                 // Retry n reads word n − 1 of the intent's jitter stream.
@@ -286,7 +328,15 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                     0
                 };
                 intent.last_delay = backoff.delay(retry, intent.last_delay, word);
-                sched.schedule_in(intent.last_delay, Event::Dispatch { slot });
+                // Backoff spends the time left like work does: up to the deadline at most.
+                let now = sched.now();
+                let mut until = now.after(intent.last_delay);
+                if let Some(deadline) = self.policy.limits.deadline {
+                    until = until.min(intent.start.after(deadline));
+                }
+                intent.backoff = intent.backoff.after(until.since(now));
+                let handle = self.intents.handle(slot);
+                sched.schedule_at(until, Event::Dispatch(handle));
             }
             RetryDecision::NotRetryable => {
                 self.end_intent(slot, Status::Stopped(StopReason::NotRetryable), sched)
@@ -303,12 +353,12 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     fn end_intent(&mut self, slot: u32, status: Status, sched: &mut Scheduler<Event>) {
         let intent = self.intents.get(slot);
         intent.ended = Some((status, sched.now()));
-        let calls = self.workload.calls.len() as u64;
+        let calls = self.calls.len() as u64;
         let (task, next_call) = (intent.id / calls, (intent.id % calls + 1) as usize);
         if intent.is_over() {
             self.close(slot);
         }
-        if status == Status::Succeeded && next_call < self.workload.calls.len() {
+        if status == Status::Succeeded && next_call < self.calls.len() {
             return self.start_intent(task, next_call, sched);
         }
         if status == Status::Succeeded {
@@ -337,6 +387,7 @@ fn record_of(intent: &Intent) -> IntentRecord {
         attempts: intent.attempts(),
         effects: intent.effects,
         timeouts: intent.timeouts,
+        backoff: intent.backoff,
         status,
         business_state: business_state(intent, status),
         start: intent.start,
@@ -362,11 +413,17 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
     fn handle(&mut self, event: Event, sched: &mut Scheduler<Event>) {
         match event {
             Event::Arrival => self.on_arrival(sched),
-            Event::Dispatch { slot } => self.dispatch(slot, sched),
+            Event::Dispatch(handle) => {
+                // A cancellation during the backoff has ended the intent already.
+                if self.intents.find(handle).is_some_and(|i| i.ended.is_none()) {
+                    self.dispatch(handle.slot, sched);
+                }
+            }
             Event::ServerArrive(at) => self.on_server_arrive(at, sched),
             Event::ServerDone(at) => self.on_server_done(at, sched),
             Event::Reply { at, reply } => self.on_reply(at, reply, sched),
             Event::Timeout(at) => self.on_timeout(at, sched),
+            Event::Cancel(handle) => self.on_cancel(handle, sched),
         }
     }
 }

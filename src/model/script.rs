@@ -1,0 +1,76 @@
+//! A scripted endpoint: attempt k of every intent gets the k-th listed outcome after the listed
+//! time (the last entry repeats), so an exact scenario can be written as it is told.
+
+use super::{AttemptDraw, Fate};
+use crate::time::Tick;
+
+/// One listed outcome: what becomes of the attempt, and when it reaches the client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub fate: Fate,
+    /// From dispatch to the outcome at the client; a commit happens at the same tick.
+    pub after: Tick,
+}
+
+/// The outcomes of a scripted tool, by attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Script {
+    pub steps: Vec<Step>,
+}
+
+impl Script {
+    /// Attempt `attempt` (from 0) as its step says: the work takes the whole time, the network
+    /// none, so a commit and its reply fall on the same tick.
+    pub fn draw(&self, attempt: u32) -> AttemptDraw {
+        let step = self.steps[(attempt as usize).min(self.steps.len() - 1)];
+        AttemptDraw {
+            fate: step.fate,
+            request: Tick::ZERO,
+            service: step.after,
+            reply: Tick::ZERO,
+        }
+    }
+}
+
+impl Fate {
+    pub const ALL: [Fate; 4] = [
+        Fate::Delivered,
+        Fate::ServerError,
+        Fate::LostRequest,
+        Fate::LostReply,
+    ];
+
+    /// The name in a script.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fate::Delivered => "ok",
+            Fate::ServerError => "5xx",
+            Fate::LostRequest => "lost_request",
+            Fate::LostReply => "lost_reply",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_step_repeats() {
+        let script = Script {
+            steps: vec![
+                Step {
+                    fate: Fate::LostReply,
+                    after: Tick(3),
+                },
+                Step {
+                    fate: Fate::Delivered,
+                    after: Tick(5),
+                },
+            ],
+        };
+        assert_eq!(script.draw(0).fate, Fate::LostReply);
+        assert_eq!(script.draw(1).round_trip(), Tick(5));
+        assert_eq!(script.draw(7).fate, Fate::Delivered);
+    }
+}

@@ -1,0 +1,128 @@
+//! The reference scenarios, reproduced to the tick from the shipped configs in
+//! `configs/scenarios/`.
+
+mod common;
+
+use std::path::Path;
+
+use common::traced;
+use retrysim::Experiment;
+use retrysim::config::Source;
+use retrysim::metrics::{AttemptRecord, IntentRecord, Outcome, Status, StopReason};
+use retrysim::time::Tick;
+
+fn scenario(name: &str) -> Experiment {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("configs/scenarios/{name}.toml"));
+    Source::read(&path)
+        .and_then(|s| s.sweep())
+        .map(|s| s.base)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The one intent each configuration of a scenario runs, with its attempts, by name.
+fn rows(exp: &Experiment) -> Vec<(String, IntentRecord, Vec<AttemptRecord>)> {
+    exp.policies
+        .iter()
+        .enumerate()
+        .map(|(p, policy)| {
+            let mut intents = traced(exp, p);
+            assert_eq!(intents.len(), 1, "{}: one operation", policy.name);
+            let (r, attempts) = intents.remove(0);
+            (policy.name.clone(), r, attempts)
+        })
+        .collect()
+}
+
+fn stopped(reason: StopReason) -> Status {
+    Status::Stopped(reason)
+}
+
+#[test]
+fn one_deadline_one_budget() {
+    let exp = scenario("one-deadline-one-budget");
+    let want = [
+        (
+            "shared-cap-4",
+            4,
+            24,
+            stopped(StopReason::DispatchBudgetExhausted),
+            0,
+        ),
+        (
+            "shared-deadline-20",
+            4,
+            20,
+            stopped(StopReason::DeadlineExceeded),
+            0,
+        ),
+        (
+            "shared-cap-4-deadline-20",
+            4,
+            20,
+            stopped(StopReason::DeadlineExceeded),
+            0,
+        ),
+        (
+            "shared-deadline-14-backoff",
+            2,
+            14,
+            stopped(StopReason::DeadlineExceeded),
+            8,
+        ),
+        ("cancel-at-4", 1, 4, stopped(StopReason::Cancelled), 0),
+    ];
+    let got = rows(&exp);
+    assert_eq!(got.len(), want.len());
+    for ((name, r, attempts), (wname, n, end, status, backoff)) in got.iter().zip(want) {
+        assert_eq!(name, wname);
+        assert_eq!(
+            (r.attempts, r.end, r.status, r.backoff),
+            (n, Tick(end), status, Tick(backoff)),
+            "{name}"
+        );
+        assert_eq!(r.start, Tick::ZERO);
+        if name == "shared-deadline-20" {
+            let sent: Vec<u64> = attempts.iter().map(|a| a.dispatch.0).collect();
+            assert_eq!(sent, [0, 6, 12, 18], "dispatches of the deadline-only run");
+            assert_eq!(
+                attempts[3].granted,
+                Some(Tick(2)),
+                "the last call gets what is left"
+            );
+        }
+    }
+}
+
+#[test]
+fn time_and_calls() {
+    let exp = scenario("time-and-calls");
+    let got = rows(&exp);
+    let ms = |t: u64| Tick(t * 1_000);
+    // deadline 1.00 s: 0.20 timeout + 0.05 backoff + 0.10 success = 0.35 s; 1 call unit left.
+    let (_, r, a) = &got[0];
+    assert_eq!(
+        (r.status, r.attempts, r.end),
+        (Status::Succeeded, 2, ms(350))
+    );
+    assert_eq!(exp.policies[0].limits.dispatch_cap.unwrap() - r.attempts, 1);
+    assert_eq!(a[1].granted, Some(ms(200)), "w = min(0.20, 1.00 − 0.25)");
+    // deadline 0.30 s: the second call is granted min(0.20, 0.05) and times out at the deadline.
+    let (_, r, a) = &got[1];
+    assert_eq!(
+        (r.status, r.attempts, r.end),
+        (stopped(StopReason::DeadlineExceeded), 2, ms(300))
+    );
+    assert_eq!(
+        (a[1].granted, a[1].outcome),
+        (Some(ms(50)), Outcome::Timeout)
+    );
+    // deadline 0.21 s: the backoff no longer fits, and no second call starts.
+    let (_, r, _) = &got[2];
+    assert_eq!(
+        (r.status, r.attempts, r.end, r.backoff),
+        (stopped(StopReason::DeadlineExceeded), 1, ms(210), ms(10))
+    );
+    // The slow first call commits after the client gave up on it; the one key keeps it to a
+    // single effect.
+    assert!(got.iter().all(|(_, r, _)| r.effects == 1));
+}
