@@ -18,8 +18,8 @@
 //!   With no other loss, E\[attempts\] = Σ_{k<N} p^k (1 + p + p² for N = 3).
 
 use crate::experiment::Experiment;
-use crate::model::{LossSignal, Tool};
-use crate::policy::{Attempts, FailureClass, KeyScope, Policy};
+use crate::model::{LossSignal, Tool, ToolKind};
+use crate::policy::{Attempts, FailureClass, KeyScope, Policy, safety};
 
 /// The closed-form value of each measure for one configuration, and the losses it came from.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -93,12 +93,22 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
     if losses.any(|other| other != (a, b)) {
         return None;
     }
-    Some(closed_forms(a, b, policy.retry.max_attempts, policy.key))
+    // A receiver that ignores keys commits every request, as if none were sent.
+    let honours_keys = exp.called_tools(exp.calls_of(policy)).all(|t| t.idempotent);
+    let key = if honours_keys {
+        policy.key
+    } else {
+        KeyScope::None
+    };
+    Some(closed_forms(a, b, policy.retry.max_attempts, key))
 }
 
 /// (a, b) for one tool under one policy, if the closed forms can describe it.
 fn losses(tool: &Tool, policy: &Policy) -> Option<(f64, f64)> {
-    if tool.workers.is_some() || tool.script.is_some() {
+    // A line at the server, a script, a lookup that commits nothing, or a gate that may stop a
+    // retry: none of these is the model the closed forms describe.
+    let gated = policy.safety_gate && !safety::replay_is_safe(tool, policy.key);
+    if tool.workers.is_some() || tool.script.is_some() || tool.kind == ToolKind::ReadOnly || gated {
         return None;
     }
     let f = &tool.faults;

@@ -10,7 +10,7 @@ use proptest::test_runner::{Config, RngSeed};
 use retrysim::Experiment;
 use retrysim::experiment::OutputOptions;
 use retrysim::metrics::{BusinessState, Outcome, Status, StopReason};
-use retrysim::model::{Arrival, Faults, Latency, LossSignal, Tool, Workload};
+use retrysim::model::{Arrival, Faults, Latency, LossSignal, Tool, ToolKind, Workload};
 use retrysim::policy::{
     Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Limits, Policy, Retry, RetryOn,
     Timeout,
@@ -44,18 +44,26 @@ fn latency() -> impl Strategy<Value = Latency> {
 /// Fault probabilities that leave at least 5 % for a reply, so unlimited retries end.
 fn tool(index: usize) -> impl Strategy<Value = Tool> {
     let signal = prop_oneof![Just(LossSignal::Reset), Just(LossSignal::Silence)];
+    let kind = prop_oneof![4 => Just(ToolKind::Write), 1 => Just(ToolKind::ReadOnly)];
     let workers = prop_oneof![Just(None), (1u32..3).prop_map(Some)];
     (
         (0.0f64..1.0, 0.0f64..1.0, 0.0f64..1.0, 0.0f64..0.95),
         (latency(), latency(), latency()),
-        signal,
+        (signal, kind, any::<bool>()),
         workers,
     )
         .prop_map(
-            move |((a, e, b, total), (request, service, reply), signal, workers)| {
+            move |(
+                (a, e, b, total),
+                (request, service, reply),
+                (signal, kind, idempotent),
+                workers,
+            )| {
                 let scale = total / (a + e + b).max(1e-9);
                 Tool {
                     name: format!("tool{index}"),
+                    kind,
+                    idempotent,
                     faults: Faults {
                         request_loss: a * scale,
                         server_error: e * scale,
@@ -127,25 +135,34 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
             dispatch_cap,
             cancel_after: cancel_after.map(Tick),
         });
-    (attempts, retry_on, timeout, backoff(), limits).prop_map(
-        move |(max_attempts, retry_on, timeout, backoff, limits)| Policy {
-            name: key.name().replace('_', "-"),
-            retry: Retry {
-                // A timeout shorter than the network legs fails every attempt: unlimited
-                // attempts would then run to the horizon, one every few ticks.
-                max_attempts: match (timeout, max_attempts) {
-                    (Timeout::Fixed(_), Attempts::Unlimited) => Attempts::AtMost(8),
-                    (_, cap) => cap,
-                },
-                retry_on,
-            },
-            timeout,
-            backoff,
-            key,
-            limits,
-            calls: None,
-        },
+    (
+        attempts,
+        retry_on,
+        timeout,
+        backoff(),
+        limits,
+        any::<bool>(),
     )
+        .prop_map(
+            move |(max_attempts, retry_on, timeout, backoff, limits, safety_gate)| Policy {
+                name: key.name().replace('_', "-"),
+                retry: Retry {
+                    // A timeout shorter than the network legs fails every attempt: unlimited
+                    // attempts would then run to the horizon, one every few ticks.
+                    max_attempts: match (timeout, max_attempts) {
+                        (Timeout::Fixed(_), Attempts::Unlimited) => Attempts::AtMost(8),
+                        (_, cap) => cap,
+                    },
+                    retry_on,
+                },
+                timeout,
+                backoff,
+                key,
+                limits,
+                safety_gate,
+                calls: None,
+            },
+        )
 }
 
 /// One experiment comparing the same retry rule without a key and with a per-intent key.
@@ -199,6 +216,7 @@ proptest! {
     fn every_intent_is_consistent_with_its_policy(exp in experiment()) {
         for (p, policy) in exp.policies.iter().enumerate() {
             for r in records(&exp, p) {
+                let tool = &exp.tools[r.tool];
                 prop_assert!(r.attempts >= 1);
                 prop_assert!(r.timeouts <= r.attempts);
                 // A wait runs out at the timeout, or at the deadline.
@@ -220,10 +238,11 @@ proptest! {
                 prop_assert!(r.end >= r.start);
                 prop_assert!(r.effects <= r.attempts);
                 match r.status {
-                    Status::Succeeded => {
+                    Status::Succeeded if tool.kind == ToolKind::Write => {
                         prop_assert!(r.effects >= 1, "a reply follows a commit");
                         prop_assert_eq!(r.business_state, BusinessState::Confirmed);
                     }
+                    Status::Succeeded => {}
                     Status::Stopped(StopReason::AttemptLimit) => {
                         prop_assert_eq!(Some(r.attempts), policy.retry.max_attempts.cap());
                     }
@@ -241,6 +260,10 @@ proptest! {
                     Status::Stopped(StopReason::DispatchBudgetExhausted) => {
                         prop_assert_eq!(Some(r.attempts), policy.limits.dispatch_cap);
                     }
+                    Status::Stopped(StopReason::NeedsReconciliation) => {
+                        prop_assert!(policy.safety_gate);
+                        prop_assert_eq!(r.business_state, BusinessState::Unknown);
+                    }
                     Status::Stopped(StopReason::Cancelled) => {
                         let after = policy.limits.cancel_after.expect("a cancellation");
                         prop_assert_eq!(r.end, r.start.after(after));
@@ -249,10 +272,14 @@ proptest! {
                 if r.business_state == BusinessState::NotAttempted {
                     prop_assert_eq!(r.effects, 0, "not_attempted means nothing happened");
                 }
-                if policy.key == KeyScope::PerIntent {
+                if policy.key == KeyScope::PerIntent && tool.idempotent {
                     prop_assert!(r.effects <= 1, "a per-intent key never duplicates");
                 }
-                if r.timeouts > 0 && r.status != Status::Succeeded {
+                if tool.kind == ToolKind::ReadOnly {
+                    prop_assert_eq!(r.effects, 0, "a lookup commits nothing");
+                    prop_assert_eq!(r.business_state, BusinessState::ReadOnly);
+                }
+                if r.timeouts > 0 && r.status != Status::Succeeded && tool.kind == ToolKind::Write {
                     prop_assert_eq!(r.business_state, BusinessState::Unknown, "an abandoned attempt may have committed");
                 }
             }
@@ -291,13 +318,17 @@ proptest! {
     /// same outcome, effects capped at one. And a rerun gives the very same records.
     #[test]
     fn a_key_changes_effects_only_and_reruns_are_identical(exp in experiment()) {
+        // With the safety gate on, the key decides whether a write may be retried at all.
+        prop_assume!(!exp.policies[0].safety_gate);
         let plain = records(&exp, 0);
         let keyed = records(&exp, 1);
         prop_assert_eq!(plain.len(), keyed.len());
         for (p, k) in plain.iter().zip(&keyed) {
             prop_assert_eq!((p.intent, p.attempts, p.start, p.end), (k.intent, k.attempts, k.start, k.end));
             prop_assert_eq!(p.status, k.status);
-            prop_assert_eq!(k.effects, p.effects.min(1));
+            // A receiver that ignores keys commits as often either way.
+            let expected = if exp.tools[p.tool].idempotent { p.effects.min(1) } else { p.effects };
+            prop_assert_eq!(k.effects, expected);
         }
         prop_assert_eq!(records(&exp, 0), plain);
     }

@@ -8,7 +8,7 @@ use std::path::Path;
 use common::traced;
 use retrysim::Experiment;
 use retrysim::config::Source;
-use retrysim::metrics::{AttemptRecord, IntentRecord, Outcome, Status, StopReason};
+use retrysim::metrics::{AttemptRecord, BusinessState, IntentRecord, Outcome, Status, StopReason};
 use retrysim::time::Tick;
 
 fn scenario(name: &str) -> Experiment {
@@ -70,6 +70,15 @@ fn one_deadline_one_budget() {
             8,
         ),
         ("cancel-at-4", 1, 4, stopped(StopReason::Cancelled), 0),
+        (
+            "unknown-non-idempotent",
+            1,
+            3,
+            stopped(StopReason::NeedsReconciliation),
+            0,
+        ),
+        ("unknown-read-only", 2, 6, Status::Succeeded, 0),
+        ("unknown-idempotent-key", 2, 6, Status::Succeeded, 0),
     ];
     let got = rows(&exp);
     assert_eq!(got.len(), want.len());
@@ -81,6 +90,22 @@ fn one_deadline_one_budget() {
             "{name}"
         );
         assert_eq!(r.start, Tick::ZERO);
+        let business = match name.as_str() {
+            "unknown-non-idempotent" => Some((BusinessState::Unknown, 1)),
+            "unknown-read-only" => Some((BusinessState::ReadOnly, 0)),
+            "unknown-idempotent-key" => Some((BusinessState::Confirmed, 1)),
+            _ => None,
+        };
+        if let Some((state, effects)) = business {
+            assert_eq!((r.business_state, r.effects), (state, effects), "{name}");
+        }
+        if name == "unknown-idempotent-key" {
+            assert!(
+                attempts
+                    .iter()
+                    .all(|a| a.committed == (a.dispatch == Tick::ZERO))
+            );
+        }
         if name == "shared-deadline-20" {
             let sent: Vec<u64> = attempts.iter().map(|a| a.dispatch.0).collect();
             assert_eq!(sent, [0, 6, 12, 18], "dispatches of the deadline-only run");

@@ -42,6 +42,8 @@ pub struct Workload {
 #[serde(deny_unknown_fields)]
 pub struct Tool {
     pub name: Spanned<String>,
+    pub kind: Option<Spanned<String>>,
+    pub idempotent: Option<Spanned<bool>>,
     pub request_loss: Option<Spanned<f64>>,
     pub server_error: Option<Spanned<f64>>,
     pub reply_loss: Option<Spanned<f64>>,
@@ -89,6 +91,8 @@ pub struct Policy {
     pub dispatch_cap: Option<Spanned<u32>>,
     pub cancel_after: Option<Spanned<Value>>,
     pub calls: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    pub safety_gate: bool,
     pub idempotency_key: Option<Spanned<String>>,
     pub backoff: Option<Spanned<Backoff>>,
 }

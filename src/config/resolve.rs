@@ -62,6 +62,8 @@ fn latency(l: &Latency) -> Value {
 fn tool(t: &Tool) -> Value {
     let mut v = Value::Table(table([
         ("name", t.name.clone().into()),
+        ("kind", t.kind.name().into()),
+        ("idempotent", t.idempotent.into()),
         ("request_loss", t.faults.request_loss.into()),
         ("server_error", t.faults.server_error.into()),
         ("reply_loss", t.faults.reply_loss.into()),
@@ -130,6 +132,7 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
         ("retry_on", Value::Array(retry_on)),
         ("timeout", p.timeout.to_string().into()),
         ("idempotency_key", p.key.name().into()),
+        ("safety_gate", p.safety_gate.into()),
     ]);
     if p.backoff != Backoff::IMMEDIATE {
         t.insert("backoff".into(), backoff(&p.backoff));

@@ -6,7 +6,9 @@ use super::check::{Check, Result};
 use super::{Source, raw};
 use crate::chart::{ChartFormat, ChartKind};
 use crate::experiment::{Experiment, OutputOptions};
-use crate::model::{Arrival, Fate, Faults, Latency, LossSignal, Script, Step, Tool, Workload};
+use crate::model::{
+    Arrival, Fate, Faults, Latency, LossSignal, Script, Step, Tool, ToolKind, Workload,
+};
 use crate::policy::{
     Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Limits, Policy, Retry, Timeout,
 };
@@ -207,8 +209,17 @@ fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool>
         None => None,
         Some(steps) => Some(script(check, raw, steps, path)?),
     };
+    let kind = check.named(
+        raw.kind.as_ref(),
+        &format!("{path}.kind"),
+        &ToolKind::ALL,
+        ToolKind::name,
+        ToolKind::Write,
+    )?;
     Ok(Tool {
         name,
+        kind,
+        idempotent: raw.idempotent.as_ref().is_none_or(|i| *i.get_ref()),
         faults,
         loss_seen_as,
         request_latency: leg(&raw.request_latency, "request_latency")?,
@@ -450,6 +461,7 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
         backoff,
         key,
         limits,
+        safety_gate: raw.safety_gate,
         calls: None,
     })
 }

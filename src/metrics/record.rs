@@ -24,16 +24,20 @@ pub enum StopReason {
     DispatchBudgetExhausted,
     /// The operation was cancelled.
     Cancelled,
+    /// An ambiguous failure of a call that is not safe to send again: someone must find out
+    /// whether it took effect.
+    NeedsReconciliation,
 }
 
 impl StopReason {
-    pub const ALL: [StopReason; 6] = [
+    pub const ALL: [StopReason; 7] = [
         StopReason::AttemptLimit,
         StopReason::NotRetryable,
         StopReason::Hung,
         StopReason::DeadlineExceeded,
         StopReason::DispatchBudgetExhausted,
         StopReason::Cancelled,
+        StopReason::NeedsReconciliation,
     ];
 
     pub fn name(self) -> &'static str {
@@ -44,6 +48,7 @@ impl StopReason {
             StopReason::DeadlineExceeded => "deadline_exceeded",
             StopReason::DispatchBudgetExhausted => "dispatch_budget_exhausted",
             StopReason::Cancelled => "cancelled",
+            StopReason::NeedsReconciliation => "needs_reconciliation",
         }
     }
 }
@@ -74,6 +79,8 @@ pub enum BusinessState {
     Unknown,
     /// A reply carried the receipt of the effect.
     Confirmed,
+    /// A read-only call: there is no effect to be unsure of.
+    ReadOnly,
 }
 
 impl BusinessState {
@@ -82,6 +89,7 @@ impl BusinessState {
             BusinessState::NotAttempted => "not_attempted",
             BusinessState::Unknown => "unknown",
             BusinessState::Confirmed => "confirmed",
+            BusinessState::ReadOnly => "read_only",
         }
     }
 }

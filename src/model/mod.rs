@@ -19,6 +19,9 @@ pub use workload::{Arrival, Workload};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tool {
     pub name: String,
+    pub kind: ToolKind,
+    /// The receiver honours idempotency keys: a key it has committed replays its receipt.
+    pub idempotent: bool,
     pub faults: Faults,
     pub loss_seen_as: LossSignal,
     /// Client to server.
@@ -32,6 +35,26 @@ pub struct Tool {
     pub workers: Option<u32>,
     /// Listed outcomes that replace the faults and latencies.
     pub script: Option<Script>,
+}
+
+/// What a call does at the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolKind {
+    /// A side effect: an order, a charge.
+    Write,
+    /// A lookup: it commits nothing, and can be repeated freely.
+    ReadOnly,
+}
+
+impl ToolKind {
+    pub const ALL: [ToolKind; 2] = [ToolKind::Write, ToolKind::ReadOnly];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolKind::Write => "write",
+            ToolKind::ReadOnly => "read_only",
+        }
+    }
 }
 
 /// How a lost request or reply reaches the client.

@@ -8,7 +8,7 @@ use crate::sweep::Point;
 use crate::theory::ClosedForms;
 
 /// The columns after the parameter columns.
-pub const COLUMNS: [&str; 37] = [
+pub const COLUMNS: [&str; 38] = [
     "experiment",
     "policy",
     "seed",
@@ -46,6 +46,7 @@ pub const COLUMNS: [&str; 37] = [
     "stopped_deadline_exceeded",
     "stopped_dispatch_budget_exhausted",
     "stopped_cancelled",
+    "stopped_needs_reconciliation",
 ];
 
 /// The rows of one point, one per configuration, parameters first.
@@ -112,6 +113,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 stopped(StopReason::DeadlineExceeded),
                 stopped(StopReason::DispatchBudgetExhausted),
                 stopped(StopReason::Cancelled),
+                stopped(StopReason::NeedsReconciliation),
             ];
             point
                 .params

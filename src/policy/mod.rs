@@ -5,6 +5,7 @@ pub mod backoff;
 pub mod idempotency;
 pub mod limits;
 pub mod retry;
+pub mod safety;
 pub mod timeout;
 
 pub use backoff::{Backoff, Growth, Jitter};
@@ -23,6 +24,8 @@ pub struct Policy {
     pub backoff: Backoff,
     pub key: KeyScope,
     pub limits: Limits,
+    /// Retries only calls that are safe to send again (see [`safety`]).
+    pub safety_gate: bool,
     /// The tools this configuration's tasks call, by index, when not the workload's.
     pub calls: Option<Vec<usize>>,
 }

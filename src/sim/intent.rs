@@ -241,6 +241,8 @@ mod tests {
         };
         let tool = Tool {
             name: "t".into(),
+            kind: crate::model::ToolKind::Write,
+            idempotent: true,
             faults: crate::model::Faults {
                 request_loss: 0.3,
                 server_error: 0.1,

@@ -19,8 +19,8 @@ use crate::metrics::{
 };
 use crate::model::server::Processed;
 use crate::model::station::Station;
-use crate::model::{Arrival, Fate, LossSignal, Tool, Workload};
-use crate::policy::{FailureClass, Policy, RetryDecision};
+use crate::model::{Arrival, Fate, LossSignal, Tool, ToolKind, Workload};
+use crate::policy::{FailureClass, Policy, RetryDecision, safety};
 use crate::time::Tick;
 
 /// What reaches the client at the end of an attempt.
@@ -221,8 +221,15 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             Fate::ServerError => Reply::Failed(FailureClass::ServerError),
             Fate::LostRequest => unreachable!("a lost request never reaches the server"),
             Fate::LostReply | Fate::Delivered => {
-                let key = self.policy.key.key(intent.id, at.attempt);
-                if intent.keys.process(key) == Processed::Committed {
+                let tool = &self.tools[tool];
+                // A receiver that does not honour keys commits whatever key comes.
+                let key = if tool.idempotent {
+                    self.policy.key.key(intent.id, at.attempt)
+                } else {
+                    None
+                };
+                if tool.kind == ToolKind::Write && intent.keys.process(key) == Processed::Committed
+                {
                     intent.effects += 1;
                     intent.log[at.attempt as usize].committed = true;
                 }
@@ -307,6 +314,17 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
 
     fn after_failure(&mut self, slot: u32, class: FailureClass, sched: &mut Scheduler<Event>) {
         let intent = self.intents.get(slot);
+        let unsafe_replay = self.policy.safety_gate
+            && self.policy.retry.retry_on.contains(class)
+            && !safety::replay_is_safe(&self.tools[intent.tool], self.policy.key);
+        if unsafe_replay {
+            let reason = if safety::is_ambiguous(class) {
+                StopReason::NeedsReconciliation
+            } else {
+                StopReason::NotRetryable
+            };
+            return self.end_intent(slot, Status::Stopped(reason), sched);
+        }
         match self.policy.retry.decide(intent.attempts(), class) {
             RetryDecision::Retry { .. }
                 if self
@@ -371,7 +389,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     /// Records an intent that is over and frees its slot.
     fn close(&mut self, slot: u32) {
         let intent = self.intents.get(slot);
-        let record = record_of(intent);
+        let record = record_of(intent, &self.tools[intent.tool]);
         self.totals.add(&record);
         (self.sink)(&record, &intent.log);
         self.intents.remove(slot);
@@ -379,7 +397,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
 }
 
 /// The record of an intent the client is done with.
-fn record_of(intent: &Intent) -> IntentRecord {
+fn record_of(intent: &Intent, tool: &Tool) -> IntentRecord {
     let (status, end) = intent.ended.expect("recorded once the client is done");
     IntentRecord {
         intent: intent.id,
@@ -389,7 +407,7 @@ fn record_of(intent: &Intent) -> IntentRecord {
         timeouts: intent.timeouts,
         backoff: intent.backoff,
         status,
-        business_state: business_state(intent, status),
+        business_state: business_state(intent, status, tool),
         start: intent.start,
         end,
     }
@@ -397,7 +415,10 @@ fn record_of(intent: &Intent) -> IntentRecord {
 
 /// What the client can say: a receipt confirms; an attempt unanswered (or still on its way at
 /// the horizon) leaves it unknown; refusals before any commit point mean nothing happened.
-fn business_state(intent: &Intent, status: Status) -> BusinessState {
+fn business_state(intent: &Intent, status: Status, tool: &Tool) -> BusinessState {
+    if tool.kind == ToolKind::ReadOnly {
+        return BusinessState::ReadOnly;
+    }
     match status {
         Status::Succeeded => BusinessState::Confirmed,
         Status::Stopped(_) if intent.ambiguous || intent.awaiting.is_some() => {

@@ -1,0 +1,17 @@
+//! The retry safety gate: a failure being retryable does not make a call safe to send again.
+//! A retry is allowed only if the call is read-only, or its receiver is declared idempotent and
+//! every retry carries the intent's one stable key. An ambiguous failure (no reply, or a timeout)
+//! of any other call may have taken effect: it stops for reconciliation instead of being resent.
+
+use super::{FailureClass, KeyScope};
+use crate::model::{Tool, ToolKind};
+
+/// Whether a call on `tool` carrying keys of `scope` may be sent again.
+pub fn replay_is_safe(tool: &Tool, scope: KeyScope) -> bool {
+    tool.kind == ToolKind::ReadOnly || tool.idempotent && scope == KeyScope::PerIntent
+}
+
+/// Whether a failure of this class leaves the outcome unknown: the call may have committed.
+pub fn is_ambiguous(class: FailureClass) -> bool {
+    matches!(class, FailureClass::Reset | FailureClass::Timeout)
+}
