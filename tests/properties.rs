@@ -12,8 +12,8 @@ use retrysim::experiment::OutputOptions;
 use retrysim::metrics::{BusinessState, Outcome, Status, StopReason};
 use retrysim::model::{Arrival, Faults, Latency, LossSignal, Tool, ToolKind, Workload};
 use retrysim::policy::{
-    Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Limits, Policy, Retry, RetryOn,
-    Timeout,
+    Attempts, Backoff, BreakerRule, FailureClass, Growth, Jitter, KeyScope, Limits, Policy, Retry,
+    RetryOn, Timeout, Trip,
 };
 use retrysim::time::Tick;
 
@@ -135,32 +135,43 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
             dispatch_cap,
             cancel_after: cancel_after.map(Tick),
         });
+    let breaker = proptest::option::of((1u32..4, 1u64..50_000)).prop_map(|b| {
+        b.map(|(n, open)| BreakerRule {
+            trip: Trip::Consecutive(n),
+            open_duration: Tick(open),
+            half_open_probes: 1,
+            counts: FailureClass::ALL.into_iter().collect(),
+        })
+    });
     (
         attempts,
         retry_on,
         timeout,
         backoff(),
         limits,
-        any::<bool>(),
+        (any::<bool>(), breaker),
     )
         .prop_map(
-            move |(max_attempts, retry_on, timeout, backoff, limits, safety_gate)| Policy {
-                name: key.name().replace('_', "-"),
-                retry: Retry {
-                    // A timeout shorter than the network legs fails every attempt: unlimited
-                    // attempts would then run to the horizon, one every few ticks.
-                    max_attempts: match (timeout, max_attempts) {
-                        (Timeout::Fixed(_), Attempts::Unlimited) => Attempts::AtMost(8),
-                        (_, cap) => cap,
+            move |(max_attempts, retry_on, timeout, backoff, limits, (safety_gate, breaker))| {
+                Policy {
+                    name: key.name().replace('_', "-"),
+                    retry: Retry {
+                        // A timeout shorter than the network legs fails every attempt: unlimited
+                        // attempts would then run to the horizon, one every few ticks.
+                        max_attempts: match (timeout, max_attempts) {
+                            (Timeout::Fixed(_), Attempts::Unlimited) => Attempts::AtMost(8),
+                            (_, cap) => cap,
+                        },
+                        retry_on,
                     },
-                    retry_on,
-                },
-                timeout,
-                backoff,
-                key,
-                limits,
-                safety_gate,
-                calls: None,
+                    timeout,
+                    backoff,
+                    key,
+                    limits,
+                    safety_gate,
+                    breaker,
+                    calls: None,
+                }
             },
         )
 }
@@ -217,7 +228,8 @@ proptest! {
         for (p, policy) in exp.policies.iter().enumerate() {
             for r in records(&exp, p) {
                 let tool = &exp.tools[r.tool];
-                prop_assert!(r.attempts >= 1);
+                // Only a breaker can stop an intent before its first dispatch.
+                prop_assert!(r.attempts >= 1 || r.status == Status::Stopped(StopReason::BreakerOpen));
                 prop_assert!(r.timeouts <= r.attempts);
                 // A wait runs out at the timeout, or at the deadline.
                 if policy.timeout == Timeout::None && policy.limits.deadline.is_none() {
@@ -260,6 +272,10 @@ proptest! {
                     Status::Stopped(StopReason::DispatchBudgetExhausted) => {
                         prop_assert_eq!(Some(r.attempts), policy.limits.dispatch_cap);
                     }
+                    Status::Stopped(StopReason::BreakerOpen) => {
+                        prop_assert!(policy.breaker.is_some());
+                        prop_assert_eq!(r.short_circuited, 1);
+                    }
                     Status::Stopped(StopReason::NeedsReconciliation) => {
                         prop_assert!(policy.safety_gate);
                         prop_assert_eq!(r.business_state, BusinessState::Unknown);
@@ -296,7 +312,9 @@ proptest! {
                 prop_assert_eq!(attempts.iter().filter(|a| a.committed).count() as u32, r.effects);
                 let timeouts = attempts.iter().filter(|a| a.outcome == Outcome::Timeout).count();
                 prop_assert_eq!(timeouts as u32, r.timeouts);
-                prop_assert_eq!(attempts[0].dispatch, r.start);
+                if let Some(first) = attempts.first() {
+                    prop_assert_eq!(first.dispatch, r.start);
+                }
                 for pair in attempts.windows(2) {
                     prop_assert!(pair[0].end <= pair[1].dispatch, "one attempt awaited at a time");
                     prop_assert!(pair[0].outcome != Outcome::Unanswered);
@@ -308,7 +326,7 @@ proptest! {
                     }
                 }
                 if r.status == Status::Succeeded {
-                    prop_assert_eq!(attempts.last().unwrap().outcome, Outcome::Ok);
+                    prop_assert_eq!(attempts.last().map(|a| a.outcome), Some(Outcome::Ok));
                 }
             }
         }

@@ -151,3 +151,47 @@ fn time_and_calls() {
     // single effect.
     assert!(got.iter().all(|(_, r, _)| r.effects == 1));
 }
+
+#[test]
+fn reliability_bugs() {
+    let exp = scenario("reliability-bugs");
+    let configuration = |name: &str| {
+        let p = exp.policies.iter().position(|p| p.name == name).unwrap();
+        traced(&exp, p)
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect::<Vec<_>>()
+    };
+    let total = |rs: &[IntentRecord], f: fn(&IntentRecord) -> u32| rs.iter().map(f).sum::<u32>();
+    // 1. The double charge: 2 effects per charge without a key, 1 with one.
+    let (plain, keyed) = (configuration("retry-only"), configuration("reliable"));
+    assert_eq!((plain.len(), keyed.len()), (12, 12));
+    assert!(
+        plain
+            .iter()
+            .all(|r| r.effects == 2 && r.status == Status::Succeeded)
+    );
+    assert!(
+        keyed
+            .iter()
+            .all(|r| r.effects == 1 && r.status == Status::Succeeded)
+    );
+    // 2. The hung call: 5.0 s without a timeout, aborted at 1.0 s with one (and still charged).
+    for (name, took) in [("no-timeout", 5_000_000), ("timeout-1s", 1_000_000)] {
+        for r in configuration(name) {
+            assert_eq!(r.end.since(r.start), Tick(took), "{name}");
+            assert_eq!(r.effects, 1, "{name}: the server finishes the work");
+        }
+    }
+    // 3. The hammered outage: 12 calls without a breaker, 3 sent and 9 short-circuited with one.
+    let open = configuration("no-breaker");
+    assert_eq!(total(&open, |r| r.attempts), 12);
+    let broken = configuration("breaker");
+    assert_eq!(total(&broken, |r| r.attempts), 3);
+    assert_eq!(total(&broken, |r| r.short_circuited), 9);
+    assert!(
+        broken[3..]
+            .iter()
+            .all(|r| r.status == stopped(StopReason::BreakerOpen) && r.attempts == 0)
+    );
+}

@@ -93,6 +93,7 @@ pub struct Policy {
     pub calls: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
     pub safety_gate: bool,
+    pub breaker: Option<Spanned<Breaker>>,
     pub idempotency_key: Option<Spanned<String>>,
     pub backoff: Option<Spanned<Backoff>>,
 }
@@ -136,4 +137,18 @@ pub struct Axis {
     pub start: Option<Spanned<Value>>,
     pub stop: Option<Spanned<Value>>,
     pub step: Option<Spanned<Value>>,
+}
+
+/// `breaker = { ... }`: a circuit breaker per tool; which trip rule applies depends on the keys
+/// given, checked in validation.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Breaker {
+    pub consecutive_failures: Option<Spanned<u32>>,
+    pub failure_rate: Option<Spanned<f64>>,
+    pub window: Option<Spanned<Value>>,
+    pub minimum_calls: Option<Spanned<u32>>,
+    pub open_duration: Option<Spanned<Value>>,
+    pub half_open_probes: Option<Spanned<u32>>,
+    pub counts: Option<Spanned<Vec<Spanned<String>>>>,
 }

@@ -5,7 +5,7 @@ use toml::{Table, Value};
 
 use crate::experiment::Experiment;
 use crate::model::{Arrival, Latency, Tool};
-use crate::policy::{Attempts, Backoff, Policy};
+use crate::policy::{Attempts, Backoff, BreakerRule, Policy, Trip, Window};
 use crate::sweep::Sweep;
 use crate::time::Tick;
 
@@ -115,6 +115,36 @@ fn backoff(b: &Backoff) -> Value {
     ]))
 }
 
+fn breaker(b: &BreakerRule) -> Value {
+    let mut t = Table::new();
+    match b.trip {
+        Trip::Consecutive(n) => {
+            t.insert("consecutive_failures".into(), Value::Integer(n.into()));
+        }
+        Trip::Rate {
+            rate,
+            window,
+            minimum_calls,
+        } => {
+            t.insert("failure_rate".into(), rate.into());
+            let window = match window {
+                Window::Calls(n) => Value::Integer(n.into()),
+                Window::Time(span) => duration(span),
+            };
+            t.insert("window".into(), window);
+            t.insert("minimum_calls".into(), Value::Integer(minimum_calls.into()));
+        }
+    }
+    t.insert("open_duration".into(), duration(b.open_duration));
+    t.insert(
+        "half_open_probes".into(),
+        Value::Integer(b.half_open_probes.into()),
+    );
+    let counts = b.counts.classes().map(|c| c.name().into()).collect();
+    t.insert("counts".into(), Value::Array(counts));
+    Value::Table(t)
+}
+
 fn policy(p: &Policy, tools: &[Tool]) -> Value {
     let max_attempts = match p.retry.max_attempts {
         Attempts::AtMost(n) => Value::Integer(n.into()),
@@ -149,6 +179,9 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
         if let Some(v) = value {
             t.insert(key.into(), v);
         }
+    }
+    if let Some(b) = &p.breaker {
+        t.insert("breaker".into(), breaker(b));
     }
     if let Some(calls) = &p.calls {
         let names = calls

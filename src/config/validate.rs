@@ -10,7 +10,8 @@ use crate::model::{
     Arrival, Fate, Faults, Latency, LossSignal, Script, Step, Tool, ToolKind, Workload,
 };
 use crate::policy::{
-    Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Limits, Policy, Retry, Timeout,
+    Attempts, Backoff, BreakerRule, FailureClass, Growth, Jitter, KeyScope, Limits, Policy, Retry,
+    Timeout, Trip, Window,
 };
 use crate::time::{DURATION_HELP, Tick, parse_duration};
 
@@ -23,6 +24,10 @@ mod default {
     pub const INITIAL_DELAY: &str = "100ms";
     pub const MULTIPLIER: f64 = 2.0;
     pub const MAX_DELAY: &str = "20s";
+    pub const OPEN_DURATION: &str = "5s";
+    pub const HALF_OPEN_PROBES: u32 = 1;
+    pub const FAILURE_RATE: f64 = 0.5;
+    pub const WINDOW_CALLS: u32 = 100;
 }
 
 /// Validates a config whose sweep (if any) has `axes` axes; the sweep itself is read by
@@ -462,6 +467,10 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
         key,
         limits,
         safety_gate: raw.safety_gate,
+        breaker: match &raw.breaker {
+            None => None,
+            Some(b) => Some(breaker(check, b, &format!("{path}.breaker"))?),
+        },
         calls: None,
     })
 }
@@ -486,6 +495,113 @@ fn timeout(check: &Check, value: &Spanned<Value>, path: &str) -> Result<Timeout>
         ),
         Some(rule) => Ok(rule),
     }
+}
+
+/// A breaker trips on `consecutive_failures`, or on a `failure_rate` over a `window` (a number
+/// of calls or a duration) once it holds `minimum_calls`; the two rules exclude each other.
+fn breaker(check: &Check, spanned: &Spanned<raw::Breaker>, path: &str) -> Result<BreakerRule> {
+    let raw = spanned.get_ref();
+    let rate_keys = [
+        raw.failure_rate.as_ref().map(Spanned::span),
+        raw.window.as_ref().map(Spanned::span),
+        raw.minimum_calls.as_ref().map(Spanned::span),
+    ];
+    let trip = match &raw.consecutive_failures {
+        Some(n) => {
+            if let Some(span) = rate_keys.into_iter().flatten().next() {
+                return check.error_allowing(
+                    span,
+                    path,
+                    "a breaker trips on consecutive failures or on a failure rate, not both".into(),
+                    "consecutive_failures alone, or failure_rate with window and minimum_calls",
+                );
+            }
+            Trip::Consecutive(check.count(
+                Some(n),
+                &format!("{path}.consecutive_failures"),
+                1,
+                "0 failures would trip it before any call",
+            )?)
+        }
+        None => {
+            let rate = match &raw.failure_rate {
+                None => default::FAILURE_RATE,
+                Some(r) if !(*r.get_ref() > 0.0 && *r.get_ref() <= 1.0) => {
+                    return check.error_allowing(
+                        r.span(),
+                        &format!("{path}.failure_rate"),
+                        format!("{} is not a failure rate", r.get_ref()),
+                        "a share above 0 and at most 1",
+                    );
+                }
+                Some(r) => *r.get_ref(),
+            };
+            let window = match &raw.window {
+                None => Window::Calls(default::WINDOW_CALLS),
+                Some(w) => match w.get_ref() {
+                    Value::Integer(n) if *n >= 1 && *n <= i64::from(u32::MAX) => {
+                        Window::Calls(*n as u32)
+                    }
+                    Value::String(_) => Window::Time(check.duration(w, &format!("{path}.window"))?),
+                    other => {
+                        return check.error_allowing(
+                            w.span(),
+                            &format!("{path}.window"),
+                            format!("{other} is not a window"),
+                            "a number of calls (≥ 1), or a duration such as \"10s\"",
+                        );
+                    }
+                },
+            };
+            let minimum = match window {
+                Window::Calls(n) => n,
+                Window::Time(_) => 1,
+            };
+            Trip::Rate {
+                rate,
+                window,
+                minimum_calls: check.count(
+                    raw.minimum_calls.as_ref(),
+                    &format!("{path}.minimum_calls"),
+                    minimum,
+                    "0 calls is no evidence",
+                )?,
+            }
+        }
+    };
+    let counts = match &raw.counts {
+        None => FailureClass::ALL.into_iter().collect(),
+        Some(list) => list
+            .get_ref()
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let all = &FailureClass::ALL;
+                check.named(
+                    Some(c),
+                    &format!("{path}.counts[{i}]"),
+                    all,
+                    FailureClass::name,
+                    all[0],
+                )
+            })
+            .collect::<Result<_>>()?,
+    };
+    Ok(BreakerRule {
+        trip,
+        open_duration: check.duration_or(
+            &raw.open_duration,
+            &format!("{path}.open_duration"),
+            default::OPEN_DURATION,
+        )?,
+        half_open_probes: check.count(
+            raw.half_open_probes.as_ref(),
+            &format!("{path}.half_open_probes"),
+            default::HALF_OPEN_PROBES,
+            "0 probes would keep it open for ever",
+        )?,
+        counts,
+    })
 }
 
 fn backoff(check: &Check, raw: &raw::Backoff, path: &str) -> Result<Backoff> {

@@ -27,10 +27,12 @@ pub enum StopReason {
     /// An ambiguous failure of a call that is not safe to send again: someone must find out
     /// whether it took effect.
     NeedsReconciliation,
+    /// The tool's circuit breaker was open: the call was short-circuited, never sent.
+    BreakerOpen,
 }
 
 impl StopReason {
-    pub const ALL: [StopReason; 7] = [
+    pub const ALL: [StopReason; 8] = [
         StopReason::AttemptLimit,
         StopReason::NotRetryable,
         StopReason::Hung,
@@ -38,6 +40,7 @@ impl StopReason {
         StopReason::DispatchBudgetExhausted,
         StopReason::Cancelled,
         StopReason::NeedsReconciliation,
+        StopReason::BreakerOpen,
     ];
 
     pub fn name(self) -> &'static str {
@@ -49,6 +52,7 @@ impl StopReason {
             StopReason::DispatchBudgetExhausted => "dispatch_budget_exhausted",
             StopReason::Cancelled => "cancelled",
             StopReason::NeedsReconciliation => "needs_reconciliation",
+            StopReason::BreakerOpen => "breaker_open",
         }
     }
 }
@@ -107,6 +111,8 @@ pub struct IntentRecord {
     pub timeouts: u32,
     /// Time spent waiting between attempts.
     pub backoff: Tick,
+    /// Calls the circuit breaker refused (never dispatched).
+    pub short_circuited: u32,
     pub status: Status,
     pub business_state: BusinessState,
     pub start: Tick,

@@ -47,6 +47,8 @@ pub struct Totals {
     pub tasks_succeeded: u64,
     /// Attempts abandoned at their timeout.
     pub timeouts: u64,
+    /// Calls the circuit breaker refused.
+    pub short_circuited: u64,
 }
 
 impl Totals {
@@ -58,6 +60,7 @@ impl Totals {
             self.stops[reason as usize] += 1;
         }
         self.timeouts += u64::from(r.timeouts);
+        self.short_circuited += u64::from(r.short_circuited);
     }
 
     pub fn get(&self, m: Measure) -> &Sums {

@@ -8,7 +8,7 @@ use crate::sweep::Point;
 use crate::theory::ClosedForms;
 
 /// The columns after the parameter columns.
-pub const COLUMNS: [&str; 38] = [
+pub const COLUMNS: [&str; 40] = [
     "experiment",
     "policy",
     "seed",
@@ -47,6 +47,8 @@ pub const COLUMNS: [&str; 38] = [
     "stopped_dispatch_budget_exhausted",
     "stopped_cancelled",
     "stopped_needs_reconciliation",
+    "stopped_breaker_open",
+    "short_circuited",
 ];
 
 /// The rows of one point, one per configuration, parameters first.
@@ -114,6 +116,8 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 stopped(StopReason::DispatchBudgetExhausted),
                 stopped(StopReason::Cancelled),
                 stopped(StopReason::NeedsReconciliation),
+                stopped(StopReason::BreakerOpen),
+                result.total(|r| r.totals.short_circuited).to_string(),
             ];
             point
                 .params

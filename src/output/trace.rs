@@ -20,7 +20,7 @@ pub enum Trace {
     Attempts,
 }
 
-const INTENT_COLUMNS: [&str; 14] = [
+const INTENT_COLUMNS: [&str; 15] = [
     "experiment",
     "policy",
     "replication",
@@ -35,6 +35,7 @@ const INTENT_COLUMNS: [&str; 14] = [
     "end_tick",
     "timeouts",
     "backoff_ticks",
+    "short_circuited",
 ];
 
 const ATTEMPT_COLUMNS: [&str; 12] = [
@@ -151,6 +152,7 @@ impl<'a> TraceWriter<'a> {
                     r.end.0.to_string(),
                     r.timeouts.to_string(),
                     r.backoff.0.to_string(),
+                    r.short_circuited.to_string(),
                 ];
                 self.row(which.into_iter().chain(row))
             }

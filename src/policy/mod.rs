@@ -2,6 +2,7 @@
 //! configuration of an experiment.
 
 pub mod backoff;
+pub mod breaker;
 pub mod idempotency;
 pub mod limits;
 pub mod retry;
@@ -9,6 +10,7 @@ pub mod safety;
 pub mod timeout;
 
 pub use backoff::{Backoff, Growth, Jitter};
+pub use breaker::{Breaker, BreakerRule, Trip, Window};
 pub use idempotency::{Key, KeyScope};
 pub use limits::Limits;
 pub use retry::{Attempts, FailureClass, Retry, RetryDecision, RetryOn};
@@ -26,6 +28,8 @@ pub struct Policy {
     pub limits: Limits,
     /// Retries only calls that are safe to send again (see [`safety`]).
     pub safety_gate: bool,
+    /// A circuit breaker per tool, shared by all the tasks of a run.
+    pub breaker: Option<BreakerRule>,
     /// The tools this configuration's tasks call, by index, when not the workload's.
     pub calls: Option<Vec<usize>>,
 }

@@ -22,6 +22,8 @@ pub struct Intent {
     pub timeouts: u32,
     /// Time spent waiting between attempts.
     pub backoff: Tick,
+    /// Calls the circuit breaker refused.
+    pub short_circuited: u32,
     /// Some attempt went unanswered, so it may have committed.
     pub ambiguous: bool,
     /// The attempt the client is waiting on; none between attempts and after the end.
@@ -50,6 +52,7 @@ impl Intent {
             effects: 0,
             timeouts: 0,
             backoff: Tick::ZERO,
+            short_circuited: 0,
             ambiguous: false,
             awaiting: None,
             at_server: 0,
@@ -70,6 +73,7 @@ impl Intent {
         self.effects = 0;
         self.timeouts = 0;
         self.backoff = Tick::ZERO;
+        self.short_circuited = 0;
         self.ambiguous = false;
         self.awaiting = None;
         self.at_server = 0;

@@ -20,7 +20,7 @@ use crate::metrics::{
 use crate::model::server::Processed;
 use crate::model::station::Station;
 use crate::model::{Arrival, Fate, LossSignal, Tool, ToolKind, Workload};
-use crate::policy::{FailureClass, Policy, RetryDecision, safety};
+use crate::policy::{Breaker, FailureClass, Policy, RetryDecision, safety};
 use crate::time::Tick;
 
 /// What reaches the client at the end of an attempt.
@@ -64,6 +64,8 @@ pub struct World<'a, S> {
     policy: &'a Policy,
     /// The wait the policy grants an attempt on each tool.
     timeouts: Vec<Option<Tick>>,
+    /// Each tool's circuit breaker, if the policy has one.
+    breakers: Vec<Option<Breaker>>,
     stations: Vec<Station<AttemptRef>>,
     streams: Streams,
     arrivals: ChaCha8Rng,
@@ -89,6 +91,11 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 .map(|t| policy.timeout.on(t).expect("validated against every tool"))
                 .collect(),
             stations: exp.tools.iter().map(|t| Station::new(t.workers)).collect(),
+            breakers: exp
+                .tools
+                .iter()
+                .map(|_| policy.breaker.map(Breaker::new))
+                .collect(),
             streams,
             arrivals: streams.stream(Source::Arrivals, 0),
             arrived: 0,
@@ -170,6 +177,12 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         let limits = &self.policy.limits;
         if limits.past_deadline(intent.start, now) {
             return self.end_intent(slot, Status::Stopped(StopReason::DeadlineExceeded), sched);
+        }
+        if let Some(breaker) = &mut self.breakers[intent.tool]
+            && !breaker.admit(now)
+        {
+            intent.short_circuited += 1;
+            return self.end_intent(slot, Status::Stopped(StopReason::BreakerOpen), sched);
         }
         let tool = &self.tools[intent.tool];
         let wait = limits.grant(self.timeouts[intent.tool], intent.start, now);
@@ -275,12 +288,16 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             _ => Outcome::LostReply,
         };
         intent.settle(at.attempt, outcome, now);
-        match reply {
-            Reply::Ok => self.end_intent(at.intent.slot, Status::Succeeded, sched),
-            Reply::Failed(class) => {
-                intent.ambiguous |= class == FailureClass::Reset;
-                self.after_failure(at.intent.slot, class, sched);
-            }
+        let failure = match reply {
+            Reply::Ok => None,
+            Reply::Failed(class) => Some(class),
+        };
+        intent.ambiguous |= failure == Some(FailureClass::Reset);
+        let tool = intent.tool;
+        self.observe(tool, now, failure);
+        match failure {
+            None => self.end_intent(at.intent.slot, Status::Succeeded, sched),
+            Some(class) => self.after_failure(at.intent.slot, class, sched),
         }
     }
 
@@ -292,12 +309,20 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         intent.settle(at.attempt, Outcome::Timeout, now);
         intent.timeouts += 1;
         intent.ambiguous = true;
-        let start = intent.start;
+        let (tool, start) = (intent.tool, intent.start);
+        self.observe(tool, now, Some(FailureClass::Timeout));
         if self.policy.limits.past_deadline(start, now) {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
             return self.end_intent(at.intent.slot, stop, sched);
         }
         self.after_failure(at.intent.slot, FailureClass::Timeout, sched);
+    }
+
+    /// Tells the tool's circuit breaker, if any, how a call it admitted ended.
+    fn observe(&mut self, tool: usize, now: Tick, failure: Option<FailureClass>) {
+        if let Some(breaker) = &mut self.breakers[tool] {
+            breaker.record(now, failure);
+        }
     }
 
     fn on_cancel(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
@@ -406,6 +431,7 @@ fn record_of(intent: &Intent, tool: &Tool) -> IntentRecord {
         effects: intent.effects,
         timeouts: intent.timeouts,
         backoff: intent.backoff,
+        short_circuited: intent.short_circuited,
         status,
         business_state: business_state(intent, status, tool),
         start: intent.start,
