@@ -106,10 +106,14 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
 
 /// (a, b) for one tool under one policy, if the closed forms can describe it.
 fn losses(tool: &Tool, policy: &Policy) -> Option<(f64, f64)> {
-    // A line at the server, a script, a lookup that commits nothing, or a gate that may stop a
-    // retry: none of these is the model the closed forms describe.
+    // A line at the server, a script, an outage, a lookup that commits nothing, or a gate that
+    // may stop a retry: none of these is the model the closed forms describe.
     let gated = policy.safety_gate && !safety::replay_is_safe(tool, policy.key);
-    if tool.workers.is_some() || tool.script.is_some() || tool.kind == ToolKind::ReadOnly || gated {
+    let unlike = tool.workers.is_some()
+        || tool.script.is_some()
+        || !tool.outages.is_empty()
+        || tool.kind == ToolKind::ReadOnly;
+    if unlike || gated {
         return None;
     }
     let f = &tool.faults;

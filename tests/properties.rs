@@ -10,7 +10,9 @@ use proptest::test_runner::{Config, RngSeed};
 use retrysim::Experiment;
 use retrysim::experiment::OutputOptions;
 use retrysim::metrics::{BusinessState, Outcome, Status, StopReason};
-use retrysim::model::{Arrival, Faults, Latency, LossSignal, Tool, ToolKind, Workload};
+use retrysim::model::{
+    Arrival, Faults, Latency, LossSignal, Outage, OutageMode, Tool, ToolKind, Workload,
+};
 use retrysim::policy::{
     Attempts, Backoff, BreakerRule, FailureClass, Growth, Jitter, KeyScope, Limits, Policy, Retry,
     RetryOn, Timeout, Trip,
@@ -46,18 +48,30 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
     let signal = prop_oneof![Just(LossSignal::Reset), Just(LossSignal::Silence)];
     let kind = prop_oneof![4 => Just(ToolKind::Write), 1 => Just(ToolKind::ReadOnly)];
     let workers = prop_oneof![Just(None), (1u32..3).prop_map(Some)];
+    let mode = prop_oneof![Just(OutageMode::FailFast), Just(OutageMode::Hang)];
+    let outages =
+        proptest::collection::vec((0u64..50_000, 1u64..50_000, mode), 0..2).prop_map(|windows| {
+            windows
+                .into_iter()
+                .map(|(from, length, mode)| Outage {
+                    from: Tick(from),
+                    until: Tick(from + length),
+                    mode,
+                })
+                .collect::<Vec<_>>()
+        });
     (
         (0.0f64..1.0, 0.0f64..1.0, 0.0f64..1.0, 0.0f64..0.95),
         (latency(), latency(), latency()),
         (signal, kind, any::<bool>()),
-        workers,
+        (workers, outages),
     )
         .prop_map(
             move |(
                 (a, e, b, total),
                 (request, service, reply),
                 (signal, kind, idempotent),
-                workers,
+                (workers, outages),
             )| {
                 let scale = total / (a + e + b).max(1e-9);
                 Tool {
@@ -75,6 +89,7 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                     reply_latency: reply,
                     workers,
                     script: None,
+                    outages,
                 }
             },
         )
@@ -259,9 +274,14 @@ proptest! {
                         prop_assert_eq!(Some(r.attempts), policy.retry.max_attempts.cap());
                     }
                     // Only silence with nothing to end the wait hangs: latencies here are short.
+                    // Only silence (a lost message, or a server down and hanging) with nothing
+                    // to end the wait hangs: latencies here are short.
                     Status::Stopped(StopReason::Hung) => prop_assert!(
                         policy.timeout == Timeout::None
-                            && exp.tools[r.tool].loss_seen_as == LossSignal::Silence,
+                            && policy.limits.deadline.is_none()
+                            && policy.limits.cancel_after.is_none()
+                            && (tool.loss_seen_as == LossSignal::Silence
+                                || tool.outages.iter().any(|o| o.mode == OutageMode::Hang)),
                         "a hang without silence"
                     ),
                     Status::Stopped(StopReason::NotRetryable) => {}

@@ -53,6 +53,17 @@ pub struct Tool {
     pub reply_latency: Option<Spanned<Latency>>,
     pub workers: Option<Spanned<Value>>,
     pub script: Option<Spanned<Vec<Spanned<ScriptStep>>>>,
+    #[serde(default)]
+    pub outages: Vec<Spanned<Outage>>,
+}
+
+/// `{ from = "10s", until = "40s", mode = "fail_fast" }`: a window in which a tool is down.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Outage {
+    pub from: Spanned<Value>,
+    pub until: Spanned<Value>,
+    pub mode: Option<Spanned<String>>,
 }
 
 /// `{ outcome = "5xx", after = 6 }`: one listed outcome of a scripted tool.

@@ -77,6 +77,20 @@ fn tool(t: &Tool) -> Value {
             .workers
             .map_or("unlimited".into(), |w| Value::Integer(w.into()));
         table.insert("workers".into(), workers);
+        if !t.outages.is_empty() {
+            let outages = t
+                .outages
+                .iter()
+                .map(|o| {
+                    Value::Table(self::table([
+                        ("from", duration(o.from)),
+                        ("until", duration(o.until)),
+                        ("mode", o.mode.name().into()),
+                    ]))
+                })
+                .collect();
+            table.insert("outages".into(), Value::Array(outages));
+        }
         if let Some(script) = &t.script {
             // A scripted tool's faults and latencies are not used: its script stands for them.
             for key in [

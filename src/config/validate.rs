@@ -7,7 +7,8 @@ use super::{Source, raw};
 use crate::chart::{ChartFormat, ChartKind};
 use crate::experiment::{Experiment, OutputOptions};
 use crate::model::{
-    Arrival, Fate, Faults, Latency, LossSignal, Script, Step, Tool, ToolKind, Workload,
+    Arrival, Fate, Faults, Latency, LossSignal, Outage, OutageMode, Script, Step, Tool, ToolKind,
+    Workload,
 };
 use crate::policy::{
     Attempts, Backoff, BreakerRule, FailureClass, Growth, Jitter, KeyScope, Limits, Policy, Retry,
@@ -232,7 +233,34 @@ fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool>
         reply_latency: leg(&raw.reply_latency, "reply_latency")?,
         workers,
         script,
+        outages: raw
+            .outages
+            .iter()
+            .enumerate()
+            .map(|(i, o)| outage(check, o.get_ref(), &format!("{path}.outages[{i}]")))
+            .collect::<Result<_>>()?,
     })
+}
+
+fn outage(check: &Check, raw: &raw::Outage, path: &str) -> Result<Outage> {
+    let from = check.duration(&raw.from, &format!("{path}.from"))?;
+    let until = check.duration(&raw.until, &format!("{path}.until"))?;
+    if until <= from {
+        return check.error_allowing(
+            raw.until.span(),
+            &format!("{path}.until"),
+            format!("the outage ends ({until}) no later than it starts ({from})"),
+            "until > from",
+        );
+    }
+    let mode = check.named(
+        raw.mode.as_ref(),
+        &format!("{path}.mode"),
+        &OutageMode::ALL,
+        OutageMode::name,
+        OutageMode::FailFast,
+    )?;
+    Ok(Outage { from, until, mode })
 }
 
 /// A scripted tool's steps; its outcomes and times come from the script alone, so the keys of

@@ -3,6 +3,7 @@
 
 pub mod fault;
 pub mod latency;
+pub mod outage;
 pub mod script;
 pub mod server;
 pub mod station;
@@ -11,6 +12,7 @@ pub mod workload;
 use crate::time::Tick;
 pub use fault::{AttemptDraw, Fate, Faults};
 pub use latency::Latency;
+pub use outage::{Outage, OutageMode};
 pub use script::{Script, Step};
 pub use workload::{Arrival, Workload};
 
@@ -35,6 +37,8 @@ pub struct Tool {
     pub workers: Option<u32>,
     /// Listed outcomes that replace the faults and latencies.
     pub script: Option<Script>,
+    /// Windows in which the server is down.
+    pub outages: Vec<Outage>,
 }
 
 /// What a call does at the server.

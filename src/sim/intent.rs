@@ -6,7 +6,7 @@ use crate::engine::rng::{Source, Streams, word};
 use crate::metrics::{AttemptRecord, Outcome, Status};
 use crate::model::fault::WORDS_PER_ATTEMPT;
 use crate::model::server::KeyStore;
-use crate::model::{AttemptDraw, Tool};
+use crate::model::{AttemptDraw, Fate, Tool};
 use crate::time::Tick;
 
 /// One intent in progress: the client's side of it and its attempts the server still holds.
@@ -128,6 +128,13 @@ impl Intent {
     /// The draws of attempt `attempt`.
     pub fn draw(&self, attempt: u32) -> AttemptDraw {
         self.draws[attempt as usize]
+    }
+
+    /// A server that is down fails attempt `attempt` at once, whatever was drawn for it.
+    pub fn fail_fast(&mut self, attempt: u32) {
+        let draw = &mut self.draws[attempt as usize];
+        draw.fate = Fate::ServerError;
+        draw.service = Tick::ZERO;
     }
 
     /// Whether the client is done and the server holds none of its attempts.
@@ -258,6 +265,7 @@ mod tests {
             reply_latency: crate::model::Latency::Exponential { mean: 100.0 },
             workers: None,
             script: None,
+            outages: Vec::new(),
         };
         let mut slab = Slab::new(streams);
         let first = slab.start(7, 0, Tick(3));

@@ -17,6 +17,7 @@ use crate::experiment::Experiment;
 use crate::metrics::{
     AttemptRecord, BusinessState, IntentRecord, Outcome, Status, StopReason, Totals,
 };
+use crate::model::outage::{self, OutageMode};
 use crate::model::server::Processed;
 use crate::model::station::Station;
 use crate::model::{Arrival, Fate, LossSignal, Tool, ToolKind, Workload};
@@ -218,13 +219,39 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     }
 
     fn on_server_arrive(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
-        let tool = self.intents.get(at.intent.slot).tool;
-        if let Some(at) = self.stations[tool].arrive(at) {
-            self.serve(at, sched);
+        let intent = self.intents.get(at.intent.slot);
+        let tool = intent.tool;
+        match outage::down_at(&self.tools[tool].outages, sched.now()) {
+            // Refused at the door: no worker, no line.
+            Some(OutageMode::FailFast) => {
+                intent.fail_fast(at.attempt);
+                self.answer(at, sched);
+            }
+            Some(OutageMode::Hang) => {
+                intent.at_server -= 1;
+                if intent.is_over() {
+                    self.close(at.intent.slot);
+                }
+            }
+            None => {
+                if let Some(at) = self.stations[tool].arrive(at) {
+                    self.serve(at, sched);
+                }
+            }
         }
     }
 
+    /// A worker has finished an attempt: it answers, and takes up the next in line.
     fn on_server_done(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
+        let tool = self.intents.get(at.intent.slot).tool;
+        self.answer(at, sched);
+        if let Some(next) = self.stations[tool].finish() {
+            self.serve(next, sched);
+        }
+    }
+
+    /// The server commits or fails the attempt and sends its reply, if anyone listens.
+    fn answer(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
         let slot = at.intent.slot;
         let intent = self.intents.get(slot);
         let tool = intent.tool;
@@ -262,9 +289,6 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         }
         if intent.is_over() {
             self.close(slot);
-        }
-        if let Some(next) = self.stations[tool].finish() {
-            self.serve(next, sched);
         }
     }
 
