@@ -195,3 +195,52 @@ fn reliability_bugs() {
             .all(|r| r.status == stopped(StopReason::BreakerOpen) && r.attempts == 0)
     );
 }
+
+/// The reliability layer's relations: retries recover blips, retry-only charges twice, the key
+/// stops that, and the breaker spares the tool that is down for a success or a few.
+#[test]
+fn reliability_layer_relations() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/reliability-layer.toml");
+    let exp = Source::read(&path)
+        .and_then(|s| s.sweep())
+        .map(|s| s.base)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let search = exp.tools.iter().position(|t| t.name == "search").unwrap();
+    let summary: Vec<(u32, u32, u32, u32)> = (0..exp.policies.len())
+        .map(|p| {
+            let rs: Vec<IntentRecord> = traced(&exp, p).into_iter().map(|(r, _)| r).collect();
+            let sum = |f: &dyn Fn(&IntentRecord) -> u32| rs.iter().map(f).sum::<u32>();
+            let tasks = rs
+                .iter()
+                .filter(|r| r.tool != search && r.status == Status::Succeeded)
+                .count() as u32;
+            let search_calls = sum(&|r| if r.tool == search { r.attempts } else { 0 });
+            (
+                tasks,
+                search_calls,
+                sum(&|r| r.effects.saturating_sub(1)),
+                sum(&|r| r.short_circuited),
+            )
+        })
+        .collect();
+    let [naive, retry_only, reliable] = summary[..] else {
+        panic!("three configurations");
+    };
+    assert!(
+        naive.0 < reliable.0 && reliable.0 <= retry_only.0,
+        "{summary:?}"
+    );
+    assert!(
+        retry_only.0 - reliable.0 <= 5,
+        "the breaker costs a few successes: {summary:?}"
+    );
+    assert!(
+        retry_only.2 > 0 && reliable.2 == 0,
+        "duplicates: {summary:?}"
+    );
+    assert!(
+        reliable.1 * 10 < retry_only.1 * 6,
+        "the breaker cuts calls to search: {summary:?}"
+    );
+    assert!(reliable.3 > 0 && naive.3 == 0 && retry_only.3 == 0);
+}
