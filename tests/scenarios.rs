@@ -11,8 +11,9 @@ use retrysim::config::Source;
 use retrysim::metrics::{AttemptRecord, BusinessState, IntentRecord, Outcome, Status, StopReason};
 use retrysim::time::Tick;
 
-fn scenario(name: &str) -> Experiment {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("configs/scenarios/{name}.toml"));
+/// The experiment of a shipped config, by its path under `configs/`.
+fn shipped(config: &str) -> Experiment {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("configs/{config}"));
     Source::read(&path)
         .and_then(|s| s.sweep())
         .map(|s| s.base)
@@ -39,7 +40,7 @@ fn stopped(reason: StopReason) -> Status {
 
 #[test]
 fn one_deadline_one_budget() {
-    let exp = scenario("one-deadline-one-budget");
+    let exp = shipped("scenarios/one-deadline-one-budget.toml");
     let want = [
         (
             "shared-cap-4",
@@ -120,7 +121,7 @@ fn one_deadline_one_budget() {
 
 #[test]
 fn time_and_calls() {
-    let exp = scenario("time-and-calls");
+    let exp = shipped("scenarios/time-and-calls.toml");
     let got = rows(&exp);
     let ms = |t: u64| Tick(t * 1_000);
     // deadline 1.00 s: 0.20 timeout + 0.05 backoff + 0.10 success = 0.35 s; 1 call unit left.
@@ -154,7 +155,7 @@ fn time_and_calls() {
 
 #[test]
 fn reliability_bugs() {
-    let exp = scenario("reliability-bugs");
+    let exp = shipped("scenarios/reliability-bugs.toml");
     let configuration = |name: &str| {
         let p = exp.policies.iter().position(|p| p.name == name).unwrap();
         traced(&exp, p)
@@ -200,11 +201,7 @@ fn reliability_bugs() {
 /// stops that, and the breaker spares the tool that is down for a success or a few.
 #[test]
 fn reliability_layer_relations() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/reliability-layer.toml");
-    let exp = Source::read(&path)
-        .and_then(|s| s.sweep())
-        .map(|s| s.base)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let exp = shipped("reliability-layer.toml");
     let search = exp.tools.iter().position(|t| t.name == "search").unwrap();
     let summary: Vec<(u32, u32, u32, u32)> = (0..exp.policies.len())
         .map(|p| {

@@ -149,6 +149,26 @@ impl Check<'_> {
         }
     }
 
+    /// A whole number of at least 1 that fits a `u32`, or `"unlimited"` (`None`).
+    pub fn count_or_unlimited(
+        &self,
+        value: &Spanned<Value>,
+        path: &str,
+        what: &str,
+        allowed: &str,
+    ) -> Result<Option<u32>> {
+        match value.get_ref() {
+            Value::Integer(n) if *n >= 1 && *n <= i64::from(u32::MAX) => Ok(Some(*n as u32)),
+            Value::String(s) if s == "unlimited" => Ok(None),
+            other => self.error_allowing(
+                value.span(),
+                path,
+                format!("{other} is not a number of {what}"),
+                allowed,
+            ),
+        }
+    }
+
     /// A list of distinct names, each one of `all`.
     pub fn names<T: Copy>(
         &self,

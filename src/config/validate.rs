@@ -198,18 +198,14 @@ fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool>
         LossSignal::name,
         LossSignal::Reset,
     )?;
-    let workers = match raw.workers.as_ref().map(|w| (w, w.get_ref())) {
+    let workers = match &raw.workers {
         None => None,
-        Some((_, Value::String(s))) if s == "unlimited" => None,
-        Some((_, Value::Integer(n))) if *n >= 1 && *n <= i64::from(u32::MAX) => Some(*n as u32),
-        Some((w, other)) => {
-            return check.error_allowing(
-                w.span(),
-                &format!("{path}.workers"),
-                format!("{other} is not a number of workers"),
-                "a whole number ≥ 1, or \"unlimited\"",
-            );
-        }
+        Some(w) => check.count_or_unlimited(
+            w,
+            &format!("{path}.workers"),
+            "workers",
+            "a whole number ≥ 1, or \"unlimited\"",
+        )?,
     };
     let script = match &raw.script {
         None => None,
@@ -417,18 +413,14 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
     let name = check.name(&raw.name, &format!("{path}.name"))?;
     let max_attempts = match &raw.max_attempts {
         None => Attempts::AtMost(1),
-        Some(v) => match v.get_ref() {
-            Value::Integer(n) if *n >= 1 && *n <= u32::MAX as i64 => Attempts::AtMost(*n as u32),
-            Value::String(s) if s == "unlimited" => Attempts::Unlimited,
-            other => {
-                return check.error_allowing(
-                    v.span(),
-                    &format!("{path}.max_attempts"),
-                    format!("{other} is not a number of attempts"),
-                    "a whole number ≥ 1 counting the first attempt (3 = 2 retries), or \"unlimited\"",
-                );
-            }
-        },
+        Some(v) => check
+            .count_or_unlimited(
+                v,
+                &format!("{path}.max_attempts"),
+                "attempts",
+                "a whole number ≥ 1 counting the first attempt (3 = 2 retries), or \"unlimited\"",
+            )?
+            .map_or(Attempts::Unlimited, Attempts::AtMost),
     };
     let retry_on = match &raw.retry_on {
         None => FailureClass::ALL.into_iter().collect(),

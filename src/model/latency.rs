@@ -198,26 +198,7 @@ mod tests {
     /// chance of a correct sampler failing this is about 6 in 100 000).
     #[test]
     fn sample_means_match_closed_forms() {
-        for latency in [
-            Latency::Uniform {
-                min: Tick(100),
-                max: Tick(300),
-            },
-            Latency::Exponential { mean: 5_000.0 },
-            Latency::LogNormal {
-                median: 5_000.0,
-                sigma: 0.5,
-            },
-            Latency::Gamma {
-                shape: 2.5,
-                scale: 2_000.0,
-            },
-            Latency::Weibull {
-                shape: 1.5,
-                scale: 4_000.0,
-            },
-            empirical(&[100, 200, 200, 900]),
-        ] {
+        for latency in distributions() {
             let (sample, se) = sample_mean(&latency, 200_000);
             assert!(
                 (sample - mean(latency.clone())).abs() < 4.0 * se + 0.5,
@@ -228,19 +209,9 @@ mod tests {
         assert_eq!(Latency::Constant(Tick(7)).sample(12), Tick(7));
     }
 
-    fn empirical(ticks: &[u64]) -> Latency {
-        Latency::Empirical(Empirical {
-            file: "test.csv".into(),
-            samples: ticks.iter().map(|&t| Tick(t)).collect(),
-        })
-    }
-
-    /// Quantiles and exceedance agree with each other and with the samples drawn: the share of
-    /// 200 000 samples above the p-quantile is 1 − p within 4 standard errors (a binomial
-    /// proportion), for p = 0.5, 0.9, 0.99.
-    #[test]
-    fn quantiles_and_exceedance_describe_the_samples() {
-        let latencies = [
+    /// One of each random distribution.
+    fn distributions() -> Vec<Latency> {
+        vec![
             Latency::Uniform {
                 min: Tick(100),
                 max: Tick(300),
@@ -259,7 +230,22 @@ mod tests {
                 scale: 4_000.0,
             },
             empirical(&[100, 200, 200, 900, 1_000]),
-        ];
+        ]
+    }
+
+    fn empirical(ticks: &[u64]) -> Latency {
+        Latency::Empirical(Empirical {
+            file: "test.csv".into(),
+            samples: ticks.iter().map(|&t| Tick(t)).collect(),
+        })
+    }
+
+    /// Quantiles and exceedance agree with each other and with the samples drawn: the share of
+    /// 200 000 samples above the p-quantile is 1 − p within 4 standard errors (a binomial
+    /// proportion), for p = 0.5, 0.9, 0.99.
+    #[test]
+    fn quantiles_and_exceedance_describe_the_samples() {
+        let latencies = distributions();
         let mut rng = Streams {
             seed: 2,
             point: 0,
