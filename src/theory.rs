@@ -80,9 +80,9 @@ pub fn closed_forms(a: f64, b: f64, n: Attempts, key: KeyScope) -> ClosedForms {
 /// b becomes b + (1 − a − b)·p, while a lost request or a 5xx fails either way. p is exact only
 /// when the network legs are constant, so a timeout on other tools has no closed form here.
 pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
-    // A deadline, a dispatch cap, a cancellation or a breaker cuts retrying short of any
-    // closed form.
-    if policy.limits.any() || policy.breaker.is_some() {
+    // A deadline, a dispatch cap, a cancellation, a breaker or a retry budget cuts retrying
+    // short of any closed form.
+    if policy.limits.any() || policy.breaker.is_some() || policy.retry_budget.is_some() {
         return None;
     }
     let mut losses = exp

@@ -14,8 +14,8 @@ use retrysim::model::{
     Arrival, Faults, Latency, LossSignal, Outage, OutageMode, Tool, ToolKind, Workload,
 };
 use retrysim::policy::{
-    Attempts, Backoff, BreakerRule, FailureClass, Growth, Jitter, KeyScope, Limits, Policy, Retry,
-    RetryOn, Timeout, Trip,
+    Attempts, Backoff, BreakerRule, BudgetRule, FailureClass, Growth, Jitter, KeyScope, Limits,
+    Policy, Retry, RetryOn, Timeout, Trip,
 };
 use retrysim::time::Tick;
 
@@ -150,6 +150,26 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
             dispatch_cap,
             cancel_after: cancel_after.map(Tick),
         });
+    let budget = prop_oneof![
+        Just(None),
+        (1.0f64..20.0, 0.0f64..1.0).prop_map(|(max_tokens, token_ratio)| Some(
+            BudgetRule::TokenBucket {
+                max_tokens,
+                token_ratio
+            }
+        )),
+        Just(Some(BudgetRule::AwsStandard {
+            capacity: 20.0,
+            retry_cost: 5.0,
+            timeout_cost: 10.0,
+            success_credit: 1.0
+        })),
+        (0.0f64..1.0).prop_map(|percent| Some(BudgetRule::Ratio {
+            ttl: Tick(10_000),
+            min_per_second: 0.0,
+            percent
+        })),
+    ];
     let breaker = proptest::option::of((1u32..4, 1u64..50_000)).prop_map(|b| {
         b.map(|(n, open)| BreakerRule {
             trip: Trip::Consecutive(n),
@@ -164,10 +184,17 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
         timeout,
         backoff(),
         limits,
-        (any::<bool>(), breaker),
+        (any::<bool>(), breaker, budget),
     )
         .prop_map(
-            move |(max_attempts, retry_on, timeout, backoff, limits, (safety_gate, breaker))| {
+            move |(
+                max_attempts,
+                retry_on,
+                timeout,
+                backoff,
+                limits,
+                (safety_gate, breaker, retry_budget),
+            )| {
                 Policy {
                     name: key.name().replace('_', "-"),
                     retry: Retry {
@@ -185,6 +212,7 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     limits,
                     safety_gate,
                     breaker,
+                    retry_budget,
                     calls: None,
                 }
             },
@@ -291,6 +319,10 @@ proptest! {
                     }
                     Status::Stopped(StopReason::DispatchBudgetExhausted) => {
                         prop_assert_eq!(Some(r.attempts), policy.limits.dispatch_cap);
+                    }
+                    Status::Stopped(StopReason::RetryBudgetExhausted) => {
+                        prop_assert!(policy.retry_budget.is_some());
+                        prop_assert!(r.attempts >= 1, "first attempts always go out");
                     }
                     Status::Stopped(StopReason::BreakerOpen) => {
                         prop_assert!(policy.breaker.is_some());

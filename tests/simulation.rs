@@ -341,3 +341,34 @@ fn poisson_arrivals_have_the_configured_mean_gap() {
     let se = 2_000.0 / (starts.len() as f64).sqrt();
     assert!((mean_gap - 2_000.0).abs() < 4.0 * se, "{mean_gap}");
 }
+
+/// gRPC-style retry throttling on a tool that always fails, tasks one after another: tokens go
+/// 10 → 7 over the first task's three attempts, 7 → 6 on the second task's first failure (a retry
+/// is allowed above 5) and 5 on its retry's failure; from then on no retry is allowed.
+#[test]
+fn a_token_bucket_stops_retrying_once_half_spent() {
+    let exp = experiment(
+        r#"
+        name = "t"
+        [workload]
+        tasks = 6
+        clients = 1
+        [[tool]]
+        name = "down"
+        script = [{ outcome = "5xx", after = 5 }]
+        [[policy]]
+        name = "budgeted"
+        max_attempts = 3
+        retry_budget = { kind = "token_bucket", max_tokens = 10, token_ratio = 0.1 }
+        "#,
+    );
+    let attempts: Vec<u32> = records(&exp, 0).iter().map(|r| r.attempts).collect();
+    assert_eq!(attempts, [3, 2, 1, 1, 1, 1]);
+    let reasons: Vec<Status> = records(&exp, 0).iter().map(|r| r.status).collect();
+    assert_eq!(reasons[0], Status::Stopped(StopReason::AttemptLimit));
+    assert!(
+        reasons[1..]
+            .iter()
+            .all(|&s| s == Status::Stopped(StopReason::RetryBudgetExhausted))
+    );
+}

@@ -105,6 +105,7 @@ pub struct Policy {
     #[serde(default)]
     pub safety_gate: bool,
     pub breaker: Option<Spanned<Breaker>>,
+    pub retry_budget: Option<Spanned<RetryBudget>>,
     pub idempotency_key: Option<Spanned<String>>,
     pub backoff: Option<Spanned<Backoff>>,
 }
@@ -162,4 +163,20 @@ pub struct Breaker {
     pub open_duration: Option<Spanned<Value>>,
     pub half_open_probes: Option<Spanned<u32>>,
     pub counts: Option<Spanned<Vec<Spanned<String>>>>,
+}
+
+/// `retry_budget = { kind = "token_bucket", ... }`: which keys apply depends on `kind`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryBudget {
+    pub kind: Spanned<String>,
+    pub max_tokens: Option<Spanned<f64>>,
+    pub token_ratio: Option<Spanned<f64>>,
+    pub capacity: Option<Spanned<f64>>,
+    pub retry_cost: Option<Spanned<f64>>,
+    pub timeout_cost: Option<Spanned<f64>>,
+    pub success_credit: Option<Spanned<f64>>,
+    pub ttl: Option<Spanned<Value>>,
+    pub min_per_second: Option<Spanned<f64>>,
+    pub percent: Option<Spanned<f64>>,
 }

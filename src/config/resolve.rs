@@ -5,7 +5,7 @@ use toml::{Table, Value};
 
 use crate::experiment::Experiment;
 use crate::model::{Arrival, Latency, Tool};
-use crate::policy::{Attempts, Backoff, BreakerRule, Policy, Trip, Window};
+use crate::policy::{Attempts, Backoff, BreakerRule, BudgetRule, Policy, Trip, Window};
 use crate::sweep::Sweep;
 use crate::time::Tick;
 
@@ -159,6 +159,41 @@ fn breaker(b: &BreakerRule) -> Value {
     Value::Table(t)
 }
 
+fn retry_budget(b: &BudgetRule) -> Value {
+    let mut t = table([("kind", b.name().into())]);
+    let settings: Vec<(&str, Value)> = match *b {
+        BudgetRule::TokenBucket {
+            max_tokens,
+            token_ratio,
+        } => vec![
+            ("max_tokens", max_tokens.into()),
+            ("token_ratio", token_ratio.into()),
+        ],
+        BudgetRule::AwsStandard {
+            capacity,
+            retry_cost,
+            timeout_cost,
+            success_credit,
+        } => vec![
+            ("capacity", capacity.into()),
+            ("retry_cost", retry_cost.into()),
+            ("timeout_cost", timeout_cost.into()),
+            ("success_credit", success_credit.into()),
+        ],
+        BudgetRule::Ratio {
+            ttl,
+            min_per_second,
+            percent,
+        } => vec![
+            ("ttl", duration(ttl)),
+            ("min_per_second", min_per_second.into()),
+            ("percent", percent.into()),
+        ],
+    };
+    t.extend(settings.into_iter().map(|(k, v)| (k.to_string(), v)));
+    Value::Table(t)
+}
+
 fn policy(p: &Policy, tools: &[Tool]) -> Value {
     let max_attempts = match p.retry.max_attempts {
         Attempts::AtMost(n) => Value::Integer(n.into()),
@@ -196,6 +231,9 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
     }
     if let Some(b) = &p.breaker {
         t.insert("breaker".into(), breaker(b));
+    }
+    if let Some(b) = &p.retry_budget {
+        t.insert("retry_budget".into(), retry_budget(b));
     }
     if let Some(calls) = &p.calls {
         let names = calls

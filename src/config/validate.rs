@@ -11,8 +11,8 @@ use crate::model::{
     Workload,
 };
 use crate::policy::{
-    Attempts, Backoff, BreakerRule, FailureClass, Growth, Jitter, KeyScope, Limits, Policy, Retry,
-    Timeout, Trip, Window,
+    Attempts, Backoff, BreakerRule, BudgetRule, FailureClass, Growth, Jitter, KeyScope, Limits,
+    Policy, Retry, Timeout, Trip, Window,
 };
 use crate::time::{DURATION_HELP, Tick, parse_duration};
 
@@ -491,6 +491,10 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
             None => None,
             Some(b) => Some(breaker(check, b, &format!("{path}.breaker"))?),
         },
+        retry_budget: match &raw.retry_budget {
+            None => None,
+            Some(b) => Some(retry_budget(check, b, &format!("{path}.retry_budget"))?),
+        },
         calls: None,
     })
 }
@@ -621,6 +625,84 @@ fn breaker(check: &Check, spanned: &Spanned<raw::Breaker>, path: &str) -> Result
             "0 probes would keep it open for ever",
         )?,
         counts,
+    })
+}
+
+/// A retry budget: its kind, and that kind's settings (the defaults of gRPC's example, the AWS
+/// SDKs' standard mode, and Finagle); a setting of another kind is refused.
+fn retry_budget(
+    check: &Check,
+    spanned: &Spanned<raw::RetryBudget>,
+    path: &str,
+) -> Result<BudgetRule> {
+    let raw = spanned.get_ref();
+    let kinds = [("token_bucket", 0), ("aws_standard", 1), ("ratio", 2)];
+    let kind = check.choice(&raw.kind, &format!("{path}.kind"), &kinds)?;
+    let keys = [
+        ("max_tokens", 0, &raw.max_tokens),
+        ("token_ratio", 0, &raw.token_ratio),
+        ("capacity", 1, &raw.capacity),
+        ("retry_cost", 1, &raw.retry_cost),
+        ("timeout_cost", 1, &raw.timeout_cost),
+        ("success_credit", 1, &raw.success_credit),
+        ("min_per_second", 2, &raw.min_per_second),
+        ("percent", 2, &raw.percent),
+    ];
+    let ttl_span = raw.ttl.as_ref().filter(|_| kind != 2).map(Spanned::span);
+    let stray = keys
+        .iter()
+        .find(|(_, k, v)| *k != kind && v.is_some())
+        .map(|(name, _, v)| (*name, v.as_ref().expect("some").span()))
+        .or(ttl_span.map(|s| ("ttl", s)));
+    if let Some((key, span)) = stray {
+        let takes: Vec<&str> = keys
+            .iter()
+            .filter(|(_, k, _)| *k == kind)
+            .map(|(n, _, _)| *n)
+            .chain((kind == 2).then_some("ttl"))
+            .collect();
+        return check.error_allowing(
+            span,
+            &format!("{path}.{key}"),
+            format!(
+                "`{key}` does not apply to kind = \"{}\"",
+                raw.kind.get_ref()
+            ),
+            &format!("for this kind: {}", takes.join(", ")),
+        );
+    }
+    let number = |key: &str, default: f64| -> Result<f64> {
+        let value = keys
+            .iter()
+            .find(|(n, _, _)| *n == key)
+            .and_then(|(_, _, v)| v.as_ref());
+        match value {
+            None => Ok(default),
+            Some(v) if v.get_ref().is_finite() && *v.get_ref() >= 0.0 => Ok(*v.get_ref()),
+            Some(v) => check.error_allowing(
+                v.span(),
+                &format!("{path}.{key}"),
+                format!("{} is not a setting of a budget", v.get_ref()),
+                "a finite number ≥ 0",
+            ),
+        }
+    };
+    Ok(match kind {
+        0 => BudgetRule::TokenBucket {
+            max_tokens: number("max_tokens", 10.0)?,
+            token_ratio: number("token_ratio", 0.1)?,
+        },
+        1 => BudgetRule::AwsStandard {
+            capacity: number("capacity", 500.0)?,
+            retry_cost: number("retry_cost", 5.0)?,
+            timeout_cost: number("timeout_cost", 10.0)?,
+            success_credit: number("success_credit", 1.0)?,
+        },
+        _ => BudgetRule::Ratio {
+            ttl: check.duration_or(&raw.ttl, &format!("{path}.ttl"), "10s")?,
+            min_per_second: number("min_per_second", 10.0)?,
+            percent: number("percent", 0.2)?,
+        },
     })
 }
 

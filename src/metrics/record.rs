@@ -29,10 +29,12 @@ pub enum StopReason {
     NeedsReconciliation,
     /// The tool's circuit breaker was open: the call was short-circuited, never sent.
     BreakerOpen,
+    /// A retry was due and the retry budget refused it.
+    RetryBudgetExhausted,
 }
 
 impl StopReason {
-    pub const ALL: [StopReason; 8] = [
+    pub const ALL: [StopReason; 9] = [
         StopReason::AttemptLimit,
         StopReason::NotRetryable,
         StopReason::Hung,
@@ -41,6 +43,7 @@ impl StopReason {
         StopReason::Cancelled,
         StopReason::NeedsReconciliation,
         StopReason::BreakerOpen,
+        StopReason::RetryBudgetExhausted,
     ];
 
     pub fn name(self) -> &'static str {
@@ -53,6 +56,7 @@ impl StopReason {
             StopReason::Cancelled => "cancelled",
             StopReason::NeedsReconciliation => "needs_reconciliation",
             StopReason::BreakerOpen => "breaker_open",
+            StopReason::RetryBudgetExhausted => "retry_budget_exhausted",
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::sweep::Point;
 use crate::theory::ClosedForms;
 
 /// The columns after the parameter columns.
-pub const COLUMNS: [&str; 40] = [
+pub const COLUMNS: [&str; 41] = [
     "experiment",
     "policy",
     "seed",
@@ -49,6 +49,7 @@ pub const COLUMNS: [&str; 40] = [
     "stopped_needs_reconciliation",
     "stopped_breaker_open",
     "short_circuited",
+    "stopped_retry_budget_exhausted",
 ];
 
 /// The rows of one point, one per configuration, parameters first.
@@ -118,6 +119,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 stopped(StopReason::NeedsReconciliation),
                 stopped(StopReason::BreakerOpen),
                 result.total(|r| r.totals.short_circuited).to_string(),
+                stopped(StopReason::RetryBudgetExhausted),
             ];
             point
                 .params

@@ -3,6 +3,7 @@
 
 pub mod backoff;
 pub mod breaker;
+pub mod budget;
 pub mod idempotency;
 pub mod limits;
 pub mod retry;
@@ -11,6 +12,7 @@ pub mod timeout;
 
 pub use backoff::{Backoff, Growth, Jitter};
 pub use breaker::{Breaker, BreakerRule, Trip, Window};
+pub use budget::{BudgetRule, RetryBudget};
 pub use idempotency::{Key, KeyScope};
 pub use limits::Limits;
 pub use retry::{Attempts, FailureClass, Retry, RetryDecision, RetryOn};
@@ -30,6 +32,8 @@ pub struct Policy {
     pub safety_gate: bool,
     /// A circuit breaker per tool, shared by all the tasks of a run.
     pub breaker: Option<BreakerRule>,
+    /// A retry budget per tool, shared by all the tasks of a run.
+    pub retry_budget: Option<BudgetRule>,
     /// The tools this configuration's tasks call, by index, when not the workload's.
     pub calls: Option<Vec<usize>>,
 }

@@ -24,6 +24,8 @@ pub struct Intent {
     pub backoff: Tick,
     /// Calls the circuit breaker refused.
     pub short_circuited: u32,
+    /// What the retry budget took for the latest retry; none before the first retry.
+    pub retry_cost: Option<f64>,
     /// Some attempt went unanswered, so it may have committed.
     pub ambiguous: bool,
     /// The attempt the client is waiting on; none between attempts and after the end.
@@ -53,6 +55,7 @@ impl Intent {
             timeouts: 0,
             backoff: Tick::ZERO,
             short_circuited: 0,
+            retry_cost: None,
             ambiguous: false,
             awaiting: None,
             at_server: 0,
@@ -74,6 +77,7 @@ impl Intent {
         self.timeouts = 0;
         self.backoff = Tick::ZERO;
         self.short_circuited = 0;
+        self.retry_cost = None;
         self.ambiguous = false;
         self.awaiting = None;
         self.at_server = 0;

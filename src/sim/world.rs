@@ -21,7 +21,7 @@ use crate::model::outage::{self, OutageMode};
 use crate::model::server::Processed;
 use crate::model::station::Station;
 use crate::model::{Arrival, Fate, LossSignal, Tool, ToolKind, Workload};
-use crate::policy::{Breaker, FailureClass, Policy, RetryDecision, safety};
+use crate::policy::{Breaker, FailureClass, Policy, RetryBudget, RetryDecision, safety};
 use crate::time::Tick;
 
 /// What reaches the client at the end of an attempt.
@@ -67,6 +67,8 @@ pub struct World<'a, S> {
     timeouts: Vec<Option<Tick>>,
     /// Each tool's circuit breaker, if the policy has one.
     breakers: Vec<Option<Breaker>>,
+    /// Each tool's retry budget, if the policy has one.
+    budgets: Vec<Option<RetryBudget>>,
     stations: Vec<Station<AttemptRef>>,
     streams: Streams,
     arrivals: ChaCha8Rng,
@@ -96,6 +98,11 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 .tools
                 .iter()
                 .map(|_| policy.breaker.map(Breaker::new))
+                .collect(),
+            budgets: exp
+                .tools
+                .iter()
+                .map(|_| policy.retry_budget.map(RetryBudget::new))
                 .collect(),
             streams,
             arrivals: streams.stream(Source::Arrivals, 0),
@@ -184,6 +191,11 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         {
             intent.short_circuited += 1;
             return self.end_intent(slot, Status::Stopped(StopReason::BreakerOpen), sched);
+        }
+        if intent.attempts() == 0
+            && let Some(budget) = &mut self.budgets[intent.tool]
+        {
+            budget.first_attempt(now);
         }
         let tool = &self.tools[intent.tool];
         let wait = limits.grant(self.timeouts[intent.tool], intent.start, now);
@@ -317,8 +329,8 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             Reply::Failed(class) => Some(class),
         };
         intent.ambiguous |= failure == Some(FailureClass::Reset);
-        let tool = intent.tool;
-        self.observe(tool, now, failure);
+        let (tool, cost) = (intent.tool, intent.retry_cost);
+        self.observe(tool, now, failure, cost);
         match failure {
             None => self.end_intent(at.intent.slot, Status::Succeeded, sched),
             Some(class) => self.after_failure(at.intent.slot, class, sched),
@@ -333,8 +345,8 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         intent.settle(at.attempt, Outcome::Timeout, now);
         intent.timeouts += 1;
         intent.ambiguous = true;
-        let (tool, start) = (intent.tool, intent.start);
-        self.observe(tool, now, Some(FailureClass::Timeout));
+        let (tool, start, cost) = (intent.tool, intent.start, intent.retry_cost);
+        self.observe(tool, now, Some(FailureClass::Timeout), cost);
         if self.policy.limits.past_deadline(start, now) {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
             return self.end_intent(at.intent.slot, stop, sched);
@@ -342,10 +354,20 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         self.after_failure(at.intent.slot, FailureClass::Timeout, sched);
     }
 
-    /// Tells the tool's circuit breaker, if any, how a call it admitted ended.
-    fn observe(&mut self, tool: usize, now: Tick, failure: Option<FailureClass>) {
+    /// Tells the tool's circuit breaker and retry budget, if any, how a call ended; `cost` is
+    /// what the budget took for it, if it was a retry.
+    fn observe(
+        &mut self,
+        tool: usize,
+        now: Tick,
+        failure: Option<FailureClass>,
+        cost: Option<f64>,
+    ) {
         if let Some(breaker) = &mut self.breakers[tool] {
             breaker.record(now, failure);
+        }
+        if let Some(budget) = &mut self.budgets[tool] {
+            budget.outcome(failure, cost);
         }
     }
 
@@ -383,6 +405,20 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                     .is_some_and(|cap| intent.attempts() >= cap) =>
             {
                 let stop = Status::Stopped(StopReason::DispatchBudgetExhausted);
+                self.end_intent(slot, stop, sched)
+            }
+            RetryDecision::Retry { .. }
+                if self.budgets[intent.tool].as_mut().is_some_and(|budget| {
+                    match budget.withdraw(sched.now(), class) {
+                        Some(cost) => {
+                            intent.retry_cost = Some(cost);
+                            false
+                        }
+                        None => true,
+                    }
+                }) =>
+            {
+                let stop = Status::Stopped(StopReason::RetryBudgetExhausted);
                 self.end_intent(slot, stop, sched)
             }
             RetryDecision::Retry { retry } => {

@@ -1,0 +1,231 @@
+//! Retry budgets: a client-wide allowance of retries, so that when a tool fails for everyone,
+//! retries do not multiply its load. One budget per tool, shared by all the tasks of a run; first
+//! attempts always go out, and a retry the budget refuses stops its intent at once
+//! (`retry_budget_exhausted`), without a backoff.
+//!
+//! - `token_bucket` (gRPC `retryThrottling`): tokens start at `max_tokens`; a failed attempt
+//!   takes 1, a successful one gives back `token_ratio`; retries go out only while the tokens
+//!   are above half of `max_tokens`.
+//! - `aws_standard` (the AWS SDKs' retry quota): a bucket of `capacity` tokens; a retry costs
+//!   `retry_cost` (`timeout_cost` after a timeout) and is refused if the bucket cannot pay; a
+//!   retry that succeeds refunds its cost, and a first attempt that succeeds adds
+//!   `success_credit`.
+//! - `ratio` (Finagle `RetryBudget`, tower `TpsBudget`): over the last `ttl`, retries may number
+//!   `percent` of the first attempts plus a reserve of `min_per_second` · ttl.
+
+use std::collections::VecDeque;
+
+use super::FailureClass;
+use crate::time::{TICKS_PER_SECOND, Tick};
+
+/// A budget's kind and settings, as a policy configures it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BudgetRule {
+    TokenBucket {
+        max_tokens: f64,
+        token_ratio: f64,
+    },
+    AwsStandard {
+        capacity: f64,
+        retry_cost: f64,
+        timeout_cost: f64,
+        success_credit: f64,
+    },
+    Ratio {
+        ttl: Tick,
+        min_per_second: f64,
+        percent: f64,
+    },
+}
+
+impl BudgetRule {
+    pub fn name(&self) -> &'static str {
+        match self {
+            BudgetRule::TokenBucket { .. } => "token_bucket",
+            BudgetRule::AwsStandard { .. } => "aws_standard",
+            BudgetRule::Ratio { .. } => "ratio",
+        }
+    }
+}
+
+/// One budget in a run.
+#[derive(Clone, Debug)]
+pub struct RetryBudget {
+    rule: BudgetRule,
+    tokens: f64,
+    /// First attempts and retries sent in the last `ttl`, for a ratio.
+    firsts: VecDeque<Tick>,
+    retries: VecDeque<Tick>,
+}
+
+impl RetryBudget {
+    pub fn new(rule: BudgetRule) -> Self {
+        let tokens = match rule {
+            BudgetRule::TokenBucket { max_tokens, .. } => max_tokens,
+            BudgetRule::AwsStandard { capacity, .. } => capacity,
+            BudgetRule::Ratio { .. } => 0.0,
+        };
+        RetryBudget {
+            rule,
+            tokens,
+            firsts: VecDeque::new(),
+            retries: VecDeque::new(),
+        }
+    }
+
+    /// A first attempt goes out at `now`.
+    pub fn first_attempt(&mut self, now: Tick) {
+        if let BudgetRule::Ratio { .. } = self.rule {
+            self.firsts.push_back(now);
+        }
+    }
+
+    /// An attempt's outcome reached the client: `retry` if it was not the first, with the cost
+    /// the budget took for it.
+    pub fn outcome(&mut self, failure: Option<FailureClass>, retry_cost: Option<f64>) {
+        match self.rule {
+            BudgetRule::TokenBucket {
+                max_tokens,
+                token_ratio,
+            } => {
+                self.tokens = match failure {
+                    Some(_) => (self.tokens - 1.0).max(0.0),
+                    None => (self.tokens + token_ratio).min(max_tokens),
+                };
+            }
+            BudgetRule::AwsStandard {
+                capacity,
+                success_credit,
+                ..
+            } => {
+                let refund = match (failure, retry_cost) {
+                    (None, Some(cost)) => cost,
+                    (None, None) => success_credit,
+                    (Some(_), _) => 0.0,
+                };
+                self.tokens = (self.tokens + refund).min(capacity);
+            }
+            BudgetRule::Ratio { .. } => {}
+        }
+    }
+
+    /// Whether a retry after a failure of `class` may go out at `now`; if so, the cost it takes.
+    pub fn withdraw(&mut self, now: Tick, class: FailureClass) -> Option<f64> {
+        match self.rule {
+            BudgetRule::TokenBucket { max_tokens, .. } => {
+                (self.tokens > max_tokens / 2.0).then_some(0.0)
+            }
+            BudgetRule::AwsStandard {
+                retry_cost,
+                timeout_cost,
+                ..
+            } => {
+                let cost = if class == FailureClass::Timeout {
+                    timeout_cost
+                } else {
+                    retry_cost
+                };
+                (self.tokens >= cost).then(|| {
+                    self.tokens -= cost;
+                    cost
+                })
+            }
+            BudgetRule::Ratio {
+                ttl,
+                min_per_second,
+                percent,
+            } => {
+                for sent in [&mut self.firsts, &mut self.retries] {
+                    while sent.front().is_some_and(|&t| now.since(t) >= ttl) {
+                        sent.pop_front();
+                    }
+                }
+                let seconds = ttl.0 as f64 / TICKS_PER_SECOND as f64;
+                let allowed = percent * self.firsts.len() as f64 + min_per_second * seconds;
+                ((self.retries.len() + 1) as f64 <= allowed).then(|| {
+                    self.retries.push_back(now);
+                    0.0
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FAIL: Option<FailureClass> = Some(FailureClass::ServerError);
+
+    #[test]
+    fn a_token_bucket_retries_while_above_half() {
+        let mut b = RetryBudget::new(BudgetRule::TokenBucket {
+            max_tokens: 10.0,
+            token_ratio: 0.1,
+        });
+        // Failures take the tokens 10 → 6: every retry still allowed.
+        for _ in 0..4 {
+            b.outcome(FAIL, None);
+            assert!(b.withdraw(Tick(0), FailureClass::ServerError).is_some());
+        }
+        b.outcome(FAIL, None);
+        assert!(
+            b.withdraw(Tick(0), FailureClass::ServerError).is_none(),
+            "5 is not above 5"
+        );
+        for _ in 0..10 {
+            b.outcome(None, None);
+        }
+        assert!(
+            b.withdraw(Tick(0), FailureClass::ServerError).is_some(),
+            "6 after 10 successes"
+        );
+    }
+
+    #[test]
+    fn the_aws_quota_charges_timeouts_more_and_refunds_successful_retries() {
+        let mut b = RetryBudget::new(BudgetRule::AwsStandard {
+            capacity: 12.0,
+            retry_cost: 5.0,
+            timeout_cost: 10.0,
+            success_credit: 1.0,
+        });
+        assert_eq!(b.withdraw(Tick(0), FailureClass::Timeout), Some(10.0));
+        assert_eq!(
+            b.withdraw(Tick(0), FailureClass::ServerError),
+            None,
+            "2 left"
+        );
+        b.outcome(None, Some(10.0));
+        assert_eq!(b.withdraw(Tick(0), FailureClass::ServerError), Some(5.0));
+        b.outcome(None, None);
+        b.outcome(None, None);
+        assert_eq!(b.tokens, 9.0, "12 − 5 + 1 + 1");
+    }
+
+    #[test]
+    fn a_ratio_allows_a_share_of_recent_first_attempts_and_a_reserve() {
+        let mut b = RetryBudget::new(BudgetRule::Ratio {
+            ttl: Tick(10 * TICKS_PER_SECOND),
+            min_per_second: 0.1,
+            percent: 0.2,
+        });
+        // The reserve alone: 0.1/s over 10 s is one retry.
+        assert!(b.withdraw(Tick(0), FailureClass::Reset).is_some());
+        assert!(b.withdraw(Tick(1), FailureClass::Reset).is_none());
+        for t in 0..10 {
+            b.first_attempt(Tick(t));
+        }
+        assert!(
+            b.withdraw(Tick(2), FailureClass::Reset).is_some(),
+            "1 + 20 % of 10 = 3"
+        );
+        assert!(b.withdraw(Tick(3), FailureClass::Reset).is_some());
+        assert!(b.withdraw(Tick(4), FailureClass::Reset).is_none());
+        let later = Tick(11 * TICKS_PER_SECOND);
+        assert!(
+            b.withdraw(later, FailureClass::Reset).is_some(),
+            "the window has moved on"
+        );
+    }
+}
