@@ -241,3 +241,65 @@ fn reliability_layer_relations() {
     );
     assert!(reliable.3 > 0 && naive.3 == 0 && retry_only.3 == 0);
 }
+
+#[test]
+fn cooperative_budget() {
+    let exp = shipped("scenarios/cooperative-budget.toml");
+    let s = |x: f64| Tick((x * 1_000_000.0).round() as u64);
+    let want = [
+        ("worked-example", 2, 4.7, Status::Succeeded, 0.5),
+        (
+            "small-budget",
+            0,
+            0.0,
+            stopped(StopReason::BudgetTooSmall),
+            0.0,
+        ),
+        ("transient-then-success", 2, 2.5, Status::Succeeded, 0.5),
+        (
+            "retry-does-not-fit",
+            1,
+            3.0,
+            stopped(StopReason::BudgetTooSmall),
+            0.0,
+        ),
+        (
+            "forbidden",
+            1,
+            1.0,
+            stopped(StopReason::PermanentFailure),
+            0.0,
+        ),
+        ("throttled", 1, 1.0, stopped(StopReason::NotRetryable), 0.0),
+        (
+            "retry-after",
+            1,
+            1.0,
+            stopped(StopReason::NotRetryable),
+            0.0,
+        ),
+        (
+            "repeated-timeouts",
+            3,
+            13.5,
+            stopped(StopReason::AttemptLimit),
+            1.5,
+        ),
+    ];
+    for ((name, r, attempts), (wname, n, end, status, backoff)) in rows(&exp).iter().zip(want) {
+        assert_eq!(name, wname);
+        assert_eq!(
+            (r.attempts, r.end, r.status, r.backoff),
+            (n, s(end), status, s(backoff)),
+            "{name}"
+        );
+        if name == "worked-example" {
+            // 2.8 s left after the 503 at 3.2 s; after the 0.5 s wait, min(4, 2.3 − 1) = 1.3 s.
+            assert_eq!(attempts[1].granted, Some(s(1.3)));
+        }
+        if name == "repeated-timeouts" {
+            let sent: Vec<Tick> = attempts.iter().map(|a| a.dispatch).collect();
+            assert_eq!(sent, [s(0.0), s(4.5), s(9.5)], "waits of 0.5 s, then 1.0 s");
+        }
+    }
+}

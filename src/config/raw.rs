@@ -72,6 +72,7 @@ pub struct Outage {
 pub struct ScriptStep {
     pub outcome: Spanned<String>,
     pub after: Spanned<Value>,
+    pub retry_after: Option<Spanned<Value>>,
 }
 
 /// `{ dist = "...", ... }`: which other keys apply depends on `dist`, checked in validation.
@@ -106,6 +107,8 @@ pub struct Policy {
     pub safety_gate: bool,
     pub breaker: Option<Spanned<Breaker>>,
     pub retry_budget: Option<Spanned<RetryBudget>>,
+    pub retry_after: Option<Spanned<String>>,
+    pub admission: Option<Spanned<Admission>>,
     pub idempotency_key: Option<Spanned<String>>,
     pub backoff: Option<Spanned<Backoff>>,
 }
@@ -179,4 +182,13 @@ pub struct RetryBudget {
     pub ttl: Option<Spanned<Value>>,
     pub min_per_second: Option<Spanned<f64>>,
     pub percent: Option<Spanned<f64>>,
+}
+
+/// `admission = { reserve, min_attempt, timeout_cap }`: cooperative admission.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Admission {
+    pub reserve: Spanned<Value>,
+    pub min_attempt: Spanned<Value>,
+    pub timeout_cap: Spanned<Value>,
 }

@@ -107,10 +107,14 @@ fn tool(t: &Tool) -> Value {
                 .steps
                 .iter()
                 .map(|s| {
-                    Value::Table(self::table([
+                    let mut step = self::table([
                         ("outcome", s.fate.name().into()),
                         ("after", duration(s.after)),
-                    ]))
+                    ]);
+                    if let Some(wait) = s.retry_after {
+                        step.insert("retry_after".into(), duration(wait));
+                    }
+                    Value::Table(step)
                 })
                 .collect();
             table.insert("script".into(), Value::Array(steps));
@@ -209,6 +213,7 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
         ("name", p.name.clone().into()),
         ("max_attempts", max_attempts),
         ("retry_on", Value::Array(retry_on)),
+        ("retry_after", p.retry.retry_after.name().into()),
         ("timeout", p.timeout.to_string().into()),
         ("idempotency_key", p.key.name().into()),
         ("safety_gate", p.safety_gate.into()),
@@ -231,6 +236,16 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
     }
     if let Some(b) = &p.breaker {
         t.insert("breaker".into(), breaker(b));
+    }
+    if let Some(a) = &p.limits.admission {
+        t.insert(
+            "admission".into(),
+            Value::Table(table([
+                ("reserve", duration(a.reserve)),
+                ("min_attempt", duration(a.min_attempt)),
+                ("timeout_cap", duration(a.timeout_cap)),
+            ])),
+        );
     }
     if let Some(b) = &p.retry_budget {
         t.insert("retry_budget".into(), retry_budget(b));

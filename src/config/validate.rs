@@ -11,8 +11,8 @@ use crate::model::{
     Workload,
 };
 use crate::policy::{
-    Attempts, Backoff, BreakerRule, BudgetRule, FailureClass, Growth, Jitter, KeyScope, Limits,
-    Policy, Retry, Timeout, Trip, Window,
+    Admission, Attempts, Backoff, BreakerRule, BudgetRule, FailureClass, Growth, Jitter, KeyScope,
+    Limits, Policy, Retry, RetryAfter, Timeout, Trip, Window,
 };
 use crate::time::{DURATION_HELP, Tick, parse_duration};
 
@@ -305,7 +305,12 @@ fn script(
             let at = format!("{path}.script[{i}]");
             let step = step.get_ref();
             let all = &Fate::ALL;
+            let retry_after = match &step.retry_after {
+                None => None,
+                Some(v) => Some(check.duration(v, &format!("{at}.retry_after"))?),
+            };
             Ok(Step {
+                retry_after,
                 fate: check.named(
                     Some(&step.outcome),
                     &format!("{at}.outcome"),
@@ -423,7 +428,7 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
             .map_or(Attempts::Unlimited, Attempts::AtMost),
     };
     let retry_on = match &raw.retry_on {
-        None => FailureClass::ALL.into_iter().collect(),
+        None => FailureClass::TRANSIENT.into_iter().collect(),
         Some(list) => list
             .get_ref()
             .iter()
@@ -464,6 +469,26 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
             )?),
         },
         cancel_after: positive(&raw.cancel_after, "cancel_after")?,
+        admission: match &raw.admission {
+            None => None,
+            Some(a) if raw.deadline.is_none() => {
+                return check.error_allowing(
+                    a.span(),
+                    &format!("{path}.admission"),
+                    "cooperative admission measures the time left before a deadline, and there is none".into(),
+                    "a `deadline` beside `admission`",
+                );
+            }
+            Some(a) => {
+                let a = a.get_ref();
+                let at = |key: &str| format!("{path}.admission.{key}");
+                Some(Admission {
+                    reserve: check.duration(&a.reserve, &at("reserve"))?,
+                    min_attempt: check.duration(&a.min_attempt, &at("min_attempt"))?,
+                    timeout_cap: check.duration(&a.timeout_cap, &at("timeout_cap"))?,
+                })
+            }
+        },
     };
     let key = check.named(
         raw.idempotency_key.as_ref(),
@@ -481,6 +506,13 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
         retry: Retry {
             max_attempts,
             retry_on,
+            retry_after: check.named(
+                raw.retry_after.as_ref(),
+                &format!("{path}.retry_after"),
+                &RetryAfter::ALL,
+                RetryAfter::name,
+                RetryAfter::Honour,
+            )?,
         },
         timeout,
         backoff,
@@ -594,7 +626,7 @@ fn breaker(check: &Check, spanned: &Spanned<raw::Breaker>, path: &str) -> Result
         }
     };
     let counts = match &raw.counts {
-        None => FailureClass::ALL.into_iter().collect(),
+        None => FailureClass::TRANSIENT.into_iter().collect(),
         Some(list) => list
             .get_ref()
             .iter()

@@ -14,6 +14,8 @@ pub enum Outcome {
     LostReply,
     /// A transient error (5xx) before the commit.
     ServerError,
+    /// Refused before the commit: 429, 403 or another 4xx.
+    Refused(crate::policy::FailureClass),
     /// The client stopped waiting; the attempt went on without it.
     Timeout,
     /// The operation was cancelled while the attempt was awaited; it went on without it.
@@ -29,6 +31,7 @@ impl Outcome {
             Outcome::LostRequest => "lost_request",
             Outcome::LostReply => "lost_reply",
             Outcome::ServerError => "5xx",
+            Outcome::Refused(class) => class.name(),
             Outcome::Timeout => "timeout",
             Outcome::Cancelled => "cancelled",
             Outcome::Unanswered => "unanswered",

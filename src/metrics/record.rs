@@ -31,10 +31,14 @@ pub enum StopReason {
     BreakerOpen,
     /// A retry was due and the retry budget refused it.
     RetryBudgetExhausted,
+    /// A refusal that repeating cannot change: a 403 or another 4xx.
+    PermanentFailure,
+    /// Cooperative admission: the time left cannot hold the wait, the reserve and an attempt.
+    BudgetTooSmall,
 }
 
 impl StopReason {
-    pub const ALL: [StopReason; 9] = [
+    pub const ALL: [StopReason; 11] = [
         StopReason::AttemptLimit,
         StopReason::NotRetryable,
         StopReason::Hung,
@@ -44,6 +48,8 @@ impl StopReason {
         StopReason::NeedsReconciliation,
         StopReason::BreakerOpen,
         StopReason::RetryBudgetExhausted,
+        StopReason::PermanentFailure,
+        StopReason::BudgetTooSmall,
     ];
 
     pub fn name(self) -> &'static str {
@@ -57,6 +63,8 @@ impl StopReason {
             StopReason::NeedsReconciliation => "needs_reconciliation",
             StopReason::BreakerOpen => "breaker_open",
             StopReason::RetryBudgetExhausted => "retry_budget_exhausted",
+            StopReason::PermanentFailure => "permanent_failure",
+            StopReason::BudgetTooSmall => "budget_too_small",
         }
     }
 }

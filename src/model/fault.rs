@@ -28,6 +28,12 @@ pub enum Fate {
     ServerError,
     LostReply,
     Delivered,
+    /// Refused before the commit: throttled (429).
+    Throttled,
+    /// Refused before the commit: not allowed (403).
+    Forbidden,
+    /// Refused before the commit: a request that can never succeed (another 4xx).
+    Invalid,
 }
 
 impl Faults {
@@ -56,6 +62,8 @@ pub struct AttemptDraw {
     pub request: Tick,
     pub service: Tick,
     pub reply: Tick,
+    /// A wait the server asks for with its refusal (Retry-After).
+    pub retry_after: Option<Tick>,
 }
 
 impl AttemptDraw {

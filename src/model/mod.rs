@@ -138,6 +138,7 @@ impl Tool {
             request: self.request_latency.sample(words[1]),
             service: self.service_time.sample(words[2]),
             reply: self.reply_latency.sample(words[3]),
+            retry_after: None,
         }
     }
 }

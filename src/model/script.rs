@@ -10,6 +10,8 @@ pub struct Step {
     pub fate: Fate,
     /// From dispatch to the outcome at the client; a commit happens at the same tick.
     pub after: Tick,
+    /// The wait the server asks for with a refusal (Retry-After).
+    pub retry_after: Option<Tick>,
 }
 
 /// The outcomes of a scripted tool, by attempt.
@@ -28,16 +30,20 @@ impl Script {
             request: Tick::ZERO,
             service: step.after,
             reply: Tick::ZERO,
+            retry_after: step.retry_after,
         }
     }
 }
 
 impl Fate {
-    pub const ALL: [Fate; 4] = [
+    pub const ALL: [Fate; 7] = [
         Fate::Delivered,
         Fate::ServerError,
         Fate::LostRequest,
         Fate::LostReply,
+        Fate::Throttled,
+        Fate::Forbidden,
+        Fate::Invalid,
     ];
 
     /// The name in a script.
@@ -47,6 +53,9 @@ impl Fate {
             Fate::ServerError => "5xx",
             Fate::LostRequest => "lost_request",
             Fate::LostReply => "lost_reply",
+            Fate::Throttled => "429",
+            Fate::Forbidden => "403",
+            Fate::Invalid => "4xx",
         }
     }
 }
@@ -62,10 +71,12 @@ mod tests {
                 Step {
                     fate: Fate::LostReply,
                     after: Tick(3),
+                    retry_after: None,
                 },
                 Step {
                     fate: Fate::Delivered,
                     after: Tick(5),
+                    retry_after: None,
                 },
             ],
         };

@@ -8,7 +8,7 @@ use crate::sweep::Point;
 use crate::theory::ClosedForms;
 
 /// The columns after the parameter columns.
-pub const COLUMNS: [&str; 41] = [
+pub const COLUMNS: [&str; 43] = [
     "experiment",
     "policy",
     "seed",
@@ -50,6 +50,8 @@ pub const COLUMNS: [&str; 41] = [
     "stopped_breaker_open",
     "short_circuited",
     "stopped_retry_budget_exhausted",
+    "stopped_permanent_failure",
+    "stopped_budget_too_small",
 ];
 
 /// The rows of one point, one per configuration, parameters first.
@@ -120,6 +122,8 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 stopped(StopReason::BreakerOpen),
                 result.total(|r| r.totals.short_circuited).to_string(),
                 stopped(StopReason::RetryBudgetExhausted),
+                stopped(StopReason::PermanentFailure),
+                stopped(StopReason::BudgetTooSmall),
             ];
             point
                 .params

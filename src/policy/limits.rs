@@ -18,6 +18,19 @@ pub struct Limits {
     pub deadline: Option<Tick>,
     pub dispatch_cap: Option<u32>,
     pub cancel_after: Option<Tick>,
+    /// The cooperative admission rule, which needs the deadline.
+    pub admission: Option<Admission>,
+}
+
+/// Cooperative admission: an attempt goes out only if the time left is more than the wait before
+/// it, a `reserve` kept for what follows, and the `min_attempt` an attempt needs; it is then
+/// granted `min(timeout_cap, remaining − reserve)`. A refusal stops the operation at once
+/// (`budget_too_small`), before any wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Admission {
+    pub reserve: Tick,
+    pub min_attempt: Tick,
+    pub timeout_cap: Tick,
 }
 
 impl Limits {
@@ -29,10 +42,29 @@ impl Limits {
     /// The wait granted to an attempt sent at `now` by an intent that started at `start`: the
     /// timeout, cut to the time left before the deadline.
     pub fn grant(&self, timeout: Option<Tick>, start: Tick, now: Tick) -> Option<Tick> {
-        let left = self.deadline.map(|d| start.after(d).since(now));
+        let left = self.left(start, now);
+        // Under admission the reserve is kept back, and the cap bounds the wait.
+        let left = match (self.admission, left) {
+            (Some(a), Some(l)) => Some(a.timeout_cap.min(l.since(a.reserve))),
+            (_, l) => l,
+        };
         match (timeout, left) {
             (Some(t), Some(l)) => Some(t.min(l)),
             (t, l) => t.or(l),
+        }
+    }
+
+    /// The time left before the deadline of an intent that started at `start`.
+    fn left(&self, start: Tick, now: Tick) -> Option<Tick> {
+        self.deadline.map(|d| start.after(d).since(now))
+    }
+
+    /// Whether cooperative admission lets an attempt go out after a wait of `delay` from `now`
+    /// (always, without the rule).
+    pub fn admits(&self, start: Tick, now: Tick, delay: Tick) -> bool {
+        match (self.admission, self.left(start, now)) {
+            (Some(a), Some(left)) => left > delay.after(a.reserve).after(a.min_attempt),
+            _ => true,
         }
     }
 
@@ -61,5 +93,29 @@ mod tests {
         assert_eq!(Limits::default().grant(None, Tick(0), Tick(6)), None);
         assert!(limits.past_deadline(Tick(0), Tick(20)));
         assert!(!limits.past_deadline(Tick(0), Tick(19)));
+    }
+
+    /// The worked example: 12 s in all, a 4 s cap, 1 s reserve, 1 s minimum. A 503 after 9.2 s
+    /// leaves 2.8 s > 0.5 + 1 + 1, so the retry is admitted; after the 0.5 s backoff it is
+    /// granted min(4, 2.3 − 1) = 1.3 s. The boundary is strict.
+    #[test]
+    fn cooperative_admission_keeps_a_reserve() {
+        let s = |x: f64| Tick((x * 1_000_000.0) as u64);
+        let limits = Limits {
+            deadline: Some(s(12.0)),
+            admission: Some(Admission {
+                reserve: s(1.0),
+                min_attempt: s(1.0),
+                timeout_cap: s(4.0),
+            }),
+            ..Limits::default()
+        };
+        assert!(limits.admits(Tick(0), s(9.2), s(0.5)));
+        assert_eq!(limits.grant(None, Tick(0), s(9.7)), Some(s(1.3)));
+        assert_eq!(limits.grant(None, Tick(0), Tick(0)), Some(s(4.0)));
+        assert!(
+            !limits.admits(Tick(0), s(9.5), s(0.5)),
+            "2.5 s is not more than 2.5 s"
+        );
     }
 }

@@ -14,8 +14,8 @@ pub use backoff::{Backoff, Growth, Jitter};
 pub use breaker::{Breaker, BreakerRule, Trip, Window};
 pub use budget::{BudgetRule, RetryBudget};
 pub use idempotency::{Key, KeyScope};
-pub use limits::Limits;
-pub use retry::{Attempts, FailureClass, Retry, RetryDecision, RetryOn};
+pub use limits::{Admission, Limits};
+pub use retry::{Attempts, FailureClass, Retry, RetryAfter, RetryDecision, RetryOn};
 pub use timeout::Timeout;
 
 /// One client configuration: how it retries, how long it waits for a reply and between

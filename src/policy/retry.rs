@@ -12,14 +12,37 @@ pub enum FailureClass {
     ServerError,
     /// No reply within the attempt's timeout: the client abandoned it, and it may yet commit.
     Timeout,
+    /// Throttled (429): the server refused the request for now.
+    Throttled,
+    /// Forbidden (403): repeating cannot supply a permission.
+    Forbidden,
+    /// Another 4xx: the request itself is wrong and will fail again.
+    Invalid,
 }
 
 impl FailureClass {
-    pub const ALL: [FailureClass; 3] = [
+    pub const ALL: [FailureClass; 6] = [
         FailureClass::Reset,
         FailureClass::ServerError,
         FailureClass::Timeout,
+        FailureClass::Throttled,
+        FailureClass::Forbidden,
+        FailureClass::Invalid,
     ];
+
+    /// The classes retried unless a policy says otherwise: the transient ones. A 403 or another
+    /// 4xx would only fail again.
+    pub const TRANSIENT: [FailureClass; 4] = [
+        FailureClass::Reset,
+        FailureClass::ServerError,
+        FailureClass::Timeout,
+        FailureClass::Throttled,
+    ];
+
+    /// Whether the class says the request itself will never succeed.
+    pub fn is_permanent(self) -> bool {
+        matches!(self, FailureClass::Forbidden | FailureClass::Invalid)
+    }
 
     /// The name used in configs (`retry_on`) and output.
     pub fn name(self) -> &'static str {
@@ -27,6 +50,9 @@ impl FailureClass {
             FailureClass::Reset => "reset",
             FailureClass::ServerError => "5xx",
             FailureClass::Timeout => "timeout",
+            FailureClass::Throttled => "429",
+            FailureClass::Forbidden => "403",
+            FailureClass::Invalid => "4xx",
         }
     }
 
@@ -90,6 +116,28 @@ impl fmt::Display for Attempts {
 pub struct Retry {
     pub max_attempts: Attempts,
     pub retry_on: RetryOn,
+    /// What to do when a refusal asks for a wait (Retry-After).
+    pub retry_after: RetryAfter,
+}
+
+/// How a client treats a server's Retry-After.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryAfter {
+    /// Waits at least that long before the retry.
+    Honour,
+    /// Stops: the server said not now, and the operation will not wait.
+    Stop,
+}
+
+impl RetryAfter {
+    pub const ALL: [RetryAfter; 2] = [RetryAfter::Honour, RetryAfter::Stop];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RetryAfter::Honour => "honour",
+            RetryAfter::Stop => "stop",
+        }
+    }
 }
 
 /// What to do after a failed attempt.
@@ -127,6 +175,7 @@ mod tests {
         let retry = Retry {
             max_attempts: Attempts::AtMost(3),
             retry_on: FailureClass::ALL.into_iter().collect(),
+            retry_after: RetryAfter::Honour,
         };
         assert_eq!(
             retry.decide(1, FailureClass::Reset),
@@ -148,6 +197,7 @@ mod tests {
         let retry = Retry {
             max_attempts: Attempts::Unlimited,
             retry_on: [FailureClass::Reset].into_iter().collect(),
+            retry_after: RetryAfter::Honour,
         };
         assert_eq!(
             retry.decide(1, FailureClass::ServerError),

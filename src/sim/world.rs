@@ -21,7 +21,9 @@ use crate::model::outage::{self, OutageMode};
 use crate::model::server::Processed;
 use crate::model::station::Station;
 use crate::model::{Arrival, Fate, LossSignal, Tool, ToolKind, Workload};
-use crate::policy::{Breaker, FailureClass, Policy, RetryBudget, RetryDecision, safety};
+use crate::policy::{
+    Breaker, FailureClass, Policy, RetryAfter, RetryBudget, RetryDecision, safety,
+};
 use crate::time::Tick;
 
 /// What reaches the client at the end of an attempt.
@@ -186,6 +188,10 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         if limits.past_deadline(intent.start, now) {
             return self.end_intent(slot, Status::Stopped(StopReason::DeadlineExceeded), sched);
         }
+        // Checked again just before the call: a first attempt, or time lost while waiting.
+        if !limits.admits(intent.start, now, Tick::ZERO) {
+            return self.end_intent(slot, Status::Stopped(StopReason::BudgetTooSmall), sched);
+        }
         if let Some(breaker) = &mut self.breakers[intent.tool]
             && !breaker.admit(now)
         {
@@ -271,6 +277,9 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         intent.at_server -= 1;
         let reply = match draw.fate {
             Fate::ServerError => Reply::Failed(FailureClass::ServerError),
+            Fate::Throttled => Reply::Failed(FailureClass::Throttled),
+            Fate::Forbidden => Reply::Failed(FailureClass::Forbidden),
+            Fate::Invalid => Reply::Failed(FailureClass::Invalid),
             Fate::LostRequest => unreachable!("a lost request never reaches the server"),
             Fate::LostReply | Fate::Delivered => {
                 let tool = &self.tools[tool];
@@ -317,11 +326,13 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         let Some(intent) = self.waiting_on(at) else {
             return;
         };
-        let outcome = match (reply, intent.draw(at.attempt).fate) {
+        let draw = intent.draw(at.attempt);
+        let outcome = match (reply, draw.fate) {
             (Reply::Ok, _) => Outcome::Ok,
             (Reply::Failed(FailureClass::ServerError), _) => Outcome::ServerError,
-            (_, Fate::LostRequest) => Outcome::LostRequest,
-            _ => Outcome::LostReply,
+            (Reply::Failed(FailureClass::Reset), Fate::LostRequest) => Outcome::LostRequest,
+            (Reply::Failed(FailureClass::Reset), _) => Outcome::LostReply,
+            (Reply::Failed(class), _) => Outcome::Refused(class),
         };
         intent.settle(at.attempt, outcome, now);
         let failure = match reply {
@@ -333,7 +344,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         self.observe(tool, now, failure, cost);
         match failure {
             None => self.end_intent(at.intent.slot, Status::Succeeded, sched),
-            Some(class) => self.after_failure(at.intent.slot, class, sched),
+            Some(class) => self.after_failure(at.intent.slot, class, draw.retry_after, sched),
         }
     }
 
@@ -351,7 +362,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
             return self.end_intent(at.intent.slot, stop, sched);
         }
-        self.after_failure(at.intent.slot, FailureClass::Timeout, sched);
+        self.after_failure(at.intent.slot, FailureClass::Timeout, None, sched);
     }
 
     /// Tells the tool's circuit breaker and retry budget, if any, how a call ended; `cost` is
@@ -383,71 +394,91 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         self.end_intent(handle.slot, Status::Stopped(StopReason::Cancelled), sched);
     }
 
-    fn after_failure(&mut self, slot: u32, class: FailureClass, sched: &mut Scheduler<Event>) {
-        let intent = self.intents.get(slot);
-        let unsafe_replay = self.policy.safety_gate
-            && self.policy.retry.retry_on.contains(class)
-            && !safety::replay_is_safe(&self.tools[intent.tool], self.policy.key);
-        if unsafe_replay {
-            let reason = if safety::is_ambiguous(class) {
-                StopReason::NeedsReconciliation
-            } else {
-                StopReason::NotRetryable
-            };
-            return self.end_intent(slot, Status::Stopped(reason), sched);
-        }
-        match self.policy.retry.decide(intent.attempts(), class) {
-            RetryDecision::Retry { .. }
-                if self
-                    .policy
-                    .limits
-                    .dispatch_cap
-                    .is_some_and(|cap| intent.attempts() >= cap) =>
-            {
-                let stop = Status::Stopped(StopReason::DispatchBudgetExhausted);
-                self.end_intent(slot, stop, sched)
-            }
-            RetryDecision::Retry { .. }
-                if self.budgets[intent.tool].as_mut().is_some_and(|budget| {
-                    match budget.withdraw(sched.now(), class) {
-                        Some(cost) => {
-                            intent.retry_cost = Some(cost);
-                            false
-                        }
-                        None => true,
-                    }
-                }) =>
-            {
-                let stop = Status::Stopped(StopReason::RetryBudgetExhausted);
-                self.end_intent(slot, stop, sched)
-            }
-            RetryDecision::Retry { retry } => {
-                let backoff = &self.policy.backoff;
-                // Retry n reads word n − 1 of the intent's jitter stream.
-                let word = if backoff.is_random() {
-                    self.streams
-                        .word_at(Source::Jitter, intent.id, u64::from(retry) - 1)
-                } else {
-                    0
-                };
-                intent.last_delay = backoff.delay(retry, intent.last_delay, word);
-                // Backoff spends the time left like work does: up to the deadline at most.
-                let now = sched.now();
-                let mut until = now.after(intent.last_delay);
-                if let Some(deadline) = self.policy.limits.deadline {
-                    until = until.min(intent.start.after(deadline));
-                }
+    /// After a failed attempt: the next one, after its backoff, or the end of the intent.
+    fn after_failure(
+        &mut self,
+        slot: u32,
+        class: FailureClass,
+        retry_after: Option<Tick>,
+        sched: &mut Scheduler<Event>,
+    ) {
+        let now = sched.now();
+        match self.next_attempt(slot, class, retry_after, now) {
+            Ok(until) => {
+                let intent = self.intents.get(slot);
                 intent.backoff = intent.backoff.after(until.since(now));
                 let handle = self.intents.handle(slot);
                 sched.schedule_at(until, Event::Dispatch(handle));
             }
-            RetryDecision::NotRetryable => {
-                self.end_intent(slot, Status::Stopped(StopReason::NotRetryable), sched)
+            Err(reason) => self.end_intent(slot, Status::Stopped(reason), sched),
+        }
+    }
+
+    /// When the next attempt goes out, or why none does. The gates run in order: the safety
+    /// gate, the retry rule, the dispatch cap, Retry-After, cooperative admission, the retry
+    /// budget (which takes its token last, so a refusal elsewhere costs none).
+    fn next_attempt(
+        &mut self,
+        slot: u32,
+        class: FailureClass,
+        retry_after: Option<Tick>,
+        now: Tick,
+    ) -> Result<Tick, StopReason> {
+        let policy = self.policy;
+        let intent = self.intents.get(slot);
+        if policy.safety_gate
+            && policy.retry.retry_on.contains(class)
+            && !safety::replay_is_safe(&self.tools[intent.tool], policy.key)
+        {
+            return Err(if safety::is_ambiguous(class) {
+                StopReason::NeedsReconciliation
+            } else {
+                StopReason::NotRetryable
+            });
+        }
+        let retry = match policy.retry.decide(intent.attempts(), class) {
+            RetryDecision::Retry { retry } => retry,
+            RetryDecision::NotRetryable if class.is_permanent() => {
+                return Err(StopReason::PermanentFailure);
             }
-            RetryDecision::AttemptLimit => {
-                self.end_intent(slot, Status::Stopped(StopReason::AttemptLimit), sched)
+            RetryDecision::NotRetryable => return Err(StopReason::NotRetryable),
+            RetryDecision::AttemptLimit => return Err(StopReason::AttemptLimit),
+        };
+        if policy
+            .limits
+            .dispatch_cap
+            .is_some_and(|cap| intent.attempts() >= cap)
+        {
+            return Err(StopReason::DispatchBudgetExhausted);
+        }
+        if retry_after.is_some() && policy.retry.retry_after == RetryAfter::Stop {
+            return Err(StopReason::NotRetryable);
+        }
+        let backoff = &policy.backoff;
+        // Retry n reads word n − 1 of the intent's jitter stream.
+        let word = if backoff.is_random() {
+            self.streams
+                .word_at(Source::Jitter, intent.id, u64::from(retry) - 1)
+        } else {
+            0
+        };
+        intent.last_delay = backoff.delay(retry, intent.last_delay, word);
+        let delay = intent.last_delay.max(retry_after.unwrap_or(Tick::ZERO));
+        if !policy.limits.admits(intent.start, now, delay) {
+            return Err(StopReason::BudgetTooSmall);
+        }
+        if let Some(budget) = &mut self.budgets[intent.tool] {
+            match budget.withdraw(now, class) {
+                Some(cost) => intent.retry_cost = Some(cost),
+                None => return Err(StopReason::RetryBudgetExhausted),
             }
         }
+        // Backoff spends the time left like work does: up to the deadline at most.
+        let until = now.after(delay);
+        Ok(match policy.limits.deadline {
+            Some(deadline) => until.min(intent.start.after(deadline)),
+            None => until,
+        })
     }
 
     /// The client is done with the intent: it is recorded once the server holds none of its
