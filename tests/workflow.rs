@@ -88,6 +88,7 @@ fn one_thread_and_two_write_the_same_bytes() {
                 "manifest.toml",
                 "runs.csv",
                 "summary.csv",
+                "tools.csv",
             ]
             .map(String::from),
         )
@@ -123,6 +124,24 @@ fn a_sweep_writes_parameter_columns_and_a_row_per_replication() {
     );
     let runs = fs::read_to_string(dir.join("runs.csv")).unwrap();
     assert_eq!(runs.lines().count(), 1 + 6 * 2 * 3, "a row per replication");
+    // One tool, so a row per point and configuration, summed over replications: its calls are
+    // the intents' attempts, and its outcomes add up to them.
+    let mut tools = csv::Reader::from_path(dir.join("tools.csv")).unwrap();
+    let header = tools.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let tool_rows: Vec<csv::StringRecord> = tools.records().map(Result::unwrap).collect();
+    assert_eq!(tool_rows.len(), 6 * 2);
+    for row in &tool_rows {
+        let calls: u64 = row[col("calls")].parse().unwrap();
+        let outcomes: u64 = header
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| h.starts_with("outcome_"))
+            .map(|(i, _)| row[i].parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(calls, outcomes);
+        assert_eq!(&row[col("intents")], "900", "3 replications of 300");
+    }
     let intents = fs::read_to_string(dir.join("intents.csv")).unwrap();
     assert_eq!(intents.lines().count(), 1 + 6 * 2 * 3 * 300);
     // One row per attempt: as many as the intents' attempts add up to.

@@ -25,6 +25,29 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// Every outcome's name, in the order `index` numbers them.
+    pub const NAMES: [&'static str; 10] = [
+        "ok",
+        "lost_request",
+        "lost_reply",
+        "5xx",
+        "429",
+        "403",
+        "4xx",
+        "timeout",
+        "cancelled",
+        "unanswered",
+    ];
+
+    /// The outcome's position in [`Outcome::NAMES`].
+    pub fn index(self) -> usize {
+        let name = self.name();
+        Self::NAMES
+            .iter()
+            .position(|&n| n == name)
+            .expect("every outcome is named")
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Outcome::Ok => "ok",

@@ -12,4 +12,4 @@ pub use attempt::{AttemptRecord, Outcome};
 pub use estimate::Estimate;
 pub use moments::{Moments, Sample, Sums};
 pub use record::{BusinessState, IntentRecord, Status, StopReason};
-pub use totals::{Measure, Totals};
+pub use totals::{Measure, ToolTotals, Totals};

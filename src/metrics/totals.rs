@@ -1,6 +1,6 @@
 //! Running totals of one run (one configuration, one replication), fed one intent at a time.
 
-use super::{IntentRecord, Sample, Status, StopReason, Sums};
+use super::{AttemptRecord, IntentRecord, Outcome, Sample, Status, StopReason, Sums};
 
 /// The per-intent quantities retrysim estimates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,10 +49,42 @@ pub struct Totals {
     pub timeouts: u64,
     /// Calls the circuit breaker refused.
     pub short_circuited: u64,
+    /// What happened at each tool, by tool index.
+    pub tools: Vec<ToolTotals>,
+}
+
+/// What one configuration's calls did at one tool.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolTotals {
+    pub intents: u64,
+    /// Attempts dispatched.
+    pub calls: u64,
+    pub short_circuited: u64,
+    pub effects: u64,
+    pub duplicates: u64,
+    /// Intents that succeeded.
+    pub successes: u64,
+    /// Attempts by how they ended, in the order of [`Outcome::NAMES`].
+    pub outcomes: [u64; Outcome::NAMES.len()],
+}
+
+impl ToolTotals {
+    /// Adds another run's totals, for sums over replications.
+    pub fn merge(&mut self, other: &ToolTotals) {
+        self.intents += other.intents;
+        self.calls += other.calls;
+        self.short_circuited += other.short_circuited;
+        self.effects += other.effects;
+        self.duplicates += other.duplicates;
+        self.successes += other.successes;
+        for (a, b) in self.outcomes.iter_mut().zip(other.outcomes) {
+            *a += b;
+        }
+    }
 }
 
 impl Totals {
-    pub fn add(&mut self, r: &IntentRecord) {
+    pub fn add(&mut self, r: &IntentRecord, attempts: &[AttemptRecord]) {
         for m in Measure::ALL {
             self.measures[m as usize].push(m.of(r));
         }
@@ -61,6 +93,19 @@ impl Totals {
         }
         self.timeouts += u64::from(r.timeouts);
         self.short_circuited += u64::from(r.short_circuited);
+        if self.tools.len() <= r.tool {
+            self.tools.resize_with(r.tool + 1, ToolTotals::default);
+        }
+        let tool = &mut self.tools[r.tool];
+        tool.intents += 1;
+        tool.calls += u64::from(r.attempts);
+        tool.short_circuited += u64::from(r.short_circuited);
+        tool.effects += u64::from(r.effects);
+        tool.duplicates += u64::from(r.duplicates());
+        tool.successes += u64::from(r.status == Status::Succeeded);
+        for a in attempts {
+            tool.outcomes[a.outcome.index()] += 1;
+        }
     }
 
     pub fn get(&self, m: Measure) -> &Sums {

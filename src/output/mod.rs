@@ -4,6 +4,7 @@
 pub mod manifest;
 pub mod runs;
 pub mod summary;
+pub mod tools;
 pub mod trace;
 
 use std::fs::{self, File};
@@ -103,6 +104,7 @@ pub struct Writer {
     dir: PathBuf,
     summary: csv::Writer<File>,
     runs: csv::Writer<File>,
+    tools: csv::Writer<File>,
     /// The traces the run writes, each with its file.
     traces: Vec<(Trace, BufWriter<File>)>,
     /// Jobs whose intent parts have been appended.
@@ -125,6 +127,11 @@ impl Writer {
         let mut runs = csv::Writer::from_path(dir.join("runs.csv"))?;
         runs.write_record(header(&runs::COLUMNS))?;
         runs.flush()?;
+        let mut tools = csv::Writer::from_path(dir.join("tools.csv"))?;
+        let tool_columns = tools::columns();
+        let tool_columns: Vec<&str> = tool_columns.iter().map(String::as_str).collect();
+        tools.write_record(header(&tool_columns))?;
+        tools.flush()?;
         let mut traces = Vec::new();
         for trace in Trace::ALL {
             if trace.enabled(&sweep.base.output) {
@@ -138,6 +145,7 @@ impl Writer {
             dir: dir.to_path_buf(),
             summary,
             runs,
+            tools,
             traces,
             jobs_written: 0,
         })
@@ -153,6 +161,10 @@ impl Writer {
             self.runs.write_record(row)?;
         }
         self.runs.flush()?;
+        for row in tools::rows(point, result) {
+            self.tools.write_record(row)?;
+        }
+        self.tools.flush()?;
         let jobs: usize = result.policies.iter().map(|p| p.runs.len()).sum();
         let range = self.jobs_written..self.jobs_written + jobs;
         for (trace, out) in &mut self.traces {
@@ -169,7 +181,11 @@ impl Writer {
             out.flush()?;
         }
         let exp = &results.sweep.base;
-        let mut files = vec!["summary.csv".to_string(), "runs.csv".to_string()];
+        let mut files = vec![
+            "summary.csv".to_string(),
+            "runs.csv".to_string(),
+            "tools.csv".to_string(),
+        ];
         files.extend(self.traces.iter().map(|(t, _)| t.file().to_string()));
         let charts = if results.complete() {
             chart::files(&exp.output.charts, &exp.output.chart_formats)

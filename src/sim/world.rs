@@ -506,7 +506,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     fn close(&mut self, slot: u32) {
         let intent = self.intents.get(slot);
         let record = record_of(intent, &self.tools[intent.tool]);
-        self.totals.add(&record);
+        self.totals.add(&record, &intent.log);
         (self.sink)(&record, &intent.log);
         self.intents.remove(slot);
     }
