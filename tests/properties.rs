@@ -11,7 +11,7 @@ use retrysim::Experiment;
 use retrysim::experiment::OutputOptions;
 use retrysim::metrics::{BusinessState, Outcome, Status, StopReason};
 use retrysim::model::{
-    Arrival, Faults, Latency, LossSignal, Outage, OutageMode, Tool, ToolKind, Workload,
+    Arrival, Faults, Latency, Lookup, LossSignal, Outage, OutageMode, Tool, ToolKind, Workload,
 };
 use retrysim::policy::{
     Attempts, Backoff, BreakerRule, BudgetRule, FailureClass, Growth, Jitter, KeyScope, Limits,
@@ -90,6 +90,11 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                     workers,
                     script: None,
                     outages,
+                    lookup: Lookup {
+                        time: Tick(500),
+                        failure: 0.2,
+                        lag: Tick(300),
+                    },
                 }
             },
         )
@@ -215,6 +220,8 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     safety_gate,
                     breaker,
                     retry_budget,
+                    // Lookups change when a keyed policy resends, which the key property below compares.
+                    lookup_before_retry: false,
                     calls: None,
                 }
             },
@@ -335,7 +342,7 @@ proptest! {
                         prop_assert_eq!(r.short_circuited, 1);
                     }
                     Status::Stopped(StopReason::NeedsReconciliation) => {
-                        prop_assert!(policy.safety_gate);
+                        prop_assert!(policy.safety_gate || policy.lookup_before_retry);
                         prop_assert_eq!(r.business_state, BusinessState::Unknown);
                     }
                     Status::Stopped(StopReason::Cancelled) => {

@@ -303,3 +303,40 @@ fn cooperative_budget() {
         }
     }
 }
+
+#[test]
+fn reconciliation() {
+    let exp = shipped("scenarios/reconciliation.toml");
+    use retrysim::metrics::BusinessState::{Confirmed, Unknown};
+    let want = [
+        ("lost-reply", 1, 1, 1, Status::Succeeded, Confirmed),
+        ("lost-request", 2, 1, 1, Status::Succeeded, Confirmed),
+        (
+            "failed-lookup",
+            1,
+            1,
+            1,
+            stopped(StopReason::NeedsReconciliation),
+            Unknown,
+        ),
+        (
+            "non-idempotent",
+            1,
+            1,
+            0,
+            stopped(StopReason::NeedsReconciliation),
+            Unknown,
+        ),
+        ("lagging-lookup", 2, 1, 1, Status::Succeeded, Confirmed),
+    ];
+    for ((name, r, _), (wname, sends, lookups, effects, status, business)) in
+        rows(&exp).iter().zip(want)
+    {
+        assert_eq!(name, wname);
+        assert_eq!(
+            (r.attempts, r.lookups, r.effects, r.status, r.business_state),
+            (sends, lookups, effects, status, business),
+            "{name}"
+        );
+    }
+}

@@ -55,6 +55,9 @@ pub struct Tool {
     pub script: Option<Spanned<Vec<Spanned<ScriptStep>>>>,
     #[serde(default)]
     pub outages: Vec<Spanned<Outage>>,
+    pub lookup_time: Option<Spanned<Value>>,
+    pub lookup_failure: Option<Spanned<f64>>,
+    pub commit_lag: Option<Spanned<Value>>,
 }
 
 /// `{ from = "10s", until = "40s", mode = "fail_fast" }`: a window in which a tool is down.
@@ -109,6 +112,8 @@ pub struct Policy {
     pub retry_budget: Option<Spanned<RetryBudget>>,
     pub retry_after: Option<Spanned<String>>,
     pub admission: Option<Spanned<Admission>>,
+    #[serde(default)]
+    pub lookup_before_retry: bool,
     pub idempotency_key: Option<Spanned<String>>,
     pub backoff: Option<Spanned<Backoff>>,
 }

@@ -71,6 +71,9 @@ fn tool(t: &Tool) -> Value {
         ("request_latency", latency(&t.request_latency)),
         ("service_time", latency(&t.service_time)),
         ("reply_latency", latency(&t.reply_latency)),
+        ("lookup_time", duration(t.lookup.time)),
+        ("lookup_failure", t.lookup.failure.into()),
+        ("commit_lag", duration(t.lookup.lag)),
     ]));
     if let Value::Table(table) = &mut v {
         let workers = t
@@ -217,6 +220,7 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
         ("timeout", p.timeout.to_string().into()),
         ("idempotency_key", p.key.name().into()),
         ("safety_gate", p.safety_gate.into()),
+        ("lookup_before_retry", p.lookup_before_retry.into()),
     ]);
     if p.backoff != Backoff::IMMEDIATE {
         t.insert("backoff".into(), backoff(&p.backoff));

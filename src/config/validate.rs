@@ -7,8 +7,8 @@ use super::{Source, raw};
 use crate::chart::{ChartFormat, ChartKind};
 use crate::experiment::{Experiment, OutputOptions};
 use crate::model::{
-    Arrival, Fate, Faults, Latency, LossSignal, Outage, OutageMode, Script, Step, Tool, ToolKind,
-    Workload,
+    Arrival, Fate, Faults, Latency, Lookup, LossSignal, Outage, OutageMode, Script, Step, Tool,
+    ToolKind, Workload,
 };
 use crate::policy::{
     Admission, Attempts, Backoff, BreakerRule, BudgetRule, FailureClass, Growth, Jitter, KeyScope,
@@ -85,6 +85,20 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
         check.unique(&names, &p.get_ref().name, &format!("{path}.name"))?;
         let mut policy = policy(&check, p.get_ref(), &path)?;
+        if policy.lookup_before_retry && policy.key != KeyScope::PerIntent {
+            let span = p
+                .get_ref()
+                .idempotency_key
+                .as_ref()
+                .map_or(p.span(), |k| k.span());
+            return check.error_allowing(
+                span,
+                &format!("{path}.lookup_before_retry"),
+                "a lookup asks the server about the operation's key, and there is no stable one"
+                    .into(),
+                "idempotency_key = \"per_intent\" with lookup_before_retry",
+            );
+        }
         if let Some(list) = &p.get_ref().calls {
             policy.calls = Some(calls(&check, list, &format!("{path}.calls"), &tools)?);
         }
@@ -235,6 +249,15 @@ fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool>
             .enumerate()
             .map(|(i, o)| outage(check, o.get_ref(), &format!("{path}.outages[{i}]")))
             .collect::<Result<_>>()?,
+        lookup: Lookup {
+            time: check.duration_or(
+                &raw.lookup_time,
+                &format!("{path}.lookup_time"),
+                default::LATENCY,
+            )?,
+            failure: check.probability(&raw.lookup_failure, &format!("{path}.lookup_failure"))?,
+            lag: check.duration_or(&raw.commit_lag, &format!("{path}.commit_lag"), "0s")?,
+        },
     })
 }
 
@@ -527,6 +550,7 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
             None => None,
             Some(b) => Some(retry_budget(check, b, &format!("{path}.retry_budget"))?),
         },
+        lookup_before_retry: raw.lookup_before_retry,
         calls: None,
     })
 }

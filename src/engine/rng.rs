@@ -20,6 +20,8 @@ pub enum Source {
     Faults = 2,
     /// Backoff jitter (one stream per intent).
     Jitter = 3,
+    /// Whether each reconciliation lookup fails (one stream per intent).
+    Lookups = 4,
 }
 
 /// The key of a run's streams: everything but the source and the entity.

@@ -125,6 +125,8 @@ pub struct IntentRecord {
     pub backoff: Tick,
     /// Calls the circuit breaker refused (never dispatched).
     pub short_circuited: u32,
+    /// Reconciliation lookups made.
+    pub lookups: u32,
     pub status: Status,
     pub business_state: BusinessState,
     pub start: Tick,

@@ -49,6 +49,8 @@ pub struct Totals {
     pub timeouts: u64,
     /// Calls the circuit breaker refused.
     pub short_circuited: u64,
+    /// Reconciliation lookups made.
+    pub lookups: u64,
     /// What happened at each tool, by tool index.
     pub tools: Vec<ToolTotals>,
 }
@@ -93,6 +95,7 @@ impl Totals {
         }
         self.timeouts += u64::from(r.timeouts);
         self.short_circuited += u64::from(r.short_circuited);
+        self.lookups += u64::from(r.lookups);
         if self.tools.len() <= r.tool {
             self.tools.resize_with(r.tool + 1, ToolTotals::default);
         }

@@ -39,6 +39,19 @@ pub struct Tool {
     pub script: Option<Script>,
     /// Windows in which the server is down.
     pub outages: Vec<Outage>,
+    /// How the server answers a reconciliation lookup.
+    pub lookup: Lookup,
+}
+
+/// A reconciliation lookup: the client asks the server whether the operation's key committed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Lookup {
+    /// From asking to the answer.
+    pub time: Tick,
+    /// The chance the lookup itself fails, leaving the outcome unknown.
+    pub failure: f64,
+    /// How long after a commit a lookup can see it: "not found" is not "never happened".
+    pub lag: Tick,
 }
 
 /// What a call does at the server.

@@ -8,7 +8,7 @@ use crate::sweep::Point;
 use crate::theory::ClosedForms;
 
 /// The columns after the parameter columns.
-pub const COLUMNS: [&str; 43] = [
+pub const COLUMNS: [&str; 44] = [
     "experiment",
     "policy",
     "seed",
@@ -52,6 +52,7 @@ pub const COLUMNS: [&str; 43] = [
     "stopped_retry_budget_exhausted",
     "stopped_permanent_failure",
     "stopped_budget_too_small",
+    "lookups",
 ];
 
 /// The rows of one point, one per configuration, parameters first.
@@ -124,6 +125,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 stopped(StopReason::RetryBudgetExhausted),
                 stopped(StopReason::PermanentFailure),
                 stopped(StopReason::BudgetTooSmall),
+                result.total(|r| r.totals.lookups).to_string(),
             ];
             point
                 .params

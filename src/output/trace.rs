@@ -20,7 +20,7 @@ pub enum Trace {
     Attempts,
 }
 
-const INTENT_COLUMNS: [&str; 15] = [
+const INTENT_COLUMNS: [&str; 16] = [
     "experiment",
     "policy",
     "replication",
@@ -36,6 +36,7 @@ const INTENT_COLUMNS: [&str; 15] = [
     "timeouts",
     "backoff_ticks",
     "short_circuited",
+    "lookups",
 ];
 
 const ATTEMPT_COLUMNS: [&str; 12] = [
@@ -153,6 +154,7 @@ impl<'a> TraceWriter<'a> {
                     r.timeouts.to_string(),
                     r.backoff.0.to_string(),
                     r.short_circuited.to_string(),
+                    r.lookups.to_string(),
                 ];
                 self.row(which.into_iter().chain(row))
             }

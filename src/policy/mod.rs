@@ -34,6 +34,8 @@ pub struct Policy {
     pub breaker: Option<BreakerRule>,
     /// A retry budget per tool, shared by all the tasks of a run.
     pub retry_budget: Option<BudgetRule>,
+    /// After an ambiguous failure of a write, ask the server about the key before sending again.
+    pub lookup_before_retry: bool,
     /// The tools this configuration's tasks call, by index, when not the workload's.
     pub calls: Option<Vec<usize>>,
 }

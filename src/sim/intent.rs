@@ -26,6 +26,8 @@ pub struct Intent {
     pub short_circuited: u32,
     /// What the retry budget took for the latest retry; none before the first retry.
     pub retry_cost: Option<f64>,
+    /// Reconciliation lookups made.
+    pub lookups: u32,
     /// Some attempt went unanswered, so it may have committed.
     pub ambiguous: bool,
     /// The attempt the client is waiting on; none between attempts and after the end.
@@ -56,6 +58,7 @@ impl Intent {
             backoff: Tick::ZERO,
             short_circuited: 0,
             retry_cost: None,
+            lookups: 0,
             ambiguous: false,
             awaiting: None,
             at_server: 0,
@@ -78,6 +81,7 @@ impl Intent {
         self.backoff = Tick::ZERO;
         self.short_circuited = 0;
         self.retry_cost = None;
+        self.lookups = 0;
         self.ambiguous = false;
         self.awaiting = None;
         self.at_server = 0;
@@ -270,6 +274,11 @@ mod tests {
             workers: None,
             script: None,
             outages: Vec::new(),
+            lookup: crate::model::Lookup {
+                time: Tick(1),
+                failure: 0.0,
+                lag: Tick::ZERO,
+            },
         };
         let mut slab = Slab::new(streams);
         let first = slab.start(7, 0, Tick(3));

@@ -11,7 +11,7 @@
 use rand_chacha::ChaCha8Rng;
 
 use super::intent::{Handle, Intent, Slab};
-use crate::engine::rng::{Source, Streams, word};
+use crate::engine::rng::{Source, Streams, unit, word};
 use crate::engine::{Model, Scheduler};
 use crate::experiment::Experiment;
 use crate::metrics::{
@@ -57,6 +57,8 @@ pub enum Event {
     Timeout(AttemptRef),
     /// The operation is cancelled.
     Cancel(Handle),
+    /// A reconciliation lookup, made after an ambiguous failure of `class`, has its answer.
+    Lookup { intent: Handle, class: FailureClass },
 }
 
 pub struct World<'a, S> {
@@ -289,7 +291,8 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 } else {
                     None
                 };
-                if tool.kind == ToolKind::Write && intent.keys.process(key) == Processed::Committed
+                if tool.kind == ToolKind::Write
+                    && intent.keys.process(key, sched.now()) == Processed::Committed
                 {
                     intent.effects += 1;
                     intent.log[at.attempt as usize].committed = true;
@@ -394,8 +397,69 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         self.end_intent(handle.slot, Status::Stopped(StopReason::Cancelled), sched);
     }
 
-    /// After a failed attempt: the next one, after its backoff, or the end of the intent.
+    /// After a failed attempt: a lookup first if the outcome of a write is unknown and the
+    /// policy reconciles; else the next attempt, after its backoff, or the end of the intent.
     fn after_failure(
+        &mut self,
+        slot: u32,
+        class: FailureClass,
+        retry_after: Option<Tick>,
+        sched: &mut Scheduler<Event>,
+    ) {
+        let intent = self.intents.get(slot);
+        let tool = &self.tools[intent.tool];
+        if self.policy.lookup_before_retry
+            && safety::is_ambiguous(class)
+            && tool.kind == ToolKind::Write
+        {
+            intent.lookups += 1;
+            let handle = self.intents.handle(slot);
+            sched.schedule_in(
+                tool.lookup.time,
+                Event::Lookup {
+                    intent: handle,
+                    class,
+                },
+            );
+            return;
+        }
+        self.retry_or_stop(slot, class, retry_after, sched);
+    }
+
+    /// The answer to a lookup: found, the operation is confirmed without a resend; not found, it
+    /// is sent again under the same key only if the receiver is idempotent; a failed lookup
+    /// leaves it unknown.
+    fn on_lookup(&mut self, handle: Handle, class: FailureClass, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        let Some(intent) = self.intents.find(handle).filter(|i| i.ended.is_none()) else {
+            return;
+        };
+        let tool = &self.tools[intent.tool];
+        let failed = tool.lookup.failure > 0.0
+            && unit(self.streams.word_at(
+                Source::Lookups,
+                intent.id,
+                u64::from(intent.lookups) - 1,
+            )) < tool.lookup.failure;
+        let key = self.policy.key.key(intent.id, 0);
+        let outcome = if failed {
+            Err(StopReason::NeedsReconciliation)
+        } else if intent.keys.shows(key, now, tool.lookup.lag) {
+            Ok(true)
+        } else if safety::replay_is_safe(tool, self.policy.key) {
+            Ok(false)
+        } else {
+            Err(StopReason::NeedsReconciliation)
+        };
+        match outcome {
+            Ok(true) => self.end_intent(handle.slot, Status::Succeeded, sched),
+            Ok(false) => self.retry_or_stop(handle.slot, class, None, sched),
+            Err(reason) => self.end_intent(handle.slot, Status::Stopped(reason), sched),
+        }
+    }
+
+    /// The next attempt, after its backoff, or the end of the intent.
+    fn retry_or_stop(
         &mut self,
         slot: u32,
         class: FailureClass,
@@ -523,6 +587,7 @@ fn record_of(intent: &Intent, tool: &Tool) -> IntentRecord {
         timeouts: intent.timeouts,
         backoff: intent.backoff,
         short_circuited: intent.short_circuited,
+        lookups: intent.lookups,
         status,
         business_state: business_state(intent, status, tool),
         start: intent.start,
@@ -562,6 +627,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
             Event::Reply { at, reply } => self.on_reply(at, reply, sched),
             Event::Timeout(at) => self.on_timeout(at, sched),
             Event::Cancel(handle) => self.on_cancel(handle, sched),
+            Event::Lookup { intent, class } => self.on_lookup(intent, class, sched),
         }
     }
 }
