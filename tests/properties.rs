@@ -95,6 +95,7 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                         failure: 0.2,
                         lag: Tick(300),
                     },
+                    cooperative: true,
                 }
             },
         )

@@ -285,8 +285,17 @@ fn cooperative_budget() {
             stopped(StopReason::AttemptLimit),
             1.5,
         ),
+        (
+            "late-success",
+            1,
+            13.0,
+            stopped(StopReason::DeadlineExceeded),
+            0.0,
+        ),
     ];
-    for ((name, r, attempts), (wname, n, end, status, backoff)) in rows(&exp).iter().zip(want) {
+    let got = rows(&exp);
+    assert_eq!(got.len(), want.len());
+    for ((name, r, attempts), (wname, n, end, status, backoff)) in got.iter().zip(want) {
         assert_eq!(name, wname);
         assert_eq!(
             (r.attempts, r.end, r.status, r.backoff),
@@ -296,6 +305,17 @@ fn cooperative_budget() {
         if name == "worked-example" {
             // 2.8 s left after the 503 at 3.2 s; after the 0.5 s wait, min(4, 2.3 − 1) = 1.3 s.
             assert_eq!(attempts[1].granted, Some(s(1.3)));
+        }
+        if name == "late-success" {
+            // Found on return, not accepted, but kept: the receipt is evidence of the effect.
+            assert_eq!(
+                r.business_state,
+                retrysim::metrics::BusinessState::Confirmed
+            );
+            assert_eq!(
+                attempts[0].granted, None,
+                "a blocking call cannot be abandoned"
+            );
         }
         if name == "repeated-timeouts" {
             let sent: Vec<Tick> = attempts.iter().map(|a| a.dispatch).collect();

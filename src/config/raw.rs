@@ -58,6 +58,7 @@ pub struct Tool {
     pub lookup_time: Option<Spanned<Value>>,
     pub lookup_failure: Option<Spanned<f64>>,
     pub commit_lag: Option<Spanned<Value>>,
+    pub cooperative: Option<Spanned<bool>>,
 }
 
 /// `{ from = "10s", until = "40s", mode = "fail_fast" }`: a window in which a tool is down.

@@ -74,6 +74,7 @@ fn tool(t: &Tool) -> Value {
         ("lookup_time", duration(t.lookup.time)),
         ("lookup_failure", t.lookup.failure.into()),
         ("commit_lag", duration(t.lookup.lag)),
+        ("cooperative", t.cooperative.into()),
     ]));
     if let Value::Table(table) = &mut v {
         let workers = t

@@ -258,6 +258,7 @@ fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool>
             failure: check.probability(&raw.lookup_failure, &format!("{path}.lookup_failure"))?,
             lag: check.duration_or(&raw.commit_lag, &format!("{path}.commit_lag"), "0s")?,
         },
+        cooperative: raw.cooperative.as_ref().is_none_or(|c| *c.get_ref()),
     })
 }
 

@@ -41,6 +41,10 @@ pub struct Tool {
     pub outages: Vec<Outage>,
     /// How the server answers a reconciliation lookup.
     pub lookup: Lookup,
+    /// The client can stop waiting for a call. A non-cooperative endpoint (a blocking call that
+    /// cannot be interrupted) holds the client until it returns: a timeout or deadline is only
+    /// noticed then.
+    pub cooperative: bool,
 }
 
 /// A reconciliation lookup: the client asks the server whether the operation's key committed.

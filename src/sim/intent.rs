@@ -28,6 +28,8 @@ pub struct Intent {
     pub retry_cost: Option<f64>,
     /// Reconciliation lookups made.
     pub lookups: u32,
+    /// A receipt came back after the deadline: late evidence that the effect happened.
+    pub late_receipt: bool,
     /// Some attempt went unanswered, so it may have committed.
     pub ambiguous: bool,
     /// The attempt the client is waiting on; none between attempts and after the end.
@@ -59,6 +61,7 @@ impl Intent {
             short_circuited: 0,
             retry_cost: None,
             lookups: 0,
+            late_receipt: false,
             ambiguous: false,
             awaiting: None,
             at_server: 0,
@@ -82,6 +85,7 @@ impl Intent {
         self.short_circuited = 0;
         self.retry_cost = None;
         self.lookups = 0;
+        self.late_receipt = false;
         self.ambiguous = false;
         self.awaiting = None;
         self.at_server = 0;
@@ -279,6 +283,7 @@ mod tests {
                 failure: 0.0,
                 lag: Tick::ZERO,
             },
+            cooperative: true,
         };
         let mut slab = Slab::new(streams);
         let first = slab.start(7, 0, Tick(3));

@@ -206,7 +206,10 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             budget.first_attempt(now);
         }
         let tool = &self.tools[intent.tool];
-        let wait = limits.grant(self.timeouts[intent.tool], intent.start, now);
+        // A non-cooperative call cannot be abandoned: no timer is set for it.
+        let wait = limits
+            .grant(self.timeouts[intent.tool], intent.start, now)
+            .filter(|_| tool.cooperative);
         let (attempt, draw) = intent.draw_attempt(tool, now, wait);
         let at = AttemptRef {
             intent: handle,
@@ -326,6 +329,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
 
     fn on_reply(&mut self, at: AttemptRef, reply: Reply, sched: &mut Scheduler<Event>) {
         let now = sched.now();
+        let limits = self.policy.limits;
         let Some(intent) = self.waiting_on(at) else {
             return;
         };
@@ -343,8 +347,16 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             Reply::Failed(class) => Some(class),
         };
         intent.ambiguous |= failure == Some(FailureClass::Reset);
+        // Only a call that could not be abandoned answers after the deadline: the overrun is
+        // found on return, its evidence kept, and nothing is retried.
+        let late = limits.past_deadline(intent.start, now);
+        intent.late_receipt = late && failure.is_none();
         let (tool, cost) = (intent.tool, intent.retry_cost);
         self.observe(tool, now, failure, cost);
+        if late {
+            let stop = Status::Stopped(StopReason::DeadlineExceeded);
+            return self.end_intent(at.intent.slot, stop, sched);
+        }
         match failure {
             None => self.end_intent(at.intent.slot, Status::Succeeded, sched),
             Some(class) => self.after_failure(at.intent.slot, class, draw.retry_after, sched),
@@ -602,6 +614,7 @@ fn business_state(intent: &Intent, status: Status, tool: &Tool) -> BusinessState
         return BusinessState::ReadOnly;
     }
     match status {
+        _ if intent.late_receipt => BusinessState::Confirmed,
         Status::Succeeded => BusinessState::Confirmed,
         Status::Stopped(_) if intent.ambiguous || intent.awaiting.is_some() => {
             BusinessState::Unknown
