@@ -149,6 +149,29 @@ impl Check<'_> {
         }
     }
 
+    /// A number that must pass `valid`; `default` when absent. `what` ends the message "x is
+    /// not …" and `allowed` says what would do.
+    pub fn number(
+        &self,
+        value: Option<&Spanned<f64>>,
+        path: &str,
+        default: f64,
+        valid: fn(f64) -> bool,
+        what: &str,
+        allowed: &str,
+    ) -> Result<f64> {
+        match value {
+            None => Ok(default),
+            Some(v) if valid(*v.get_ref()) => Ok(*v.get_ref()),
+            Some(v) => self.error_allowing(
+                v.span(),
+                path,
+                format!("{} is not {what}", v.get_ref()),
+                allowed,
+            ),
+        }
+    }
+
     /// A whole number of at least 1 that fits a `u32`, or `"unlimited"` (`None`).
     pub fn count_or_unlimited(
         &self,

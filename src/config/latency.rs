@@ -86,18 +86,17 @@ pub fn latency(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Re
             &format!("{path}.{key}"),
         )
     };
-    let positive = |v: &Option<Spanned<f64>>, key: &str| -> Result<f64> {
-        let v = v.as_ref().expect("presence checked above");
-        let x = *v.get_ref();
-        if !(x.is_finite() && x > 0.0) {
-            return check.error_allowing(
-                v.span(),
-                &format!("{path}.{key}"),
-                format!("{x} is not a positive number"),
-                "a finite number > 0",
-            );
-        }
-        Ok(x)
+    let positive = |v: &Option<Spanned<f64>>, key: &str| {
+        let valid: fn(f64) -> bool = |x| x.is_finite() && x > 0.0;
+        let path = format!("{path}.{key}");
+        check.number(
+            v.as_ref(),
+            &path,
+            0.0,
+            valid,
+            "a positive number",
+            "a finite number > 0",
+        )
     };
     Ok(match dist {
         "constant" => Latency::Constant(dur(&raw.value, "value")?),
@@ -142,18 +141,14 @@ fn lognormal(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Resu
         &format!("{path}.median"),
     )?;
     let sigma = match (&raw.sigma, &raw.p99) {
-        (Some(sigma), None) => {
-            let s = *sigma.get_ref();
-            if !(s.is_finite() && s >= 0.0) {
-                return check.error_allowing(
-                    sigma.span(),
-                    &format!("{path}.sigma"),
-                    format!("{s} is not a spread"),
-                    "a finite number ≥ 0",
-                );
-            }
-            s
-        }
+        (Some(sigma), None) => check.number(
+            Some(sigma),
+            &format!("{path}.sigma"),
+            0.0,
+            |s| s.is_finite() && s >= 0.0,
+            "a spread",
+            "a finite number ≥ 0",
+        )?,
         (None, Some(p99)) => {
             let p = check.duration(p99, &format!("{path}.p99"))?;
             if p < median || median == Tick::ZERO {

@@ -605,18 +605,14 @@ fn breaker(check: &Check, spanned: &Spanned<raw::Breaker>, path: &str) -> Result
             )?)
         }
         None => {
-            let rate = match &raw.failure_rate {
-                None => default::FAILURE_RATE,
-                Some(r) if !(*r.get_ref() > 0.0 && *r.get_ref() <= 1.0) => {
-                    return check.error_allowing(
-                        r.span(),
-                        &format!("{path}.failure_rate"),
-                        format!("{} is not a failure rate", r.get_ref()),
-                        "a share above 0 and at most 1",
-                    );
-                }
-                Some(r) => *r.get_ref(),
-            };
+            let rate = check.number(
+                raw.failure_rate.as_ref(),
+                &format!("{path}.failure_rate"),
+                default::FAILURE_RATE,
+                |r| r > 0.0 && r <= 1.0,
+                "a failure rate",
+                "a share above 0 and at most 1",
+            )?;
             let window = match &raw.window {
                 None => Window::Calls(default::WINDOW_CALLS),
                 Some(w) => match w.get_ref() {
@@ -733,16 +729,16 @@ fn retry_budget(
             .iter()
             .find(|(n, _, _)| *n == key)
             .and_then(|(_, _, v)| v.as_ref());
-        match value {
-            None => Ok(default),
-            Some(v) if v.get_ref().is_finite() && *v.get_ref() >= 0.0 => Ok(*v.get_ref()),
-            Some(v) => check.error_allowing(
-                v.span(),
-                &format!("{path}.{key}"),
-                format!("{} is not a setting of a budget", v.get_ref()),
-                "a finite number ≥ 0",
-            ),
-        }
+        let valid: fn(f64) -> bool = |x| x.is_finite() && x >= 0.0;
+        let what = "a setting of a budget";
+        check.number(
+            value,
+            &format!("{path}.{key}"),
+            default,
+            valid,
+            what,
+            "a finite number ≥ 0",
+        )
     };
     Ok(match kind {
         0 => BudgetRule::TokenBucket {
@@ -800,18 +796,14 @@ fn backoff(check: &Check, raw: &raw::Backoff, path: &str) -> Result<Backoff> {
             format!("max_delay ({max_delay}) is below initial_delay ({initial_delay})"),
         );
     }
-    let multiplier = match &raw.multiplier {
-        Some(m) if !(m.get_ref().is_finite() && *m.get_ref() >= 1.0) => {
-            return check.error_allowing(
-                m.span(),
-                &format!("{path}.multiplier"),
-                format!("{} would not grow the delay", m.get_ref()),
-                "a finite number ≥ 1",
-            );
-        }
-        Some(m) => *m.get_ref(),
-        None => default::MULTIPLIER,
-    };
+    let multiplier = check.number(
+        raw.multiplier.as_ref(),
+        &format!("{path}.multiplier"),
+        default::MULTIPLIER,
+        |m| m.is_finite() && m >= 1.0,
+        "a multiplier that grows the delay",
+        "a finite number ≥ 1",
+    )?;
     Ok(Backoff {
         growth,
         initial_delay,
