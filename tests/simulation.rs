@@ -3,11 +3,9 @@
 
 mod common;
 
-use common::{experiment, records, run_one};
+use common::{assert_agrees, experiment, max_attempts, records, run_one};
 use retrysim::Experiment;
-use retrysim::metrics::{
-    BusinessState, Estimate, IntentRecord, Measure, Sample, Status, StopReason,
-};
+use retrysim::metrics::{BusinessState, IntentRecord, Measure, Sample, Status, StopReason};
 use retrysim::policy::{Attempts, KeyScope};
 use retrysim::theory::closed_forms;
 use retrysim::time::Tick;
@@ -49,10 +47,7 @@ fn measurements_agree_with_closed_forms() {
         (0.05, 0.1, 0.15, Attempts::AtMost(4)),
     ];
     for (a, e, b, n) in points {
-        let max = match n {
-            Attempts::AtMost(n) => n.to_string(),
-            Attempts::Unlimited => "\"unlimited\"".into(),
-        };
+        let max = max_attempts(n);
         let exp = lossy(
             a,
             e,
@@ -80,22 +75,7 @@ fn measurements_agree_with_closed_forms() {
                 Some(theory),
                 "the run applies the same closed forms"
             );
-            let checks = [
-                (Measure::Attempts, theory.attempts),
-                (Measure::Effects, theory.effects),
-                (Measure::Duplicates, theory.duplicates),
-                (Measure::Success, theory.success),
-                (Measure::Ghost, theory.ghost),
-            ];
-            for (m, expected) in checks {
-                let est = Estimate::at_level(p.runs[0].totals.get(m), 0.999);
-                assert!(
-                    est.contains(expected),
-                    "a={a} e={e} b={b} {n:?} {key:?} {m:?}: {} ± {} vs {expected}",
-                    est.mean,
-                    est.half_width
-                );
-            }
+            assert_agrees(p, &theory, &format!("a={a} e={e} b={b} {n:?} {key:?}"));
         }
     }
 }

@@ -3,10 +3,10 @@
 
 mod common;
 
-use common::{experiment, records, run_one, traced};
+use common::{assert_agrees, experiment, max_attempts, records, run_one, traced};
 use retrysim::Experiment;
 use retrysim::config::Source;
-use retrysim::metrics::{BusinessState, Estimate, Measure, Outcome, Status, StopReason};
+use retrysim::metrics::{BusinessState, Outcome, Status, StopReason};
 use retrysim::policy::{Attempts, KeyScope};
 use retrysim::theory::closed_forms;
 use retrysim::time::Tick;
@@ -43,10 +43,7 @@ fn timeouts_agree_with_closed_forms() {
         (0.0, 0.2, "\"p90\"", Attempts::Unlimited),
         (0.05, 0.0, "\"15ms\"", Attempts::AtMost(2)),
     ] {
-        let max = match n {
-            Attempts::AtMost(n) => n.to_string(),
-            Attempts::Unlimited => "\"unlimited\"".into(),
-        };
+        let max = max_attempts(n);
         let exp = timed(
             a,
             b,
@@ -82,21 +79,7 @@ fn timeouts_agree_with_closed_forms() {
             if a == 0.0 && b == 0.0 && n == Attempts::AtMost(3) {
                 assert!((theory.attempts - (1.0 + p + p * p)).abs() < 1e-12);
             }
-            for (m, expected) in [
-                (Measure::Attempts, theory.attempts),
-                (Measure::Effects, theory.effects),
-                (Measure::Duplicates, theory.duplicates),
-                (Measure::Success, theory.success),
-                (Measure::Ghost, theory.ghost),
-            ] {
-                let est = Estimate::at_level(policy.runs[0].totals.get(m), 0.999);
-                assert!(
-                    est.contains(expected),
-                    "{timeout} {n:?} {key:?} {m:?}: {} ± {} vs {expected}",
-                    est.mean,
-                    est.half_width
-                );
-            }
+            assert_agrees(policy, &theory, &format!("{timeout} {n:?} {key:?}"));
         }
     }
 }

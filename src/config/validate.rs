@@ -12,7 +12,7 @@ use crate::model::{
 };
 use crate::policy::{
     Admission, Attempts, Backoff, BreakerRule, BudgetRule, FailureClass, Growth, Jitter, KeyScope,
-    Limits, Policy, Retry, RetryAfter, Timeout, Trip, Window,
+    Limits, Policy, Retry, RetryAfter, RetryOn, Timeout, Trip, Window,
 };
 use crate::time::{DURATION_HELP, Tick, parse_duration};
 
@@ -451,19 +451,7 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
             )?
             .map_or(Attempts::Unlimited, Attempts::AtMost),
     };
-    let retry_on = match &raw.retry_on {
-        None => FailureClass::TRANSIENT.into_iter().collect(),
-        Some(list) => list
-            .get_ref()
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let path = format!("{path}.retry_on[{i}]");
-                let all = &FailureClass::ALL;
-                check.named(Some(c), &path, all, FailureClass::name, all[0])
-            })
-            .collect::<Result<_>>()?,
-    };
+    let retry_on = classes(check, raw.retry_on.as_ref(), &format!("{path}.retry_on"))?;
     let timeout = match &raw.timeout {
         None => Timeout::None,
         Some(v) => timeout(check, v, &format!("{path}.timeout"))?,
@@ -556,6 +544,31 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
     })
 }
 
+/// A list of failure classes (`retry_on`, a breaker's `counts`); the transient ones when absent.
+fn classes(
+    check: &Check,
+    list: Option<&Spanned<Vec<Spanned<String>>>>,
+    path: &str,
+) -> Result<RetryOn> {
+    let Some(list) = list else {
+        return Ok(FailureClass::TRANSIENT.into_iter().collect());
+    };
+    let all = &FailureClass::ALL;
+    list.get_ref()
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            check.named(
+                Some(c),
+                &format!("{path}[{i}]"),
+                all,
+                FailureClass::name,
+                all[0],
+            )
+        })
+        .collect()
+}
+
 /// What a timeout may be; a rule from the latency must also fit every tool called, which the
 /// caller checks once the tools are known.
 const TIMEOUT_HELP: &str = "a duration (\"250ms\"), a percentile of the tool's round trip \
@@ -646,24 +659,7 @@ fn breaker(check: &Check, spanned: &Spanned<raw::Breaker>, path: &str) -> Result
             }
         }
     };
-    let counts = match &raw.counts {
-        None => FailureClass::TRANSIENT.into_iter().collect(),
-        Some(list) => list
-            .get_ref()
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let all = &FailureClass::ALL;
-                check.named(
-                    Some(c),
-                    &format!("{path}.counts[{i}]"),
-                    all,
-                    FailureClass::name,
-                    all[0],
-                )
-            })
-            .collect::<Result<_>>()?,
-    };
+    let counts = classes(check, raw.counts.as_ref(), &format!("{path}.counts"))?;
     Ok(BreakerRule {
         trip,
         open_duration: check.duration_or(

@@ -3,10 +3,13 @@
 
 use retrysim::Experiment;
 use retrysim::config::Source;
-use retrysim::metrics::{AttemptRecord, IntentRecord};
+use retrysim::metrics::{AttemptRecord, Estimate, IntentRecord, Measure};
+use retrysim::policy::Attempts;
+use retrysim::run::PolicyResult;
 use retrysim::run::{Options, PointResult, run};
 use retrysim::sim::{self, Job};
 use retrysim::sweep::Sweep;
+use retrysim::theory::ClosedForms;
 
 /// The experiment a config without a sweep describes; panics with the error otherwise.
 pub fn experiment(toml: &str) -> Experiment {
@@ -42,4 +45,32 @@ pub fn traced(exp: &Experiment, policy: usize) -> Vec<(IntentRecord, Vec<Attempt
     sim::run(exp, job, |r, attempts| out.push((*r, attempts.to_vec())));
     out.sort_by_key(|(r, _)| r.intent);
     out
+}
+
+/// `max_attempts` as a config writes it.
+pub fn max_attempts(n: Attempts) -> String {
+    match n {
+        Attempts::AtMost(n) => n.to_string(),
+        Attempts::Unlimited => "\"unlimited\"".into(),
+    }
+}
+
+/// Every measure of the first replication lies within a 99.9 % interval of its closed form;
+/// `label` says which case failed.
+pub fn assert_agrees(result: &PolicyResult, theory: &ClosedForms, label: &str) {
+    for (m, expected) in [
+        (Measure::Attempts, theory.attempts),
+        (Measure::Effects, theory.effects),
+        (Measure::Duplicates, theory.duplicates),
+        (Measure::Success, theory.success),
+        (Measure::Ghost, theory.ghost),
+    ] {
+        let est = Estimate::at_level(result.runs[0].totals.get(m), 0.999);
+        assert!(
+            est.contains(expected),
+            "{label} {m:?}: {} ± {} vs {expected}",
+            est.mean,
+            est.half_width
+        );
+    }
 }
