@@ -36,9 +36,25 @@ fn describe(p: &Policy) -> String {
         Timeout::None => "no timeout".to_string(),
         rule => format!("timeout {rule}"),
     };
+    let attempts = match &p.layers {
+        None => p.retry.max_attempts.to_string(),
+        Some(l) => {
+            let names = l.outer.iter().map(|l| l.name.as_str());
+            let layers: Vec<String> = names
+                .chain([l.innermost.as_str()])
+                .enumerate()
+                .map(|(i, name)| format!("{name} {}", p.layer(i).0.max_attempts))
+                .collect();
+            let reset = if l.reset_each {
+                " (each resets the limits)"
+            } else {
+                ""
+            };
+            format!("layers {}{reset}", layers.join(" > "))
+        }
+    };
     format!(
-        "{}, retry on {}, {timeout}, {}, key {}",
-        p.retry.max_attempts,
+        "{attempts}, retry on {}, {timeout}, {}, key {}",
         retry_on.join("/"),
         backoff,
         p.key.name()

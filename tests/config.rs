@@ -161,6 +161,44 @@ fn cross_field_rules_are_placed() {
 }
 
 #[test]
+fn layers_take_the_retry_rule_and_are_checked_one_by_one() {
+    let two = "layers = [{ name = \"agent\", max_attempts = 2 }, { name = \"sdk\" }]\n";
+    let e = error(
+        "name = \"p\"\n",
+        &format!("name = \"p\"\nmax_attempts = 3\n{two}"),
+    );
+    assert_says(
+        &e,
+        &[
+            "c.toml:8:16: policy[0].max_attempts",
+            "each layer has its own",
+        ],
+    );
+    let e = error(
+        "name = \"p\"\n",
+        "name = \"p\"\nlayers = [{ name = \"a\" }, { name = \"a\" }]\n",
+    );
+    assert_says(
+        &e,
+        &["policy[0].layers[1].name", "a second layer named \"a\""],
+    );
+    let e = error(
+        "name = \"p\"\n",
+        "name = \"p\"\nlayers = [{ name = \"a\", max_attempts = 0 }]\n",
+    );
+    assert_says(&e, &["policy[0].layers[0].max_attempts"]);
+    let e = error(
+        "name = \"p\"\n",
+        "name = \"p\"\nlayers = [{ name = \"a\", tries = 2 }]\n",
+    );
+    assert_says(&e, &["tries", "max_attempts"]);
+    let e = error("name = \"p\"\n", "name = \"p\"\nreset_each_layer = true\n");
+    assert_says(&e, &["policy[0].reset_each_layer", "no layers"]);
+    let e = error("name = \"p\"\n", "name = \"p\"\nlayers = []\n");
+    assert_says(&e, &["policy[0].layers", "no layers"]);
+}
+
+#[test]
 fn type_errors_keep_their_place() {
     let e = error("tasks = 10", "tasks = \"ten\"");
     assert_says(&e, &["c.toml:3:9: workload.tasks", "invalid type"]);

@@ -14,8 +14,8 @@ use retrysim::model::{
     Arrival, Faults, Latency, Lookup, LossSignal, Outage, OutageMode, Tool, ToolKind, Workload,
 };
 use retrysim::policy::{
-    Attempts, Backoff, BreakerRule, BudgetRule, FailureClass, Growth, Jitter, KeyScope, Limits,
-    Policy, Retry, RetryAfter, RetryOn, Timeout, Trip,
+    Attempts, Backoff, BreakerRule, BudgetRule, FailureClass, Growth, Jitter, KeyScope, Layer,
+    Layers, Limits, Policy, Retry, RetryAfter, RetryOn, Timeout, Trip,
 };
 use retrysim::time::Tick;
 
@@ -185,13 +185,15 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
             counts: FailureClass::ALL.into_iter().collect(),
         })
     });
+    // Up to two layers around the innermost, each with its own cap and the same classes.
+    let outer = proptest::collection::vec(1u32..4, 0..3);
     (
         attempts,
         retry_on,
         timeout,
         backoff(),
         limits,
-        (any::<bool>(), breaker, budget),
+        (any::<bool>(), breaker, budget, outer),
     )
         .prop_map(
             move |(
@@ -200,8 +202,25 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                 timeout,
                 backoff,
                 limits,
-                (safety_gate, breaker, retry_budget),
+                (safety_gate, breaker, retry_budget, outer),
             )| {
+                let layers = (!outer.is_empty()).then(|| Layers {
+                    outer: outer
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &n)| Layer {
+                            name: format!("layer-{i}"),
+                            retry: Retry {
+                                max_attempts: Attempts::AtMost(n),
+                                retry_on,
+                                retry_after: RetryAfter::Honour,
+                            },
+                            backoff,
+                        })
+                        .collect(),
+                    innermost: "sdk".into(),
+                    reset_each: false,
+                });
                 Policy {
                     name: key.name().replace('_', "-"),
                     retry: Retry {
@@ -223,6 +242,7 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     retry_budget,
                     // Lookups change when a keyed policy resends, which the key property below compares.
                     lookup_before_retry: false,
+                    layers,
                     calls: None,
                 }
             },
@@ -288,7 +308,10 @@ proptest! {
                 if policy.timeout == Timeout::None && policy.limits.deadline.is_none() {
                     prop_assert_eq!(r.timeouts, 0);
                 }
-                if let Some(cap) = policy.retry.max_attempts.cap() {
+                // Nested layers multiply their caps.
+                let cap = (0..policy.depth())
+                    .try_fold(1, |all, l| Some(all * policy.layer(l).0.max_attempts.cap()?));
+                if let Some(cap) = cap {
                     prop_assert!(r.attempts <= cap);
                 }
                 if let Some(cap) = policy.limits.dispatch_cap {
@@ -309,7 +332,7 @@ proptest! {
                     }
                     Status::Succeeded => {}
                     Status::Stopped(StopReason::AttemptLimit) => {
-                        prop_assert_eq!(Some(r.attempts), policy.retry.max_attempts.cap());
+                        prop_assert_eq!(Some(r.attempts), cap);
                     }
                     // Only silence with nothing to end the wait hangs: latencies here are short.
                     // Only silence (a lost message, or a server down and hanging) with nothing

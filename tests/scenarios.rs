@@ -43,6 +43,13 @@ fn one_deadline_one_budget() {
     let exp = shipped("scenarios/one-deadline-one-budget.toml");
     let want = [
         (
+            "reset-per-layer",
+            27,
+            162,
+            stopped(StopReason::AttemptLimit),
+            0,
+        ),
+        (
             "shared-cap-4",
             4,
             24,
@@ -106,6 +113,17 @@ fn one_deadline_one_budget() {
                     .iter()
                     .all(|a| a.committed == (a.dispatch == Tick::ZERO))
             );
+        }
+        if name == "reset-per-layer" {
+            // Every deepest scope is 3 calls in 18 ticks: its fresh 20-tick deadline and cap of
+            // 4 never bind, and each scope's first call is granted the whole 20 again.
+            let granted: Vec<u64> = attempts
+                .iter()
+                .filter_map(|a| a.granted.map(|t| t.0))
+                .collect();
+            assert_eq!(granted, [20, 14, 8].repeat(9));
+            assert_eq!(attempts.iter().filter(|a| a.layer == 0).count(), 3);
+            assert_eq!(attempts.iter().filter(|a| a.layer == 2).count(), 18);
         }
         if name == "shared-deadline-20" {
             let sent: Vec<u64> = attempts.iter().map(|a| a.dispatch.0).collect();

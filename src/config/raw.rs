@@ -117,6 +117,18 @@ pub struct Policy {
     pub lookup_before_retry: bool,
     pub idempotency_key: Option<Spanned<String>>,
     pub backoff: Option<Spanned<Backoff>>,
+    pub layers: Option<Spanned<Vec<Spanned<Layer>>>>,
+    pub reset_each_layer: Option<Spanned<bool>>,
+}
+
+/// One element of `layers`: a retry layer, outermost first.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Layer {
+    pub name: Spanned<String>,
+    pub max_attempts: Option<Spanned<Value>>,
+    pub retry_on: Option<Spanned<Vec<Spanned<String>>>>,
+    pub backoff: Option<Spanned<Backoff>>,
 }
 
 #[derive(Deserialize)]

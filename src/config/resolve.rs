@@ -5,7 +5,9 @@ use toml::{Table, Value};
 
 use crate::experiment::Experiment;
 use crate::model::{Arrival, Latency, Tool};
-use crate::policy::{Attempts, Backoff, BreakerRule, BudgetRule, Policy, Trip, Window};
+use crate::policy::{
+    Attempts, Backoff, BreakerRule, BudgetRule, Layers, Policy, Retry, Trip, Window,
+};
 use crate::sweep::Sweep;
 use crate::time::Tick;
 
@@ -202,29 +204,61 @@ fn retry_budget(b: &BudgetRule) -> Value {
     Value::Table(t)
 }
 
-fn policy(p: &Policy, tools: &[Tool]) -> Value {
-    let max_attempts = match p.retry.max_attempts {
+/// A retry rule's `max_attempts` and `retry_on`.
+fn retry_rule(retry: &Retry) -> [(&'static str, Value); 2] {
+    let max_attempts = match retry.max_attempts {
         Attempts::AtMost(n) => Value::Integer(n.into()),
         Attempts::Unlimited => "unlimited".into(),
     };
-    let retry_on: Vec<Value> = p
-        .retry
-        .retry_on
-        .classes()
-        .map(|c| c.name().into())
-        .collect();
-    let mut t = table([
-        ("name", p.name.clone().into()),
+    let retry_on: Vec<Value> = retry.retry_on.classes().map(|c| c.name().into()).collect();
+    [
         ("max_attempts", max_attempts),
         ("retry_on", Value::Array(retry_on)),
-        ("retry_after", p.retry.retry_after.name().into()),
-        ("timeout", p.timeout.to_string().into()),
-        ("idempotency_key", p.key.name().into()),
-        ("safety_gate", p.safety_gate.into()),
-        ("lookup_before_retry", p.lookup_before_retry.into()),
-    ]);
-    if p.backoff != Backoff::IMMEDIATE {
-        t.insert("backoff".into(), backoff(&p.backoff));
+    ]
+}
+
+/// A policy's retry layers, outermost first, each with its name, rule and backoff.
+fn layers(p: &Policy, layers: &Layers) -> Value {
+    let names = layers.outer.iter().map(|l| &l.name);
+    let list = names
+        .chain([&layers.innermost])
+        .enumerate()
+        .map(|(i, name)| {
+            let (retry, b) = p.layer(i);
+            let mut t = table([("name", name.clone().into())]);
+            t.extend(retry_rule(retry).map(|(k, v)| (k.to_string(), v)));
+            if *b != Backoff::IMMEDIATE {
+                t.insert("backoff".into(), backoff(b));
+            }
+            Value::Table(t)
+        });
+    Value::Array(list.collect())
+}
+
+fn policy(p: &Policy, tools: &[Tool]) -> Value {
+    let mut t = table([("name", p.name.clone().into())]);
+    if p.layers.is_none() {
+        t.extend(retry_rule(&p.retry).map(|(k, v)| (k.to_string(), v)));
+    }
+    t.extend(
+        [
+            ("retry_after", p.retry.retry_after.name().into()),
+            ("timeout", p.timeout.to_string().into()),
+            ("idempotency_key", p.key.name().into()),
+            ("safety_gate", p.safety_gate.into()),
+            ("lookup_before_retry", p.lookup_before_retry.into()),
+        ]
+        .map(|(k, v): (&str, Value)| (k.to_string(), v)),
+    );
+    match &p.layers {
+        None if p.backoff != Backoff::IMMEDIATE => {
+            t.insert("backoff".into(), backoff(&p.backoff));
+        }
+        None => {}
+        Some(l) => {
+            t.insert("layers".into(), layers(p, l));
+            t.insert("reset_each_layer".into(), l.reset_each.into());
+        }
     }
     let limits = [
         ("deadline", p.limits.deadline.map(duration)),

@@ -12,7 +12,7 @@ use crate::model::{
 };
 use crate::policy::{
     Admission, Attempts, Backoff, BreakerRule, BudgetRule, FailureClass, Growth, Jitter, KeyScope,
-    Limits, Policy, Retry, RetryAfter, RetryOn, Timeout, Trip, Window,
+    Layer, Layers, Limits, Policy, Retry, RetryAfter, RetryOn, Timeout, Trip, Window,
 };
 use crate::time::{DURATION_HELP, Tick, parse_duration};
 
@@ -440,18 +440,46 @@ fn workload(check: &Check, spanned: &Spanned<raw::Workload>, tools: &[Tool]) -> 
 
 fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
     let name = check.name(&raw.name, &format!("{path}.name"))?;
-    let max_attempts = match &raw.max_attempts {
-        None => Attempts::AtMost(1),
-        Some(v) => check
-            .count_or_unlimited(
-                v,
-                &format!("{path}.max_attempts"),
-                "attempts",
-                "a whole number ≥ 1 counting the first attempt (3 = 2 retries), or \"unlimited\"",
-            )?
-            .map_or(Attempts::Unlimited, Attempts::AtMost),
+    let retry_after = check.named(
+        raw.retry_after.as_ref(),
+        &format!("{path}.retry_after"),
+        &RetryAfter::ALL,
+        RetryAfter::name,
+        RetryAfter::Honour,
+    )?;
+    let own = Layer {
+        name: String::new(),
+        retry: Retry {
+            max_attempts: max_attempts(check, raw.max_attempts.as_ref(), path)?,
+            retry_on: classes(check, raw.retry_on.as_ref(), &format!("{path}.retry_on"))?,
+            retry_after,
+        },
+        backoff: backoff_or_none(check, raw.backoff.as_ref(), path)?,
     };
-    let retry_on = classes(check, raw.retry_on.as_ref(), &format!("{path}.retry_on"))?;
+    let (own, layers) = match &raw.layers {
+        None => {
+            if let Some(reset) = &raw.reset_each_layer {
+                return check.error_allowing(
+                    reset.span(),
+                    &format!("{path}.reset_each_layer"),
+                    "there are no layers to reset".into(),
+                    "`layers` beside `reset_each_layer`",
+                );
+            }
+            (own, None)
+        }
+        Some(list) => {
+            let (mut outer, innermost) = layers(check, raw, list, path, retry_after)?;
+            let own = outer.pop().expect("layers are not empty");
+            let reset_each = raw.reset_each_layer.as_ref().is_some_and(|r| *r.get_ref());
+            let layers = Layers {
+                outer,
+                innermost,
+                reset_each,
+            };
+            (own, Some(layers))
+        }
+    };
     let timeout = match &raw.timeout {
         None => Timeout::None,
         Some(v) => timeout(check, v, &format!("{path}.timeout"))?,
@@ -509,25 +537,11 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
         KeyScope::name,
         KeyScope::None,
     )?;
-    let backoff = match &raw.backoff {
-        None => Backoff::IMMEDIATE,
-        Some(b) => backoff(check, b.get_ref(), &format!("{path}.backoff"))?,
-    };
     Ok(Policy {
         name,
-        retry: Retry {
-            max_attempts,
-            retry_on,
-            retry_after: check.named(
-                raw.retry_after.as_ref(),
-                &format!("{path}.retry_after"),
-                &RetryAfter::ALL,
-                RetryAfter::name,
-                RetryAfter::Honour,
-            )?,
-        },
+        retry: own.retry,
         timeout,
-        backoff,
+        backoff: own.backoff,
         key,
         limits,
         safety_gate: raw.safety_gate,
@@ -541,7 +555,94 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
         },
         lookup_before_retry: raw.lookup_before_retry,
         calls: None,
+        layers,
     })
+}
+
+/// `max_attempts`, counting the first: one attempt when absent.
+fn max_attempts(check: &Check, value: Option<&Spanned<Value>>, path: &str) -> Result<Attempts> {
+    Ok(match value {
+        None => Attempts::AtMost(1),
+        Some(v) => check
+            .count_or_unlimited(
+                v,
+                &format!("{path}.max_attempts"),
+                "attempts",
+                "a whole number ≥ 1 counting the first attempt (3 = 2 retries), or \"unlimited\"",
+            )?
+            .map_or(Attempts::Unlimited, Attempts::AtMost),
+    })
+}
+
+fn backoff_or_none(
+    check: &Check,
+    value: Option<&Spanned<raw::Backoff>>,
+    path: &str,
+) -> Result<Backoff> {
+    match value {
+        None => Ok(Backoff::IMMEDIATE),
+        Some(b) => backoff(check, b.get_ref(), &format!("{path}.backoff")),
+    }
+}
+
+/// `layers`, outermost first, each with its own retry rule and backoff; the policy's own
+/// `max_attempts`, `retry_on` and `backoff` are then set per layer instead. Returns every layer
+/// and the innermost's name.
+fn layers(
+    check: &Check,
+    raw: &raw::Policy,
+    list: &Spanned<Vec<Spanned<raw::Layer>>>,
+    path: &str,
+    retry_after: RetryAfter,
+) -> Result<(Vec<Layer>, String)> {
+    let own_keys = [
+        ("max_attempts", raw.max_attempts.as_ref().map(Spanned::span)),
+        ("retry_on", raw.retry_on.as_ref().map(Spanned::span)),
+        ("backoff", raw.backoff.as_ref().map(Spanned::span)),
+    ];
+    if let Some((key, Some(span))) = own_keys.into_iter().find(|(_, s)| s.is_some()) {
+        return check.error_allowing(
+            span,
+            &format!("{path}.{key}"),
+            format!("with `layers`, each layer has its own {key}"),
+            "max_attempts, retry_on and backoff inside each element of `layers`",
+        );
+    }
+    if list.get_ref().is_empty() {
+        return check.error_allowing(
+            list.span(),
+            &format!("{path}.layers"),
+            "no layers".into(),
+            "one table per layer, outermost first: { name, max_attempts, retry_on, backoff }",
+        );
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for (i, layer) in list.get_ref().iter().enumerate() {
+        let at = format!("{path}.layers[{i}]");
+        let raw = layer.get_ref();
+        let name = check.name(&raw.name, &format!("{at}.name"))?;
+        if names.contains(&name) {
+            return check.error_allowing(
+                raw.name.span(),
+                &format!("{at}.name"),
+                format!("a second layer named \"{name}\""),
+                "a name of its own for each layer",
+            );
+        }
+        names.push(name.clone());
+        out.push(Layer {
+            name,
+            retry: Retry {
+                max_attempts: max_attempts(check, raw.max_attempts.as_ref(), &at)?,
+                retry_on: classes(check, raw.retry_on.as_ref(), &format!("{at}.retry_on"))?,
+                retry_after,
+            },
+            backoff: backoff_or_none(check, raw.backoff.as_ref(), &at)?,
+        });
+    }
+    let innermost = names.pop().expect("layers are not empty");
+    Ok((out, innermost))
 }
 
 /// A list of failure classes (`retry_on`, a breaker's `counts`); the transient ones when absent.
@@ -819,8 +920,11 @@ fn refuse_endless_retries(
     workload: &Workload,
     tools: &[Tool],
 ) -> Result<()> {
-    let bounded = policy.limits.deadline.is_some() || policy.limits.dispatch_cap.is_some();
-    if policy.retry.max_attempts != Attempts::Unlimited || bounded {
+    // A deadline or cap that each layer entered resets bounds nothing as a whole.
+    let bounded = (policy.limits.deadline.is_some() || policy.limits.dispatch_cap.is_some())
+        && !policy.resets_each_layer();
+    let layers = || (0..policy.depth()).map(|l| policy.layer(l).0);
+    if layers().all(|r| r.max_attempts != Attempts::Unlimited) || bounded {
         return Ok(());
     }
     for &t in policy.calls.as_ref().unwrap_or(&workload.calls) {
@@ -836,14 +940,16 @@ fn refuse_endless_retries(
             None => 1.0 - f.request_loss - f.server_error - f.reply_loss,
         };
         let succeeds = delivered * (1.0 - late);
-        let on = |c: FailureClass| policy.retry.retry_on.contains(c);
+        let on = |c: FailureClass| layers().any(|r| r.retry_on.contains(c));
         // The ways an attempt can fail, each retried or not.
         let lost = f.request_loss + f.reply_loss > 0.0;
         let all_retried = (!lost || on(FailureClass::Reset) || wait.is_some())
             && (f.server_error == 0.0 || on(FailureClass::ServerError))
             && (wait.is_none() || on(FailureClass::Timeout));
         if succeeds <= 1e-12 && all_retried {
-            let span = raw.max_attempts.as_ref().map_or(0..0, |v| v.span());
+            let span = (raw.max_attempts.as_ref().map(Spanned::span))
+                .or(raw.layers.as_ref().map(Spanned::span))
+                .unwrap_or(0..0);
             return check.error_allowing(
                 span,
                 &format!("{path}.max_attempts"),

@@ -65,6 +65,9 @@ impl Outcome {
 /// One attempt of an intent, numbered from 0 by its position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AttemptRecord {
+    /// The retry layer whose attempt this dispatch began, 0 the outermost: the first dispatch
+    /// begins an attempt of every layer and counts as layer 0's.
+    pub layer: u8,
     pub dispatch: Tick,
     /// When the outcome reached the client, or the client stopped waiting.
     pub end: Tick,

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::experiment::{Experiment, OutputOptions};
 use crate::metrics::{AttemptRecord, IntentRecord};
+use crate::policy::layers;
 use crate::sim::Job;
 use crate::sweep::Point;
 
@@ -159,7 +160,8 @@ impl<'a> TraceWriter<'a> {
                 self.row(which.into_iter().chain(row))
             }
             Trace::Attempts => {
-                for (k, a) in attempts.iter().enumerate() {
+                let paths = layers::paths(policy.depth(), attempts.iter().map(|a| a.layer.into()));
+                for ((k, a), path) in attempts.iter().enumerate().zip(paths) {
                     let key = policy
                         .key
                         .key(r.intent, k as u32)
@@ -171,7 +173,7 @@ impl<'a> TraceWriter<'a> {
                             }
                         });
                     let row = [
-                        "0".to_string(),
+                        path,
                         k.to_string(),
                         a.dispatch.0.to_string(),
                         a.end.0.to_string(),

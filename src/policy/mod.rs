@@ -5,6 +5,7 @@ pub mod backoff;
 pub mod breaker;
 pub mod budget;
 pub mod idempotency;
+pub mod layers;
 pub mod limits;
 pub mod retry;
 pub mod safety;
@@ -14,6 +15,7 @@ pub use backoff::{Backoff, Growth, Jitter};
 pub use breaker::{Breaker, BreakerRule, Trip, Window};
 pub use budget::{BudgetRule, RetryBudget};
 pub use idempotency::{Key, KeyScope};
+pub use layers::{Layer, Layers, Tries};
 pub use limits::{Admission, Limits};
 pub use retry::{Attempts, FailureClass, Retry, RetryAfter, RetryDecision, RetryOn};
 pub use timeout::Timeout;
@@ -38,4 +40,27 @@ pub struct Policy {
     pub lookup_before_retry: bool,
     /// The tools this configuration's tasks call, by index, when not the workload's.
     pub calls: Option<Vec<usize>>,
+    /// Retry layers around the one that calls the tool; `retry` and `backoff` are the
+    /// innermost's.
+    pub layers: Option<Layers>,
+}
+
+impl Policy {
+    /// How many retry layers the policy nests: 1 without `layers`.
+    pub fn depth(&self) -> usize {
+        self.layers.as_ref().map_or(0, |l| l.outer.len()) + 1
+    }
+
+    /// The retry rule and backoff of layer `layer`, counted from the outermost.
+    pub fn layer(&self, layer: usize) -> (&Retry, &Backoff) {
+        match &self.layers {
+            Some(l) if layer < l.outer.len() => (&l.outer[layer].retry, &l.outer[layer].backoff),
+            _ => (&self.retry, &self.backoff),
+        }
+    }
+
+    /// Whether each layer entered starts a fresh deadline and cap.
+    pub fn resets_each_layer(&self) -> bool {
+        self.layers.as_ref().is_some_and(|l| l.reset_each)
+    }
 }

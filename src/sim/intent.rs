@@ -7,6 +7,7 @@ use crate::metrics::{AttemptRecord, Outcome, Status};
 use crate::model::fault::WORDS_PER_ATTEMPT;
 use crate::model::server::KeyStore;
 use crate::model::{AttemptDraw, Fate, Tool};
+use crate::policy::Tries;
 use crate::time::Tick;
 
 /// One intent in progress: the client's side of it and its attempts the server still holds.
@@ -40,6 +41,15 @@ pub struct Intent {
     pub ended: Option<(Status, Tick)>,
     /// The delay before the last retry (decorrelated jitter grows from it).
     pub last_delay: Tick,
+    /// Retries so far, in every layer: retry n reads word n − 1 of the jitter stream.
+    pub retries: u32,
+    /// Where the intent stands in each retry layer.
+    pub tries: Tries,
+    /// The layer whose attempt the next dispatch begins.
+    pub next_layer: usize,
+    /// The scope the deadline and dispatch cap count from: the intent's start and its first
+    /// dispatch, unless each layer entered resets them.
+    pub scope: Scope,
     /// The draws of every attempt so far, in order.
     draws: Vec<AttemptDraw>,
     /// What became of every attempt so far, in order.
@@ -67,6 +77,13 @@ impl Intent {
             at_server: 0,
             ended: None,
             last_delay: Tick::ZERO,
+            retries: 0,
+            tries: Tries::default(),
+            next_layer: 0,
+            scope: Scope {
+                start: now,
+                first: 0,
+            },
             draws: Vec::new(),
             log: Vec::new(),
             keys: KeyStore::default(),
@@ -91,6 +108,12 @@ impl Intent {
         self.at_server = 0;
         self.ended = None;
         self.last_delay = Tick::ZERO;
+        self.retries = 0;
+        self.next_layer = 0;
+        self.scope = Scope {
+            start: now,
+            first: 0,
+        };
         self.draws.clear();
         self.log.clear();
         self.keys = KeyStore::default();
@@ -119,6 +142,7 @@ impl Intent {
         let draw = tool.draw(&words, attempt);
         self.draws.push(draw);
         self.log.push(AttemptRecord {
+            layer: self.next_layer as u8,
             dispatch: now,
             end: now,
             granted,
@@ -149,10 +173,23 @@ impl Intent {
         draw.service = Tick::ZERO;
     }
 
+    /// Dispatches made in the current scope, which the dispatch cap counts.
+    pub fn dispatches_in_scope(&self) -> u32 {
+        self.attempts() - self.scope.first
+    }
+
     /// Whether the client is done and the server holds none of its attempts.
     pub fn is_over(&self) -> bool {
         self.ended.is_some() && self.at_server == 0
     }
+}
+
+/// Where an operation's deadline and dispatch cap count from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scope {
+    pub start: Tick,
+    /// The first dispatch of the scope.
+    pub first: u32,
 }
 
 /// Live intents by slot. A slot is reused once its intent is over, so the slab holds little

@@ -10,7 +10,7 @@
 
 use rand_chacha::ChaCha8Rng;
 
-use super::intent::{Handle, Intent, Slab};
+use super::intent::{Handle, Intent, Scope, Slab};
 use crate::engine::rng::{Source, Streams, unit, word};
 use crate::engine::{Model, Scheduler};
 use crate::experiment::Experiment;
@@ -173,6 +173,10 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     fn start_intent(&mut self, task: u64, call: usize, sched: &mut Scheduler<Event>) {
         let id = task * self.calls.len() as u64 + call as u64;
         let handle = self.intents.start(id, self.calls[call], sched.now());
+        self.intents
+            .get(handle.slot)
+            .tries
+            .start(self.policy.depth());
         // Set before anything else of the intent, so it wins a tie with the deadline.
         if let Some(after) = self.policy.limits.cancel_after {
             sched.schedule_in(after, Event::Cancel(handle));
@@ -187,11 +191,20 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         let handle = self.intents.handle(slot);
         let intent = self.intents.get(slot);
         let limits = &self.policy.limits;
-        if limits.past_deadline(intent.start, now) {
+        // The broken control: an outer layer's new attempt enters the layers below, and each
+        // replaces the deadline and the cap.
+        if self.policy.resets_each_layer() && intent.next_layer + 1 < self.policy.depth() {
+            intent.scope = Scope {
+                start: now,
+                first: intent.attempts(),
+            };
+        }
+        let start = intent.scope.start;
+        if limits.past_deadline(start, now) {
             return self.end_intent(slot, Status::Stopped(StopReason::DeadlineExceeded), sched);
         }
         // Checked again just before the call: a first attempt, or time lost while waiting.
-        if !limits.admits(intent.start, now, Tick::ZERO) {
+        if !limits.admits(start, now, Tick::ZERO) {
             return self.end_intent(slot, Status::Stopped(StopReason::BudgetTooSmall), sched);
         }
         if let Some(breaker) = &mut self.breakers[intent.tool]
@@ -208,7 +221,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         let tool = &self.tools[intent.tool];
         // A non-cooperative call cannot be abandoned: no timer is set for it.
         let wait = limits
-            .grant(self.timeouts[intent.tool], intent.start, now)
+            .grant(self.timeouts[intent.tool], start, now)
             .filter(|_| tool.cooperative);
         let (attempt, draw) = intent.draw_attempt(tool, now, wait);
         let at = AttemptRef {
@@ -349,7 +362,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         intent.ambiguous |= failure == Some(FailureClass::Reset);
         // Only a call that could not be abandoned answers after the deadline: the overrun is
         // found on return, its evidence kept, and nothing is retried.
-        let late = limits.past_deadline(intent.start, now);
+        let late = limits.past_deadline(intent.scope.start, now);
         intent.late_receipt = late && failure.is_none();
         let (tool, cost) = (intent.tool, intent.retry_cost);
         self.observe(tool, now, failure, cost);
@@ -371,7 +384,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         intent.settle(at.attempt, Outcome::Timeout, now);
         intent.timeouts += 1;
         intent.ambiguous = true;
-        let (tool, start, cost) = (intent.tool, intent.start, intent.retry_cost);
+        let (tool, start, cost) = (intent.tool, intent.scope.start, intent.retry_cost);
         self.observe(tool, now, Some(FailureClass::Timeout), cost);
         if self.policy.limits.past_deadline(start, now) {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
@@ -491,8 +504,9 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     }
 
     /// When the next attempt goes out, or why none does. The gates run in order: the safety
-    /// gate, the retry rule, the dispatch cap, Retry-After, cooperative admission, the retry
-    /// budget (which takes its token last, so a refusal elsewhere costs none).
+    /// gate, the retry rule of each layer from the innermost out, the dispatch cap, Retry-After,
+    /// cooperative admission, the retry budget (which takes its token last, so a refusal
+    /// elsewhere costs none).
     fn next_attempt(
         &mut self,
         slot: u32,
@@ -502,8 +516,9 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     ) -> Result<Tick, StopReason> {
         let policy = self.policy;
         let intent = self.intents.get(slot);
+        let retried = (0..policy.depth()).any(|l| policy.layer(l).0.retry_on.contains(class));
         if policy.safety_gate
-            && policy.retry.retry_on.contains(class)
+            && retried
             && !safety::replay_is_safe(&self.tools[intent.tool], policy.key)
         {
             return Err(if safety::is_ambiguous(class) {
@@ -512,35 +527,39 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 StopReason::NotRetryable
             });
         }
-        let retry = match policy.retry.decide(intent.attempts(), class) {
-            RetryDecision::Retry { retry } => retry,
-            RetryDecision::NotRetryable if class.is_permanent() => {
+        let (layer, retry) = match intent.tries.decide(|l| *policy.layer(l).0, class) {
+            Ok(next) => next,
+            Err(RetryDecision::NotRetryable) if class.is_permanent() => {
                 return Err(StopReason::PermanentFailure);
             }
-            RetryDecision::NotRetryable => return Err(StopReason::NotRetryable),
-            RetryDecision::AttemptLimit => return Err(StopReason::AttemptLimit),
+            Err(RetryDecision::AttemptLimit) => return Err(StopReason::AttemptLimit),
+            Err(_) => return Err(StopReason::NotRetryable),
         };
-        if policy
-            .limits
-            .dispatch_cap
-            .is_some_and(|cap| intent.attempts() >= cap)
+        // A new attempt of an outer layer starts a fresh cap where each layer resets it.
+        let fresh_scope = policy.resets_each_layer() && layer + 1 < policy.depth();
+        if !fresh_scope
+            && policy
+                .limits
+                .dispatch_cap
+                .is_some_and(|cap| intent.dispatches_in_scope() >= cap)
         {
             return Err(StopReason::DispatchBudgetExhausted);
         }
         if retry_after.is_some() && policy.retry.retry_after == RetryAfter::Stop {
             return Err(StopReason::NotRetryable);
         }
-        let backoff = &policy.backoff;
-        // Retry n reads word n − 1 of the intent's jitter stream.
+        let backoff = policy.layer(layer).1;
         let word = if backoff.is_random() {
             self.streams
-                .word_at(Source::Jitter, intent.id, u64::from(retry) - 1)
+                .word_at(Source::Jitter, intent.id, u64::from(intent.retries))
         } else {
             0
         };
+        intent.retries += 1;
         intent.last_delay = backoff.delay(retry, intent.last_delay, word);
         let delay = intent.last_delay.max(retry_after.unwrap_or(Tick::ZERO));
-        if !policy.limits.admits(intent.start, now, delay) {
+        let start = intent.scope.start;
+        if !policy.limits.admits(start, now, delay) {
             return Err(StopReason::BudgetTooSmall);
         }
         if let Some(budget) = &mut self.budgets[intent.tool] {
@@ -549,10 +568,12 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 None => return Err(StopReason::RetryBudgetExhausted),
             }
         }
+        intent.tries.begin(layer);
+        intent.next_layer = layer;
         // Backoff spends the time left like work does: up to the deadline at most.
         let until = now.after(delay);
         Ok(match policy.limits.deadline {
-            Some(deadline) => until.min(intent.start.after(deadline)),
+            Some(deadline) => until.min(start.after(deadline)),
             None => until,
         })
     }
