@@ -32,9 +32,11 @@ fn describe(p: &Policy) -> String {
         )
         .to_lowercase()
     };
-    let timeout = match p.timeout {
-        Timeout::None => "no timeout".to_string(),
-        rule => format!("timeout {rule}"),
+    let timeout = match (p.timeout, p.hedge) {
+        (Timeout::None, Timeout::None) => "no timeout".to_string(),
+        (rule, Timeout::None) => format!("timeout {rule}"),
+        (Timeout::None, hedge) => format!("no timeout, hedged after {hedge}"),
+        (rule, hedge) => format!("timeout {rule}, hedged after {hedge}"),
     };
     let attempts = match &p.layers {
         None => p.retry.max_attempts.to_string(),

@@ -7,11 +7,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use crate::experiment::Experiment;
-use crate::metrics::{Estimate, Measure, Moments, Sample, StopReason};
+use crate::metrics::{Estimate, Measure, Moments, Quantiles, Sample, StopReason};
 use crate::output::trace::{Trace, TraceWriter};
 use crate::sim::{self, Job, RunResult};
 use crate::sweep::{Point, Sweep};
 use crate::theory::{self, ClosedForms};
+use crate::time::Tick;
 
 /// The result of one configuration over all replications.
 #[derive(Clone, Debug)]
@@ -35,6 +36,15 @@ impl PolicyResult {
                     .collect::<Moments>(),
             ),
         }
+    }
+
+    /// The completion time at quantile `q` over the intents of every replication.
+    pub fn completion(&self, q: f64) -> Tick {
+        let mut all = Quantiles::default();
+        for run in &self.runs {
+            all.merge(&run.totals.completion);
+        }
+        all.at(q)
     }
 
     /// Sums a count over the replications.

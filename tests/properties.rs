@@ -187,13 +187,15 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
     });
     // Up to two layers around the innermost, each with its own cap and the same classes.
     let outer = proptest::collection::vec(1u32..4, 0..3);
+    let hedge = proptest::option::of(1u64..20_000)
+        .prop_map(|delay| delay.map_or(Timeout::None, |d| Timeout::Fixed(Tick(d))));
     (
         attempts,
         retry_on,
         timeout,
         backoff(),
         limits,
-        (any::<bool>(), breaker, budget, outer),
+        (any::<bool>(), breaker, budget, outer, hedge),
     )
         .prop_map(
             move |(
@@ -202,7 +204,7 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                 timeout,
                 backoff,
                 limits,
-                (safety_gate, breaker, retry_budget, outer),
+                (safety_gate, breaker, retry_budget, outer, hedge),
             )| {
                 let layers = (!outer.is_empty()).then(|| Layers {
                     outer: outer
@@ -234,6 +236,7 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                         retry_after: RetryAfter::Honour,
                     },
                     timeout,
+                    hedge,
                     backoff,
                     key,
                     limits,
@@ -334,7 +337,6 @@ proptest! {
                     Status::Stopped(StopReason::AttemptLimit) => {
                         prop_assert_eq!(Some(r.attempts), cap);
                     }
-                    // Only silence with nothing to end the wait hangs: latencies here are short.
                     // Only silence (a lost message, or a server down and hanging) with nothing
                     // to end the wait hangs: latencies here are short.
                     Status::Stopped(StopReason::Hung) => prop_assert!(
@@ -363,7 +365,11 @@ proptest! {
                     }
                     Status::Stopped(StopReason::BreakerOpen) => {
                         prop_assert!(policy.breaker.is_some());
-                        prop_assert_eq!(r.short_circuited, 1);
+                        // A refused hedge is short-circuited too, without ending the intent.
+                        if policy.hedge == Timeout::None {
+                            prop_assert_eq!(r.short_circuited, 1);
+                        }
+                        prop_assert!(r.short_circuited >= 1);
                     }
                     Status::Stopped(StopReason::NeedsReconciliation) => {
                         prop_assert!(policy.safety_gate || policy.lookup_before_retry);
@@ -392,10 +398,12 @@ proptest! {
     }
 
     /// Each intent's attempts account for it: one per dispatch, in time order, their commits
-    /// its effects, their timeouts its timeouts, and only the last one may still be awaited.
+    /// its effects, their timeouts its timeouts. One attempt is awaited at a time, or two while
+    /// a hedge races its primary; only those may still be awaited at the end.
     #[test]
     fn the_attempt_trace_adds_up_to_the_intent(exp in experiment()) {
-        for p in 0..exp.policies.len() {
+        for (p, policy) in exp.policies.iter().enumerate() {
+            let racing = usize::from(policy.hedge != Timeout::None);
             for (r, attempts) in traced(&exp, p) {
                 prop_assert_eq!(attempts.len() as u32, r.attempts);
                 prop_assert_eq!(attempts.iter().filter(|a| a.committed).count() as u32, r.effects);
@@ -404,9 +412,14 @@ proptest! {
                 if let Some(first) = attempts.first() {
                     prop_assert_eq!(first.dispatch, r.start);
                 }
-                for pair in attempts.windows(2) {
-                    prop_assert!(pair[0].end <= pair[1].dispatch, "one attempt awaited at a time");
-                    prop_assert!(pair[0].outcome != Outcome::Unanswered);
+                for w in attempts.windows(2 + racing) {
+                    prop_assert!(w[0].end <= w[1 + racing].dispatch, "too many attempts awaited at once");
+                    prop_assert!(w[0].outcome != Outcome::Unanswered);
+                }
+                if racing == 1 && r.hedges == 0 {
+                    for pair in attempts.windows(2) {
+                        prop_assert!(pair[0].end <= pair[1].dispatch, "no hedge, no race");
+                    }
                 }
                 for a in &attempts {
                     prop_assert!(a.dispatch <= a.end && a.end <= r.end);
@@ -415,8 +428,52 @@ proptest! {
                     }
                 }
                 if r.status == Status::Succeeded {
-                    prop_assert_eq!(attempts.last().map(|a| a.outcome), Some(Outcome::Ok));
+                    // The winner is the last attempt, or the one a hedge raced and lost to.
+                    let last = &attempts[attempts.len().saturating_sub(1 + racing)..];
+                    prop_assert_eq!(last.iter().filter(|a| a.outcome == Outcome::Ok).count(), 1);
                 }
+            }
+        }
+    }
+
+    /// Nothing is dispatched while a breaker is open. With an open duration longer than the
+    /// run, a breaker that trips stays open: once a tool's answers show `n` failures in a row
+    /// (every class counts here), no call to it goes out later. Answers tied on a tick have no
+    /// order to replay, so a run with ties before the trip is not judged.
+    #[test]
+    fn nothing_is_dispatched_while_a_breaker_is_open(exp in experiment()) {
+        let mut exp = exp;
+        for policy in &mut exp.policies {
+            if let Some(b) = &mut policy.breaker {
+                b.open_duration = exp.horizon;
+            }
+        }
+        for (p, policy) in exp.policies.iter().enumerate() {
+            let Some(rule) = policy.breaker else { continue };
+            let Trip::Consecutive(n) = rule.trip else { unreachable!("generated so") };
+            let traced = traced(&exp, p);
+            for tool in 0..exp.tools.len() {
+                let attempts = || {
+                    traced.iter().filter(|(r, _)| r.tool == tool).flat_map(|(_, a)| a)
+                };
+                let mut answers: Vec<(Tick, bool)> = attempts()
+                    .filter(|a| !matches!(a.outcome, Outcome::Cancelled | Outcome::Unanswered))
+                    .map(|a| (a.end, a.outcome != Outcome::Ok))
+                    .collect();
+                answers.sort_by_key(|&(t, _)| t);
+                let mut run = 0;
+                let Some(trip) = answers.iter().find_map(|&(t, failed)| {
+                    run = if failed { run + 1 } else { 0 };
+                    (run == n).then_some(t)
+                }) else {
+                    continue;
+                };
+                let before: Vec<Tick> = answers.iter().map(|&(t, _)| t).filter(|&t| t <= trip).collect();
+                if before.windows(2).any(|w| w[0] == w[1]) {
+                    continue;
+                }
+                let late = attempts().filter(|a| a.dispatch > trip).count();
+                prop_assert_eq!(late, 0, "dispatched after the breaker tripped at {:?}", trip);
             }
         }
     }

@@ -6,7 +6,7 @@ use toml::{Table, Value};
 use crate::experiment::Experiment;
 use crate::model::{Arrival, Latency, Tool};
 use crate::policy::{
-    Attempts, Backoff, BreakerRule, BudgetRule, Layers, Policy, Retry, Trip, Window,
+    Attempts, Backoff, BreakerRule, BudgetRule, Layers, Policy, Retry, Timeout, Trip, Window,
 };
 use crate::sweep::Sweep;
 use crate::time::Tick;
@@ -250,6 +250,9 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
         ]
         .map(|(k, v): (&str, Value)| (k.to_string(), v)),
     );
+    if p.hedge != Timeout::None {
+        t.insert("hedge_delay".into(), p.hedge.to_string().into());
+    }
     match &p.layers {
         None if p.backoff != Backoff::IMMEDIATE => {
             t.insert("backoff".into(), backoff(&p.backoff));

@@ -12,7 +12,7 @@ use crate::model::{
 };
 use crate::policy::{
     Admission, Attempts, Backoff, BreakerRule, BudgetRule, FailureClass, Growth, Jitter, KeyScope,
-    Layer, Layers, Limits, Policy, Retry, RetryAfter, RetryOn, Timeout, Trip, Window,
+    Layer, Layers, Limits, Policy, Retry, RetryAfter, RetryOn, Timeout, Trip, Window, safety,
 };
 use crate::time::{DURATION_HELP, Tick, parse_duration};
 
@@ -102,10 +102,29 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         if let Some(list) = &p.get_ref().calls {
             policy.calls = Some(calls(&check, list, &format!("{path}.calls"), &tools)?);
         }
+        let raw = p.get_ref();
         for &t in policy.calls.as_ref().unwrap_or(&workload.calls) {
-            if let Err(why) = policy.timeout.on(&tools[t]) {
-                let span = p.get_ref().timeout.as_ref().map_or(0..0, |v| v.span());
-                return check.error_allowing(span, &format!("{path}.timeout"), why, TIMEOUT_HELP);
+            let tool = &tools[t];
+            for (key, rule, value) in [
+                ("timeout", policy.timeout, &raw.timeout),
+                ("hedge_delay", policy.hedge, &raw.hedge_delay),
+            ] {
+                if let Err(why) = rule.on(tool) {
+                    let span = value.as_ref().map_or(0..0, |v| v.span());
+                    return check.error_allowing(span, &format!("{path}.{key}"), why, TIMEOUT_HELP);
+                }
+            }
+            if policy.hedge != Timeout::None && !safety::replay_is_safe(tool, policy.key) {
+                let span = raw.hedge_delay.as_ref().map_or(0..0, |v| v.span());
+                return check.error_allowing(
+                    span,
+                    &format!("{path}.hedge_delay"),
+                    format!(
+                        "a hedge sends a call twice, and a call on \"{}\" is not safe to send twice",
+                        tool.name
+                    ),
+                    "hedging only calls on read_only tools, or on idempotent ones with idempotency_key = \"per_intent\"",
+                );
             }
         }
         refuse_endless_retries(&check, p.get_ref(), &path, &policy, &workload, &tools)?;
@@ -480,6 +499,10 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
             (own, Some(layers))
         }
     };
+    let hedge = match &raw.hedge_delay {
+        None => Timeout::None,
+        Some(v) => timeout(check, v, &format!("{path}.hedge_delay"))?,
+    };
     let timeout = match &raw.timeout {
         None => Timeout::None,
         Some(v) => timeout(check, v, &format!("{path}.timeout"))?,
@@ -541,6 +564,7 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
         name,
         retry: own.retry,
         timeout,
+        hedge,
         backoff: own.backoff,
         key,
         limits,

@@ -5,11 +5,13 @@
 pub mod attempt;
 pub mod estimate;
 pub mod moments;
+pub mod quantiles;
 pub mod record;
 pub mod totals;
 
 pub use attempt::{AttemptRecord, Outcome};
 pub use estimate::Estimate;
 pub use moments::{Moments, Sample, Sums};
+pub use quantiles::Quantiles;
 pub use record::{BusinessState, IntentRecord, Status, StopReason};
 pub use totals::{Measure, ToolTotals, Totals};

@@ -127,6 +127,8 @@ pub struct IntentRecord {
     pub short_circuited: u32,
     /// Reconciliation lookups made.
     pub lookups: u32,
+    /// Hedges sent (counted in `attempts` too).
+    pub hedges: u32,
     pub status: Status,
     pub business_state: BusinessState,
     pub start: Tick,

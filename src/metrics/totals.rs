@@ -1,6 +1,6 @@
 //! Running totals of one run (one configuration, one replication), fed one intent at a time.
 
-use super::{AttemptRecord, IntentRecord, Outcome, Sample, Status, StopReason, Sums};
+use super::{AttemptRecord, IntentRecord, Outcome, Quantiles, Sample, Status, StopReason, Sums};
 
 /// The per-intent quantities retrysim estimates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,7 +38,8 @@ impl Measure {
     }
 }
 
-/// Everything one run keeps: a few numbers per measure, whatever the number of intents.
+/// Everything one run keeps: a few numbers per measure and a fixed-size histogram of completion
+/// times, whatever the number of intents.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Totals {
     measures: [Sums; Measure::ALL.len()],
@@ -51,6 +52,10 @@ pub struct Totals {
     pub short_circuited: u64,
     /// Reconciliation lookups made.
     pub lookups: u64,
+    /// Hedges sent.
+    pub hedges: u64,
+    /// Ticks from each intent's start to its end.
+    pub completion: Quantiles,
     /// What happened at each tool, by tool index.
     pub tools: Vec<ToolTotals>,
 }
@@ -96,6 +101,8 @@ impl Totals {
         self.timeouts += u64::from(r.timeouts);
         self.short_circuited += u64::from(r.short_circuited);
         self.lookups += u64::from(r.lookups);
+        self.hedges += u64::from(r.hedges);
+        self.completion.record(r.end.since(r.start));
         if self.tools.len() <= r.tool {
             self.tools.resize_with(r.tool + 1, ToolTotals::default);
         }

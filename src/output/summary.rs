@@ -8,7 +8,7 @@ use crate::sweep::Point;
 use crate::theory::ClosedForms;
 
 /// The columns after the parameter columns.
-pub const COLUMNS: [&str; 44] = [
+pub const COLUMNS: [&str; 47] = [
     "experiment",
     "policy",
     "seed",
@@ -53,6 +53,9 @@ pub const COLUMNS: [&str; 44] = [
     "stopped_permanent_failure",
     "stopped_budget_too_small",
     "lookups",
+    "hedges",
+    "completion_p50_ticks",
+    "completion_p99_ticks",
 ];
 
 /// The rows of one point, one per configuration, parameters first.
@@ -126,6 +129,9 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 stopped(StopReason::PermanentFailure),
                 stopped(StopReason::BudgetTooSmall),
                 result.total(|r| r.totals.lookups).to_string(),
+                result.total(|r| r.totals.hedges).to_string(),
+                result.completion(0.5).0.to_string(),
+                result.completion(0.99).0.to_string(),
             ];
             point
                 .params

@@ -21,7 +21,7 @@ pub enum Trace {
     Attempts,
 }
 
-const INTENT_COLUMNS: [&str; 16] = [
+const INTENT_COLUMNS: [&str; 17] = [
     "experiment",
     "policy",
     "replication",
@@ -38,6 +38,7 @@ const INTENT_COLUMNS: [&str; 16] = [
     "backoff_ticks",
     "short_circuited",
     "lookups",
+    "hedges",
 ];
 
 const ATTEMPT_COLUMNS: [&str; 12] = [
@@ -156,6 +157,7 @@ impl<'a> TraceWriter<'a> {
                     r.backoff.0.to_string(),
                     r.short_circuited.to_string(),
                     r.lookups.to_string(),
+                    r.hedges.to_string(),
                 ];
                 self.row(which.into_iter().chain(row))
             }

@@ -40,6 +40,9 @@ pub struct Policy {
     pub lookup_before_retry: bool,
     /// The tools this configuration's tasks call, by index, when not the workload's.
     pub calls: Option<Vec<usize>>,
+    /// Sends a second attempt of a call still unanswered after this delay (`None` means
+    /// never); the first reply wins. Only for calls that are safe to send twice.
+    pub hedge: Timeout,
     /// Retry layers around the one that calls the tool; `retry` and `backoff` are the
     /// innermost's.
     pub layers: Option<Layers>,

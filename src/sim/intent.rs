@@ -33,8 +33,11 @@ pub struct Intent {
     pub late_receipt: bool,
     /// Some attempt went unanswered, so it may have committed.
     pub ambiguous: bool,
-    /// The attempt the client is waiting on; none between attempts and after the end.
-    pub awaiting: Option<u32>,
+    /// The attempts the client is waiting on: none between attempts and after the end, two
+    /// while a hedge races its primary.
+    pub awaiting: Awaited,
+    /// Hedges sent.
+    pub hedges: u32,
     /// Attempts on their way to the server or at it.
     pub at_server: u32,
     /// How and when the client finished with the intent.
@@ -73,7 +76,8 @@ impl Intent {
             lookups: 0,
             late_receipt: false,
             ambiguous: false,
-            awaiting: None,
+            awaiting: Awaited::default(),
+            hedges: 0,
             at_server: 0,
             ended: None,
             last_delay: Tick::ZERO,
@@ -104,7 +108,8 @@ impl Intent {
         self.lookups = 0;
         self.late_receipt = false;
         self.ambiguous = false;
-        self.awaiting = None;
+        self.awaiting = Awaited::default();
+        self.hedges = 0;
         self.at_server = 0;
         self.ended = None;
         self.last_delay = Tick::ZERO;
@@ -149,7 +154,7 @@ impl Intent {
             outcome: Outcome::Unanswered,
             committed: false,
         });
-        self.awaiting = Some(attempt);
+        self.awaiting.add(attempt);
         (attempt, draw)
     }
 
@@ -158,7 +163,7 @@ impl Intent {
         let log = &mut self.log[attempt as usize];
         log.outcome = outcome;
         log.end = now;
-        self.awaiting = None;
+        self.awaiting.remove(attempt);
     }
 
     /// The draws of attempt `attempt`.
@@ -181,6 +186,40 @@ impl Intent {
     /// Whether the client is done and the server holds none of its attempts.
     pub fn is_over(&self) -> bool {
         self.ended.is_some() && self.at_server == 0
+    }
+}
+
+/// The attempts a client is waiting on: at most a primary and its hedge.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Awaited([Option<u32>; 2]);
+
+impl Awaited {
+    pub fn contains(&self, attempt: u32) -> bool {
+        self.0.contains(&Some(attempt))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0 == [None, None]
+    }
+
+    /// The attempts awaited, in the order they were sent.
+    pub fn attempts(self) -> impl Iterator<Item = u32> {
+        let mut both = self.0;
+        both.sort_unstable_by_key(|a| a.map_or(u32::MAX, |a| a));
+        both.into_iter().flatten()
+    }
+
+    fn add(&mut self, attempt: u32) {
+        let free = self.0.iter_mut().find(|a| a.is_none());
+        *free.expect("a hedge races one primary at most") = Some(attempt);
+    }
+
+    fn remove(&mut self, attempt: u32) {
+        for a in &mut self.0 {
+            if *a == Some(attempt) {
+                *a = None;
+            }
+        }
     }
 }
 
@@ -334,6 +373,9 @@ mod tests {
         for _ in 0..5 {
             let reused = slab.get(again.slot).draw_attempt(&tool, Tick(9), None);
             assert_eq!(reused, fresh.draw_attempt(&tool, Tick(9), None));
+            for intent in [slab.get(again.slot), &mut fresh] {
+                intent.settle(reused.0, Outcome::LostReply, Tick(10));
+            }
         }
     }
 }

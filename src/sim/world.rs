@@ -59,6 +59,8 @@ pub enum Event {
     Cancel(Handle),
     /// A reconciliation lookup, made after an ambiguous failure of `class`, has its answer.
     Lookup { intent: Handle, class: FailureClass },
+    /// The attempt is still unanswered after the hedge delay: time to send another.
+    Hedge(AttemptRef),
 }
 
 pub struct World<'a, S> {
@@ -69,6 +71,8 @@ pub struct World<'a, S> {
     policy: &'a Policy,
     /// The wait the policy grants an attempt on each tool.
     timeouts: Vec<Option<Tick>>,
+    /// How long an attempt on each tool goes unanswered before a hedge is sent, if ever.
+    hedge_delays: Vec<Option<Tick>>,
     /// Each tool's circuit breaker, if the policy has one.
     breakers: Vec<Option<Breaker>>,
     /// Each tool's retry budget, if the policy has one.
@@ -96,6 +100,11 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 .tools
                 .iter()
                 .map(|t| policy.timeout.on(t).expect("validated against every tool"))
+                .collect(),
+            hedge_delays: exp
+                .tools
+                .iter()
+                .map(|t| policy.hedge.on(t).expect("validated against every tool"))
                 .collect(),
             stations: exp.tools.iter().map(|t| Station::new(t.workers)).collect(),
             breakers: exp
@@ -138,8 +147,8 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             let intent = self.intents.get(slot);
             if intent.ended.is_none() {
                 intent.ended = Some((Status::Stopped(StopReason::Hung), horizon));
-                // Still awaited: the client never learned how it ended.
-                if let Some(attempt) = intent.awaiting {
+                // Still awaited: the client never learned how they ended.
+                for attempt in intent.awaiting.attempts() {
                     intent.log[attempt as usize].end = horizon;
                 }
             }
@@ -188,7 +197,6 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     /// the deadline ends here.
     fn dispatch(&mut self, slot: u32, sched: &mut Scheduler<Event>) {
         let now = sched.now();
-        let handle = self.intents.handle(slot);
         let intent = self.intents.get(slot);
         let limits = &self.policy.limits;
         // The broken control: an outer layer's new attempt enters the layers below, and each
@@ -218,6 +226,17 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         {
             budget.first_attempt(now);
         }
+        self.send(slot, true, sched);
+    }
+
+    /// Sends an attempt that every gate has let through: a primary, which may be hedged, or a
+    /// hedge.
+    fn send(&mut self, slot: u32, primary: bool, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        let handle = self.intents.handle(slot);
+        let intent = self.intents.get(slot);
+        let limits = &self.policy.limits;
+        let start = intent.scope.start;
         let tool = &self.tools[intent.tool];
         // A non-cooperative call cannot be abandoned: no timer is set for it.
         let wait = limits
@@ -232,6 +251,9 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         // timeout is late.
         if let Some(wait) = wait {
             sched.schedule_in(wait, Event::Timeout(at));
+        }
+        if let Some(delay) = self.hedge_delays[intent.tool].filter(|_| primary) {
+            sched.schedule_in(delay, Event::Hedge(at));
         }
         match (draw.fate, tool.loss_seen_as) {
             (Fate::LostRequest, LossSignal::Reset) => sched.schedule_in(
@@ -321,7 +343,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             }
         };
         // Nobody listens for the reply of an abandoned attempt, and silence sends none.
-        let heard = intent.awaiting == Some(at.attempt)
+        let heard = intent.awaiting.contains(at.attempt)
             && !(draw.fate == Fate::LostReply
                 && self.tools[tool].loss_seen_as == LossSignal::Silence);
         if heard {
@@ -337,7 +359,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     fn waiting_on(&mut self, at: AttemptRef) -> Option<&mut Intent> {
         self.intents
             .find(at.intent)
-            .filter(|intent| intent.awaiting == Some(at.attempt))
+            .filter(|intent| intent.awaiting.contains(at.attempt))
     }
 
     fn on_reply(&mut self, at: AttemptRef, reply: Reply, sched: &mut Scheduler<Event>) {
@@ -364,11 +386,16 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         // found on return, its evidence kept, and nothing is retried.
         let late = limits.past_deadline(intent.scope.start, now);
         intent.late_receipt = late && failure.is_none();
+        // A failure while a hedge (or its primary) is still out: wait for that one.
+        let racing = failure.is_some() && !intent.awaiting.is_empty();
         let (tool, cost) = (intent.tool, intent.retry_cost);
         self.observe(tool, now, failure, cost);
         if late {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
             return self.end_intent(at.intent.slot, stop, sched);
+        }
+        if racing {
+            return;
         }
         match failure {
             None => self.end_intent(at.intent.slot, Status::Succeeded, sched),
@@ -384,11 +411,15 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         intent.settle(at.attempt, Outcome::Timeout, now);
         intent.timeouts += 1;
         intent.ambiguous = true;
+        let racing = !intent.awaiting.is_empty();
         let (tool, start, cost) = (intent.tool, intent.scope.start, intent.retry_cost);
         self.observe(tool, now, Some(FailureClass::Timeout), cost);
         if self.policy.limits.past_deadline(start, now) {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
             return self.end_intent(at.intent.slot, stop, sched);
+        }
+        if racing {
+            return;
         }
         self.after_failure(at.intent.slot, FailureClass::Timeout, None, sched);
     }
@@ -411,15 +442,46 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     }
 
     fn on_cancel(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
+        if self.intents.find(handle).is_some_and(|i| i.ended.is_none()) {
+            self.end_intent(handle.slot, Status::Stopped(StopReason::Cancelled), sched);
+        }
+    }
+
+    /// The attempt is still unanswered after the hedge delay: another goes out, if it is
+    /// another attempt the innermost layer may make and every bound on a retry lets it through.
+    /// The budget pays for it as for a retry after a timeout; a breaker that refuses it
+    /// short-circuits the hedge alone.
+    fn on_hedge(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
         let now = sched.now();
-        let Some(intent) = self.intents.find(handle).filter(|i| i.ended.is_none()) else {
+        let policy = self.policy;
+        let Some(intent) =
+            (self.intents.find(at.intent)).filter(|intent| intent.awaiting.contains(at.attempt))
+        else {
             return;
         };
-        if let Some(attempt) = intent.awaiting {
-            intent.settle(attempt, Outcome::Cancelled, now);
-            intent.ambiguous = true;
+        let room = (policy.retry.max_attempts.cap()).is_none_or(|n| intent.tries.innermost() < n);
+        let capped =
+            (policy.limits.dispatch_cap).is_some_and(|cap| intent.dispatches_in_scope() >= cap);
+        if !room || capped || policy.limits.past_deadline(intent.scope.start, now) {
+            return;
         }
-        self.end_intent(handle.slot, Status::Stopped(StopReason::Cancelled), sched);
+        if let Some(breaker) = &mut self.breakers[intent.tool]
+            && !breaker.admit(now)
+        {
+            intent.short_circuited += 1;
+            return;
+        }
+        if let Some(budget) = &mut self.budgets[intent.tool] {
+            match budget.withdraw(now, FailureClass::Timeout) {
+                Some(cost) => intent.retry_cost = Some(cost),
+                None => return,
+            }
+        }
+        let innermost = policy.depth() - 1;
+        intent.tries.begin(innermost);
+        intent.next_layer = innermost;
+        intent.hedges += 1;
+        self.send(at.intent.slot, false, sched);
     }
 
     /// After a failed attempt: a lookup first if the outcome of a write is unknown and the
@@ -582,8 +644,15 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     /// attempts, and the client moves on at once — to the next call after a success, or to the
     /// next waiting task.
     fn end_intent(&mut self, slot: u32, status: Status, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
         let intent = self.intents.get(slot);
-        intent.ended = Some((status, sched.now()));
+        // The client stops waiting on any attempt still out: a hedge's loser, or an attempt
+        // in flight at a cancellation. The server still does its work.
+        for attempt in intent.awaiting.attempts() {
+            intent.settle(attempt, Outcome::Cancelled, now);
+            intent.ambiguous |= status != Status::Succeeded;
+        }
+        intent.ended = Some((status, now));
         let calls = self.calls.len() as u64;
         let (task, next_call) = (intent.id / calls, (intent.id % calls + 1) as usize);
         if intent.is_over() {
@@ -621,6 +690,7 @@ fn record_of(intent: &Intent, tool: &Tool) -> IntentRecord {
         backoff: intent.backoff,
         short_circuited: intent.short_circuited,
         lookups: intent.lookups,
+        hedges: intent.hedges,
         status,
         business_state: business_state(intent, status, tool),
         start: intent.start,
@@ -637,7 +707,7 @@ fn business_state(intent: &Intent, status: Status, tool: &Tool) -> BusinessState
     match status {
         _ if intent.late_receipt => BusinessState::Confirmed,
         Status::Succeeded => BusinessState::Confirmed,
-        Status::Stopped(_) if intent.ambiguous || intent.awaiting.is_some() => {
+        Status::Stopped(_) if intent.ambiguous || !intent.awaiting.is_empty() => {
             BusinessState::Unknown
         }
         Status::Stopped(_) => BusinessState::NotAttempted,
@@ -662,6 +732,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
             Event::Timeout(at) => self.on_timeout(at, sched),
             Event::Cancel(handle) => self.on_cancel(handle, sched),
             Event::Lookup { intent, class } => self.on_lookup(intent, class, sched),
+            Event::Hedge(at) => self.on_hedge(at, sched),
         }
     }
 }
