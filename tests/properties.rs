@@ -195,7 +195,14 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
         timeout,
         backoff(),
         limits,
-        (any::<bool>(), breaker, budget, outer, hedge),
+        (
+            any::<bool>(),
+            breaker,
+            budget,
+            outer,
+            hedge,
+            prop_oneof![Just(0.0), 0.0f64..1.0],
+        ),
     )
         .prop_map(
             move |(
@@ -204,7 +211,7 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                 timeout,
                 backoff,
                 limits,
-                (safety_gate, breaker, retry_budget, outer, hedge),
+                (safety_gate, breaker, retry_budget, outer, hedge, payload_drift),
             )| {
                 let layers = (!outer.is_empty()).then(|| Layers {
                     outer: outer
@@ -245,6 +252,7 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     retry_budget,
                     // Lookups change when a keyed policy resends, which the key property below compares.
                     lookup_before_retry: false,
+                    payload_drift,
                     layers,
                     calls: None,
                 }
@@ -348,6 +356,13 @@ proptest! {
                         "a hang without silence"
                     ),
                     Status::Stopped(StopReason::NotRetryable) => {}
+                    // Only a key the receiver honours can be bound to another payload, and its
+                    // binding proves an earlier commit.
+                    Status::Stopped(StopReason::IdempotencyConflict) => {
+                        prop_assert!(policy.payload_drift > 0.0 && policy.key == KeyScope::PerIntent && tool.idempotent);
+                        prop_assert_eq!(r.business_state, BusinessState::Confirmed);
+                        prop_assert!(r.effects == 1);
+                    }
                     Status::Stopped(StopReason::DeadlineExceeded) => {
                         let deadline = policy.limits.deadline.expect("a deadline to exceed");
                         prop_assert_eq!(r.end, r.start.after(deadline), "stops at the deadline");
@@ -484,6 +499,8 @@ proptest! {
     fn a_key_changes_effects_only_and_reruns_are_identical(exp in experiment()) {
         // With the safety gate on, the key decides whether a write may be retried at all.
         prop_assume!(!exp.policies[0].safety_gate);
+        // Under a key, a retry with other arguments meets a conflict instead of a commit.
+        prop_assume!(exp.policies[0].payload_drift == 0.0);
         let plain = records(&exp, 0);
         let keyed = records(&exp, 1);
         prop_assert_eq!(plain.len(), keyed.len());

@@ -378,3 +378,32 @@ fn reconciliation() {
         );
     }
 }
+
+#[test]
+fn payload_binding() {
+    let exp = shipped("scenarios/payload-binding.toml");
+    let want = [
+        ("same-payload", 1, Status::Succeeded, Outcome::Ok),
+        (
+            "changed-payload",
+            1,
+            stopped(StopReason::IdempotencyConflict),
+            Outcome::Refused(retrysim::policy::FailureClass::Conflict),
+        ),
+        ("rotated-key", 2, Status::Succeeded, Outcome::Ok),
+    ];
+    let got = rows(&exp);
+    assert_eq!(got.len(), want.len());
+    for ((name, r, attempts), (wname, effects, status, second)) in got.iter().zip(want) {
+        assert_eq!(name, wname);
+        assert_eq!(
+            (r.attempts, r.effects, r.status),
+            (2, effects, status),
+            "{name}"
+        );
+        assert_eq!(r.business_state, BusinessState::Confirmed, "{name}");
+        assert_eq!(attempts[0].outcome, Outcome::LostReply);
+        assert_eq!(attempts[1].outcome, second, "{name}");
+        assert_eq!(attempts[1].committed, name == "rotated-key", "{name}");
+    }
+}

@@ -118,6 +118,7 @@ pub struct Policy {
     pub lookup_before_retry: bool,
     pub idempotency_key: Option<Spanned<String>>,
     pub backoff: Option<Spanned<Backoff>>,
+    pub payload_drift: Option<Spanned<f64>>,
     pub layers: Option<Spanned<Vec<Spanned<Layer>>>>,
     pub reset_each_layer: Option<Spanned<bool>>,
 }

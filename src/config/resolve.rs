@@ -250,6 +250,9 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
         ]
         .map(|(k, v): (&str, Value)| (k.to_string(), v)),
     );
+    if p.payload_drift > 0.0 {
+        t.insert("payload_drift".into(), p.payload_drift.into());
+    }
     if p.hedge != Timeout::None {
         t.insert("hedge_delay".into(), p.hedge.to_string().into());
     }

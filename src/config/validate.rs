@@ -579,6 +579,7 @@ fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
         },
         lookup_before_retry: raw.lookup_before_retry,
         calls: None,
+        payload_drift: check.probability(&raw.payload_drift, &format!("{path}.payload_drift"))?,
         layers,
     })
 }

@@ -22,6 +22,8 @@ pub enum Source {
     Jitter = 3,
     /// Whether each reconciliation lookup fails (one stream per intent).
     Lookups = 4,
+    /// Whether each retry regenerates the request's payload (one stream per intent).
+    Payloads = 5,
 }
 
 /// The key of a run's streams: everything but the source and the entity.

@@ -14,7 +14,8 @@ pub enum Outcome {
     LostReply,
     /// A transient error (5xx) before the commit.
     ServerError,
-    /// Refused before the commit: 429, 403 or another 4xx.
+    /// Refused before the commit: 429, 403 or another 4xx; or a conflict, the key being bound
+    /// to another payload.
     Refused(crate::policy::FailureClass),
     /// The client stopped waiting; the attempt went on without it.
     Timeout,
@@ -26,7 +27,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// Every outcome's name, in the order `index` numbers them.
-    pub const NAMES: [&'static str; 10] = [
+    pub const NAMES: [&'static str; 11] = [
         "ok",
         "lost_request",
         "lost_reply",
@@ -34,6 +35,7 @@ impl Outcome {
         "429",
         "403",
         "4xx",
+        "conflict",
         "timeout",
         "cancelled",
         "unanswered",

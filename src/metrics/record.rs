@@ -35,10 +35,12 @@ pub enum StopReason {
     PermanentFailure,
     /// Cooperative admission: the time left cannot hold the wait, the reserve and an attempt.
     BudgetTooSmall,
+    /// The server holds the key with another payload: a retry changed the request.
+    IdempotencyConflict,
 }
 
 impl StopReason {
-    pub const ALL: [StopReason; 11] = [
+    pub const ALL: [StopReason; 12] = [
         StopReason::AttemptLimit,
         StopReason::NotRetryable,
         StopReason::Hung,
@@ -50,6 +52,7 @@ impl StopReason {
         StopReason::RetryBudgetExhausted,
         StopReason::PermanentFailure,
         StopReason::BudgetTooSmall,
+        StopReason::IdempotencyConflict,
     ];
 
     pub fn name(self) -> &'static str {
@@ -65,6 +68,7 @@ impl StopReason {
             StopReason::RetryBudgetExhausted => "retry_budget_exhausted",
             StopReason::PermanentFailure => "permanent_failure",
             StopReason::BudgetTooSmall => "budget_too_small",
+            StopReason::IdempotencyConflict => "idempotency_conflict",
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::sweep::Point;
 use crate::theory::ClosedForms;
 
 /// The columns after the parameter columns.
-pub const COLUMNS: [&str; 47] = [
+pub const COLUMNS: [&str; 48] = [
     "experiment",
     "policy",
     "seed",
@@ -56,6 +56,7 @@ pub const COLUMNS: [&str; 47] = [
     "hedges",
     "completion_p50_ticks",
     "completion_p99_ticks",
+    "stopped_idempotency_conflict",
 ];
 
 /// The rows of one point, one per configuration, parameters first.
@@ -132,6 +133,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 result.total(|r| r.totals.hedges).to_string(),
                 result.completion(0.5).0.to_string(),
                 result.completion(0.99).0.to_string(),
+                stopped(StopReason::IdempotencyConflict),
             ];
             point
                 .params

@@ -43,6 +43,9 @@ pub struct Policy {
     /// Sends a second attempt of a call still unanswered after this delay (`None` means
     /// never); the first reply wins. Only for calls that are safe to send twice.
     pub hedge: Timeout,
+    /// The chance that a retry regenerates the request's arguments (an agent re-planning its
+    /// call): under the same key the server then answers with a conflict.
+    pub payload_drift: f64,
     /// Retry layers around the one that calls the tool; `retry` and `backoff` are the
     /// innermost's.
     pub layers: Option<Layers>,

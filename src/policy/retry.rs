@@ -18,16 +18,19 @@ pub enum FailureClass {
     Forbidden,
     /// Another 4xx: the request itself is wrong and will fail again.
     Invalid,
+    /// The key is bound to another payload (409): the server will not apply this request.
+    Conflict,
 }
 
 impl FailureClass {
-    pub const ALL: [FailureClass; 6] = [
+    pub const ALL: [FailureClass; 7] = [
         FailureClass::Reset,
         FailureClass::ServerError,
         FailureClass::Timeout,
         FailureClass::Throttled,
         FailureClass::Forbidden,
         FailureClass::Invalid,
+        FailureClass::Conflict,
     ];
 
     /// The classes retried unless a policy says otherwise: the transient ones. A 403 or another
@@ -41,7 +44,10 @@ impl FailureClass {
 
     /// Whether the class says the request itself will never succeed.
     pub fn is_permanent(self) -> bool {
-        matches!(self, FailureClass::Forbidden | FailureClass::Invalid)
+        matches!(
+            self,
+            FailureClass::Forbidden | FailureClass::Invalid | FailureClass::Conflict
+        )
     }
 
     /// The name used in configs (`retry_on`) and output.
@@ -53,6 +59,7 @@ impl FailureClass {
             FailureClass::Throttled => "429",
             FailureClass::Forbidden => "403",
             FailureClass::Invalid => "4xx",
+            FailureClass::Conflict => "conflict",
         }
     }
 

@@ -50,6 +50,10 @@ pub struct Intent {
     pub tries: Tries,
     /// The layer whose attempt the next dispatch begins.
     pub next_layer: usize,
+    /// The version of the request's arguments the next attempt carries.
+    pub payload: u32,
+    /// The payload version of every attempt so far, in order.
+    payloads: Vec<u32>,
     /// The scope the deadline and dispatch cap count from: the intent's start and its first
     /// dispatch, unless each layer entered resets them.
     pub scope: Scope,
@@ -84,6 +88,8 @@ impl Intent {
             retries: 0,
             tries: Tries::default(),
             next_layer: 0,
+            payload: 0,
+            payloads: Vec::new(),
             scope: Scope {
                 start: now,
                 first: 0,
@@ -115,6 +121,8 @@ impl Intent {
         self.last_delay = Tick::ZERO;
         self.retries = 0;
         self.next_layer = 0;
+        self.payload = 0;
+        self.payloads.clear();
         self.scope = Scope {
             start: now,
             first: 0,
@@ -146,6 +154,7 @@ impl Intent {
         let attempt = self.attempts();
         let draw = tool.draw(&words, attempt);
         self.draws.push(draw);
+        self.payloads.push(self.payload);
         self.log.push(AttemptRecord {
             layer: self.next_layer as u8,
             dispatch: now,
@@ -164,6 +173,11 @@ impl Intent {
         log.outcome = outcome;
         log.end = now;
         self.awaiting.remove(attempt);
+    }
+
+    /// The payload version attempt `attempt` carries.
+    pub fn payload_of(&self, attempt: u32) -> u32 {
+        self.payloads[attempt as usize]
     }
 
     /// The draws of attempt `attempt`.

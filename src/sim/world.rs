@@ -329,16 +329,18 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 } else {
                     None
                 };
-                if tool.kind == ToolKind::Write
-                    && intent.keys.process(key, sched.now()) == Processed::Committed
-                {
+                let payload = intent.payload_of(at.attempt);
+                // A read-only call commits nothing.
+                let processed = (tool.kind == ToolKind::Write)
+                    .then(|| intent.keys.process(key, payload, sched.now()));
+                if processed == Some(Processed::Committed) {
                     intent.effects += 1;
                     intent.log[at.attempt as usize].committed = true;
                 }
-                if draw.fate == Fate::LostReply {
-                    Reply::Failed(FailureClass::Reset)
-                } else {
-                    Reply::Ok
+                match (draw.fate, processed) {
+                    (Fate::LostReply, _) => Reply::Failed(FailureClass::Reset),
+                    (_, Some(Processed::Conflict)) => Reply::Failed(FailureClass::Conflict),
+                    _ => Reply::Ok,
                 }
             }
         };
@@ -591,6 +593,9 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         }
         let (layer, retry) = match intent.tries.decide(|l| *policy.layer(l).0, class) {
             Ok(next) => next,
+            Err(RetryDecision::NotRetryable) if class == FailureClass::Conflict => {
+                return Err(StopReason::IdempotencyConflict);
+            }
             Err(RetryDecision::NotRetryable) if class.is_permanent() => {
                 return Err(StopReason::PermanentFailure);
             }
@@ -629,6 +634,16 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 Some(cost) => intent.retry_cost = Some(cost),
                 None => return Err(StopReason::RetryBudgetExhausted),
             }
+        }
+        // An agent that re-plans its call may send other arguments with the retry.
+        if policy.payload_drift > 0.0
+            && unit(self.streams.word_at(
+                Source::Payloads,
+                intent.id,
+                u64::from(intent.retries) - 1,
+            )) < policy.payload_drift
+        {
+            intent.payload += 1;
         }
         intent.tries.begin(layer);
         intent.next_layer = layer;
@@ -706,6 +721,8 @@ fn business_state(intent: &Intent, status: Status, tool: &Tool) -> BusinessState
     }
     match status {
         _ if intent.late_receipt => BusinessState::Confirmed,
+        // The server holds this intent's key: an earlier attempt committed.
+        Status::Stopped(StopReason::IdempotencyConflict) => BusinessState::Confirmed,
         Status::Succeeded => BusinessState::Confirmed,
         Status::Stopped(_) if intent.ambiguous || !intent.awaiting.is_empty() => {
             BusinessState::Unknown
