@@ -47,7 +47,7 @@ enum Command {
 
 #[derive(Args)]
 struct RunArgs {
-    /// The TOML config to run; without it, the built-in configs/default.toml.
+    /// The TOML config to run; without it, the built-in configs/reliability-layer.toml.
     config: Option<PathBuf>,
     /// The folder to write <experiment>/ into.
     #[arg(long, default_value = "out")]
@@ -99,7 +99,8 @@ enum Format {
 
 #[derive(Args)]
 struct CheckArgs {
-    /// The config whose output is checked; without it, the built-in configs/default.toml.
+    /// The config whose output is checked; without it, the built-in
+    /// configs/reliability-layer.toml.
     config: Option<PathBuf>,
     /// The reference folder (default: out/<experiment>).
     #[arg(long)]

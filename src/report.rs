@@ -4,7 +4,8 @@
 use std::fmt::Write;
 
 use crate::metrics::{Estimate, Measure, StopReason};
-use crate::policy::{Backoff, Policy, Timeout};
+use crate::model::{Tool, ToolKind};
+use crate::policy::{Backoff, Policy, Timeout, Trip};
 use crate::run::{PolicyResult, Results};
 
 /// A mean with its interval; a single sample has none, and shows the mean alone.
@@ -55,12 +56,40 @@ fn describe(p: &Policy) -> String {
             format!("layers {}{reset}", layers.join(" > "))
         }
     };
-    format!(
+    let mut text = format!(
         "{attempts}, retry on {}, {timeout}, {}, key {}",
         retry_on.join("/"),
         backoff,
         p.key.name()
-    )
+    );
+    // The rest only where set, so a plain policy reads short.
+    if let Some(b) = &p.breaker {
+        let trip = match b.trip {
+            Trip::Consecutive(n) => format!("{n} failures in a row"),
+            Trip::Rate { rate, .. } => format!("a failure rate of {rate}"),
+        };
+        let _ = write!(text, ", breaker on {trip}, open {}", b.open_duration);
+    }
+    if let Some(b) = &p.retry_budget {
+        let _ = write!(text, ", retry budget {}", b.name());
+    }
+    let limits = [
+        ("deadline", p.limits.deadline.map(|t| t.to_string())),
+        ("dispatch cap", p.limits.dispatch_cap.map(|n| n.to_string())),
+        (
+            "cancelled after",
+            p.limits.cancel_after.map(|t| t.to_string()),
+        ),
+    ];
+    for (name, value) in limits {
+        if let Some(v) = value {
+            let _ = write!(text, ", {name} {v}");
+        }
+    }
+    if p.payload_drift > 0.0 {
+        let _ = write!(text, ", payload drift {}", p.payload_drift);
+    }
+    text
 }
 
 /// How many intents stopped, by reason, such as `attempt_limit 60`; `—` if none did.
@@ -185,23 +214,12 @@ pub fn table(results: &Results) -> String {
             );
         }
     }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| {
-            rows.iter()
-                .map(|row| row[c].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for row in &rows {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, w)| format!("{cell}{}", " ".repeat(w - cell.chars().count())))
-            .collect();
-        let _ = writeln!(out, "{}", line.join("  ").trim_end());
-    }
+    out.push_str(&aligned(&rows));
     let _ = writeln!(out);
+    if exp.workload.calls.len() > 1 {
+        out.push_str(&tasks(results));
+        let _ = writeln!(out);
+    }
     if !sweep.axes.is_empty() {
         let _ = writeln!(
             out,
@@ -232,4 +250,93 @@ pub fn table(results: &Results) -> String {
         }
     }
     out
+}
+
+/// Rows as columns aligned on their widest cell, two spaces apart.
+fn aligned(rows: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| {
+            rows.iter()
+                .map(|row| row[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell}{}", " ".repeat(w - cell.chars().count())))
+            .collect();
+        let _ = writeln!(out, "{}", line.join("  ").trim_end());
+    }
+    out
+}
+
+/// The task view, for workloads whose tasks make several calls: tasks that succeeded in every
+/// call, the calls sent, and per tool its calls, the calls that reached it while it was down,
+/// and the duplicate effects of a write — summed over replications.
+fn tasks(results: &Results) -> String {
+    let exp = &results.sweep.base;
+    let tools: Vec<(usize, &Tool)> = exp
+        .called_tools(&exp.workload.calls)
+        .map(|t| {
+            (
+                exp.tools
+                    .iter()
+                    .position(|x| x.name == t.name)
+                    .expect("a tool of exp"),
+                t,
+            )
+        })
+        .collect();
+    let mut header: Vec<String> = results
+        .sweep
+        .paths()
+        .map(|p| p.rsplit('.').next().unwrap_or(p).to_string())
+        .collect();
+    header.extend(["configuration", "tasks succeeded", "calls"].map(String::from));
+    for (_, tool) in &tools {
+        header.push(format!("{} calls", tool.name));
+        if !tool.outages.is_empty() {
+            header.push(format!("{} calls while down", tool.name));
+        }
+        if tool.kind == ToolKind::Write {
+            header.push(format!("{} duplicates", tool.name));
+        }
+    }
+    header.push("short-circuited".into());
+    let mut rows = vec![header];
+    for (point, result) in results.finished() {
+        for (policy, r) in point.experiment.policies.iter().zip(&result.policies) {
+            let (tasks, succeeded) = (
+                r.total(|run| run.totals.tasks),
+                r.total(|run| run.totals.tasks_succeeded),
+            );
+            let mut row: Vec<String> = point.params.iter().map(ToString::to_string).collect();
+            let calls: u64 = tools.iter().map(|&(t, _)| r.tool_totals(t).calls).sum();
+            row.extend([
+                policy.name.clone(),
+                format!(
+                    "{succeeded}/{tasks} ({})",
+                    percent(succeeded as f64 / tasks as f64)
+                ),
+                calls.to_string(),
+            ]);
+            for &(t, tool) in &tools {
+                let totals = r.tool_totals(t);
+                row.push(totals.calls.to_string());
+                if !tool.outages.is_empty() {
+                    row.push(totals.calls_while_down.to_string());
+                }
+                if tool.kind == ToolKind::Write {
+                    row.push(totals.duplicates.to_string());
+                }
+            }
+            row.push(r.total(|run| run.totals.short_circuited).to_string());
+            rows.push(row);
+        }
+    }
+    aligned(&rows)
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use crate::experiment::Experiment;
-use crate::metrics::{Estimate, Measure, Moments, Quantiles, Sample, StopReason};
+use crate::metrics::{Estimate, Measure, Moments, Quantiles, Sample, StopReason, ToolTotals};
 use crate::output::trace::{Trace, TraceWriter};
 use crate::sim::{self, Job, RunResult};
 use crate::sweep::{Point, Sweep};
@@ -45,6 +45,17 @@ impl PolicyResult {
             all.merge(&run.totals.completion);
         }
         all.at(q)
+    }
+
+    /// What this configuration's calls did at tool `tool`, summed over the replications.
+    pub fn tool_totals(&self, tool: usize) -> ToolTotals {
+        let mut sum = ToolTotals::default();
+        for run in &self.runs {
+            if let Some(totals) = run.totals.tools.get(tool) {
+                sum.merge(totals);
+            }
+        }
+        sum
     }
 
     /// Sums a count over the replications.

@@ -18,18 +18,24 @@ fn the_default_run_needs_no_arguments() {
         "retry-only",
         "reliable",
         "attempts/intent",
-        "theory",
+        "tasks succeeded",
+        "search calls while down",
+        "charge duplicates",
     ] {
         assert!(table.contains(name), "{name} missing from\n{table}");
     }
-    let summary = fs::read_to_string(tmp.path().join("out/default/summary.csv")).unwrap();
+    let summary = fs::read_to_string(tmp.path().join("out/reliability-layer/summary.csv")).unwrap();
     assert_eq!(
         summary.lines().count(),
         4,
         "a header and one row per configuration"
     );
     assert!(summary.starts_with("experiment,policy,seed,replications,tasks,intents,"));
-    assert!(tmp.path().join("out/default/manifest.toml").exists());
+    assert!(
+        tmp.path()
+            .join("out/reliability-layer/manifest.toml")
+            .exists()
+    );
 }
 
 #[test]
@@ -210,5 +216,9 @@ fn a_closed_stdout_is_not_an_error() {
     drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(tmp.path().join("out/default/summary.csv").exists());
+    assert!(
+        tmp.path()
+            .join("out/reliability-layer/summary.csv")
+            .exists()
+    );
 }

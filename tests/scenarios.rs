@@ -221,7 +221,7 @@ fn reliability_bugs() {
 fn reliability_layer_relations() {
     let exp = shipped("reliability-layer.toml");
     let search = exp.tools.iter().position(|t| t.name == "search").unwrap();
-    let summary: Vec<(u32, u32, u32, u32)> = (0..exp.policies.len())
+    let summary: Vec<(u32, u32, u32, u32, u32)> = (0..exp.policies.len())
         .map(|p| {
             let rs: Vec<IntentRecord> = traced(&exp, p).into_iter().map(|(r, _)| r).collect();
             let sum = |f: &dyn Fn(&IntentRecord) -> u32| rs.iter().map(f).sum::<u32>();
@@ -235,6 +235,7 @@ fn reliability_layer_relations() {
                 search_calls,
                 sum(&|r| r.effects.saturating_sub(1)),
                 sum(&|r| r.short_circuited),
+                sum(&|r| r.calls_while_down),
             )
         })
         .collect();
@@ -256,6 +257,14 @@ fn reliability_layer_relations() {
     assert!(
         reliable.1 * 10 < retry_only.1 * 6,
         "the breaker cuts calls to search: {summary:?}"
+    );
+    assert!(
+        reliable.4 * 2 <= retry_only.4,
+        "at least half fewer calls reach search while it is down: {summary:?}"
+    );
+    assert!(
+        retry_only.4 > naive.4,
+        "retries hammer the outage: {summary:?}"
     );
     assert!(reliable.3 > 0 && naive.3 == 0 && retry_only.3 == 0);
 }

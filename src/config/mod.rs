@@ -17,9 +17,9 @@ use std::path::{Component, Path, PathBuf};
 use crate::sweep::Sweep;
 
 /// The default experiment, compiled into the binary so `retrysim run` needs no file.
-pub const DEFAULT_CONFIG: &str = include_str!("../../configs/default.toml");
+pub const DEFAULT_CONFIG: &str = include_str!("../../configs/reliability-layer.toml");
 /// How the default experiment is named in messages.
-pub const DEFAULT_CONFIG_NAME: &str = "configs/default.toml (built in)";
+pub const DEFAULT_CONFIG_NAME: &str = "configs/reliability-layer.toml (built in)";
 
 /// A config's text and the name it is known by in messages.
 #[derive(Clone, Debug)]

@@ -133,6 +133,8 @@ pub struct IntentRecord {
     pub lookups: u32,
     /// Hedges sent (counted in `attempts` too).
     pub hedges: u32,
+    /// Attempts that reached the tool while it was down.
+    pub calls_while_down: u32,
     pub status: Status,
     pub business_state: BusinessState,
     pub start: Tick,

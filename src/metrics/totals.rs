@@ -71,6 +71,8 @@ pub struct ToolTotals {
     pub duplicates: u64,
     /// Intents that succeeded.
     pub successes: u64,
+    /// Calls that reached the tool while it was down.
+    pub calls_while_down: u64,
     /// Attempts by how they ended, in the order of [`Outcome::NAMES`].
     pub outcomes: [u64; Outcome::NAMES.len()],
 }
@@ -84,6 +86,7 @@ impl ToolTotals {
         self.effects += other.effects;
         self.duplicates += other.duplicates;
         self.successes += other.successes;
+        self.calls_while_down += other.calls_while_down;
         for (a, b) in self.outcomes.iter_mut().zip(other.outcomes) {
             *a += b;
         }
@@ -113,6 +116,7 @@ impl Totals {
         tool.effects += u64::from(r.effects);
         tool.duplicates += u64::from(r.duplicates());
         tool.successes += u64::from(r.status == Status::Succeeded);
+        tool.calls_while_down += u64::from(r.calls_while_down);
         for a in attempts {
             tool.outcomes[a.outcome.index()] += 1;
         }

@@ -2,7 +2,7 @@
 //! replications — where the calls went and what became of them. Columns are documented in
 //! `out/README.md`.
 
-use crate::metrics::{Outcome, ToolTotals};
+use crate::metrics::Outcome;
 use crate::run::PointResult;
 use crate::sweep::Point;
 
@@ -18,6 +18,7 @@ pub fn columns() -> Vec<String> {
         "effects",
         "duplicates",
         "successes",
+        "calls_while_down",
     ]
     .into_iter()
     .map(String::from)
@@ -34,12 +35,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
             if !exp.calls_of(policy).contains(&t) {
                 continue;
             }
-            let mut sum = ToolTotals::default();
-            for run in &result.runs {
-                if let Some(totals) = run.totals.tools.get(t) {
-                    sum.merge(totals);
-                }
-            }
+            let sum = result.tool_totals(t);
             let counts = [
                 sum.intents,
                 sum.calls,
@@ -47,6 +43,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 sum.effects,
                 sum.duplicates,
                 sum.successes,
+                sum.calls_while_down,
             ];
             let row = point
                 .params

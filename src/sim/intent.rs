@@ -38,6 +38,8 @@ pub struct Intent {
     pub awaiting: Awaited,
     /// Hedges sent.
     pub hedges: u32,
+    /// Attempts that reached the server while it was down.
+    pub calls_while_down: u32,
     /// Attempts on their way to the server or at it.
     pub at_server: u32,
     /// How and when the client finished with the intent.
@@ -82,6 +84,7 @@ impl Intent {
             ambiguous: false,
             awaiting: Awaited::default(),
             hedges: 0,
+            calls_while_down: 0,
             at_server: 0,
             ended: None,
             last_delay: Tick::ZERO,
@@ -116,6 +119,7 @@ impl Intent {
         self.ambiguous = false;
         self.awaiting = Awaited::default();
         self.hedges = 0;
+        self.calls_while_down = 0;
         self.at_server = 0;
         self.ended = None;
         self.last_delay = Tick::ZERO;

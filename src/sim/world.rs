@@ -279,7 +279,9 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     fn on_server_arrive(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
         let intent = self.intents.get(at.intent.slot);
         let tool = intent.tool;
-        match outage::down_at(&self.tools[tool].outages, sched.now()) {
+        let down = outage::down_at(&self.tools[tool].outages, sched.now());
+        intent.calls_while_down += u32::from(down.is_some());
+        match down {
             // Refused at the door: no worker, no line.
             Some(OutageMode::FailFast) => {
                 intent.fail_fast(at.attempt);
@@ -706,6 +708,7 @@ fn record_of(intent: &Intent, tool: &Tool) -> IntentRecord {
         short_circuited: intent.short_circuited,
         lookups: intent.lookups,
         hedges: intent.hedges,
+        calls_while_down: intent.calls_while_down,
         status,
         business_state: business_state(intent, status, tool),
         start: intent.start,
