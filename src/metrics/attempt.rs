@@ -1,5 +1,6 @@
 //! The record of one attempt: the trace a teacher draws a timeline from.
 
+use crate::policy::FailureClass;
 use crate::time::Tick;
 
 /// How an attempt ended for the client. The trace knows what the client cannot: whether a
@@ -16,7 +17,7 @@ pub enum Outcome {
     ServerError,
     /// Refused before the commit: 429, 403 or another 4xx; or a conflict, the key being bound
     /// to another payload.
-    Refused(crate::policy::FailureClass),
+    Refused(FailureClass),
     /// The client stopped waiting; the attempt went on without it.
     Timeout,
     /// The operation was cancelled while the attempt was awaited; it went on without it.
@@ -41,13 +42,27 @@ impl Outcome {
         "unanswered",
     ];
 
-    /// The outcome's position in [`Outcome::NAMES`].
+    /// The outcome's position in [`Outcome::NAMES`] (a test holds the two in step).
     pub fn index(self) -> usize {
-        let name = self.name();
-        Self::NAMES
-            .iter()
-            .position(|&n| n == name)
-            .expect("every outcome is named")
+        match self {
+            Outcome::Ok => 0,
+            Outcome::LostRequest => 1,
+            Outcome::LostReply => 2,
+            Outcome::ServerError => 3,
+            Outcome::Refused(class) => match class {
+                FailureClass::Throttled => 4,
+                FailureClass::Forbidden => 5,
+                FailureClass::Invalid => 6,
+                FailureClass::Conflict => 7,
+                // Not refusals: a reset or a timeout has its own outcome.
+                FailureClass::Reset | FailureClass::ServerError | FailureClass::Timeout => {
+                    unreachable!("only refusals are refused")
+                }
+            },
+            Outcome::Timeout => 8,
+            Outcome::Cancelled => 9,
+            Outcome::Unanswered => 10,
+        }
     }
 
     pub fn name(self) -> &'static str {
@@ -78,4 +93,37 @@ pub struct AttemptRecord {
     pub outcome: Outcome,
     /// It made a new side effect at the server (a replayed receipt makes none).
     pub committed: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_outcome_sits_at_its_name() {
+        let refusals = [
+            FailureClass::Throttled,
+            FailureClass::Forbidden,
+            FailureClass::Invalid,
+            FailureClass::Conflict,
+        ];
+        let all = [
+            Outcome::Ok,
+            Outcome::LostRequest,
+            Outcome::LostReply,
+            Outcome::ServerError,
+            Outcome::Timeout,
+            Outcome::Cancelled,
+            Outcome::Unanswered,
+        ]
+        .into_iter()
+        .chain(refusals.map(Outcome::Refused));
+        let mut seen = Vec::new();
+        for outcome in all {
+            assert_eq!(Outcome::NAMES[outcome.index()], outcome.name());
+            seen.push(outcome.index());
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, (0..Outcome::NAMES.len()).collect::<Vec<_>>());
+    }
 }

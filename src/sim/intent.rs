@@ -220,11 +220,9 @@ impl Awaited {
         self.0 == [None, None]
     }
 
-    /// The attempts awaited, in the order they were sent.
+    /// The attempts awaited, in no particular order.
     pub fn attempts(self) -> impl Iterator<Item = u32> {
-        let mut both = self.0;
-        both.sort_unstable_by_key(|a| a.map_or(u32::MAX, |a| a));
-        both.into_iter().flatten()
+        self.0.into_iter().flatten()
     }
 
     fn add(&mut self, attempt: u32) {

@@ -1,0 +1,100 @@
+//! Events per second on the shipped workloads, and the ratios that matter: what each feature
+//! costs per event against the plain lost-reply workload, and what a second thread buys.
+//!
+//! `cargo bench` runs it (release profile). Each workload runs a few times on one thread and on
+//! every core; the best time of each is reported, so a busy machine shows as noise in one
+//! direction only. Nothing here is asserted: tests stay fast, and speed is read, not checked.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use retrysim::config::Source;
+use retrysim::run::{Options, run};
+use retrysim::sweep::Sweep;
+
+/// The workloads, each a shipped config: the baseline first.
+const WORKLOADS: [(&str, &str); 5] = [
+    (
+        "lost-reply-1m.toml",
+        "1M orders, retries and a key (baseline)",
+    ),
+    (
+        "duplicate-curve.toml",
+        "a sweep: 6 points × 2 × 20 replications",
+    ),
+    (
+        "timeout-percentile.toml",
+        "timeouts from a pilot, a FIFO server",
+    ),
+    ("hedging.toml", "hedged requests on a lognormal tail"),
+    ("retry-budgets.toml", "retry budgets over a failure sweep"),
+];
+
+const TRIES: usize = 3;
+
+fn sweep(config: &str) -> Sweep {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("configs")
+        .join(config);
+    Source::read(&path)
+        .and_then(|s| s.sweep())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The best wall time of `TRIES` runs on `threads` threads, and the events of one run.
+fn measure(sweep: &Sweep, threads: Option<usize>) -> (Duration, u64) {
+    let options = Options {
+        threads,
+        ..Options::default()
+    };
+    let mut best = Duration::MAX;
+    let mut events = 0;
+    for _ in 0..TRIES {
+        let start = Instant::now();
+        let results = run(sweep.clone(), &options, &mut ()).expect("runs to the end");
+        best = best.min(start.elapsed());
+        events = results
+            .points
+            .iter()
+            .flat_map(|p| &p.policies)
+            .flat_map(|p| &p.runs)
+            .map(|r| r.events)
+            .sum();
+    }
+    (best, events)
+}
+
+fn main() {
+    // `cargo bench -- <filter>` passes arguments; `cargo test --benches` passes `--bench`.
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "{:<24} {:>11} {:>9} {:>9} {:>11} {:>9}  workload",
+        "config", "events", "1 thread", "M ev/s", "cost/event", "×cores"
+    );
+    let mut baseline = None;
+    for (config, what) in WORKLOADS {
+        if !filter.is_empty() && !filter.iter().any(|f| config.contains(f.as_str())) {
+            continue;
+        }
+        let sweep = sweep(config);
+        let (one, events) = measure(&sweep, Some(1));
+        let (all, _) = measure(&sweep, None);
+        let per_event = one.as_secs_f64() / events as f64;
+        let base = *baseline.get_or_insert(per_event);
+        println!(
+            "{config:<24} {events:>11} {:>8.3}s {:>9.2} {:>10.2}× {:>8.2}×  {what}",
+            one.as_secs_f64(),
+            events as f64 / one.as_secs_f64() / 1e6,
+            per_event / base,
+            one.as_secs_f64() / all.as_secs_f64(),
+        );
+    }
+    println!(
+        "\ncost/event: seconds per event against the first row; ×cores: one thread's time over \
+         {cores} threads'."
+    );
+}
