@@ -128,10 +128,22 @@ pub fn table(results: &Results) -> String {
             let f = &t.faults;
             match t.script {
                 Some(_) => format!("{}: scripted", t.name),
-                None => format!(
-                    "{}: a = {}, b = {}, 5xx = {}",
-                    t.name, f.request_loss, f.reply_loss, f.server_error
-                ),
+                None => {
+                    let mut text = format!(
+                        "{}: a = {}, b = {}, 5xx = {}",
+                        t.name, f.request_loss, f.reply_loss, f.server_error
+                    );
+                    for (name, p) in [
+                        ("429", f.throttled),
+                        ("403", f.forbidden),
+                        ("4xx", f.invalid),
+                    ] {
+                        if p > 0.0 {
+                            let _ = write!(text, ", {name} = {p}");
+                        }
+                    }
+                    text
+                }
             }
         })
         .collect();

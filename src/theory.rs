@@ -19,7 +19,7 @@
 
 use crate::experiment::Experiment;
 use crate::model::{LossSignal, Tool, ToolKind};
-use crate::policy::{Attempts, FailureClass, KeyScope, Policy, safety};
+use crate::policy::{Attempts, FailureClass, KeyScope, Policy, RetryAfter, safety};
 
 /// The closed-form value of each measure for one configuration, and the losses it came from.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -126,6 +126,9 @@ fn losses(tool: &Tool, policy: &Policy) -> Option<(f64, f64)> {
     };
     let retried = |c: FailureClass| policy.retry.retry_on.contains(c);
     let lost = f.request_loss + f.reply_loss > 0.0;
+    // A 429 that names a wait ends the intent where the policy stops on Retry-After.
+    let throttle_retried = retried(FailureClass::Throttled)
+        && !(f.retry_after.is_some() && policy.retry.retry_after == RetryAfter::Stop);
     let occurring = [
         (
             FailureClass::Reset,
@@ -135,17 +138,23 @@ fn losses(tool: &Tool, policy: &Policy) -> Option<(f64, f64)> {
             FailureClass::ServerError,
             f.server_error > 0.0 && late < 1.0,
         ),
+        (FailureClass::Forbidden, f.forbidden > 0.0 && late < 1.0),
+        (FailureClass::Invalid, f.invalid > 0.0 && late < 1.0),
         (
             FailureClass::Timeout,
             wait.is_some() && (late > 0.0 || lost && tool.loss_seen_as == LossSignal::Silence),
         ),
     ];
     let single = policy.retry.max_attempts == Attempts::AtMost(1);
-    if !single && occurring.iter().any(|&(c, occurs)| occurs && !retried(c)) {
+    let throttles = f.throttled > 0.0 && late < 1.0;
+    if !single
+        && (occurring.iter().any(|&(c, occurs)| occurs && !retried(c))
+            || throttles && !throttle_retried)
+    {
         return None;
     }
     // A refusal before the commit acts like a lost request: no effect, and tried again.
-    let a = f.request_loss + f.server_error;
+    let a = f.request_loss + f.server_error + f.refused();
     let delivered = 1.0 - a - f.reply_loss;
     Some((a, f.reply_loss + delivered * late))
 }

@@ -60,20 +60,28 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                 })
                 .collect::<Vec<_>>()
         });
+    // Refusals are rarer: most tools have none.
+    let refusal = || prop_oneof![3 => Just(0.0), 1 => 0.0f64..0.5];
+    let refusals = (
+        refusal(),
+        refusal(),
+        refusal(),
+        proptest::option::of(1u64..5_000),
+    );
     (
         (0.0f64..1.0, 0.0f64..1.0, 0.0f64..1.0, 0.0f64..0.95),
         (latency(), latency(), latency()),
         (signal, kind, any::<bool>()),
-        (workers, outages),
+        (workers, outages, refusals),
     )
         .prop_map(
             move |(
                 (a, e, b, total),
                 (request, service, reply),
                 (signal, kind, idempotent),
-                (workers, outages),
+                (workers, outages, (t, f, i, retry_after)),
             )| {
-                let scale = total / (a + e + b).max(1e-9);
+                let scale = total / (a + e + b + t + f + i).max(1e-9);
                 Tool {
                     name: format!("tool{index}"),
                     kind,
@@ -82,6 +90,10 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                         request_loss: a * scale,
                         server_error: e * scale,
                         reply_loss: b * scale,
+                        throttled: t * scale,
+                        forbidden: f * scale,
+                        invalid: i * scale,
+                        retry_after: retry_after.map(Tick),
                     },
                     loss_seen_as: signal,
                     request_latency: request,
@@ -374,9 +386,12 @@ proptest! {
                         prop_assert!(policy.retry_budget.is_some());
                         prop_assert!(r.attempts >= 1, "first attempts always go out");
                     }
-                    // Refusals and admission come from scripts and rules these tools lack.
-                    Status::Stopped(StopReason::PermanentFailure | StopReason::BudgetTooSmall) => {
-                        prop_assert!(false, "no 4xx and no admission here");
+                    Status::Stopped(StopReason::PermanentFailure) => {
+                        prop_assert!(tool.faults.forbidden + tool.faults.invalid > 0.0);
+                    }
+                    // Admission comes from a rule these policies lack.
+                    Status::Stopped(StopReason::BudgetTooSmall) => {
+                        prop_assert!(false, "no admission here");
                     }
                     Status::Stopped(StopReason::BreakerOpen) => {
                         prop_assert!(policy.breaker.is_some());

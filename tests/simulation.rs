@@ -6,7 +6,7 @@ mod common;
 use common::{assert_agrees, experiment, max_attempts, records, run_one};
 use retrysim::Experiment;
 use retrysim::metrics::{BusinessState, IntentRecord, Measure, Sample, Status, StopReason};
-use retrysim::policy::{Attempts, KeyScope};
+use retrysim::policy::{Attempts, FailureClass, KeyScope};
 use retrysim::theory::closed_forms;
 use retrysim::time::Tick;
 
@@ -351,4 +351,51 @@ fn a_token_bucket_stops_retrying_once_half_spent() {
             .iter()
             .all(|&s| s == Status::Stopped(StopReason::RetryBudgetExhausted))
     );
+}
+
+/// A 429 is a refusal before the commit: no effect and tried again, so it counts with a in the
+/// closed forms; each retry after one waits the Retry-After it names. Where the policy stops on
+/// Retry-After, no closed form is claimed.
+#[test]
+fn a_throttled_call_waits_and_counts_with_the_lost_requests() {
+    let config = |retry_after: &str| {
+        format!(
+            r#"
+            name = "t"
+            seed = 7
+            [workload]
+            tasks = 20000
+            clients = 50
+            [[tool]]
+            name = "charge"
+            request_loss = 0.05
+            throttled = 0.15
+            reply_loss = 0.1
+            retry_after = "50ms"
+            [[policy]]
+            name = "p"
+            max_attempts = 4
+            retry_after = "{retry_after}"
+            "#
+        )
+    };
+    let exp = experiment(&config("honour"));
+    let result = run_one(exp.clone());
+    let theory = closed_forms(0.2, 0.1, Attempts::AtMost(4), KeyScope::None);
+    assert_eq!(result.policies[0].theory, Some(theory));
+    assert_agrees(&result.policies[0], &theory, "throttled");
+    let wait = Tick(50_000);
+    for (r, attempts) in common::traced(&exp, 0) {
+        let throttled_then_retried = attempts[..attempts.len() - 1]
+            .iter()
+            .filter(|a| a.outcome == retrysim::metrics::Outcome::Refused(FailureClass::Throttled))
+            .count() as u64;
+        assert_eq!(r.backoff, Tick(wait.0 * throttled_then_retried), "{r:?}");
+    }
+
+    let exp = experiment(&config("stop"));
+    let result = run_one(exp.clone());
+    assert_eq!(result.policies[0].theory, None);
+    let stopped = result.policies[0].total(|run| run.totals.stopped(StopReason::NotRetryable));
+    assert!(stopped > 0);
 }

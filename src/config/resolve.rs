@@ -69,6 +69,9 @@ fn tool(t: &Tool) -> Value {
         ("request_loss", t.faults.request_loss.into()),
         ("server_error", t.faults.server_error.into()),
         ("reply_loss", t.faults.reply_loss.into()),
+        ("throttled", t.faults.throttled.into()),
+        ("forbidden", t.faults.forbidden.into()),
+        ("invalid", t.faults.invalid.into()),
         ("loss_seen_as", t.loss_seen_as.name().into()),
         ("request_latency", latency(&t.request_latency)),
         ("service_time", latency(&t.service_time)),
@@ -97,12 +100,18 @@ fn tool(t: &Tool) -> Value {
                 .collect();
             table.insert("outages".into(), Value::Array(outages));
         }
+        if let Some(wait) = t.faults.retry_after {
+            table.insert("retry_after".into(), duration(wait));
+        }
         if let Some(script) = &t.script {
             // A scripted tool's faults and latencies are not used: its script stands for them.
             for key in [
                 "request_loss",
                 "server_error",
                 "reply_loss",
+                "throttled",
+                "forbidden",
+                "invalid",
                 "request_latency",
                 "service_time",
                 "reply_latency",

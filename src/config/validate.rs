@@ -204,17 +204,29 @@ fn output(check: &Check, raw: &raw::Output, axes: usize) -> Result<OutputOptions
 fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool> {
     let raw = spanned.get_ref();
     let name = check.name(&raw.name, &format!("{path}.name"))?;
-    let faults = Faults {
-        request_loss: check.probability(&raw.request_loss, &format!("{path}.request_loss"))?,
-        server_error: check.probability(&raw.server_error, &format!("{path}.server_error"))?,
-        reply_loss: check.probability(&raw.reply_loss, &format!("{path}.reply_loss"))?,
+    let p = |value: &Option<Spanned<f64>>, key: &str| {
+        check.probability(value, &format!("{path}.{key}"))
     };
-    let total = faults.request_loss + faults.server_error + faults.reply_loss;
+    let faults = Faults {
+        request_loss: p(&raw.request_loss, "request_loss")?,
+        server_error: p(&raw.server_error, "server_error")?,
+        reply_loss: p(&raw.reply_loss, "reply_loss")?,
+        throttled: p(&raw.throttled, "throttled")?,
+        forbidden: p(&raw.forbidden, "forbidden")?,
+        invalid: p(&raw.invalid, "invalid")?,
+        retry_after: match &raw.retry_after {
+            None => None,
+            Some(v) => Some(check.duration(v, &format!("{path}.retry_after"))?),
+        },
+    };
+    let total = faults.total();
     if total > 1.0 + 1e-12 {
         return check.error_allowing(
             spanned.span(),
             path,
-            format!("request_loss + server_error + reply_loss = {total}, more than 1"),
+            format!(
+                "request_loss + server_error + reply_loss + throttled + forbidden + invalid = {total}, more than 1"
+            ),
             "probabilities of the ways an attempt ends that add up to at most 1",
         );
     }
@@ -314,6 +326,10 @@ fn script(
         ("request_loss", raw.request_loss.as_ref().map(Spanned::span)),
         ("server_error", raw.server_error.as_ref().map(Spanned::span)),
         ("reply_loss", raw.reply_loss.as_ref().map(Spanned::span)),
+        ("throttled", raw.throttled.as_ref().map(Spanned::span)),
+        ("forbidden", raw.forbidden.as_ref().map(Spanned::span)),
+        ("invalid", raw.invalid.as_ref().map(Spanned::span)),
+        ("retry_after", raw.retry_after.as_ref().map(Spanned::span)),
         (
             "request_latency",
             raw.request_latency.as_ref().map(Spanned::span),
@@ -962,7 +978,7 @@ fn refuse_endless_retries(
                 let last = script.steps.last().expect("scripts are not empty");
                 f64::from(u8::from(last.fate == Fate::Delivered))
             }
-            None => 1.0 - f.request_loss - f.server_error - f.reply_loss,
+            None => 1.0 - f.total(),
         };
         let succeeds = delivered * (1.0 - late);
         let on = |c: FailureClass| layers().any(|r| r.retry_on.contains(c));
@@ -970,6 +986,9 @@ fn refuse_endless_retries(
         let lost = f.request_loss + f.reply_loss > 0.0;
         let all_retried = (!lost || on(FailureClass::Reset) || wait.is_some())
             && (f.server_error == 0.0 || on(FailureClass::ServerError))
+            && (f.throttled == 0.0 || on(FailureClass::Throttled))
+            && (f.forbidden == 0.0 || on(FailureClass::Forbidden))
+            && (f.invalid == 0.0 || on(FailureClass::Invalid))
             && (wait.is_none() || on(FailureClass::Timeout));
         if succeeds <= 1e-12 && all_retried {
             let span = (raw.max_attempts.as_ref().map(Spanned::span))

@@ -9,9 +9,9 @@ use crate::time::Tick;
 /// k-th attempt of an intent always reads words k·W … k·W + W − 1 whatever came before it.
 pub const WORDS_PER_ATTEMPT: usize = 4;
 
-/// The probabilities of each way an attempt can end. They are absolute, not conditional:
-/// `request_loss + server_error + reply_loss ≤ 1`, and the rest is the chance of a reply.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// The probabilities of each way an attempt can end. They are absolute, not conditional: they
+/// add up to at most 1, and the rest is the chance of a reply.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Faults {
     /// a: the request is lost before the server sees it; nothing happens there.
     pub request_loss: f64,
@@ -19,6 +19,14 @@ pub struct Faults {
     pub server_error: f64,
     /// b: the server commits, then the reply is lost.
     pub reply_loss: f64,
+    /// The server refuses the request before committing: throttled (429).
+    pub throttled: f64,
+    /// Refused: not allowed (403).
+    pub forbidden: f64,
+    /// Refused: a request that can never succeed (another 4xx).
+    pub invalid: f64,
+    /// The wait a 429 asks for (Retry-After), if it names one.
+    pub retry_after: Option<Tick>,
 }
 
 /// What becomes of one attempt, decided when it is dispatched.
@@ -37,21 +45,41 @@ pub enum Fate {
 }
 
 impl Faults {
-    /// Splits [0, 1) into the four fates, in the order of an attempt's path.
+    /// The chance that an attempt ends in no reply or a refusal.
+    pub fn total(&self) -> f64 {
+        self.request_loss
+            + self.server_error
+            + self.reply_loss
+            + self.throttled
+            + self.forbidden
+            + self.invalid
+    }
+
+    /// The refusals before the commit: a 429, a 403 or another 4xx.
+    pub fn refused(&self) -> f64 {
+        self.throttled + self.forbidden + self.invalid
+    }
+
+    /// Splits [0, 1) into the fates: losses and the 5xx first, then the refusals, and a reply
+    /// in the rest. (The order of the stretches changes no probability; losses first keep the
+    /// draws of a tool without refusals where they always were.)
     pub fn fate(&self, word: u64) -> Fate {
         let u = unit(word);
-        let lost_request = self.request_loss;
-        let server_error = lost_request + self.server_error;
-        let lost_reply = server_error + self.reply_loss;
-        if u < lost_request {
-            Fate::LostRequest
-        } else if u < server_error {
-            Fate::ServerError
-        } else if u < lost_reply {
-            Fate::LostReply
-        } else {
-            Fate::Delivered
+        let mut upto = 0.0;
+        for (p, fate) in [
+            (self.request_loss, Fate::LostRequest),
+            (self.server_error, Fate::ServerError),
+            (self.reply_loss, Fate::LostReply),
+            (self.throttled, Fate::Throttled),
+            (self.forbidden, Fate::Forbidden),
+            (self.invalid, Fate::Invalid),
+        ] {
+            upto += p;
+            if u < upto {
+                return fate;
+            }
         }
+        Fate::Delivered
     }
 }
 

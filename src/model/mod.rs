@@ -150,12 +150,13 @@ impl Tool {
         if let Some(script) = &self.script {
             return script.draw(attempt);
         }
+        let fate = self.faults.fate(words[0]);
         AttemptDraw {
-            fate: self.faults.fate(words[0]),
+            fate,
             request: self.request_latency.sample(words[1]),
             service: self.service_time.sample(words[2]),
             reply: self.reply_latency.sample(words[3]),
-            retry_after: None,
+            retry_after: self.faults.retry_after.filter(|_| fate == Fate::Throttled),
         }
     }
 }

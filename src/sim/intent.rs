@@ -362,6 +362,7 @@ mod tests {
                 request_loss: 0.3,
                 server_error: 0.1,
                 reply_loss: 0.3,
+                ..Default::default()
             },
             loss_seen_as: crate::model::LossSignal::Reset,
             request_latency: crate::model::Latency::Exponential { mean: 100.0 },
