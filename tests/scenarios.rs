@@ -416,3 +416,47 @@ fn payload_binding() {
         assert_eq!(attempts[1].committed, name == "rotated-key", "{name}");
     }
 }
+
+/// The load-versus-failure sweep at 20 % and 100 % failures, one replication each. Three attempts
+/// without a budget send exactly 3 calls when everything fails. A gRPC bucket can fund no more
+/// retries than the 5 tokens above its threshold plus 0.1 per success, so calls per task stay
+/// under 1 + (6 + 0.1·successes)/tasks, about 1.1×; the AWS quota funds at most 500/5 = 100
+/// retries with no success to refund them.
+#[test]
+fn retry_budgets_hold_the_load_down() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/retry-budgets.toml");
+    let sweep = Source::read(&path).and_then(|s| s.sweep()).unwrap();
+    let mut checked = Vec::new();
+    for point in &sweep.points {
+        let failure = point.params[0].to_string();
+        if failure != "0.2" && failure != "1" {
+            continue;
+        }
+        checked.push(failure.clone());
+        let exp = retrysim::Experiment {
+            replications: 1,
+            ..point.experiment.clone()
+        };
+        let result = common::run_one(exp.clone());
+        for (policy, r) in exp.policies.iter().zip(&result.policies) {
+            let tasks = r.total(|run| run.totals.tasks) as f64;
+            let calls = r.estimate(retrysim::metrics::Measure::Attempts).mean;
+            let successes = r.total(|run| run.totals.tasks_succeeded) as f64;
+            let at = format!("{} at {failure}", policy.name);
+            match (policy.name.as_str(), failure.as_str()) {
+                ("no-retries", _) => assert_eq!(calls, 1.0, "{at}"),
+                ("no-budget", "1") => assert_eq!(calls, 3.0, "{at}"),
+                ("no-budget", _) => assert!(calls > 1.2, "{at}: {calls}"),
+                ("token-bucket", _) => {
+                    assert!(
+                        calls <= 1.0 + (6.0 + 0.1 * successes) / tasks,
+                        "{at}: {calls}"
+                    )
+                }
+                ("aws-standard", "1") => assert!(calls <= 1.0 + 100.0 / tasks, "{at}: {calls}"),
+                _ => {}
+            }
+        }
+    }
+    assert_eq!(checked, ["0.2", "1"]);
+}

@@ -14,6 +14,7 @@ use crate::theory::{ClosedForms, closed_forms};
 pub enum Measure {
     Duplicates,
     Attempts,
+    Success,
 }
 
 impl Measure {
@@ -29,6 +30,7 @@ impl Measure {
                 "attempts_ci95",
                 "theory_attempts_per_intent",
             ),
+            Measure::Success => ("success_rate", "success_ci95", "theory_success_rate"),
         }
     }
 
@@ -36,6 +38,7 @@ impl Measure {
         match self {
             Measure::Duplicates => t.duplicates,
             Measure::Attempts => t.attempts,
+            Measure::Success => t.success,
         }
     }
 
@@ -43,6 +46,7 @@ impl Measure {
         match self {
             Measure::Duplicates => "Duplicate side effects per intent",
             Measure::Attempts => "Attempts per intent",
+            Measure::Success => "Success rate",
         }
     }
 
@@ -50,6 +54,7 @@ impl Measure {
         match self {
             Measure::Duplicates => "duplicates per intent (effects beyond the first)",
             Measure::Attempts => "attempts per intent (first try included)",
+            Measure::Success => "share of intents that succeeded",
         }
     }
 
@@ -63,6 +68,8 @@ impl Measure {
             }
             (Measure::Attempts, Attempts::Unlimited, _) => "1/(1−a−b)".into(),
             (Measure::Attempts, Attempts::AtMost(n), _) => format!("(1−qᴺ)/(1−q), N = {n}"),
+            (Measure::Success, Attempts::Unlimited, _) => "1".into(),
+            (Measure::Success, Attempts::AtMost(n), _) => format!("1 − qᴺ, N = {n}"),
         }
     }
 }
@@ -120,10 +127,11 @@ pub fn draw<DB: DrawingBackend>(
         Measure::Duplicates if y_hi > 0.0 => y_hi * 1.12,
         Measure::Duplicates => 1.0,
         Measure::Attempts => 1.0 + (y_hi - 1.0).max(0.1) * 1.12,
+        Measure::Success => 1.05,
     };
     // Attempts never go below 1: their axis starts just under it, so the curve fills the chart.
     let y_lo = match measure {
-        Measure::Duplicates => 0.0,
+        Measure::Duplicates | Measure::Success => 0.0,
         Measure::Attempts => 1.0 - 0.04 * (y_hi - 1.0),
     };
 
@@ -200,21 +208,30 @@ pub fn draw<DB: DrawingBackend>(
             .label(format!("{} — measured, 95% CI", s.label))
             .legend(move |(x, y)| Circle::new((x + 15, y), 6, color.filled()));
     }
-    // The legend goes in the upper corner that covers fewer points.
-    let upper = |left: bool| {
+    // The legend goes in the corner that covers the fewest points, upper ones first on a tie.
+    let covered = |left: bool, upper: bool| {
         let mid = (x_lo + x_hi) / 2.0;
-        let high = y_lo + (y_hi - y_lo) * 0.55;
+        let (high, low) = (y_lo + (y_hi - y_lo) * 0.55, y_lo + (y_hi - y_lo) * 0.45);
         series
             .iter()
             .flat_map(|s| &s.marks)
-            .filter(|m| (m.x <= mid) == left && m.mean + m.ci >= high)
+            .filter(|m| (m.x <= mid) == left)
+            .filter(|m| match upper {
+                true => m.mean + m.ci >= high,
+                false => m.mean - m.ci <= low,
+            })
             .count()
     };
-    let corner = if upper(true) <= upper(false) {
-        SeriesLabelPosition::UpperLeft
-    } else {
-        SeriesLabelPosition::UpperRight
-    };
+    let corner = [
+        (true, true, SeriesLabelPosition::UpperLeft),
+        (false, true, SeriesLabelPosition::UpperRight),
+        (true, false, SeriesLabelPosition::LowerLeft),
+        (false, false, SeriesLabelPosition::LowerRight),
+    ]
+    .into_iter()
+    .min_by_key(|&(left, upper, _)| covered(left, upper))
+    .map(|(_, _, corner)| corner)
+    .expect("four corners");
     chart
         .configure_series_labels()
         .position(corner)

@@ -7,6 +7,8 @@ pub enum ChartKind {
     DuplicateCurve,
     /// Attempts per intent against the first swept parameter, with theory and 95 % CIs.
     AttemptsCurve,
+    /// The success rate against the first swept parameter, with theory and 95 % CIs.
+    SuccessCurve,
     /// Configurations side by side on success rate, attempts and duplicates.
     Comparison,
     /// A heat map per configuration over a two-axis sweep.
@@ -14,9 +16,10 @@ pub enum ChartKind {
 }
 
 impl ChartKind {
-    pub const ALL: [ChartKind; 4] = [
+    pub const ALL: [ChartKind; 5] = [
         ChartKind::DuplicateCurve,
         ChartKind::AttemptsCurve,
+        ChartKind::SuccessCurve,
         ChartKind::Comparison,
         ChartKind::Grid,
     ];
@@ -26,6 +29,7 @@ impl ChartKind {
         match self {
             ChartKind::DuplicateCurve => "duplicate-curve",
             ChartKind::AttemptsCurve => "attempts-curve",
+            ChartKind::SuccessCurve => "success-curve",
             ChartKind::Comparison => "comparison",
             ChartKind::Grid => "grid",
         }
@@ -34,7 +38,9 @@ impl ChartKind {
     /// How many sweep axes the chart needs, as (fewest, most).
     pub fn axes(self) -> (usize, usize) {
         match self {
-            ChartKind::DuplicateCurve | ChartKind::AttemptsCurve => (1, usize::MAX),
+            ChartKind::DuplicateCurve | ChartKind::AttemptsCurve | ChartKind::SuccessCurve => {
+                (1, usize::MAX)
+            }
             ChartKind::Comparison => (0, usize::MAX),
             ChartKind::Grid => (2, 2),
         }

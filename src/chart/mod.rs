@@ -99,6 +99,7 @@ fn draw<DB: DrawingBackend>(
     match kind {
         ChartKind::DuplicateCurve => curve::draw(root, data, curve::Measure::Duplicates),
         ChartKind::AttemptsCurve => curve::draw(root, data, curve::Measure::Attempts),
+        ChartKind::SuccessCurve => curve::draw(root, data, curve::Measure::Success),
         ChartKind::Comparison => bars::draw(root, data),
         ChartKind::Grid => grid::draw(root, data),
     }
