@@ -1,0 +1,305 @@
+//! The model the engine runs: clients working through tasks, attempts crossing the network to
+//! the server and back, and the policy deciding what follows a failure.
+//!
+//! An attempt's path, one event per step:
+//! `Dispatch` → (request leg) → `ServerArrive` → (waiting for a worker, then service) →
+//! `ServerDone`: commit or error → (reply leg) → `Reply` at the client. A lost request or reply
+//! reaches the client as a reset when the reply would have arrived, or not at all (silence). A
+//! `Timeout` set at dispatch abandons the attempt if no reply came first; the attempt itself goes
+//! on, and may still commit. A `Hedge` set at dispatch may send a second attempt beside it.
+//!
+//! This file holds the events and an intent's life from arrival to record; the steps between
+//! live beside it: [`send`] the gates of a dispatch and the hedge, [`server`] the server's side,
+//! [`reply`] what comes back, [`retry`] the decision after a failure.
+
+mod reply;
+mod retry;
+mod send;
+mod server;
+
+use rand_chacha::ChaCha8Rng;
+
+use super::intent::{Handle, Intent, Slab};
+use crate::engine::rng::{Source, Streams, word};
+use crate::engine::{Model, Scheduler};
+use crate::experiment::Experiment;
+use crate::metrics::{
+    AttemptRecord, BusinessState, IntentRecord, Outcome, Status, StopReason, Totals,
+};
+use crate::model::station::Station;
+use crate::model::{Arrival, Tool, ToolKind, Workload};
+use crate::policy::{Breaker, FailureClass, Policy, RetryBudget};
+use crate::time::Tick;
+
+/// What reaches the client at the end of an attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reply {
+    Ok,
+    Failed(FailureClass),
+}
+
+/// One attempt of an intent, as events name it.
+#[derive(Clone, Copy, Debug)]
+pub struct AttemptRef {
+    pub intent: Handle,
+    pub attempt: u32,
+}
+
+/// The events of the model: small, naming intents by slot.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// The next task of a Poisson stream arrives.
+    Arrival,
+    /// The intent sends its next attempt, after its backoff (unless cancelled meanwhile).
+    Dispatch(Handle),
+    /// The attempt's request reaches the server.
+    ServerArrive(AttemptRef),
+    /// The server has done the attempt's work and commits or fails it.
+    ServerDone(AttemptRef),
+    /// The attempt's outcome reaches the client.
+    Reply { at: AttemptRef, reply: Reply },
+    /// The attempt's wait is over.
+    Timeout(AttemptRef),
+    /// The operation is cancelled.
+    Cancel(Handle),
+    /// A reconciliation lookup, made after an ambiguous failure of `class`, has its answer.
+    Lookup { intent: Handle, class: FailureClass },
+    /// The attempt is still unanswered after the hedge delay: time to send another.
+    Hedge(AttemptRef),
+}
+
+pub struct World<'a, S> {
+    tools: &'a [Tool],
+    workload: &'a Workload,
+    /// The tools each task calls, in order: the policy's own list or the workload's.
+    calls: &'a [usize],
+    policy: &'a Policy,
+    /// The wait the policy grants an attempt on each tool.
+    timeouts: Vec<Option<Tick>>,
+    /// How long an attempt on each tool goes unanswered before a hedge is sent, if ever.
+    hedge_delays: Vec<Option<Tick>>,
+    /// Each tool's circuit breaker, if the policy has one.
+    breakers: Vec<Option<Breaker>>,
+    /// Each tool's retry budget, if the policy has one.
+    budgets: Vec<Option<RetryBudget>>,
+    stations: Vec<Station<AttemptRef>>,
+    streams: Streams,
+    arrivals: ChaCha8Rng,
+    /// Tasks arrived so far; tasks `started..arrived` wait for a client.
+    arrived: u64,
+    started: u64,
+    idle_clients: u32,
+    intents: Slab,
+    totals: Totals,
+    sink: S,
+}
+
+impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
+    pub fn new(exp: &'a Experiment, policy: &'a Policy, streams: Streams, sink: S) -> Self {
+        World {
+            tools: &exp.tools,
+            workload: &exp.workload,
+            calls: policy.calls.as_deref().unwrap_or(&exp.workload.calls),
+            policy,
+            timeouts: exp
+                .tools
+                .iter()
+                .map(|t| policy.timeout.on(t).expect("validated against every tool"))
+                .collect(),
+            hedge_delays: exp
+                .tools
+                .iter()
+                .map(|t| policy.hedge.on(t).expect("validated against every tool"))
+                .collect(),
+            stations: exp.tools.iter().map(|t| Station::new(t.workers)).collect(),
+            breakers: exp
+                .tools
+                .iter()
+                .map(|_| policy.breaker.map(Breaker::new))
+                .collect(),
+            budgets: exp
+                .tools
+                .iter()
+                .map(|_| policy.retry_budget.map(RetryBudget::new))
+                .collect(),
+            streams,
+            arrivals: streams.stream(Source::Arrivals, 0),
+            arrived: 0,
+            started: 0,
+            idle_clients: exp.workload.clients,
+            intents: Slab::new(streams),
+            totals: Totals::default(),
+            sink,
+        }
+    }
+
+    /// Starts the arrivals: a batch is all there at tick 0, a stream schedules its first task.
+    pub fn begin(&mut self, sched: &mut Scheduler<Event>) {
+        match self.workload.arrival {
+            Arrival::Batch => {
+                self.arrived = self.workload.tasks;
+                self.start_waiting_tasks(sched);
+            }
+            Arrival::Poisson { .. } => self.schedule_arrival(sched),
+        }
+    }
+
+    /// Ends the run. Intents still waiting are `hung` at the horizon — caught there, or waiting
+    /// in silence with nothing left to happen; intents the client had finished keep their
+    /// ending, with what their abandoned attempts did so far.
+    pub fn finish(mut self, horizon: Tick) -> Totals {
+        for slot in self.intents.live() {
+            let intent = self.intents.get(slot);
+            if intent.ended.is_none() {
+                intent.ended = Some((Status::Stopped(StopReason::Hung), horizon));
+                // Still awaited: the client never learned how they ended.
+                for attempt in intent.awaiting.attempts() {
+                    intent.log[attempt as usize].end = horizon;
+                }
+            }
+            self.close(slot);
+        }
+        self.totals.tasks = self.arrived;
+        self.totals
+    }
+
+    fn schedule_arrival(&mut self, sched: &mut Scheduler<Event>) {
+        let gap = self.workload.arrival.gap(word(&mut self.arrivals));
+        sched.schedule_in(gap, Event::Arrival);
+    }
+
+    fn on_arrival(&mut self, sched: &mut Scheduler<Event>) {
+        self.arrived += 1;
+        if self.arrived < self.workload.tasks {
+            self.schedule_arrival(sched);
+        }
+        self.start_waiting_tasks(sched);
+    }
+
+    fn start_waiting_tasks(&mut self, sched: &mut Scheduler<Event>) {
+        while self.idle_clients > 0 && self.started < self.arrived {
+            self.idle_clients -= 1;
+            self.started += 1;
+            self.start_intent(self.started - 1, 0, sched);
+        }
+    }
+
+    fn start_intent(&mut self, task: u64, call: usize, sched: &mut Scheduler<Event>) {
+        let id = task * self.calls.len() as u64 + call as u64;
+        let handle = self.intents.start(id, self.calls[call], sched.now());
+        self.intents
+            .get(handle.slot)
+            .tries
+            .start(self.policy.depth());
+        // Set before anything else of the intent, so it wins a tie with the deadline.
+        if let Some(after) = self.policy.limits.cancel_after {
+            sched.schedule_in(after, Event::Cancel(handle));
+        }
+        self.dispatch(handle.slot, sched);
+    }
+
+    fn on_cancel(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
+        if self.intents.find(handle).is_some_and(|i| i.ended.is_none()) {
+            self.end_intent(handle.slot, Status::Stopped(StopReason::Cancelled), sched);
+        }
+    }
+
+    /// The client is done with the intent: it is recorded once the server holds none of its
+    /// attempts, and the client moves on at once — to the next call after a success, or to the
+    /// next waiting task.
+    fn end_intent(&mut self, slot: u32, status: Status, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        let intent = self.intents.get(slot);
+        // The client stops waiting on any attempt still out: a hedge's loser, or an attempt
+        // in flight at a cancellation. The server still does its work.
+        for attempt in intent.awaiting.attempts() {
+            intent.settle(attempt, Outcome::Cancelled, now);
+            intent.ambiguous |= status != Status::Succeeded;
+        }
+        intent.ended = Some((status, now));
+        let calls = self.calls.len() as u64;
+        let (task, next_call) = (intent.id / calls, (intent.id % calls + 1) as usize);
+        if intent.is_over() {
+            self.close(slot);
+        }
+        if status == Status::Succeeded && next_call < self.calls.len() {
+            return self.start_intent(task, next_call, sched);
+        }
+        if status == Status::Succeeded {
+            self.totals.tasks_succeeded += 1;
+        }
+        self.idle_clients += 1;
+        self.start_waiting_tasks(sched);
+    }
+
+    /// Records an intent that is over and frees its slot.
+    fn close(&mut self, slot: u32) {
+        let intent = self.intents.get(slot);
+        let record = record_of(intent, &self.tools[intent.tool]);
+        self.totals.add(&record, &intent.log);
+        (self.sink)(&record, &intent.log);
+        self.intents.remove(slot);
+    }
+}
+
+/// The record of an intent the client is done with.
+fn record_of(intent: &Intent, tool: &Tool) -> IntentRecord {
+    let (status, end) = intent.ended.expect("recorded once the client is done");
+    IntentRecord {
+        intent: intent.id,
+        tool: intent.tool,
+        attempts: intent.attempts(),
+        effects: intent.effects,
+        timeouts: intent.timeouts,
+        backoff: intent.backoff,
+        short_circuited: intent.short_circuited,
+        lookups: intent.lookups,
+        hedges: intent.hedges,
+        calls_while_down: intent.calls_while_down,
+        status,
+        business_state: business_state(intent, status, tool),
+        start: intent.start,
+        end,
+    }
+}
+
+/// What the client can say: a receipt confirms; an attempt unanswered (or still on its way at
+/// the horizon) leaves it unknown; refusals before any commit point mean nothing happened.
+fn business_state(intent: &Intent, status: Status, tool: &Tool) -> BusinessState {
+    if tool.kind == ToolKind::ReadOnly {
+        return BusinessState::ReadOnly;
+    }
+    match status {
+        _ if intent.late_receipt => BusinessState::Confirmed,
+        // The server holds this intent's key: an earlier attempt committed.
+        Status::Stopped(StopReason::IdempotencyConflict) => BusinessState::Confirmed,
+        Status::Succeeded => BusinessState::Confirmed,
+        Status::Stopped(_) if intent.ambiguous || !intent.awaiting.is_empty() => {
+            BusinessState::Unknown
+        }
+        Status::Stopped(_) => BusinessState::NotAttempted,
+    }
+}
+
+impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
+    type Event = Event;
+
+    fn handle(&mut self, event: Event, sched: &mut Scheduler<Event>) {
+        match event {
+            Event::Arrival => self.on_arrival(sched),
+            Event::Dispatch(handle) => {
+                // A cancellation during the backoff has ended the intent already.
+                if self.intents.find(handle).is_some_and(|i| i.ended.is_none()) {
+                    self.dispatch(handle.slot, sched);
+                }
+            }
+            Event::ServerArrive(at) => self.on_server_arrive(at, sched),
+            Event::ServerDone(at) => self.on_server_done(at, sched),
+            Event::Reply { at, reply } => self.on_reply(at, reply, sched),
+            Event::Timeout(at) => self.on_timeout(at, sched),
+            Event::Cancel(handle) => self.on_cancel(handle, sched),
+            Event::Lookup { intent, class } => self.on_lookup(intent, class, sched),
+            Event::Hedge(at) => self.on_hedge(at, sched),
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! What comes back to the client: a reply or a timeout settles an attempt, and the breaker and
+//! retry budget hear how it went.
+
+use super::{AttemptRef, Event, Reply, World};
+use crate::engine::Scheduler;
+use crate::metrics::{AttemptRecord, IntentRecord, Outcome, Status, StopReason};
+use crate::model::Fate;
+use crate::policy::FailureClass;
+use crate::sim::intent::Intent;
+use crate::time::Tick;
+
+impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
+    /// The intent `at` names, if the client is still waiting on that attempt; late replies
+    /// and timers of settled attempts find none.
+    pub(super) fn waiting_on(&mut self, at: AttemptRef) -> Option<&mut Intent> {
+        self.intents
+            .find(at.intent)
+            .filter(|intent| intent.awaiting.contains(at.attempt))
+    }
+
+    pub(super) fn on_reply(&mut self, at: AttemptRef, reply: Reply, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        let limits = self.policy.limits;
+        let Some(intent) = self.waiting_on(at) else {
+            return;
+        };
+        let draw = intent.draw(at.attempt);
+        let outcome = match (reply, draw.fate) {
+            (Reply::Ok, _) => Outcome::Ok,
+            (Reply::Failed(FailureClass::ServerError), _) => Outcome::ServerError,
+            (Reply::Failed(FailureClass::Reset), Fate::LostRequest) => Outcome::LostRequest,
+            (Reply::Failed(FailureClass::Reset), _) => Outcome::LostReply,
+            (Reply::Failed(class), _) => Outcome::Refused(class),
+        };
+        intent.settle(at.attempt, outcome, now);
+        let failure = match reply {
+            Reply::Ok => None,
+            Reply::Failed(class) => Some(class),
+        };
+        intent.ambiguous |= failure == Some(FailureClass::Reset);
+        // Only a call that could not be abandoned answers after the deadline: the overrun is
+        // found on return, its evidence kept, and nothing is retried.
+        let late = limits.past_deadline(intent.scope.start, now);
+        intent.late_receipt = late && failure.is_none();
+        // A failure while a hedge (or its primary) is still out: wait for that one.
+        let racing = failure.is_some() && !intent.awaiting.is_empty();
+        let (tool, cost) = (intent.tool, intent.retry_cost);
+        self.observe(tool, now, failure, cost);
+        if late {
+            let stop = Status::Stopped(StopReason::DeadlineExceeded);
+            return self.end_intent(at.intent.slot, stop, sched);
+        }
+        if racing {
+            return;
+        }
+        match failure {
+            None => self.end_intent(at.intent.slot, Status::Succeeded, sched),
+            Some(class) => self.after_failure(at.intent.slot, class, draw.retry_after, sched),
+        }
+    }
+
+    pub(super) fn on_timeout(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        let Some(intent) = self.waiting_on(at) else {
+            return;
+        };
+        intent.settle(at.attempt, Outcome::Timeout, now);
+        intent.timeouts += 1;
+        intent.ambiguous = true;
+        let racing = !intent.awaiting.is_empty();
+        let (tool, start, cost) = (intent.tool, intent.scope.start, intent.retry_cost);
+        self.observe(tool, now, Some(FailureClass::Timeout), cost);
+        if self.policy.limits.past_deadline(start, now) {
+            let stop = Status::Stopped(StopReason::DeadlineExceeded);
+            return self.end_intent(at.intent.slot, stop, sched);
+        }
+        if racing {
+            return;
+        }
+        self.after_failure(at.intent.slot, FailureClass::Timeout, None, sched);
+    }
+
+    /// Tells the tool's circuit breaker and retry budget, if any, how a call ended; `cost` is
+    /// what the budget took for it, if it was a retry.
+    pub(super) fn observe(
+        &mut self,
+        tool: usize,
+        now: Tick,
+        failure: Option<FailureClass>,
+        cost: Option<f64>,
+    ) {
+        if let Some(breaker) = &mut self.breakers[tool] {
+            breaker.record(now, failure);
+        }
+        if let Some(budget) = &mut self.budgets[tool] {
+            budget.outcome(failure, cost);
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! After a failure: a reconciliation lookup first, where the policy asks for one, then the
+//! retry decision, its gates in one documented order, and the backoff.
+
+use super::{Event, World};
+use crate::engine::Scheduler;
+use crate::engine::rng::{Source, unit};
+use crate::metrics::{AttemptRecord, IntentRecord, Status, StopReason};
+use crate::model::ToolKind;
+use crate::policy::{FailureClass, RetryAfter, RetryDecision, safety};
+use crate::sim::intent::Handle;
+use crate::time::Tick;
+
+impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
+    /// After a failed attempt: a lookup first if the outcome of a write is unknown and the
+    /// policy reconciles; else the next attempt, after its backoff, or the end of the intent.
+    pub(super) fn after_failure(
+        &mut self,
+        slot: u32,
+        class: FailureClass,
+        retry_after: Option<Tick>,
+        sched: &mut Scheduler<Event>,
+    ) {
+        let intent = self.intents.get(slot);
+        let tool = &self.tools[intent.tool];
+        if self.policy.lookup_before_retry
+            && safety::is_ambiguous(class)
+            && tool.kind == ToolKind::Write
+        {
+            intent.lookups += 1;
+            let handle = self.intents.handle(slot);
+            sched.schedule_in(
+                tool.lookup.time,
+                Event::Lookup {
+                    intent: handle,
+                    class,
+                },
+            );
+            return;
+        }
+        self.retry_or_stop(slot, class, retry_after, sched);
+    }
+
+    /// The answer to a lookup: found, the operation is confirmed without a resend; not found, it
+    /// is sent again under the same key only if the receiver is idempotent; a failed lookup
+    /// leaves it unknown.
+    pub(super) fn on_lookup(
+        &mut self,
+        handle: Handle,
+        class: FailureClass,
+        sched: &mut Scheduler<Event>,
+    ) {
+        let now = sched.now();
+        let Some(intent) = self.intents.find(handle).filter(|i| i.ended.is_none()) else {
+            return;
+        };
+        let tool = &self.tools[intent.tool];
+        let failed = tool.lookup.failure > 0.0
+            && unit(self.streams.word_at(
+                Source::Lookups,
+                intent.id,
+                u64::from(intent.lookups) - 1,
+            )) < tool.lookup.failure;
+        let key = self.policy.key.key(intent.id, 0);
+        let outcome = if failed {
+            Err(StopReason::NeedsReconciliation)
+        } else if intent.keys.shows(key, now, tool.lookup.lag) {
+            Ok(true)
+        } else if safety::replay_is_safe(tool, self.policy.key) {
+            Ok(false)
+        } else {
+            Err(StopReason::NeedsReconciliation)
+        };
+        match outcome {
+            Ok(true) => self.end_intent(handle.slot, Status::Succeeded, sched),
+            Ok(false) => self.retry_or_stop(handle.slot, class, None, sched),
+            Err(reason) => self.end_intent(handle.slot, Status::Stopped(reason), sched),
+        }
+    }
+
+    /// The next attempt, after its backoff, or the end of the intent.
+    pub(super) fn retry_or_stop(
+        &mut self,
+        slot: u32,
+        class: FailureClass,
+        retry_after: Option<Tick>,
+        sched: &mut Scheduler<Event>,
+    ) {
+        let now = sched.now();
+        match self.next_attempt(slot, class, retry_after, now) {
+            Ok(until) => {
+                let intent = self.intents.get(slot);
+                intent.backoff = intent.backoff.after(until.since(now));
+                let handle = self.intents.handle(slot);
+                sched.schedule_at(until, Event::Dispatch(handle));
+            }
+            Err(reason) => self.end_intent(slot, Status::Stopped(reason), sched),
+        }
+    }
+
+    /// When the next attempt goes out, or why none does. The gates run in order: the safety
+    /// gate, the retry rule of each layer from the innermost out, the dispatch cap, Retry-After,
+    /// cooperative admission, the retry budget (which takes its token last, so a refusal
+    /// elsewhere costs none).
+    pub(super) fn next_attempt(
+        &mut self,
+        slot: u32,
+        class: FailureClass,
+        retry_after: Option<Tick>,
+        now: Tick,
+    ) -> Result<Tick, StopReason> {
+        let policy = self.policy;
+        let intent = self.intents.get(slot);
+        let retried = (0..policy.depth()).any(|l| policy.layer(l).0.retry_on.contains(class));
+        if policy.safety_gate
+            && retried
+            && !safety::replay_is_safe(&self.tools[intent.tool], policy.key)
+        {
+            return Err(if safety::is_ambiguous(class) {
+                StopReason::NeedsReconciliation
+            } else {
+                StopReason::NotRetryable
+            });
+        }
+        let (layer, retry) = match intent.tries.decide(|l| *policy.layer(l).0, class) {
+            Ok(next) => next,
+            Err(RetryDecision::NotRetryable) if class == FailureClass::Conflict => {
+                return Err(StopReason::IdempotencyConflict);
+            }
+            Err(RetryDecision::NotRetryable) if class.is_permanent() => {
+                return Err(StopReason::PermanentFailure);
+            }
+            Err(RetryDecision::AttemptLimit) => return Err(StopReason::AttemptLimit),
+            Err(_) => return Err(StopReason::NotRetryable),
+        };
+        // A new attempt of an outer layer starts a fresh cap where each layer resets it.
+        let fresh_scope = policy.resets_each_layer() && layer + 1 < policy.depth();
+        if !fresh_scope
+            && policy
+                .limits
+                .dispatch_cap
+                .is_some_and(|cap| intent.dispatches_in_scope() >= cap)
+        {
+            return Err(StopReason::DispatchBudgetExhausted);
+        }
+        if retry_after.is_some() && policy.retry.retry_after == RetryAfter::Stop {
+            return Err(StopReason::NotRetryable);
+        }
+        let backoff = policy.layer(layer).1;
+        let word = if backoff.is_random() {
+            self.streams
+                .word_at(Source::Jitter, intent.id, u64::from(intent.retries))
+        } else {
+            0
+        };
+        intent.retries += 1;
+        intent.last_delay = backoff.delay(retry, intent.last_delay, word);
+        let delay = intent.last_delay.max(retry_after.unwrap_or(Tick::ZERO));
+        let start = intent.scope.start;
+        if !policy.limits.admits(start, now, delay) {
+            return Err(StopReason::BudgetTooSmall);
+        }
+        if let Some(budget) = &mut self.budgets[intent.tool] {
+            match budget.withdraw(now, class) {
+                Some(cost) => intent.retry_cost = Some(cost),
+                None => return Err(StopReason::RetryBudgetExhausted),
+            }
+        }
+        // An agent that re-plans its call may send other arguments with the retry.
+        if policy.payload_drift > 0.0
+            && unit(self.streams.word_at(
+                Source::Payloads,
+                intent.id,
+                u64::from(intent.retries) - 1,
+            )) < policy.payload_drift
+        {
+            intent.payload += 1;
+        }
+        intent.tries.begin(layer);
+        intent.next_layer = layer;
+        // Backoff spends the time left like work does: up to the deadline at most.
+        let until = now.after(delay);
+        Ok(match policy.limits.deadline {
+            Some(deadline) => until.min(start.after(deadline)),
+            None => until,
+        })
+    }
+}

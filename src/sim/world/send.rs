@@ -1,0 +1,127 @@
+//! Sending an attempt: the gates a dispatch must pass (deadline, admission, breaker), the
+//! attempt's timers, and the hedge that may follow it.
+
+use super::{AttemptRef, Event, Reply, World};
+use crate::engine::Scheduler;
+use crate::metrics::{AttemptRecord, IntentRecord, Status, StopReason};
+use crate::model::{Fate, LossSignal};
+use crate::policy::FailureClass;
+use crate::sim::intent::Scope;
+use crate::time::Tick;
+
+impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
+    /// Sends the intent's next attempt, unless its deadline has come: a backoff that ran into
+    /// the deadline ends here.
+    pub(super) fn dispatch(&mut self, slot: u32, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        let intent = self.intents.get(slot);
+        let limits = &self.policy.limits;
+        // The broken control: an outer layer's new attempt enters the layers below, and each
+        // replaces the deadline and the cap.
+        if self.policy.resets_each_layer() && intent.next_layer + 1 < self.policy.depth() {
+            intent.scope = Scope {
+                start: now,
+                first: intent.attempts(),
+            };
+        }
+        let start = intent.scope.start;
+        if limits.past_deadline(start, now) {
+            return self.end_intent(slot, Status::Stopped(StopReason::DeadlineExceeded), sched);
+        }
+        // Checked again just before the call: a first attempt, or time lost while waiting.
+        if !limits.admits(start, now, Tick::ZERO) {
+            return self.end_intent(slot, Status::Stopped(StopReason::BudgetTooSmall), sched);
+        }
+        if let Some(breaker) = &mut self.breakers[intent.tool]
+            && !breaker.admit(now)
+        {
+            intent.short_circuited += 1;
+            return self.end_intent(slot, Status::Stopped(StopReason::BreakerOpen), sched);
+        }
+        if intent.attempts() == 0
+            && let Some(budget) = &mut self.budgets[intent.tool]
+        {
+            budget.first_attempt(now);
+        }
+        self.send(slot, true, sched);
+    }
+
+    /// Sends an attempt that every gate has let through: a primary, which may be hedged, or a
+    /// hedge.
+    pub(super) fn send(&mut self, slot: u32, primary: bool, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        let handle = self.intents.handle(slot);
+        let intent = self.intents.get(slot);
+        let limits = &self.policy.limits;
+        let start = intent.scope.start;
+        let tool = &self.tools[intent.tool];
+        // A non-cooperative call cannot be abandoned: no timer is set for it.
+        let wait = limits
+            .grant(self.timeouts[intent.tool], start, now)
+            .filter(|_| tool.cooperative);
+        let (attempt, draw) = intent.draw_attempt(tool, now, wait);
+        let at = AttemptRef {
+            intent: handle,
+            attempt,
+        };
+        // Set first, so a reply due at the same tick comes after it: completing exactly at the
+        // timeout is late.
+        if let Some(wait) = wait {
+            sched.schedule_in(wait, Event::Timeout(at));
+        }
+        if let Some(delay) = self.hedge_delays[intent.tool].filter(|_| primary) {
+            sched.schedule_in(delay, Event::Hedge(at));
+        }
+        match (draw.fate, tool.loss_seen_as) {
+            (Fate::LostRequest, LossSignal::Reset) => sched.schedule_in(
+                draw.round_trip(),
+                Event::Reply {
+                    at,
+                    reply: Reply::Failed(FailureClass::Reset),
+                },
+            ),
+            (Fate::LostRequest, LossSignal::Silence) => {}
+            _ => {
+                intent.at_server += 1;
+                sched.schedule_in(draw.request, Event::ServerArrive(at));
+            }
+        }
+    }
+
+    /// The attempt is still unanswered after the hedge delay: another goes out, if it is
+    /// another attempt the innermost layer may make and every bound on a retry lets it through.
+    /// The budget pays for it as for a retry after a timeout; a breaker that refuses it
+    /// short-circuits the hedge alone.
+    pub(super) fn on_hedge(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        let policy = self.policy;
+        let Some(intent) =
+            (self.intents.find(at.intent)).filter(|intent| intent.awaiting.contains(at.attempt))
+        else {
+            return;
+        };
+        let room = (policy.retry.max_attempts.cap()).is_none_or(|n| intent.tries.innermost() < n);
+        let capped =
+            (policy.limits.dispatch_cap).is_some_and(|cap| intent.dispatches_in_scope() >= cap);
+        if !room || capped || policy.limits.past_deadline(intent.scope.start, now) {
+            return;
+        }
+        if let Some(breaker) = &mut self.breakers[intent.tool]
+            && !breaker.admit(now)
+        {
+            intent.short_circuited += 1;
+            return;
+        }
+        if let Some(budget) = &mut self.budgets[intent.tool] {
+            match budget.withdraw(now, FailureClass::Timeout) {
+                Some(cost) => intent.retry_cost = Some(cost),
+                None => return,
+            }
+        }
+        let innermost = policy.depth() - 1;
+        intent.tries.begin(innermost);
+        intent.next_layer = innermost;
+        intent.hedges += 1;
+        self.send(at.intent.slot, false, sched);
+    }
+}

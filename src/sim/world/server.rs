@@ -1,0 +1,99 @@
+//! The server's side of an attempt: an outage at the door, the line for a worker, and the
+//! commit or refusal it answers with.
+
+use super::{AttemptRef, Event, Reply, World};
+use crate::engine::Scheduler;
+use crate::metrics::{AttemptRecord, IntentRecord};
+use crate::model::outage::{self, OutageMode};
+use crate::model::server::Processed;
+use crate::model::{Fate, LossSignal, ToolKind};
+use crate::policy::FailureClass;
+
+impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
+    pub(super) fn serve(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
+        let service = self.intents.get(at.intent.slot).draw(at.attempt).service;
+        sched.schedule_in(service, Event::ServerDone(at));
+    }
+
+    pub(super) fn on_server_arrive(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
+        let intent = self.intents.get(at.intent.slot);
+        let tool = intent.tool;
+        let down = outage::down_at(&self.tools[tool].outages, sched.now());
+        intent.calls_while_down += u32::from(down.is_some());
+        match down {
+            // Refused at the door: no worker, no line.
+            Some(OutageMode::FailFast) => {
+                intent.fail_fast(at.attempt);
+                self.answer(at, sched);
+            }
+            Some(OutageMode::Hang) => {
+                intent.at_server -= 1;
+                if intent.is_over() {
+                    self.close(at.intent.slot);
+                }
+            }
+            None => {
+                if let Some(at) = self.stations[tool].arrive(at) {
+                    self.serve(at, sched);
+                }
+            }
+        }
+    }
+
+    /// A worker has finished an attempt: it answers, and takes up the next in line.
+    pub(super) fn on_server_done(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
+        let tool = self.intents.get(at.intent.slot).tool;
+        self.answer(at, sched);
+        if let Some(next) = self.stations[tool].finish() {
+            self.serve(next, sched);
+        }
+    }
+
+    /// The server commits or fails the attempt and sends its reply, if anyone listens.
+    pub(super) fn answer(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
+        let slot = at.intent.slot;
+        let intent = self.intents.get(slot);
+        let tool = intent.tool;
+        let draw = intent.draw(at.attempt);
+        intent.at_server -= 1;
+        let reply = match draw.fate {
+            Fate::ServerError => Reply::Failed(FailureClass::ServerError),
+            Fate::Throttled => Reply::Failed(FailureClass::Throttled),
+            Fate::Forbidden => Reply::Failed(FailureClass::Forbidden),
+            Fate::Invalid => Reply::Failed(FailureClass::Invalid),
+            Fate::LostRequest => unreachable!("a lost request never reaches the server"),
+            Fate::LostReply | Fate::Delivered => {
+                let tool = &self.tools[tool];
+                // A receiver that does not honour keys commits whatever key comes.
+                let key = if tool.idempotent {
+                    self.policy.key.key(intent.id, at.attempt)
+                } else {
+                    None
+                };
+                let payload = intent.payload_of(at.attempt);
+                // A read-only call commits nothing.
+                let processed = (tool.kind == ToolKind::Write)
+                    .then(|| intent.keys.process(key, payload, sched.now()));
+                if processed == Some(Processed::Committed) {
+                    intent.effects += 1;
+                    intent.log[at.attempt as usize].committed = true;
+                }
+                match (draw.fate, processed) {
+                    (Fate::LostReply, _) => Reply::Failed(FailureClass::Reset),
+                    (_, Some(Processed::Conflict)) => Reply::Failed(FailureClass::Conflict),
+                    _ => Reply::Ok,
+                }
+            }
+        };
+        // Nobody listens for the reply of an abandoned attempt, and silence sends none.
+        let heard = intent.awaiting.contains(at.attempt)
+            && !(draw.fate == Fate::LostReply
+                && self.tools[tool].loss_seen_as == LossSignal::Silence);
+        if heard {
+            sched.schedule_in(draw.reply, Event::Reply { at, reply });
+        }
+        if intent.is_over() {
+            self.close(slot);
+        }
+    }
+}
