@@ -27,6 +27,23 @@ impl Check<'_> {
         Err(ConfigError::at(self.source, span, path, message).allowed(allowed))
     }
 
+    /// Refuses the first of `keys` (name, span if set) that is set: they do not apply here,
+    /// and `why` says so for the key found.
+    pub fn none_set(
+        &self,
+        keys: &[(&str, Option<std::ops::Range<usize>>)],
+        path: &str,
+        why: impl Fn(&str) -> String,
+        allowed: &str,
+    ) -> Result<()> {
+        match keys.iter().find(|(_, span)| span.is_some()) {
+            Some((key, Some(span))) => {
+                self.error_allowing(span.clone(), &format!("{path}.{key}"), why(key), allowed)
+            }
+            _ => Ok(()),
+        }
+    }
+
     pub fn probability(&self, value: &Option<Spanned<f64>>, path: &str) -> Result<f64> {
         let Some(p) = value else { return Ok(0.0) };
         let v = *p.get_ref();

@@ -340,14 +340,12 @@ fn script(
             raw.reply_latency.as_ref().map(Spanned::span),
         ),
     ];
-    if let Some((key, Some(span))) = spans.iter().find(|(_, s)| s.is_some()) {
-        return check.error_allowing(
-            span.clone(),
-            &format!("{path}.{key}"),
-            format!("`{key}` does not apply to a scripted tool"),
-            "a scripted tool takes its outcomes and times from `script` alone",
-        );
-    }
+    check.none_set(
+        &spans,
+        path,
+        |key| format!("`{key}` does not apply to a scripted tool"),
+        "a scripted tool takes its outcomes and times from `script` alone",
+    )?;
     if steps.get_ref().is_empty() {
         return check.error_allowing(
             steps.span(),
@@ -641,14 +639,12 @@ fn layers(
         ("retry_on", raw.retry_on.as_ref().map(Spanned::span)),
         ("backoff", raw.backoff.as_ref().map(Spanned::span)),
     ];
-    if let Some((key, Some(span))) = own_keys.into_iter().find(|(_, s)| s.is_some()) {
-        return check.error_allowing(
-            span,
-            &format!("{path}.{key}"),
-            format!("with `layers`, each layer has its own {key}"),
-            "max_attempts, retry_on and backoff inside each element of `layers`",
-        );
-    }
+    check.none_set(
+        &own_keys,
+        path,
+        |key| format!("with `layers`, each layer has its own {key}"),
+        "max_attempts, retry_on and backoff inside each element of `layers`",
+    )?;
     if list.get_ref().is_empty() {
         return check.error_allowing(
             list.span(),

@@ -68,6 +68,11 @@ impl Limits {
         }
     }
 
+    /// Whether `dispatches` have used up the dispatch cap, so no other may go out.
+    pub fn cap_spent(&self, dispatches: u32) -> bool {
+        self.dispatch_cap.is_some_and(|cap| dispatches >= cap)
+    }
+
     /// Whether the deadline of an intent that started at `start` has come by `now`.
     pub fn past_deadline(&self, start: Tick, now: Tick) -> bool {
         self.deadline.is_some_and(|d| now >= start.after(d))

@@ -319,6 +319,13 @@ impl Slab {
         (entry.live && entry.generation == handle.generation).then_some(&mut entry.intent)
     }
 
+    /// The intent `handle` was given to, if the client is still waiting on its attempt
+    /// `attempt`: late replies and timers of settled attempts find none.
+    pub fn awaiting(&mut self, handle: Handle, attempt: u32) -> Option<&mut Intent> {
+        self.find(handle)
+            .filter(|intent| intent.awaiting.contains(attempt))
+    }
+
     pub fn handle(&self, slot: u32) -> Handle {
         Handle {
             slot,

@@ -6,22 +6,13 @@ use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, IntentRecord, Outcome, Status, StopReason};
 use crate::model::Fate;
 use crate::policy::FailureClass;
-use crate::sim::intent::Intent;
 use crate::time::Tick;
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
-    /// The intent `at` names, if the client is still waiting on that attempt; late replies
-    /// and timers of settled attempts find none.
-    pub(super) fn waiting_on(&mut self, at: AttemptRef) -> Option<&mut Intent> {
-        self.intents
-            .find(at.intent)
-            .filter(|intent| intent.awaiting.contains(at.attempt))
-    }
-
     pub(super) fn on_reply(&mut self, at: AttemptRef, reply: Reply, sched: &mut Scheduler<Event>) {
         let now = sched.now();
         let limits = self.policy.limits;
-        let Some(intent) = self.waiting_on(at) else {
+        let Some(intent) = self.intents.awaiting(at.intent, at.attempt) else {
             return;
         };
         let draw = intent.draw(at.attempt);
@@ -61,7 +52,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
 
     pub(super) fn on_timeout(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
         let now = sched.now();
-        let Some(intent) = self.waiting_on(at) else {
+        let Some(intent) = self.intents.awaiting(at.intent, at.attempt) else {
             return;
         };
         intent.settle(at.attempt, Outcome::Timeout, now);

@@ -134,12 +134,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         };
         // A new attempt of an outer layer starts a fresh cap where each layer resets it.
         let fresh_scope = policy.resets_each_layer() && layer + 1 < policy.depth();
-        if !fresh_scope
-            && policy
-                .limits
-                .dispatch_cap
-                .is_some_and(|cap| intent.dispatches_in_scope() >= cap)
-        {
+        if !fresh_scope && policy.limits.cap_spent(intent.dispatches_in_scope()) {
             return Err(StopReason::DispatchBudgetExhausted);
         }
         if retry_after.is_some() && policy.retry.retry_after == RetryAfter::Stop {

@@ -95,14 +95,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn on_hedge(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
         let now = sched.now();
         let policy = self.policy;
-        let Some(intent) =
-            (self.intents.find(at.intent)).filter(|intent| intent.awaiting.contains(at.attempt))
-        else {
+        let Some(intent) = self.intents.awaiting(at.intent, at.attempt) else {
             return;
         };
         let room = (policy.retry.max_attempts.cap()).is_none_or(|n| intent.tries.innermost() < n);
-        let capped =
-            (policy.limits.dispatch_cap).is_some_and(|cap| intent.dispatches_in_scope() >= cap);
+        let capped = policy.limits.cap_spent(intent.dispatches_in_scope());
         if !room || capped || policy.limits.past_deadline(intent.scope.start, now) {
             return;
         }
