@@ -46,7 +46,7 @@ values = [1, 50]
 [output]
 intents = true
 attempts = true
-charts = ["duplicate-curve", "attempts-curve", "comparison", "grid"]
+charts = ["duplicate-curve", "attempts-curve", "success-curve", "comparison", "latency", "grid"]
 chart_formats = ["svg", "png"]
 "#;
 
@@ -77,7 +77,14 @@ fn one_thread_and_two_write_the_same_bytes() {
         outputs.push(files(&tmp.path().join("out/small-sweep")));
     }
     let names: Vec<&str> = outputs[0].iter().map(|(n, _)| n.as_str()).collect();
-    let charts = ["duplicate-curve", "attempts-curve", "comparison", "grid"];
+    let charts = [
+        "duplicate-curve",
+        "attempts-curve",
+        "success-curve",
+        "comparison",
+        "latency",
+        "grid",
+    ];
     let mut want: Vec<String> = charts
         .iter()
         .flat_map(|c| [format!("charts/{c}.png"), format!("charts/{c}.svg")])

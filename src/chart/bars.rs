@@ -1,5 +1,6 @@
-//! Comparison bars: the configurations side by side on success rate, attempts and duplicates,
-//! each bar with its 95 % interval; one group of bars per sweep point.
+//! Bars: the configurations side by side, a panel per measure, each bar with its 95 % interval
+//! where the measure has one; one group of bars per sweep point. The comparison shows success,
+//! attempts and duplicates; the latency view shows completion times beside the load.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -8,31 +9,69 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::data::{Data, Row};
 use super::style::{self, FONT};
 
-/// The panels, left to right: title, mean column, interval column, scale and decimals shown.
-const PANELS: [(&str, &str, &str, f64, usize); 3] = [
-    ("success rate (%)", "success_rate", "success_ci95", 100.0, 1),
-    (
-        "calls (attempts) per intent",
-        "attempts_per_intent",
-        "attempts_ci95",
-        1.0,
-        3,
-    ),
-    (
-        "duplicates per intent",
-        "duplicates_per_intent",
-        "duplicates_ci95",
-        1.0,
-        3,
-    ),
+/// One panel: its title, the `summary.csv` columns of the value and of its interval (none for a
+/// quantile), the scale applied and the decimals shown.
+pub struct Panel {
+    title: &'static str,
+    mean: &'static str,
+    ci: Option<&'static str>,
+    scale: f64,
+    decimals: usize,
+}
+
+const CALLS: Panel = Panel {
+    title: "calls (attempts) per intent",
+    mean: "attempts_per_intent",
+    ci: Some("attempts_ci95"),
+    scale: 1.0,
+    decimals: 3,
+};
+
+/// Success, load and duplicates: what each configuration buys and what it costs.
+pub const COMPARISON: [Panel; 3] = [
+    Panel {
+        title: "success rate (%)",
+        mean: "success_rate",
+        ci: Some("success_ci95"),
+        scale: 100.0,
+        decimals: 1,
+    },
+    CALLS,
+    Panel {
+        title: "duplicates per intent",
+        mean: "duplicates_per_intent",
+        ci: Some("duplicates_ci95"),
+        scale: 1.0,
+        decimals: 3,
+    },
 ];
 
-pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> Result<(), String> {
-    let body = super::heading(
-        root,
-        &format!("Configurations compared — {}", data.name),
-        &data.description,
-    )?;
+/// The median and the tail of completion times (ticks are microseconds), beside the load.
+pub const LATENCY: [Panel; 3] = [
+    Panel {
+        title: "median completion (ms)",
+        mean: "completion_p50_ticks",
+        ci: None,
+        scale: 1e-3,
+        decimals: 1,
+    },
+    Panel {
+        title: "99th percentile completion (ms)",
+        mean: "completion_p99_ticks",
+        ci: None,
+        scale: 1e-3,
+        decimals: 1,
+    },
+    CALLS,
+];
+
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    data: &Data,
+    title: &str,
+    panels: &[Panel],
+) -> Result<(), String> {
+    let body = super::heading(root, &format!("{title} — {}", data.name), &data.description)?;
     // Without a sweep each configuration is a group of one bar, named on the axis; with one,
     // each point is a group of one bar per configuration, named in a legend.
     let swept = !data.axes.is_empty();
@@ -64,42 +103,38 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
         .max()
         .unwrap_or(0);
     let named_below = !swept && longest * 11 * data.policies.len() < 340;
-    let panels = if named_below {
+    let area = if named_below {
         body
     } else {
         legend(&body, data)?
     };
     // Side by side without a sweep; stacked with one, so every point's label has room.
     let areas = if swept {
-        panels.split_evenly((PANELS.len(), 1))
+        area.split_evenly((panels.len(), 1))
     } else {
-        panels.split_evenly((1, PANELS.len()))
+        area.split_evenly((1, panels.len()))
     };
-    for (i, (area, (title, mean, ci, scale, decimals))) in areas.iter().zip(PANELS).enumerate() {
+    for (i, (area, panel)) in areas.iter().zip(panels).enumerate() {
+        let (scale, decimals) = (panel.scale, panel.decimals);
         // Stacked panels share one axis title, under the last.
-        let last = !swept || i + 1 == PANELS.len();
+        let last = !swept || i + 1 == panels.len();
         // (group, slot in the group, colour, value, half-width)
         let bars: Vec<(usize, usize, usize, f64, f64)> = data
             .rows
             .iter()
             .filter_map(|row| {
                 let (g, slot, color) = place(row)?;
-                let v = data.number(row, mean)? * scale;
-                // No interval (a single sample) draws no error bar.
-                Some((
-                    g,
-                    slot,
-                    color,
-                    v,
-                    data.number(row, ci).unwrap_or(0.0) * scale,
-                ))
+                let v = data.number(row, panel.mean)? * scale;
+                // No interval (a single sample, a quantile) draws no error bar.
+                let ci = panel.ci.and_then(|ci| data.number(row, ci)).unwrap_or(0.0);
+                Some((g, slot, color, v, ci * scale))
             })
             .collect();
         let top = bars.iter().map(|b| b.3 + b.4).fold(0.0, f64::max);
         let top = if top > 0.0 { top * 1.15 } else { 1.0 };
         let mut chart = ChartBuilder::on(area)
             .caption(
-                title,
+                panel.title,
                 (FONT, if swept { style::TICK } else { style::LABEL }),
             )
             .margin(14)
@@ -148,8 +183,10 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
                 )
             }))
             .map_err(|e| e.to_string())?;
-        for &(g, slot, _, v, c) in &bars {
-            super::error_bar(&mut chart, middle(g, slot), v - c, v + c, BLACK)?;
+        if panel.ci.is_some() {
+            for &(g, slot, _, v, c) in &bars {
+                super::error_bar(&mut chart, middle(g, slot), v - c, v + c, BLACK)?;
+            }
         }
         // Without a sweep there is room to write each value above its bar.
         if !swept {

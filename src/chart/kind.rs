@@ -11,16 +11,19 @@ pub enum ChartKind {
     SuccessCurve,
     /// Configurations side by side on success rate, attempts and duplicates.
     Comparison,
+    /// Configurations side by side on median and 99th-percentile completion time, and load.
+    Latency,
     /// A heat map per configuration over a two-axis sweep.
     Grid,
 }
 
 impl ChartKind {
-    pub const ALL: [ChartKind; 5] = [
+    pub const ALL: [ChartKind; 6] = [
         ChartKind::DuplicateCurve,
         ChartKind::AttemptsCurve,
         ChartKind::SuccessCurve,
         ChartKind::Comparison,
+        ChartKind::Latency,
         ChartKind::Grid,
     ];
 
@@ -31,6 +34,7 @@ impl ChartKind {
             ChartKind::AttemptsCurve => "attempts-curve",
             ChartKind::SuccessCurve => "success-curve",
             ChartKind::Comparison => "comparison",
+            ChartKind::Latency => "latency",
             ChartKind::Grid => "grid",
         }
     }
@@ -41,7 +45,7 @@ impl ChartKind {
             ChartKind::DuplicateCurve | ChartKind::AttemptsCurve | ChartKind::SuccessCurve => {
                 (1, usize::MAX)
             }
-            ChartKind::Comparison => (0, usize::MAX),
+            ChartKind::Comparison | ChartKind::Latency => (0, usize::MAX),
             ChartKind::Grid => (2, 2),
         }
     }

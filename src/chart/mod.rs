@@ -100,7 +100,10 @@ fn draw<DB: DrawingBackend>(
         ChartKind::DuplicateCurve => curve::draw(root, data, curve::Measure::Duplicates),
         ChartKind::AttemptsCurve => curve::draw(root, data, curve::Measure::Attempts),
         ChartKind::SuccessCurve => curve::draw(root, data, curve::Measure::Success),
-        ChartKind::Comparison => bars::draw(root, data),
+        ChartKind::Comparison => {
+            bars::draw(root, data, "Configurations compared", &bars::COMPARISON)
+        }
+        ChartKind::Latency => bars::draw(root, data, "Completion times", &bars::LATENCY),
         ChartKind::Grid => grid::draw(root, data),
     }
 }
