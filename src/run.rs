@@ -58,6 +58,16 @@ impl PolicyResult {
         sum
     }
 
+    /// What this configuration's calls did at every tool together, summed over the
+    /// replications.
+    pub fn all_tools(&self) -> ToolTotals {
+        let mut sum = ToolTotals::default();
+        for totals in self.runs.iter().flat_map(|run| &run.totals.tools) {
+            sum.merge(totals);
+        }
+        sum
+    }
+
     /// Sums a count over the replications.
     pub fn total(&self, count: impl Fn(&RunResult) -> u64) -> u64 {
         self.runs.iter().map(count).sum()

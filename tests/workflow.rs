@@ -46,7 +46,7 @@ values = [1, 50]
 [output]
 intents = true
 attempts = true
-charts = ["duplicate-curve", "attempts-curve", "success-curve", "comparison", "latency", "grid"]
+charts = ["duplicate-curve", "attempts-curve", "success-curve", "comparison", "latency", "tasks", "grid"]
 chart_formats = ["svg", "png"]
 "#;
 
@@ -83,6 +83,7 @@ fn one_thread_and_two_write_the_same_bytes() {
         "success-curve",
         "comparison",
         "latency",
+        "tasks",
         "grid",
     ];
     let mut want: Vec<String> = charts

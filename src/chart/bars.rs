@@ -46,6 +46,39 @@ pub const COMPARISON: [Panel; 3] = [
     },
 ];
 
+/// The task view, for workloads whose tasks make several calls: tasks done, their load, the load
+/// on tools that were down, and duplicate effects.
+pub const TASKS: [Panel; 4] = [
+    Panel {
+        title: "tasks succeeded (%)",
+        mean: "task_success_rate",
+        ci: None,
+        scale: 100.0,
+        decimals: 1,
+    },
+    Panel {
+        title: "calls per task",
+        mean: "calls_per_task",
+        ci: None,
+        scale: 1.0,
+        decimals: 2,
+    },
+    Panel {
+        title: "calls to a tool that was down",
+        mean: "calls_while_down",
+        ci: None,
+        scale: 1.0,
+        decimals: 0,
+    },
+    Panel {
+        title: "duplicate effects per task",
+        mean: "duplicates_per_task",
+        ci: None,
+        scale: 1.0,
+        decimals: 3,
+    },
+];
+
 /// The median and the tail of completion times (ticks are microseconds), beside the load.
 pub const LATENCY: [Panel; 3] = [
     Panel {
@@ -94,15 +127,16 @@ pub fn draw<DB: DrawingBackend>(
             Some((s, 0, s))
         }
     };
-    // Configurations are named under their bars when the names fit a third of the width
-    // (about 11 pixels a character), else in a legend above the panels.
+    // Configurations are named under their bars when the names fit a panel's width, less its
+    // axis (about 11 pixels a character), else in a legend above the panels.
     let longest = data
         .policies
         .iter()
         .map(|p| p.chars().count())
         .max()
         .unwrap_or(0);
-    let named_below = !swept && longest * 11 * data.policies.len() < 340;
+    let panel_width = style::SIZE.0 as usize / panels.len() - 86;
+    let named_below = !swept && longest * 11 * data.policies.len() < panel_width;
     let area = if named_below {
         body
     } else {

@@ -13,17 +13,21 @@ pub enum ChartKind {
     Comparison,
     /// Configurations side by side on median and 99th-percentile completion time, and load.
     Latency,
+    /// Configurations side by side on the task view: tasks succeeded, calls per task, calls to a
+    /// tool that was down, duplicates per task.
+    Tasks,
     /// A heat map per configuration over a two-axis sweep.
     Grid,
 }
 
 impl ChartKind {
-    pub const ALL: [ChartKind; 6] = [
+    pub const ALL: [ChartKind; 7] = [
         ChartKind::DuplicateCurve,
         ChartKind::AttemptsCurve,
         ChartKind::SuccessCurve,
         ChartKind::Comparison,
         ChartKind::Latency,
+        ChartKind::Tasks,
         ChartKind::Grid,
     ];
 
@@ -35,6 +39,7 @@ impl ChartKind {
             ChartKind::SuccessCurve => "success-curve",
             ChartKind::Comparison => "comparison",
             ChartKind::Latency => "latency",
+            ChartKind::Tasks => "tasks",
             ChartKind::Grid => "grid",
         }
     }
@@ -45,7 +50,7 @@ impl ChartKind {
             ChartKind::DuplicateCurve | ChartKind::AttemptsCurve | ChartKind::SuccessCurve => {
                 (1, usize::MAX)
             }
-            ChartKind::Comparison | ChartKind::Latency => (0, usize::MAX),
+            ChartKind::Comparison | ChartKind::Latency | ChartKind::Tasks => (0, usize::MAX),
             ChartKind::Grid => (2, 2),
         }
     }

@@ -104,6 +104,7 @@ fn draw<DB: DrawingBackend>(
             bars::draw(root, data, "Configurations compared", &bars::COMPARISON)
         }
         ChartKind::Latency => bars::draw(root, data, "Completion times", &bars::LATENCY),
+        ChartKind::Tasks => bars::draw(root, data, "Tasks", &bars::TASKS),
         ChartKind::Grid => grid::draw(root, data),
     }
 }

@@ -8,7 +8,7 @@ use crate::sweep::Point;
 use crate::theory::ClosedForms;
 
 /// The columns after the parameter columns.
-pub const COLUMNS: [&str; 48] = [
+pub const COLUMNS: [&str; 52] = [
     "experiment",
     "policy",
     "seed",
@@ -57,6 +57,10 @@ pub const COLUMNS: [&str; 48] = [
     "completion_p50_ticks",
     "completion_p99_ticks",
     "stopped_idempotency_conflict",
+    "task_success_rate",
+    "calls_per_task",
+    "duplicates_per_task",
+    "calls_while_down",
 ];
 
 /// The rows of one point, one per configuration, parameters first.
@@ -81,6 +85,10 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                     .map_or(String::new(), |t| fixed(est(m).z(f(t))))
             };
             let stopped = |reason| result.total(|r| r.totals.stopped(reason)).to_string();
+            // The task view: every call of a task together.
+            let tools = result.all_tools();
+            let tasks = result.total(|r| r.totals.tasks);
+            let per_task = |count: u64| count as f64 / tasks.max(1) as f64;
             let row: [String; COLUMNS.len()] = [
                 exp.name.clone(),
                 policy.name.clone(),
@@ -134,6 +142,10 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 result.completion(0.5).0.to_string(),
                 result.completion(0.99).0.to_string(),
                 stopped(StopReason::IdempotencyConflict),
+                fixed(per_task(result.total(|r| r.totals.tasks_succeeded))),
+                fixed(per_task(tools.calls)),
+                fixed(per_task(tools.duplicates)),
+                tools.calls_while_down.to_string(),
             ];
             point
                 .params
