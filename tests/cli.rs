@@ -31,11 +31,10 @@ fn the_default_run_needs_no_arguments() {
         "a header and one row per configuration"
     );
     assert!(summary.starts_with("experiment,policy,seed,replications,tasks,intents,"));
-    assert!(
-        tmp.path()
-            .join("out/reliability-layer/manifest.toml")
-            .exists()
-    );
+    for file in ["manifest.toml", "charts/tasks.svg"] {
+        let path = tmp.path().join("out/reliability-layer").join(file);
+        assert!(path.exists(), "{}", path.display());
+    }
 }
 
 #[test]
