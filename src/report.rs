@@ -46,7 +46,7 @@ fn describe(p: &Policy) -> String {
             let layers: Vec<String> = names
                 .chain([l.innermost.as_str()])
                 .enumerate()
-                .map(|(i, name)| format!("{name} {}", p.layer(i).0.max_attempts))
+                .map(|(i, name)| format!("{name} {}", p.retry_of(i).max_attempts))
                 .collect();
             let reset = if l.reset_each {
                 " (each resets the limits)"

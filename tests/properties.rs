@@ -333,7 +333,7 @@ proptest! {
                 }
                 // Nested layers multiply their caps.
                 let cap = (0..policy.depth())
-                    .try_fold(1, |all, l| Some(all * policy.layer(l).0.max_attempts.cap()?));
+                    .try_fold(1, |all, l| Some(all * policy.retry_of(l).max_attempts.cap()?));
                 if let Some(cap) = cap {
                     prop_assert!(r.attempts <= cap);
                 }

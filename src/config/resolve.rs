@@ -233,11 +233,10 @@ fn layers(p: &Policy, layers: &Layers) -> Value {
         .chain([&layers.innermost])
         .enumerate()
         .map(|(i, name)| {
-            let (retry, b) = p.layer(i);
             let mut t = table([("name", name.clone().into())]);
-            t.extend(retry_rule(retry).map(|(k, v)| (k.to_string(), v)));
-            if *b != Backoff::IMMEDIATE {
-                t.insert("backoff".into(), backoff(b));
+            t.extend(retry_rule(p.retry_of(i)).map(|(k, v)| (k.to_string(), v)));
+            if *p.backoff_of(i) != Backoff::IMMEDIATE {
+                t.insert("backoff".into(), backoff(p.backoff_of(i)));
             }
             Value::Table(t)
         });

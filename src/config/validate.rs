@@ -960,7 +960,7 @@ fn refuse_endless_retries(
     // A deadline or cap that each layer entered resets bounds nothing as a whole.
     let bounded = (policy.limits.deadline.is_some() || policy.limits.dispatch_cap.is_some())
         && !policy.resets_each_layer();
-    let layers = || (0..policy.depth()).map(|l| policy.layer(l).0);
+    let layers = || (0..policy.depth()).map(|l| policy.retry_of(l));
     if layers().all(|r| r.max_attempts != Attempts::Unlimited) || bounded {
         return Ok(());
     }

@@ -57,12 +57,25 @@ impl Policy {
         self.layers.as_ref().map_or(0, |l| l.outer.len()) + 1
     }
 
-    /// The retry rule and backoff of layer `layer`, counted from the outermost.
-    pub fn layer(&self, layer: usize) -> (&Retry, &Backoff) {
-        match &self.layers {
-            Some(l) if layer < l.outer.len() => (&l.outer[layer].retry, &l.outer[layer].backoff),
-            _ => (&self.retry, &self.backoff),
+    /// The retry rule of layer `layer`, counted from the outermost.
+    pub fn retry_of(&self, layer: usize) -> &Retry {
+        match self.outer_layer(layer) {
+            Some(l) => &l.retry,
+            None => &self.retry,
         }
+    }
+
+    /// The backoff of layer `layer`, counted from the outermost.
+    pub fn backoff_of(&self, layer: usize) -> &Backoff {
+        match self.outer_layer(layer) {
+            Some(l) => &l.backoff,
+            None => &self.backoff,
+        }
+    }
+
+    /// Layer `layer` if it is one around the innermost.
+    fn outer_layer(&self, layer: usize) -> Option<&Layer> {
+        self.layers.as_ref().and_then(|l| l.outer.get(layer))
     }
 
     /// Whether each layer entered starts a fresh deadline and cap.

@@ -110,7 +110,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     ) -> Result<Tick, StopReason> {
         let policy = self.policy;
         let intent = self.intents.get(slot);
-        let retried = (0..policy.depth()).any(|l| policy.layer(l).0.retry_on.contains(class));
+        let retried = (0..policy.depth()).any(|l| policy.retry_of(l).retry_on.contains(class));
         if policy.safety_gate
             && retried
             && !safety::replay_is_safe(&self.tools[intent.tool], policy.key)
@@ -121,7 +121,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 StopReason::NotRetryable
             });
         }
-        let (layer, retry) = match intent.tries.decide(|l| *policy.layer(l).0, class) {
+        let (layer, retry) = match intent.tries.decide(|l| *policy.retry_of(l), class) {
             Ok(next) => next,
             Err(RetryDecision::NotRetryable) if class == FailureClass::Conflict => {
                 return Err(StopReason::IdempotencyConflict);
@@ -140,7 +140,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if retry_after.is_some() && policy.retry.retry_after == RetryAfter::Stop {
             return Err(StopReason::NotRetryable);
         }
-        let backoff = policy.layer(layer).1;
+        let backoff = policy.backoff_of(layer);
         let word = if backoff.is_random() {
             self.streams
                 .word_at(Source::Jitter, intent.id, u64::from(intent.retries))
