@@ -32,6 +32,8 @@ pub struct OutputOptions {
     pub charts: Vec<ChartKind>,
     /// Each chart is written once per format.
     pub chart_formats: Vec<ChartFormat>,
+    /// The width of the stretches `timeline.csv` counts in; none writes no timeline.
+    pub timeline: Option<Tick>,
 }
 
 impl Experiment {

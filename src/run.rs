@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use crate::experiment::Experiment;
-use crate::metrics::{Estimate, Measure, Moments, Quantiles, Sample, StopReason, ToolTotals};
+use crate::metrics::{
+    Estimate, Measure, Moments, Quantiles, Sample, StopReason, Timeline, ToolTotals,
+};
 use crate::output::trace::{Trace, TraceWriter};
 use crate::sim::{self, Job, RunResult};
 use crate::sweep::{Point, Sweep};
@@ -66,6 +68,16 @@ impl PolicyResult {
             sum.merge(totals);
         }
         sum
+    }
+
+    /// The timeline summed over the replications, if the run kept one.
+    pub fn timeline(&self) -> Option<Timeline> {
+        let mut runs = self.runs.iter().filter_map(|r| r.totals.timeline.as_ref());
+        let mut sum = runs.next()?.clone();
+        for timeline in runs {
+            sum.merge(timeline);
+        }
+        Some(sum)
     }
 
     /// Sums a count over the replications.

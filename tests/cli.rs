@@ -31,7 +31,12 @@ fn the_default_run_needs_no_arguments() {
         "a header and one row per configuration"
     );
     assert!(summary.starts_with("experiment,policy,seed,replications,tasks,intents,"));
-    for file in ["manifest.toml", "charts/tasks.svg"] {
+    for file in [
+        "manifest.toml",
+        "timeline.csv",
+        "charts/tasks.svg",
+        "charts/timeline.svg",
+    ] {
         let path = tmp.path().join("out/reliability-layer").join(file);
         assert!(path.exists(), "{}", path.display());
     }

@@ -199,6 +199,30 @@ fn layers_take_the_retry_rule_and_are_checked_one_by_one() {
 }
 
 #[test]
+fn a_timeline_needs_a_width_that_fits_the_horizon() {
+    let e = error(
+        "name = \"p\"\n",
+        "name = \"p\"\n[output]\ncharts = [\"timeline\"]\n",
+    );
+    assert_says(
+        &e,
+        &["output.charts", "no timeline is kept", "timeline = \"1s\""],
+    );
+    let e = error(
+        "name = \"p\"\n",
+        "name = \"p\"\n[output]\ntimeline = \"1us\"\n",
+    );
+    assert_says(
+        &e,
+        &[
+            "output.timeline",
+            "more than 10000000 stretches",
+            "at least 8.64ms",
+        ],
+    );
+}
+
+#[test]
 fn type_errors_keep_their_place() {
     let e = error("tasks = 10", "tasks = \"ten\"");
     assert_says(&e, &["c.toml:3:9: workload.tasks", "invalid type"]);

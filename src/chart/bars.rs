@@ -242,7 +242,7 @@ pub fn draw<DB: DrawingBackend>(
 }
 
 /// One swatch and name per configuration, in rows across the top; returns the area below.
-fn legend<DB: DrawingBackend>(
+pub(super) fn legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     data: &Data,
 ) -> Result<DrawingArea<DB, Shift>, String> {

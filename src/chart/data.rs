@@ -1,5 +1,6 @@
-//! What charts are drawn from: an output folder's `summary.csv` and `manifest.toml`, and nothing
-//! else, so `retrysim plot` redraws exactly what `retrysim run` drew.
+//! What charts are drawn from: an output folder's `summary.csv`, `manifest.toml` and, where the
+//! run kept one, `timeline.csv`, and nothing else, so `retrysim plot` redraws exactly what
+//! `retrysim run` drew.
 
 use std::fs;
 use std::path::Path;
@@ -7,6 +8,7 @@ use std::path::Path;
 use toml::{Table, Value};
 
 use super::{ChartError, ChartFormat, ChartKind};
+use crate::time::{Tick, parse_duration};
 
 /// One swept key and its values, in the config's order.
 #[derive(Clone, Debug)]
@@ -36,6 +38,19 @@ pub struct Data {
     pub formats: Vec<ChartFormat>,
     pub rows: Vec<Row>,
     columns: Vec<String>,
+    /// `timeline.csv` and the width of its stretches, where the run kept one.
+    pub timeline: Option<(Tick, Vec<Stretch>)>,
+    /// Each tool's outage windows, by tool name.
+    pub outages: Vec<(String, Tick, Tick)>,
+}
+
+/// One row of `timeline.csv`: a configuration's calls to a tool in one stretch of time.
+#[derive(Clone, Debug)]
+pub struct Stretch {
+    pub policy: String,
+    pub tool: String,
+    pub from: Tick,
+    pub calls: u64,
 }
 
 impl Data {
@@ -131,6 +146,27 @@ impl Data {
                 cells,
             });
         }
+        let duration = |v: Option<&Value>| {
+            v.and_then(Value::as_str)
+                .and_then(|s| parse_duration(s).ok())
+        };
+        let mut outages = Vec::new();
+        for tool in list(resolved.get("tool")) {
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+            for o in list(tool.get("outages")) {
+                let (from, until) = (duration(o.get("from")), duration(o.get("until")));
+                let (Some(from), Some(until)) = (from, until) else {
+                    return Err(bad_manifest(&format!(
+                        "an outage of \"{name}\" without its times"
+                    )));
+                };
+                outages.push((name.to_string(), from, until));
+            }
+        }
+        let timeline = match duration(output.and_then(|o| o.get("timeline"))) {
+            None => None,
+            Some(width) => Some((width, stretches(&dir.join("timeline.csv"))?)),
+        };
         Ok(Data {
             name: string(resolved, "name")?,
             description: string(resolved, "description").unwrap_or_default(),
@@ -140,6 +176,8 @@ impl Data {
             formats,
             rows,
             columns,
+            timeline,
+            outages,
         })
     }
 
@@ -164,6 +202,41 @@ impl Data {
     pub fn rows_of<'a>(&'a self, policy: &'a str) -> impl Iterator<Item = &'a Row> {
         self.rows.iter().filter(move |r| r.policy == policy)
     }
+}
+
+/// The rows of `timeline.csv`, by name of column.
+fn stretches(path: &Path) -> Result<Vec<Stretch>, ChartError> {
+    let bad = |why: String| ChartError(format!("{}: {why}", path.display()));
+    let mut reader = csv::Reader::from_path(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+    let columns: Vec<String> = reader
+        .headers()
+        .map_err(|e| bad(e.to_string()))?
+        .iter()
+        .map(String::from)
+        .collect();
+    let at = |name: &str| {
+        columns
+            .iter()
+            .position(|c| c == name)
+            .ok_or_else(|| bad(format!("no `{name}` column")))
+    };
+    let (policy, tool, from, calls) = (at("policy")?, at("tool")?, at("from_tick")?, at("calls")?);
+    let mut out = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| bad(e.to_string()))?;
+        let number = |i: usize| {
+            record[i]
+                .parse::<u64>()
+                .map_err(|_| bad(format!("`{}` is not a count", &record[i])))
+        };
+        out.push(Stretch {
+            policy: record[policy].to_string(),
+            tool: record[tool].to_string(),
+            from: Tick(number(from)?),
+            calls: number(calls)?,
+        });
+    }
+    Ok(out)
 }
 
 /// A swept value as its CSV cell shows it.

@@ -16,18 +16,21 @@ pub enum ChartKind {
     /// Configurations side by side on the task view: tasks succeeded, calls per task, calls to a
     /// tool that was down, duplicates per task.
     Tasks,
+    /// Calls to each tool over time, one line per configuration, outages shaded.
+    Timeline,
     /// A heat map per configuration over a two-axis sweep.
     Grid,
 }
 
 impl ChartKind {
-    pub const ALL: [ChartKind; 7] = [
+    pub const ALL: [ChartKind; 8] = [
         ChartKind::DuplicateCurve,
         ChartKind::AttemptsCurve,
         ChartKind::SuccessCurve,
         ChartKind::Comparison,
         ChartKind::Latency,
         ChartKind::Tasks,
+        ChartKind::Timeline,
         ChartKind::Grid,
     ];
 
@@ -40,6 +43,7 @@ impl ChartKind {
             ChartKind::Comparison => "comparison",
             ChartKind::Latency => "latency",
             ChartKind::Tasks => "tasks",
+            ChartKind::Timeline => "timeline",
             ChartKind::Grid => "grid",
         }
     }
@@ -52,6 +56,8 @@ impl ChartKind {
             }
             ChartKind::Comparison | ChartKind::Latency | ChartKind::Tasks => (0, usize::MAX),
             ChartKind::Grid => (2, 2),
+            // One line per configuration over time: a sweep would need a chart per point.
+            ChartKind::Timeline => (0, 0),
         }
     }
 

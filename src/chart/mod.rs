@@ -8,6 +8,7 @@ mod data;
 mod grid;
 mod kind;
 mod style;
+mod timeline;
 
 pub use kind::{ChartFormat, ChartKind};
 
@@ -105,6 +106,7 @@ fn draw<DB: DrawingBackend>(
         }
         ChartKind::Latency => bars::draw(root, data, "Completion times", &bars::LATENCY),
         ChartKind::Tasks => bars::draw(root, data, "Tasks", &bars::TASKS),
+        ChartKind::Timeline => timeline::draw(root, data),
         ChartKind::Grid => grid::draw(root, data),
     }
 }

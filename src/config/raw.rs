@@ -156,6 +156,7 @@ pub struct Output {
     pub attempts: bool,
     pub charts: Option<Spanned<Vec<Spanned<String>>>>,
     pub chart_formats: Option<Spanned<Vec<Spanned<String>>>>,
+    pub timeline: Option<Spanned<Value>>,
 }
 
 /// `[sweep]`: the axes to vary and how to combine them.

@@ -367,7 +367,7 @@ fn experiment(exp: &Experiment) -> Table {
         }
     }
     let names = |names: Vec<&str>| Value::Array(names.into_iter().map(Value::from).collect());
-    let output = table([
+    let mut output = table([
         ("intents", exp.output.intents.into()),
         ("attempts", exp.output.attempts.into()),
         (
@@ -395,6 +395,9 @@ fn experiment(exp: &Experiment) -> Table {
         "policy".into(),
         Value::Array(exp.policies.iter().map(|p| policy(p, &exp.tools)).collect()),
     );
+    if let Some(width) = exp.output.timeline {
+        output.insert("timeline".into(), duration(width));
+    }
     t.insert("output".into(), Value::Table(output));
     t
 }

@@ -140,11 +140,14 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         tools,
         workload,
         policies,
-        output: output(&check, &raw.output, axes)?,
+        output: output(&check, &raw.output, axes, horizon)?,
     })
 }
 
-fn output(check: &Check, raw: &raw::Output, axes: usize) -> Result<OutputOptions> {
+/// The most stretches a timeline may cut the horizon into.
+const TIMELINE_BUCKETS: u64 = 10_000_000;
+
+fn output(check: &Check, raw: &raw::Output, axes: usize, horizon: Tick) -> Result<OutputOptions> {
     let charts = match &raw.charts {
         None => ChartKind::defaults(axes),
         Some(list) => {
@@ -193,11 +196,40 @@ fn output(check: &Check, raw: &raw::Output, axes: usize) -> Result<OutputOptions
             ChartFormat::name,
         )?,
     };
+    let timeline = match &raw.timeline {
+        None => None,
+        Some(v) => {
+            let width = check.duration(v, "output.timeline")?;
+            if width == Tick::ZERO || horizon.0 / width.0 > TIMELINE_BUCKETS {
+                return check.error_allowing(
+                    v.span(),
+                    "output.timeline",
+                    format!("{width} cuts the horizon ({horizon}) into more than {TIMELINE_BUCKETS} stretches"),
+                    &format!("a positive duration of at least {}", Tick(horizon.0.div_ceil(TIMELINE_BUCKETS))),
+                );
+            }
+            Some(width)
+        }
+    };
+    if let (None, Some(list)) = (timeline, &raw.charts)
+        && let Some(item) = list
+            .get_ref()
+            .iter()
+            .find(|c| c.get_ref() == ChartKind::Timeline.name())
+    {
+        return check.error_allowing(
+            item.span(),
+            "output.charts",
+            "the timeline chart draws timeline.csv, and no timeline is kept".into(),
+            "`timeline = \"1s\"` (the width of its stretches) beside the chart",
+        );
+    }
     Ok(OutputOptions {
         intents: raw.intents,
         attempts: raw.attempts,
         charts,
         chart_formats,
+        timeline,
     })
 }
 

@@ -7,6 +7,7 @@ pub mod estimate;
 pub mod moments;
 pub mod quantiles;
 pub mod record;
+pub mod timeline;
 pub mod totals;
 
 pub use attempt::{AttemptRecord, Outcome};
@@ -14,4 +15,5 @@ pub use estimate::Estimate;
 pub use moments::{Moments, Sample, Sums};
 pub use quantiles::Quantiles;
 pub use record::{BusinessState, IntentRecord, Status, StopReason};
+pub use timeline::{Mark, Timeline};
 pub use totals::{Measure, ToolTotals, Totals};

@@ -1,6 +1,10 @@
 //! Running totals of one run (one configuration, one replication), fed one intent at a time.
 
-use super::{AttemptRecord, IntentRecord, Outcome, Quantiles, Sample, Status, StopReason, Sums};
+use super::{
+    AttemptRecord, IntentRecord, Mark, Outcome, Quantiles, Sample, Status, StopReason, Sums,
+    Timeline,
+};
+use crate::time::Tick;
 
 /// The per-intent quantities retrysim estimates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +60,8 @@ pub struct Totals {
     pub hedges: u64,
     /// Ticks from each intent's start to its end.
     pub completion: Quantiles,
+    /// What happened at each tool over time, where the output asks for it.
+    pub timeline: Option<Timeline>,
     /// What happened at each tool, by tool index.
     pub tools: Vec<ToolTotals>,
 }
@@ -119,6 +125,21 @@ impl Totals {
         tool.calls_while_down += u64::from(r.calls_while_down);
         for a in attempts {
             tool.outcomes[a.outcome.index()] += 1;
+        }
+    }
+
+    /// Empty totals that keep `timeline`, if any.
+    pub fn keeping(timeline: Option<Timeline>) -> Self {
+        Totals {
+            timeline,
+            ..Totals::default()
+        }
+    }
+
+    /// Counts an event on the timeline, if the run keeps one.
+    pub fn mark(&mut self, tool: usize, at: Tick, mark: Mark) {
+        if let Some(timeline) = &mut self.timeline {
+            timeline.mark(tool, at, mark);
         }
     }
 

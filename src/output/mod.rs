@@ -4,6 +4,7 @@
 pub mod manifest;
 pub mod runs;
 pub mod summary;
+pub mod timeline;
 pub mod tools;
 pub mod trace;
 
@@ -105,6 +106,8 @@ pub struct Writer {
     summary: csv::Writer<File>,
     runs: csv::Writer<File>,
     tools: csv::Writer<File>,
+    /// `timeline.csv`, where the output asks for it.
+    timeline: Option<csv::Writer<File>>,
     /// The traces the run writes, each with its file.
     traces: Vec<(Trace, BufWriter<File>)>,
     /// Jobs whose intent parts have been appended.
@@ -132,6 +135,15 @@ impl Writer {
         let tool_columns: Vec<&str> = tool_columns.iter().map(String::as_str).collect();
         tools.write_record(header(&tool_columns))?;
         tools.flush()?;
+        let timeline = match sweep.base.output.timeline {
+            None => None,
+            Some(_) => {
+                let mut w = csv::Writer::from_path(dir.join("timeline.csv"))?;
+                w.write_record(header(&timeline::COLUMNS))?;
+                w.flush()?;
+                Some(w)
+            }
+        };
         let mut traces = Vec::new();
         for trace in Trace::ALL {
             if trace.enabled(&sweep.base.output) {
@@ -146,6 +158,7 @@ impl Writer {
             summary,
             runs,
             tools,
+            timeline,
             traces,
             jobs_written: 0,
         })
@@ -165,6 +178,12 @@ impl Writer {
             self.tools.write_record(row)?;
         }
         self.tools.flush()?;
+        if let Some(w) = &mut self.timeline {
+            for row in timeline::rows(point, result) {
+                w.write_record(row)?;
+            }
+            w.flush()?;
+        }
         let jobs: usize = result.policies.iter().map(|p| p.runs.len()).sum();
         let range = self.jobs_written..self.jobs_written + jobs;
         for (trace, out) in &mut self.traces {
@@ -186,6 +205,9 @@ impl Writer {
             "runs.csv".to_string(),
             "tools.csv".to_string(),
         ];
+        if self.timeline.is_some() {
+            files.push("timeline.csv".to_string());
+        }
         files.extend(self.traces.iter().map(|(t, _)| t.file().to_string()));
         let charts = if results.complete() {
             chart::files(&exp.output.charts, &exp.output.chart_formats)

@@ -24,7 +24,7 @@ use crate::engine::rng::{Source, Streams, word};
 use crate::engine::{Model, Scheduler};
 use crate::experiment::Experiment;
 use crate::metrics::{
-    AttemptRecord, BusinessState, IntentRecord, Outcome, Status, StopReason, Totals,
+    AttemptRecord, BusinessState, IntentRecord, Outcome, Status, StopReason, Timeline, Totals,
 };
 use crate::model::station::Station;
 use crate::model::{Arrival, Tool, ToolKind, Workload};
@@ -128,7 +128,9 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             started: 0,
             idle_clients: exp.workload.clients,
             intents: Slab::new(streams),
-            totals: Totals::default(),
+            totals: Totals::keeping(
+                (exp.output.timeline).map(|width| Timeline::new(width, exp.tools.len())),
+            ),
             sink,
         }
     }

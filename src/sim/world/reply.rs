@@ -3,7 +3,7 @@
 
 use super::{AttemptRef, Event, Reply, World};
 use crate::engine::Scheduler;
-use crate::metrics::{AttemptRecord, IntentRecord, Outcome, Status, StopReason};
+use crate::metrics::{AttemptRecord, IntentRecord, Mark, Outcome, Status, StopReason};
 use crate::model::Fate;
 use crate::policy::FailureClass;
 use crate::time::Tick;
@@ -71,8 +71,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         self.after_failure(at.intent.slot, FailureClass::Timeout, None, sched);
     }
 
-    /// Tells the tool's circuit breaker and retry budget, if any, how a call ended; `cost` is
-    /// what the budget took for it, if it was a retry.
+    /// Tells the tool's circuit breaker and retry budget, if any, and the timeline how a call
+    /// ended; `cost` is what the budget took for it, if it was a retry.
     pub(super) fn observe(
         &mut self,
         tool: usize,
@@ -85,6 +85,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         }
         if let Some(budget) = &mut self.budgets[tool] {
             budget.outcome(failure, cost);
+        }
+        if failure.is_none() {
+            self.totals.mark(tool, now, Mark::Success);
         }
     }
 }

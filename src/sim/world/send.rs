@@ -3,7 +3,7 @@
 
 use super::{AttemptRef, Event, Reply, World};
 use crate::engine::Scheduler;
-use crate::metrics::{AttemptRecord, IntentRecord, Status, StopReason};
+use crate::metrics::{AttemptRecord, IntentRecord, Mark, Status, StopReason};
 use crate::model::{Fate, LossSignal};
 use crate::policy::FailureClass;
 use crate::sim::intent::Scope;
@@ -36,6 +36,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             && !breaker.admit(now)
         {
             intent.short_circuited += 1;
+            self.totals.mark(intent.tool, now, Mark::ShortCircuited);
             return self.end_intent(slot, Status::Stopped(StopReason::BreakerOpen), sched);
         }
         if intent.attempts() == 0
@@ -60,6 +61,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             .grant(self.timeouts[intent.tool], start, now)
             .filter(|_| tool.cooperative);
         let (attempt, draw) = intent.draw_attempt(tool, now, wait);
+        self.totals.mark(intent.tool, now, Mark::Call);
         let at = AttemptRef {
             intent: handle,
             attempt,
@@ -107,6 +109,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             && !breaker.admit(now)
         {
             intent.short_circuited += 1;
+            self.totals.mark(intent.tool, now, Mark::ShortCircuited);
             return;
         }
         if let Some(budget) = &mut self.budgets[intent.tool] {

@@ -3,7 +3,7 @@
 
 use super::{AttemptRef, Event, Reply, World};
 use crate::engine::Scheduler;
-use crate::metrics::{AttemptRecord, IntentRecord};
+use crate::metrics::{AttemptRecord, IntentRecord, Mark};
 use crate::model::outage::{self, OutageMode};
 use crate::model::server::Processed;
 use crate::model::{Fate, LossSignal, ToolKind};
@@ -19,7 +19,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(at.intent.slot);
         let tool = intent.tool;
         let down = outage::down_at(&self.tools[tool].outages, sched.now());
-        intent.calls_while_down += u32::from(down.is_some());
+        if down.is_some() {
+            intent.calls_while_down += 1;
+            self.totals.mark(tool, sched.now(), Mark::CallWhileDown);
+        }
         match down {
             // Refused at the door: no worker, no line.
             Some(OutageMode::FailFast) => {
