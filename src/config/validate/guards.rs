@@ -1,0 +1,176 @@
+//! The guards a policy may put around a tool: a circuit breaker and a retry budget.
+
+use super::default;
+use super::policy::classes;
+use crate::config::check::{Check, Result};
+use crate::config::raw;
+use crate::policy::{BreakerRule, BudgetRule, Trip, Window};
+use toml::{Spanned, Value};
+
+/// A breaker trips on `consecutive_failures`, or on a `failure_rate` over a `window` (a number
+/// of calls or a duration) once it holds `minimum_calls`; the two rules exclude each other.
+pub(super) fn breaker(
+    check: &Check,
+    spanned: &Spanned<raw::Breaker>,
+    path: &str,
+) -> Result<BreakerRule> {
+    let raw = spanned.get_ref();
+    let rate_keys = [
+        raw.failure_rate.as_ref().map(Spanned::span),
+        raw.window.as_ref().map(Spanned::span),
+        raw.minimum_calls.as_ref().map(Spanned::span),
+    ];
+    let trip = match &raw.consecutive_failures {
+        Some(n) => {
+            if let Some(span) = rate_keys.into_iter().flatten().next() {
+                return check.error_allowing(
+                    span,
+                    path,
+                    "a breaker trips on consecutive failures or on a failure rate, not both".into(),
+                    "consecutive_failures alone, or failure_rate with window and minimum_calls",
+                );
+            }
+            Trip::Consecutive(check.count(
+                Some(n),
+                &format!("{path}.consecutive_failures"),
+                1,
+                "0 failures would trip it before any call",
+            )?)
+        }
+        None => {
+            let rate = check.number(
+                raw.failure_rate.as_ref(),
+                &format!("{path}.failure_rate"),
+                default::FAILURE_RATE,
+                |r| r > 0.0 && r <= 1.0,
+                "a failure rate",
+                "a share above 0 and at most 1",
+            )?;
+            let window = match &raw.window {
+                None => Window::Calls(default::WINDOW_CALLS),
+                Some(w) => match w.get_ref() {
+                    Value::Integer(n) if *n >= 1 && *n <= i64::from(u32::MAX) => {
+                        Window::Calls(*n as u32)
+                    }
+                    Value::String(_) => Window::Time(check.duration(w, &format!("{path}.window"))?),
+                    other => {
+                        return check.error_allowing(
+                            w.span(),
+                            &format!("{path}.window"),
+                            format!("{other} is not a window"),
+                            "a number of calls (≥ 1), or a duration such as \"10s\"",
+                        );
+                    }
+                },
+            };
+            let minimum = match window {
+                Window::Calls(n) => n,
+                Window::Time(_) => 1,
+            };
+            Trip::Rate {
+                rate,
+                window,
+                minimum_calls: check.count(
+                    raw.minimum_calls.as_ref(),
+                    &format!("{path}.minimum_calls"),
+                    minimum,
+                    "0 calls is no evidence",
+                )?,
+            }
+        }
+    };
+    let counts = classes(check, raw.counts.as_ref(), &format!("{path}.counts"))?;
+    Ok(BreakerRule {
+        trip,
+        open_duration: check.duration_or(
+            &raw.open_duration,
+            &format!("{path}.open_duration"),
+            default::OPEN_DURATION,
+        )?,
+        half_open_probes: check.count(
+            raw.half_open_probes.as_ref(),
+            &format!("{path}.half_open_probes"),
+            default::HALF_OPEN_PROBES,
+            "0 probes would keep it open for ever",
+        )?,
+        counts,
+    })
+}
+
+/// A retry budget: its kind, and that kind's settings (the defaults of gRPC's example, the AWS
+/// SDKs' standard mode, and Finagle); a setting of another kind is refused.
+pub(super) fn retry_budget(
+    check: &Check,
+    spanned: &Spanned<raw::RetryBudget>,
+    path: &str,
+) -> Result<BudgetRule> {
+    let raw = spanned.get_ref();
+    let kinds = [("token_bucket", 0), ("aws_standard", 1), ("ratio", 2)];
+    let kind = check.choice(&raw.kind, &format!("{path}.kind"), &kinds)?;
+    let keys = [
+        ("max_tokens", 0, &raw.max_tokens),
+        ("token_ratio", 0, &raw.token_ratio),
+        ("capacity", 1, &raw.capacity),
+        ("retry_cost", 1, &raw.retry_cost),
+        ("timeout_cost", 1, &raw.timeout_cost),
+        ("success_credit", 1, &raw.success_credit),
+        ("min_per_second", 2, &raw.min_per_second),
+        ("percent", 2, &raw.percent),
+    ];
+    let ttl_span = raw.ttl.as_ref().filter(|_| kind != 2).map(Spanned::span);
+    let stray = keys
+        .iter()
+        .find(|(_, k, v)| *k != kind && v.is_some())
+        .map(|(name, _, v)| (*name, v.as_ref().expect("some").span()))
+        .or(ttl_span.map(|s| ("ttl", s)));
+    if let Some((key, span)) = stray {
+        let takes: Vec<&str> = keys
+            .iter()
+            .filter(|(_, k, _)| *k == kind)
+            .map(|(n, _, _)| *n)
+            .chain((kind == 2).then_some("ttl"))
+            .collect();
+        return check.error_allowing(
+            span,
+            &format!("{path}.{key}"),
+            format!(
+                "`{key}` does not apply to kind = \"{}\"",
+                raw.kind.get_ref()
+            ),
+            &format!("for this kind: {}", takes.join(", ")),
+        );
+    }
+    let number = |key: &str, default: f64| -> Result<f64> {
+        let value = keys
+            .iter()
+            .find(|(n, _, _)| *n == key)
+            .and_then(|(_, _, v)| v.as_ref());
+        let valid: fn(f64) -> bool = |x| x.is_finite() && x >= 0.0;
+        let what = "a setting of a budget";
+        check.number(
+            value,
+            &format!("{path}.{key}"),
+            default,
+            valid,
+            what,
+            "a finite number ≥ 0",
+        )
+    };
+    Ok(match kind {
+        0 => BudgetRule::TokenBucket {
+            max_tokens: number("max_tokens", 10.0)?,
+            token_ratio: number("token_ratio", 0.1)?,
+        },
+        1 => BudgetRule::AwsStandard {
+            capacity: number("capacity", 500.0)?,
+            retry_cost: number("retry_cost", 5.0)?,
+            timeout_cost: number("timeout_cost", 10.0)?,
+            success_credit: number("success_credit", 1.0)?,
+        },
+        _ => BudgetRule::Ratio {
+            ttl: check.duration_or(&raw.ttl, &format!("{path}.ttl"), "10s")?,
+            min_per_second: number("min_per_second", 10.0)?,
+            percent: number("percent", 0.2)?,
+        },
+    })
+}

@@ -1,0 +1,325 @@
+//! Raw config → [`Experiment`]: every rule a config must follow, each failure placed in the file.
+//! The experiment, its workload and output are checked here; a tool in [`tool`], a policy in
+//! [`policy`], and a policy's breaker and retry budget in [`guards`].
+
+mod guards;
+mod policy;
+mod tool;
+
+use toml::Spanned;
+
+use super::check::{Check, Result};
+use super::{Source, raw};
+use crate::chart::{ChartFormat, ChartKind};
+use crate::experiment::{Experiment, OutputOptions};
+use crate::model::{Arrival, Tool, Workload};
+use crate::policy::{KeyScope, Policy, Timeout, safety};
+use crate::time::{DURATION_HELP, Tick};
+use policy::{TIMEOUT_HELP, policy, refuse_endless_retries};
+use tool::tool;
+
+/// The defaults of every optional key, documented in `configs/README.md`.
+mod default {
+    pub const REPLICATIONS: u64 = 1;
+    pub const HORIZON: &str = "24h";
+    pub const CLIENTS: u32 = 100;
+    pub const LATENCY: &str = "1ms";
+    pub const INITIAL_DELAY: &str = "100ms";
+    pub const MULTIPLIER: f64 = 2.0;
+    pub const MAX_DELAY: &str = "20s";
+    pub const OPEN_DURATION: &str = "5s";
+    pub const HALF_OPEN_PROBES: u32 = 1;
+    pub const FAILURE_RATE: f64 = 0.5;
+    pub const WINDOW_CALLS: u32 = 100;
+}
+
+/// Validates a config whose sweep (if any) has `axes` axes; the sweep itself is read by
+/// [`super::sweep`].
+pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Experiment> {
+    let check = Check { source };
+    let name = check.name(&raw.name, "name")?;
+    let replications = check.count(
+        raw.replications.as_ref(),
+        "replications",
+        default::REPLICATIONS,
+        "0 replications run nothing",
+    )?;
+    let horizon = check.duration_or(&raw.horizon, "horizon", default::HORIZON)?;
+    if horizon == Tick::ZERO {
+        let span = raw.horizon.as_ref().map_or(0..0, |h| h.span());
+        return check.error_allowing(
+            span,
+            "horizon",
+            "a horizon of 0 runs nothing".into(),
+            "a positive duration",
+        );
+    }
+
+    if raw.tool.is_empty() {
+        return check.error_allowing(
+            0..0,
+            "tool",
+            "the config defines no tool".into(),
+            "one or more [[tool]] tables",
+        );
+    }
+    let mut tools = Vec::new();
+    for (i, t) in raw.tool.iter().enumerate() {
+        let path = format!("tool[{i}]");
+        let names: Vec<String> = tools.iter().map(|t: &Tool| t.name.clone()).collect();
+        check.unique(&names, &t.get_ref().name, &format!("{path}.name"))?;
+        tools.push(tool(&check, t, &path)?);
+    }
+
+    let workload = workload(&check, &raw.workload, &tools)?;
+
+    if raw.policy.is_empty() {
+        return check.error_allowing(
+            0..0,
+            "policy",
+            "the config defines no policy".into(),
+            "one or more [[policy]] tables",
+        );
+    }
+    let mut policies: Vec<Policy> = Vec::new();
+    for (i, p) in raw.policy.iter().enumerate() {
+        let path = format!("policy[{i}]");
+        let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
+        check.unique(&names, &p.get_ref().name, &format!("{path}.name"))?;
+        let mut policy = policy(&check, p.get_ref(), &path)?;
+        if policy.lookup_before_retry && policy.key != KeyScope::PerIntent {
+            let span = p
+                .get_ref()
+                .idempotency_key
+                .as_ref()
+                .map_or(p.span(), |k| k.span());
+            return check.error_allowing(
+                span,
+                &format!("{path}.lookup_before_retry"),
+                "a lookup asks the server about the operation's key, and there is no stable one"
+                    .into(),
+                "idempotency_key = \"per_intent\" with lookup_before_retry",
+            );
+        }
+        if let Some(list) = &p.get_ref().calls {
+            policy.calls = Some(calls(&check, list, &format!("{path}.calls"), &tools)?);
+        }
+        let raw = p.get_ref();
+        for &t in policy.calls.as_ref().unwrap_or(&workload.calls) {
+            let tool = &tools[t];
+            for (key, rule, value) in [
+                ("timeout", policy.timeout, &raw.timeout),
+                ("hedge_delay", policy.hedge, &raw.hedge_delay),
+            ] {
+                if let Err(why) = rule.on(tool) {
+                    let span = value.as_ref().map_or(0..0, |v| v.span());
+                    return check.error_allowing(span, &format!("{path}.{key}"), why, TIMEOUT_HELP);
+                }
+            }
+            if policy.hedge != Timeout::None && !safety::replay_is_safe(tool, policy.key) {
+                let span = raw.hedge_delay.as_ref().map_or(0..0, |v| v.span());
+                return check.error_allowing(
+                    span,
+                    &format!("{path}.hedge_delay"),
+                    format!(
+                        "a hedge sends a call twice, and a call on \"{}\" is not safe to send twice",
+                        tool.name
+                    ),
+                    "hedging only calls on read_only tools, or on idempotent ones with idempotency_key = \"per_intent\"",
+                );
+            }
+        }
+        refuse_endless_retries(&check, p.get_ref(), &path, &policy, &workload, &tools)?;
+        policies.push(policy);
+    }
+
+    Ok(Experiment {
+        name,
+        description: raw.description.trim().to_string(),
+        seed: raw.seed,
+        replications,
+        horizon,
+        tools,
+        workload,
+        policies,
+        output: output(&check, &raw.output, axes, horizon)?,
+    })
+}
+
+/// The most stretches a timeline may cut the horizon into.
+const TIMELINE_BUCKETS: u64 = 10_000_000;
+
+fn output(check: &Check, raw: &raw::Output, axes: usize, horizon: Tick) -> Result<OutputOptions> {
+    let charts = match &raw.charts {
+        None => ChartKind::defaults(axes),
+        Some(list) => {
+            let kinds = check.names(list, "output.charts", &ChartKind::ALL, ChartKind::name)?;
+            for (kind, item) in kinds.iter().zip(list.get_ref()) {
+                let (fewest, most) = kind.axes();
+                if !(fewest..=most).contains(&axes) {
+                    let needs = match (fewest, most) {
+                        (1, usize::MAX) => "a sweep".to_string(),
+                        (f, m) if f == m => format!("a sweep of {f} axes"),
+                        (f, _) => format!("a sweep of {f} or more axes"),
+                    };
+                    let possible: Vec<&str> = ChartKind::ALL
+                        .into_iter()
+                        .filter(|k| (k.axes().0..=k.axes().1).contains(&axes))
+                        .map(ChartKind::name)
+                        .collect();
+                    return check.error_allowing(
+                        item.span(),
+                        "output.charts",
+                        format!(
+                            "\"{}\" needs {needs}; this config sweeps {axes}",
+                            kind.name()
+                        ),
+                        &format!("with {axes} axes: {}", possible.join(", ")),
+                    );
+                }
+            }
+            kinds
+        }
+    };
+    let chart_formats = match &raw.chart_formats {
+        None => vec![ChartFormat::Svg],
+        Some(list) if list.get_ref().is_empty() => {
+            return check.error_allowing(
+                list.span(),
+                "output.chart_formats",
+                "no format to draw charts in".into(),
+                "\"svg\", \"png\" or both",
+            );
+        }
+        Some(list) => check.names(
+            list,
+            "output.chart_formats",
+            &ChartFormat::ALL,
+            ChartFormat::name,
+        )?,
+    };
+    let timeline = match &raw.timeline {
+        None => None,
+        Some(v) => {
+            let width = check.duration(v, "output.timeline")?;
+            if width == Tick::ZERO || horizon.0 / width.0 > TIMELINE_BUCKETS {
+                return check.error_allowing(
+                    v.span(),
+                    "output.timeline",
+                    format!("{width} cuts the horizon ({horizon}) into more than {TIMELINE_BUCKETS} stretches"),
+                    &format!("a positive duration of at least {}", Tick(horizon.0.div_ceil(TIMELINE_BUCKETS))),
+                );
+            }
+            Some(width)
+        }
+    };
+    if let (None, Some(list)) = (timeline, &raw.charts)
+        && let Some(item) = list
+            .get_ref()
+            .iter()
+            .find(|c| c.get_ref() == ChartKind::Timeline.name())
+    {
+        return check.error_allowing(
+            item.span(),
+            "output.charts",
+            "the timeline chart draws timeline.csv, and no timeline is kept".into(),
+            "`timeline = \"1s\"` (the width of its stretches) beside the chart",
+        );
+    }
+    Ok(OutputOptions {
+        intents: raw.intents,
+        attempts: raw.attempts,
+        charts,
+        chart_formats,
+        timeline,
+    })
+}
+
+/// A list of tool names: the tools a task calls, in order.
+fn calls(
+    check: &Check,
+    list: &Spanned<Vec<Spanned<String>>>,
+    path: &str,
+    tools: &[Tool],
+) -> Result<Vec<usize>> {
+    if list.get_ref().is_empty() {
+        return check.error_allowing(
+            list.span(),
+            path,
+            "a task must call at least one tool".into(),
+            "a list of tool names",
+        );
+    }
+    let options: Vec<(&str, usize)> = tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.as_str(), i))
+        .collect();
+    list.get_ref()
+        .iter()
+        .enumerate()
+        .map(|(i, name)| check.choice(name, &format!("{path}[{i}]"), &options))
+        .collect()
+}
+
+fn workload(check: &Check, spanned: &Spanned<raw::Workload>, tools: &[Tool]) -> Result<Workload> {
+    let raw = spanned.get_ref();
+    let tasks = check.count(Some(&raw.tasks), "workload.tasks", 0, "0 tasks run nothing")?;
+    let calls = match &raw.calls {
+        None => (0..tools.len()).collect(),
+        Some(list) => calls(check, list, "workload.calls", tools)?,
+    };
+    let clients = check.count(
+        raw.clients.as_ref(),
+        "workload.clients",
+        default::CLIENTS,
+        "0 clients serve no task",
+    )?;
+    let batch = raw.arrival.as_ref().map_or(Ok(true), |a| {
+        check.choice(
+            a,
+            "workload.arrival",
+            &[("batch", true), ("poisson", false)],
+        )
+    })?;
+    let arrival = match (batch, &raw.mean_interarrival) {
+        (true, None) => Arrival::Batch,
+        (true, Some(gap)) => {
+            return check.error_allowing(
+                gap.span(),
+                "workload.mean_interarrival",
+                "batch arrivals have no interarrival time".into(),
+                "arrival = \"poisson\" with mean_interarrival, or neither",
+            );
+        }
+        (false, Some(gap)) => {
+            let mean = check.duration(gap, "workload.mean_interarrival")?;
+            if mean == Tick::ZERO {
+                return check.error_allowing(
+                    gap.span(),
+                    "workload.mean_interarrival",
+                    "a Poisson stream needs a positive mean gap".into(),
+                    "a positive duration",
+                );
+            }
+            Arrival::Poisson {
+                mean_gap: mean.0 as f64,
+            }
+        }
+        (false, None) => {
+            let span = raw.arrival.as_ref().map_or(spanned.span(), |a| a.span());
+            return check.error_allowing(
+                span,
+                "workload.mean_interarrival",
+                "arrival = \"poisson\" needs mean_interarrival".into(),
+                DURATION_HELP,
+            );
+        }
+    };
+    Ok(Workload {
+        tasks,
+        calls,
+        arrival,
+        clients,
+    })
+}

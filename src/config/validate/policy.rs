@@ -1,0 +1,387 @@
+//! A `[[policy]]`: its retry rule and layers, backoff, timeout, limits and the rest, and the
+//! rule that refuses retries that could never end.
+
+use super::default;
+use super::guards::{breaker, retry_budget};
+use crate::config::check::{Check, Result};
+use crate::config::raw;
+use crate::model::{Fate, Tool, Workload};
+use crate::policy::{
+    Admission, Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Layer, Layers, Limits,
+    Policy, Retry, RetryAfter, RetryOn, Timeout,
+};
+use crate::time::{Tick, parse_duration};
+use toml::{Spanned, Value};
+
+pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
+    let name = check.name(&raw.name, &format!("{path}.name"))?;
+    let retry_after = check.named(
+        raw.retry_after.as_ref(),
+        &format!("{path}.retry_after"),
+        &RetryAfter::ALL,
+        RetryAfter::name,
+        RetryAfter::Honour,
+    )?;
+    let own = Layer {
+        name: String::new(),
+        retry: Retry {
+            max_attempts: max_attempts(check, raw.max_attempts.as_ref(), path)?,
+            retry_on: classes(check, raw.retry_on.as_ref(), &format!("{path}.retry_on"))?,
+            retry_after,
+        },
+        backoff: backoff_or_none(check, raw.backoff.as_ref(), path)?,
+    };
+    let (own, layers) = match &raw.layers {
+        None => {
+            if let Some(reset) = &raw.reset_each_layer {
+                return check.error_allowing(
+                    reset.span(),
+                    &format!("{path}.reset_each_layer"),
+                    "there are no layers to reset".into(),
+                    "`layers` beside `reset_each_layer`",
+                );
+            }
+            (own, None)
+        }
+        Some(list) => {
+            let (mut outer, innermost) = layers(check, raw, list, path, retry_after)?;
+            let own = outer.pop().expect("layers are not empty");
+            let reset_each = raw.reset_each_layer.as_ref().is_some_and(|r| *r.get_ref());
+            let layers = Layers {
+                outer,
+                innermost,
+                reset_each,
+            };
+            (own, Some(layers))
+        }
+    };
+    let hedge = match &raw.hedge_delay {
+        None => Timeout::None,
+        Some(v) => timeout(check, v, &format!("{path}.hedge_delay"))?,
+    };
+    let timeout = match &raw.timeout {
+        None => Timeout::None,
+        Some(v) => timeout(check, v, &format!("{path}.timeout"))?,
+    };
+    let positive = |v: &Option<Spanned<Value>>, key: &str| -> Result<Option<Tick>> {
+        let Some(v) = v else { return Ok(None) };
+        let t = check.duration(v, &format!("{path}.{key}"))?;
+        if t == Tick::ZERO {
+            return check.error_allowing(
+                v.span(),
+                &format!("{path}.{key}"),
+                format!("a {key} of 0 ends the operation before it starts"),
+                "a positive duration",
+            );
+        }
+        Ok(Some(t))
+    };
+    let limits = Limits {
+        deadline: positive(&raw.deadline, "deadline")?,
+        dispatch_cap: match &raw.dispatch_cap {
+            None => None,
+            Some(c) => Some(check.count(
+                Some(c),
+                &format!("{path}.dispatch_cap"),
+                1,
+                "a cap of 0 dispatches nothing",
+            )?),
+        },
+        cancel_after: positive(&raw.cancel_after, "cancel_after")?,
+        admission: match &raw.admission {
+            None => None,
+            Some(a) if raw.deadline.is_none() => {
+                return check.error_allowing(
+                    a.span(),
+                    &format!("{path}.admission"),
+                    "cooperative admission measures the time left before a deadline, and there is none".into(),
+                    "a `deadline` beside `admission`",
+                );
+            }
+            Some(a) => {
+                let a = a.get_ref();
+                let at = |key: &str| format!("{path}.admission.{key}");
+                Some(Admission {
+                    reserve: check.duration(&a.reserve, &at("reserve"))?,
+                    min_attempt: check.duration(&a.min_attempt, &at("min_attempt"))?,
+                    timeout_cap: check.duration(&a.timeout_cap, &at("timeout_cap"))?,
+                })
+            }
+        },
+    };
+    let key = check.named(
+        raw.idempotency_key.as_ref(),
+        &format!("{path}.idempotency_key"),
+        &KeyScope::ALL,
+        KeyScope::name,
+        KeyScope::None,
+    )?;
+    Ok(Policy {
+        name,
+        retry: own.retry,
+        timeout,
+        hedge,
+        backoff: own.backoff,
+        key,
+        limits,
+        safety_gate: raw.safety_gate,
+        breaker: match &raw.breaker {
+            None => None,
+            Some(b) => Some(breaker(check, b, &format!("{path}.breaker"))?),
+        },
+        retry_budget: match &raw.retry_budget {
+            None => None,
+            Some(b) => Some(retry_budget(check, b, &format!("{path}.retry_budget"))?),
+        },
+        lookup_before_retry: raw.lookup_before_retry,
+        calls: None,
+        payload_drift: check.probability(&raw.payload_drift, &format!("{path}.payload_drift"))?,
+        layers,
+    })
+}
+
+/// `max_attempts`, counting the first: one attempt when absent.
+pub(super) fn max_attempts(
+    check: &Check,
+    value: Option<&Spanned<Value>>,
+    path: &str,
+) -> Result<Attempts> {
+    Ok(match value {
+        None => Attempts::AtMost(1),
+        Some(v) => check
+            .count_or_unlimited(
+                v,
+                &format!("{path}.max_attempts"),
+                "attempts",
+                "a whole number ≥ 1 counting the first attempt (3 = 2 retries), or \"unlimited\"",
+            )?
+            .map_or(Attempts::Unlimited, Attempts::AtMost),
+    })
+}
+
+pub(super) fn backoff_or_none(
+    check: &Check,
+    value: Option<&Spanned<raw::Backoff>>,
+    path: &str,
+) -> Result<Backoff> {
+    match value {
+        None => Ok(Backoff::IMMEDIATE),
+        Some(b) => backoff(check, b.get_ref(), &format!("{path}.backoff")),
+    }
+}
+
+/// `layers`, outermost first, each with its own retry rule and backoff; the policy's own
+/// `max_attempts`, `retry_on` and `backoff` are then set per layer instead. Returns every layer
+/// and the innermost's name.
+pub(super) fn layers(
+    check: &Check,
+    raw: &raw::Policy,
+    list: &Spanned<Vec<Spanned<raw::Layer>>>,
+    path: &str,
+    retry_after: RetryAfter,
+) -> Result<(Vec<Layer>, String)> {
+    let own_keys = [
+        ("max_attempts", raw.max_attempts.as_ref().map(Spanned::span)),
+        ("retry_on", raw.retry_on.as_ref().map(Spanned::span)),
+        ("backoff", raw.backoff.as_ref().map(Spanned::span)),
+    ];
+    check.none_set(
+        &own_keys,
+        path,
+        |key| format!("with `layers`, each layer has its own {key}"),
+        "max_attempts, retry_on and backoff inside each element of `layers`",
+    )?;
+    if list.get_ref().is_empty() {
+        return check.error_allowing(
+            list.span(),
+            &format!("{path}.layers"),
+            "no layers".into(),
+            "one table per layer, outermost first: { name, max_attempts, retry_on, backoff }",
+        );
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for (i, layer) in list.get_ref().iter().enumerate() {
+        let at = format!("{path}.layers[{i}]");
+        let raw = layer.get_ref();
+        let name = check.name(&raw.name, &format!("{at}.name"))?;
+        if names.contains(&name) {
+            return check.error_allowing(
+                raw.name.span(),
+                &format!("{at}.name"),
+                format!("a second layer named \"{name}\""),
+                "a name of its own for each layer",
+            );
+        }
+        names.push(name.clone());
+        out.push(Layer {
+            name,
+            retry: Retry {
+                max_attempts: max_attempts(check, raw.max_attempts.as_ref(), &at)?,
+                retry_on: classes(check, raw.retry_on.as_ref(), &format!("{at}.retry_on"))?,
+                retry_after,
+            },
+            backoff: backoff_or_none(check, raw.backoff.as_ref(), &at)?,
+        });
+    }
+    let innermost = names.pop().expect("layers are not empty");
+    Ok((out, innermost))
+}
+
+/// A list of failure classes (`retry_on`, a breaker's `counts`); the transient ones when absent.
+pub(super) fn classes(
+    check: &Check,
+    list: Option<&Spanned<Vec<Spanned<String>>>>,
+    path: &str,
+) -> Result<RetryOn> {
+    let Some(list) = list else {
+        return Ok(FailureClass::TRANSIENT.into_iter().collect());
+    };
+    let all = &FailureClass::ALL;
+    list.get_ref()
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            check.named(
+                Some(c),
+                &format!("{path}[{i}]"),
+                all,
+                FailureClass::name,
+                all[0],
+            )
+        })
+        .collect()
+}
+
+/// What a timeout may be; a rule from the latency must also fit every tool called, which the
+/// caller checks once the tools are known.
+pub(super) const TIMEOUT_HELP: &str = "a duration (\"250ms\"), a percentile of the tool's round trip \
+(\"p50\", \"p99.9\"), a multiple of its longest (\"2x max\"), or \"none\"";
+
+pub(super) fn timeout(check: &Check, value: &Spanned<Value>, path: &str) -> Result<Timeout> {
+    let rule = match value.get_ref() {
+        Value::Integer(t) if *t > 0 => Some(Timeout::Fixed(Tick(*t as u64))),
+        Value::String(s) => Timeout::parse(s, |d| parse_duration(d).ok()),
+        _ => None,
+    };
+    match rule {
+        Some(Timeout::Fixed(Tick::ZERO)) | None => check.error_allowing(
+            value.span(),
+            path,
+            format!("{} is not a timeout", value.get_ref()),
+            TIMEOUT_HELP,
+        ),
+        Some(rule) => Ok(rule),
+    }
+}
+
+pub(super) fn backoff(check: &Check, raw: &raw::Backoff, path: &str) -> Result<Backoff> {
+    let growth = check.named(
+        raw.kind.as_ref(),
+        &format!("{path}.kind"),
+        &Growth::ALL,
+        Growth::name,
+        Growth::Exponential,
+    )?;
+    let jitter = check.named(
+        raw.jitter.as_ref(),
+        &format!("{path}.jitter"),
+        &Jitter::ALL,
+        Jitter::name,
+        Jitter::Full,
+    )?;
+    let initial_delay = check.duration_or(
+        &raw.initial_delay,
+        &format!("{path}.initial_delay"),
+        default::INITIAL_DELAY,
+    )?;
+    let max_delay = check.duration_or(
+        &raw.max_delay,
+        &format!("{path}.max_delay"),
+        default::MAX_DELAY,
+    )?;
+    if max_delay < initial_delay {
+        let span = raw
+            .max_delay
+            .as_ref()
+            .or(raw.initial_delay.as_ref())
+            .map_or(0..0, |v| v.span());
+        return check.error(
+            span,
+            &format!("{path}.max_delay"),
+            format!("max_delay ({max_delay}) is below initial_delay ({initial_delay})"),
+        );
+    }
+    let multiplier = check.number(
+        raw.multiplier.as_ref(),
+        &format!("{path}.multiplier"),
+        default::MULTIPLIER,
+        |m| m.is_finite() && m >= 1.0,
+        "a multiplier that grows the delay",
+        "a finite number ≥ 1",
+    )?;
+    Ok(Backoff {
+        growth,
+        initial_delay,
+        multiplier,
+        max_delay,
+        jitter,
+    })
+}
+
+/// Unlimited attempts on a tool where every attempt fails in a retried way would spin until the
+/// horizon: refuse the config instead.
+pub(super) fn refuse_endless_retries(
+    check: &Check,
+    raw: &raw::Policy,
+    path: &str,
+    policy: &Policy,
+    workload: &Workload,
+    tools: &[Tool],
+) -> Result<()> {
+    // A deadline or cap that each layer entered resets bounds nothing as a whole.
+    let bounded = (policy.limits.deadline.is_some() || policy.limits.dispatch_cap.is_some())
+        && !policy.resets_each_layer();
+    let layers = || (0..policy.depth()).map(|l| policy.retry_of(l));
+    if layers().all(|r| r.max_attempts != Attempts::Unlimited) || bounded {
+        return Ok(());
+    }
+    for &t in policy.calls.as_ref().unwrap_or(&workload.calls) {
+        let tool = &tools[t];
+        let f = &tool.faults;
+        let wait = policy.timeout.on(tool).ok().flatten();
+        let late = wait.and_then(|w| tool.times_out(w)).unwrap_or(0.0);
+        let delivered = match &tool.script {
+            Some(script) => {
+                let last = script.steps.last().expect("scripts are not empty");
+                f64::from(u8::from(last.fate == Fate::Delivered))
+            }
+            None => 1.0 - f.total(),
+        };
+        let succeeds = delivered * (1.0 - late);
+        let on = |c: FailureClass| layers().any(|r| r.retry_on.contains(c));
+        // The ways an attempt can fail, each retried or not.
+        let lost = f.request_loss + f.reply_loss > 0.0;
+        let all_retried = (!lost || on(FailureClass::Reset) || wait.is_some())
+            && (f.server_error == 0.0 || on(FailureClass::ServerError))
+            && (f.throttled == 0.0 || on(FailureClass::Throttled))
+            && (f.forbidden == 0.0 || on(FailureClass::Forbidden))
+            && (f.invalid == 0.0 || on(FailureClass::Invalid))
+            && (wait.is_none() || on(FailureClass::Timeout));
+        if succeeds <= 1e-12 && all_retried {
+            let span = (raw.max_attempts.as_ref().map(Spanned::span))
+                .or(raw.layers.as_ref().map(Spanned::span))
+                .unwrap_or(0..0);
+            return check.error_allowing(
+                span,
+                &format!("{path}.max_attempts"),
+                format!(
+                    "unlimited attempts never end on tool \"{}\": every attempt fails and is retried (request_loss {} + reply_loss {} + server_error {}, timed out {late})",
+                    tool.name, f.request_loss, f.reply_loss, f.server_error
+                ),
+                "a finite max_attempts, or a tool whose attempts can succeed",
+            );
+        }
+    }
+    Ok(())
+}

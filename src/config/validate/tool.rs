@@ -1,0 +1,191 @@
+//! A `[[tool]]`: its faults, latencies, outages and script.
+
+use super::default;
+use crate::config::check::{Check, Result};
+use crate::config::raw;
+use crate::model::{
+    Fate, Faults, Latency, Lookup, LossSignal, Outage, OutageMode, Script, Step, Tool, ToolKind,
+};
+use crate::time::parse_duration;
+use toml::Spanned;
+
+pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool> {
+    let raw = spanned.get_ref();
+    let name = check.name(&raw.name, &format!("{path}.name"))?;
+    let p = |value: &Option<Spanned<f64>>, key: &str| {
+        check.probability(value, &format!("{path}.{key}"))
+    };
+    let faults = Faults {
+        request_loss: p(&raw.request_loss, "request_loss")?,
+        server_error: p(&raw.server_error, "server_error")?,
+        reply_loss: p(&raw.reply_loss, "reply_loss")?,
+        throttled: p(&raw.throttled, "throttled")?,
+        forbidden: p(&raw.forbidden, "forbidden")?,
+        invalid: p(&raw.invalid, "invalid")?,
+        retry_after: match &raw.retry_after {
+            None => None,
+            Some(v) => Some(check.duration(v, &format!("{path}.retry_after"))?),
+        },
+    };
+    let total = faults.total();
+    if total > 1.0 + 1e-12 {
+        return check.error_allowing(
+            spanned.span(),
+            path,
+            format!(
+                "request_loss + server_error + reply_loss + throttled + forbidden + invalid = {total}, more than 1"
+            ),
+            "probabilities of the ways an attempt ends that add up to at most 1",
+        );
+    }
+    let leg = |value: &Option<Spanned<raw::Latency>>, key: &str| match value {
+        Some(l) => crate::config::latency::latency(check, l, &format!("{path}.{key}")),
+        None => Ok(Latency::Constant(
+            parse_duration(default::LATENCY).expect("valid default"),
+        )),
+    };
+    let loss_seen_as = check.named(
+        raw.loss_seen_as.as_ref(),
+        &format!("{path}.loss_seen_as"),
+        &LossSignal::ALL,
+        LossSignal::name,
+        LossSignal::Reset,
+    )?;
+    let workers = match &raw.workers {
+        None => None,
+        Some(w) => check.count_or_unlimited(
+            w,
+            &format!("{path}.workers"),
+            "workers",
+            "a whole number ≥ 1, or \"unlimited\"",
+        )?,
+    };
+    let script = match &raw.script {
+        None => None,
+        Some(steps) => Some(script(check, raw, steps, path)?),
+    };
+    let kind = check.named(
+        raw.kind.as_ref(),
+        &format!("{path}.kind"),
+        &ToolKind::ALL,
+        ToolKind::name,
+        ToolKind::Write,
+    )?;
+    Ok(Tool {
+        name,
+        kind,
+        idempotent: raw.idempotent.as_ref().is_none_or(|i| *i.get_ref()),
+        faults,
+        loss_seen_as,
+        request_latency: leg(&raw.request_latency, "request_latency")?,
+        service_time: leg(&raw.service_time, "service_time")?,
+        reply_latency: leg(&raw.reply_latency, "reply_latency")?,
+        workers,
+        script,
+        outages: raw
+            .outages
+            .iter()
+            .enumerate()
+            .map(|(i, o)| outage(check, o.get_ref(), &format!("{path}.outages[{i}]")))
+            .collect::<Result<_>>()?,
+        lookup: Lookup {
+            time: check.duration_or(
+                &raw.lookup_time,
+                &format!("{path}.lookup_time"),
+                default::LATENCY,
+            )?,
+            failure: check.probability(&raw.lookup_failure, &format!("{path}.lookup_failure"))?,
+            lag: check.duration_or(&raw.commit_lag, &format!("{path}.commit_lag"), "0s")?,
+        },
+        cooperative: raw.cooperative.as_ref().is_none_or(|c| *c.get_ref()),
+    })
+}
+
+pub(super) fn outage(check: &Check, raw: &raw::Outage, path: &str) -> Result<Outage> {
+    let from = check.duration(&raw.from, &format!("{path}.from"))?;
+    let until = check.duration(&raw.until, &format!("{path}.until"))?;
+    if until <= from {
+        return check.error_allowing(
+            raw.until.span(),
+            &format!("{path}.until"),
+            format!("the outage ends ({until}) no later than it starts ({from})"),
+            "until > from",
+        );
+    }
+    let mode = check.named(
+        raw.mode.as_ref(),
+        &format!("{path}.mode"),
+        &OutageMode::ALL,
+        OutageMode::name,
+        OutageMode::FailFast,
+    )?;
+    Ok(Outage { from, until, mode })
+}
+
+/// A scripted tool's steps; its outcomes and times come from the script alone, so the keys of
+/// faults and latencies are refused beside it.
+pub(super) fn script(
+    check: &Check,
+    raw: &raw::Tool,
+    steps: &Spanned<Vec<Spanned<raw::ScriptStep>>>,
+    path: &str,
+) -> Result<Script> {
+    let spans = [
+        ("request_loss", raw.request_loss.as_ref().map(Spanned::span)),
+        ("server_error", raw.server_error.as_ref().map(Spanned::span)),
+        ("reply_loss", raw.reply_loss.as_ref().map(Spanned::span)),
+        ("throttled", raw.throttled.as_ref().map(Spanned::span)),
+        ("forbidden", raw.forbidden.as_ref().map(Spanned::span)),
+        ("invalid", raw.invalid.as_ref().map(Spanned::span)),
+        ("retry_after", raw.retry_after.as_ref().map(Spanned::span)),
+        (
+            "request_latency",
+            raw.request_latency.as_ref().map(Spanned::span),
+        ),
+        ("service_time", raw.service_time.as_ref().map(Spanned::span)),
+        (
+            "reply_latency",
+            raw.reply_latency.as_ref().map(Spanned::span),
+        ),
+    ];
+    check.none_set(
+        &spans,
+        path,
+        |key| format!("`{key}` does not apply to a scripted tool"),
+        "a scripted tool takes its outcomes and times from `script` alone",
+    )?;
+    if steps.get_ref().is_empty() {
+        return check.error_allowing(
+            steps.span(),
+            &format!("{path}.script"),
+            "an empty script has no outcome for the first attempt".into(),
+            "one or more { outcome, after } steps",
+        );
+    }
+    let steps = steps
+        .get_ref()
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let at = format!("{path}.script[{i}]");
+            let step = step.get_ref();
+            let all = &Fate::ALL;
+            let retry_after = match &step.retry_after {
+                None => None,
+                Some(v) => Some(check.duration(v, &format!("{at}.retry_after"))?),
+            };
+            Ok(Step {
+                retry_after,
+                fate: check.named(
+                    Some(&step.outcome),
+                    &format!("{at}.outcome"),
+                    all,
+                    Fate::name,
+                    all[0],
+                )?,
+                after: check.duration(&step.after, &format!("{at}.after"))?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Script { steps })
+}
