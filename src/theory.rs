@@ -106,12 +106,14 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
 
 /// (a, b) for one tool under one policy, if the closed forms can describe it.
 fn losses(tool: &Tool, policy: &Policy) -> Option<(f64, f64)> {
-    // A line at the server, a script, an outage, a lookup that commits nothing, or a gate that
-    // may stop a retry: none of these is the model the closed forms describe.
+    // A line at the server, a receiver that forgets keys, a script, an outage, a lookup that
+    // commits nothing, or a gate that may stop a retry: none of these is the model the closed
+    // forms describe.
     let gated = policy.safety_gate && !safety::replay_is_safe(tool, policy.key);
     // Under a key the server honours, a retry with other arguments ends in a conflict.
     let drifting = policy.payload_drift > 0.0 && safety::replay_is_safe(tool, policy.key);
     let unlike = tool.workers.is_some()
+        || tool.key_retention.is_some()
         || tool.script.is_some()
         || !tool.outages.is_empty()
         || tool.kind == ToolKind::ReadOnly;

@@ -108,6 +108,7 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                         lag: Tick(300),
                     },
                     cooperative: true,
+                    key_retention: None,
                 }
             },
         )

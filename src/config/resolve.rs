@@ -100,6 +100,9 @@ fn tool(t: &Tool) -> Value {
                 .collect();
             table.insert("outages".into(), Value::Array(outages));
         }
+        if let Some(retention) = t.key_retention {
+            table.insert("key_retention".into(), duration(retention));
+        }
         if let Some(wait) = t.faults.retry_after {
             table.insert("retry_after".into(), duration(wait));
         }

@@ -45,6 +45,9 @@ pub struct Tool {
     /// cannot be interrupted) holds the client until it returns: a timeout or deadline is only
     /// noticed then.
     pub cooperative: bool,
+    /// How long the receiver keeps an idempotency key after its commit; `None`, longer than
+    /// any intent.
+    pub key_retention: Option<Tick>,
 }
 
 /// A reconciliation lookup: the client asks the server whether the operation's key committed.

@@ -4,8 +4,9 @@
 //!
 //! A key belongs to one intent (`per_intent` keys are reused by every retry of that intent and by
 //! no other intent; `per_attempt` keys are never reused at all), so the store's entry for a key
-//! is kept beside its intent and dropped when the intent and all its attempts are over. That is
-//! exact for a retention longer than any intent, the case the model covers.
+//! is kept beside its intent and dropped when the intent and all its attempts are over. A
+//! receiver may forget a key `retention` after its commit: a retry that comes later is a new
+//! request, and commits again.
 
 use crate::policy::idempotency::Key;
 use crate::time::Tick;
@@ -34,9 +35,16 @@ pub enum Processed {
 
 impl KeyStore {
     /// Commits a request carrying version `payload` of its arguments, or replays the receipt
-    /// when its key has already committed that payload, or refuses a different one.
-    pub fn process(&mut self, key: Option<Key>, payload: u32, now: Tick) -> Processed {
-        if key.is_some() && key == self.committed {
+    /// when its key has already committed that payload, or refuses a different one — unless
+    /// the key's `retention` has run out, when the request is new again.
+    pub fn process(
+        &mut self,
+        key: Option<Key>,
+        payload: u32,
+        now: Tick,
+        retention: Option<Tick>,
+    ) -> Processed {
+        if self.holds(key, now, retention) {
             return if payload == self.payload {
                 Processed::Replayed
             } else {
@@ -52,8 +60,15 @@ impl KeyStore {
     }
 
     /// Whether a lookup at `now` finds `key` committed, the store showing commits `lag` late.
-    pub fn shows(&self, key: Option<Key>, now: Tick, lag: Tick) -> bool {
-        key.is_some() && key == self.committed && self.committed_at.after(lag) <= now
+    pub fn shows(&self, key: Option<Key>, now: Tick, lag: Tick, retention: Option<Tick>) -> bool {
+        self.holds(key, now, retention) && self.committed_at.after(lag) <= now
+    }
+
+    /// Whether the store still holds `key` at `now`.
+    fn holds(&self, key: Option<Key>, now: Tick, retention: Option<Tick>) -> bool {
+        key.is_some()
+            && key == self.committed
+            && retention.is_none_or(|r| now < self.committed_at.after(r))
     }
 }
 
@@ -66,14 +81,41 @@ mod tests {
     fn a_key_commits_once_and_replays_after() {
         let mut store = KeyStore::default();
         let key = KeyScope::PerIntent.key(9, 0);
-        assert_eq!(store.process(key, 0, Tick(0)), Processed::Committed);
+        assert_eq!(store.process(key, 0, Tick(0), None), Processed::Committed);
         assert_eq!(
-            store.process(KeyScope::PerIntent.key(9, 1), 0, Tick(1)),
+            store.process(KeyScope::PerIntent.key(9, 1), 0, Tick(1), None),
             Processed::Replayed
         );
-        assert_eq!(store.process(key, 1, Tick(2)), Processed::Conflict);
+        assert_eq!(store.process(key, 1, Tick(2), None), Processed::Conflict);
         assert_eq!(store.committed, key);
-        assert!(store.shows(key, Tick(5), Tick(5)) && !store.shows(key, Tick(4), Tick(5)));
+        assert!(store.shows(key, Tick(5), Tick(5), None));
+        assert!(!store.shows(key, Tick(4), Tick(5), None));
+    }
+
+    /// A key the receiver has forgotten makes the retry a new request: it commits again.
+    #[test]
+    fn a_forgotten_key_commits_again() {
+        let mut store = KeyStore::default();
+        let key = KeyScope::PerIntent.key(9, 0);
+        let retention = Some(Tick(10));
+        assert_eq!(
+            store.process(key, 0, Tick(0), retention),
+            Processed::Committed
+        );
+        assert_eq!(
+            store.process(key, 0, Tick(9), retention),
+            Processed::Replayed
+        );
+        assert!(store.shows(key, Tick(9), Tick::ZERO, retention));
+        assert!(!store.shows(key, Tick(10), Tick::ZERO, retention));
+        assert_eq!(
+            store.process(key, 0, Tick(10), retention),
+            Processed::Committed
+        );
+        assert_eq!(
+            store.process(key, 0, Tick(19), retention),
+            Processed::Replayed
+        );
     }
 
     #[test]
@@ -82,7 +124,7 @@ mod tests {
             let mut store = KeyStore::default();
             for attempt in 0..3 {
                 assert_eq!(
-                    store.process(scope.key(9, attempt), attempt, Tick(attempt.into())),
+                    store.process(scope.key(9, attempt), attempt, Tick(attempt.into()), None),
                     Processed::Committed
                 );
             }

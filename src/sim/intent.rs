@@ -384,6 +384,7 @@ mod tests {
                 lag: Tick::ZERO,
             },
             cooperative: true,
+            key_retention: None,
         };
         let mut slab = Slab::new(streams);
         let first = slab.start(7, 0, Tick(3));

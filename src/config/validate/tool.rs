@@ -98,6 +98,10 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             lag: check.duration_or(&raw.commit_lag, &format!("{path}.commit_lag"), "0s")?,
         },
         cooperative: raw.cooperative.as_ref().is_none_or(|c| *c.get_ref()),
+        key_retention: match &raw.key_retention {
+            None => None,
+            Some(v) => Some(check.duration(v, &format!("{path}.key_retention"))?),
+        },
     })
 }
 

@@ -63,7 +63,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let key = self.policy.key.key(intent.id, 0);
         let outcome = if failed {
             Err(StopReason::NeedsReconciliation)
-        } else if intent.keys.shows(key, now, tool.lookup.lag) {
+        } else if intent
+            .keys
+            .shows(key, now, tool.lookup.lag, tool.key_retention)
+        {
             Ok(true)
         } else if safety::replay_is_safe(tool, self.policy.key) {
             Ok(false)

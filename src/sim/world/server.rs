@@ -75,8 +75,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 };
                 let payload = intent.payload_of(at.attempt);
                 // A read-only call commits nothing.
-                let processed = (tool.kind == ToolKind::Write)
-                    .then(|| intent.keys.process(key, payload, sched.now()));
+                let processed = (tool.kind == ToolKind::Write).then(|| {
+                    intent
+                        .keys
+                        .process(key, payload, sched.now(), tool.key_retention)
+                });
                 if processed == Some(Processed::Committed) {
                     intent.effects += 1;
                     intent.log[at.attempt as usize].committed = true;
