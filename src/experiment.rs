@@ -42,12 +42,17 @@ impl Experiment {
         policy.calls.as_deref().unwrap_or(&self.workload.calls)
     }
 
-    /// The tools in `calls`, each once, in order of first call.
-    pub fn called_tools<'a>(&'a self, calls: &'a [usize]) -> impl Iterator<Item = &'a Tool> {
+    /// The tools in `calls`, each once, in order of first call, by index.
+    pub fn called<'a>(&'a self, calls: &'a [usize]) -> impl Iterator<Item = usize> + 'a {
         calls
             .iter()
             .enumerate()
             .filter(|(i, t)| !calls[..*i].contains(t))
-            .map(|(_, &t)| &self.tools[t])
+            .map(|(_, &t)| t)
+    }
+
+    /// The tools in `calls`, each once, in order of first call.
+    pub fn called_tools<'a>(&'a self, calls: &'a [usize]) -> impl Iterator<Item = &'a Tool> {
+        self.called(calls).map(|t| &self.tools[t])
     }
 }

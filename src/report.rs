@@ -291,17 +291,8 @@ fn aligned(rows: &[Vec<String>]) -> String {
 /// and the duplicate effects of a write — summed over replications.
 fn tasks(results: &Results) -> String {
     let exp = &results.sweep.base;
-    let tools: Vec<(usize, &Tool)> = exp
-        .called_tools(&exp.workload.calls)
-        .map(|t| {
-            (
-                exp.tools
-                    .iter()
-                    .position(|x| x.name == t.name)
-                    .expect("a tool of exp"),
-                t,
-            )
-        })
+    let tools: Vec<(usize, &Tool)> = (exp.called(&exp.workload.calls))
+        .map(|t| (t, &exp.tools[t]))
         .collect();
     let mut header: Vec<String> = results
         .sweep

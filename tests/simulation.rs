@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{assert_agrees, experiment, max_attempts, records, run_one};
+use common::{assert_agrees, assert_pair_agrees, experiment, max_attempts, records, run_one};
 use retrysim::Experiment;
 use retrysim::metrics::{BusinessState, IntentRecord, Measure, Sample, Status, StopReason};
 use retrysim::policy::{Attempts, FailureClass, KeyScope};
@@ -63,20 +63,11 @@ fn measurements_agree_with_closed_forms() {
                 idempotency_key = "per_intent""#
             ),
         );
-        let results = run_one(exp);
-        for (p, key) in results
-            .policies
-            .iter()
-            .zip([KeyScope::None, KeyScope::PerIntent])
-        {
-            let theory = closed_forms(a + e, b, n, key);
-            assert_eq!(
-                p.theory,
-                Some(theory),
-                "the run applies the same closed forms"
-            );
-            assert_agrees(p, &theory, &format!("a={a} e={e} b={b} {n:?} {key:?}"));
-        }
+        assert_pair_agrees(
+            &run_one(exp),
+            |key| closed_forms(a + e, b, n, key),
+            &format!("a={a} e={e} b={b} {n:?}"),
+        );
     }
 }
 

@@ -4,7 +4,7 @@
 use retrysim::Experiment;
 use retrysim::config::Source;
 use retrysim::metrics::{AttemptRecord, Estimate, IntentRecord, Measure};
-use retrysim::policy::Attempts;
+use retrysim::policy::{Attempts, KeyScope};
 use retrysim::run::PolicyResult;
 use retrysim::run::{Options, PointResult, run};
 use retrysim::sim::{self, Job};
@@ -52,6 +52,24 @@ pub fn max_attempts(n: Attempts) -> String {
     match n {
         Attempts::AtMost(n) => n.to_string(),
         Attempts::Unlimited => "\"unlimited\"".into(),
+    }
+}
+
+/// A run of a no-key / per-intent-key pair of configurations: each applies the closed forms
+/// `theory` gives for its key, and its measures agree with them.
+pub fn assert_pair_agrees(
+    result: &PointResult,
+    theory: impl Fn(KeyScope) -> ClosedForms,
+    label: &str,
+) {
+    for (p, key) in result
+        .policies
+        .iter()
+        .zip([KeyScope::None, KeyScope::PerIntent])
+    {
+        let theory = theory(key);
+        assert_eq!(p.theory, Some(theory), "{label}: the run's closed forms");
+        assert_agrees(p, &theory, &format!("{label} {key:?}"));
     }
 }
 
