@@ -19,7 +19,7 @@
 
 use crate::experiment::Experiment;
 use crate::model::{LossSignal, Tool, ToolKind};
-use crate::policy::{Attempts, FailureClass, KeyScope, Policy, RetryAfter, safety};
+use crate::policy::{Attempts, FailureClass, KeyScope, Policy, RetryAfter, Timeout, safety};
 
 /// The closed-form value of each measure for one configuration, and the losses it came from.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -39,26 +39,25 @@ pub struct ClosedForms {
 /// attempts (`None` for unlimited), with idempotency key `key`.
 pub fn closed_forms(a: f64, b: f64, n: Attempts, key: KeyScope) -> ClosedForms {
     let q = a + b;
-    let (attempts, success, no_effect, ghost) = match n {
-        Attempts::Unlimited => (1.0 / (1.0 - q), 1.0, 0.0, 0.0),
+    let (attempts, success, no_effect, ghost, excess) = match n {
+        Attempts::Unlimited => {
+            let s = 1.0 - q;
+            (1.0 / s, 1.0, 0.0, 0.0, b / s)
+        }
         Attempts::AtMost(n) => {
-            let qn = q.powi(n as i32);
-            let an = a.powi(n as i32);
-            // The geometric sum 1 + q + … + q^(n−1), which is n when q = 1.
-            let attempts = if q < 1.0 {
-                (1.0 - qn) / (1.0 - q)
-            } else {
-                n as f64
-            };
-            (attempts, 1.0 - qn, an, qn - an)
+            let sums = PowerSums::new(a, b, n);
+            (
+                sums.attempts,
+                1.0 - sums.qn,
+                sums.an,
+                (b * sums.gap).min(sums.qn),
+                (1.0 - a) * b * sums.excess,
+            )
         }
     };
     let (effects, duplicates) = match key {
         KeyScope::PerIntent => (1.0 - no_effect, 0.0),
-        KeyScope::None | KeyScope::PerAttempt => {
-            let effects = (1.0 - a) * attempts;
-            (effects, effects - (1.0 - no_effect))
-        }
+        KeyScope::None | KeyScope::PerAttempt => ((1.0 - a) * attempts, excess),
     };
     ClosedForms {
         a,
@@ -68,6 +67,79 @@ pub fn closed_forms(a: f64, b: f64, n: Attempts, key: KeyScope) -> ClosedForms {
         duplicates,
         success,
         ghost,
+    }
+}
+
+/// The sums behind the capped forms, built term by term from non-negative parts so that no
+/// value comes from subtracting near-equal numbers: with b = 0 the duplicates and the ghost rate
+/// are exactly 0, and never a rounding error below it.
+///
+/// With h_k = (q^(k+1) − a^(k+1))/(q − a) = Σ_{j≤k} q^j a^(k−j) (so q^k − a^k = b·h_(k−1)):
+/// - E\[duplicates\] = (1 − a)·Σ_{k<N} (q^k − a^k) = (1 − a)·b·Σ_{k<N−1} h_k;
+/// - ghost rate = q^N − a^N = b·h_(N−1), which is at most q^N.
+struct PowerSums {
+    /// Σ_{k<N} q^k.
+    attempts: f64,
+    qn: f64,
+    an: f64,
+    /// h_(N−1).
+    gap: f64,
+    /// Σ_{k<N−1} h_k.
+    excess: f64,
+}
+
+impl PowerSums {
+    /// Terms added one by one; a longer tail is added in closed form, where the terms left are
+    /// so far apart that subtracting them loses nothing that shows.
+    const TERMS: u32 = 1 << 10;
+
+    fn new(a: f64, b: f64, n: u32) -> PowerSums {
+        let q = a + b;
+        let (mut attempts, mut qk, mut ak, mut h, mut excess) = (0.0, 1.0, 1.0, 0.0, 0.0);
+        for k in 0..n.min(Self::TERMS) {
+            attempts += qk;
+            // h_k = q·h_(k−1) + a^k.
+            h = q * h + ak;
+            if k + 1 < n {
+                excess += h;
+            }
+            qk *= q;
+            ak *= a;
+        }
+        if n > Self::TERMS {
+            // From k = T on: Σ q^k = q^T·G(q, N − T), and, as h_k = (q^(k+1) − a^(k+1))/b,
+            // Σ_{T≤k<N−1} h_k = (q^(T+1)·G(q, m) − a^(T+1)·G(a, m))/b with m = N − 1 − T.
+            let t = Self::TERMS;
+            let m = n - 1 - t;
+            attempts += qk * geometric(q, n - t);
+            qk = q.powf(f64::from(n));
+            ak = a.powf(f64::from(n));
+            (h, excess) = if b > 0.0 {
+                let tail = (q * q.powf(f64::from(t)) * geometric(q, m)
+                    - a * a.powf(f64::from(t)) * geometric(a, m))
+                    / b;
+                ((qk - ak).max(0.0) / b, excess + tail.max(0.0))
+            } else {
+                // Multiplied by b = 0: nothing to add.
+                (0.0, excess)
+            };
+        }
+        PowerSums {
+            attempts,
+            qn: qk,
+            an: ak,
+            gap: h,
+            excess,
+        }
+    }
+}
+
+/// G(x, m) = 1 + x + … + x^(m−1), which is m when x = 1.
+fn geometric(x: f64, m: u32) -> f64 {
+    if x < 1.0 {
+        (1.0 - x.powf(f64::from(m))) / (1.0 - x)
+    } else {
+        f64::from(m)
     }
 }
 
@@ -81,8 +153,14 @@ pub fn closed_forms(a: f64, b: f64, n: Attempts, key: KeyScope) -> ClosedForms {
 /// when the network legs are constant, so a timeout on other tools has no closed form here.
 pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
     // A deadline, a dispatch cap, a cancellation, a breaker or a retry budget cuts retrying
-    // short of any closed form.
-    if policy.limits.any() || policy.breaker.is_some() || policy.retry_budget.is_some() {
+    // short of any closed form; a hedge adds attempts no form here counts; nested layers
+    // multiply their caps.
+    if policy.limits.any()
+        || policy.breaker.is_some()
+        || policy.retry_budget.is_some()
+        || policy.hedge != Timeout::None
+        || policy.layers.is_some()
+    {
         return None;
     }
     let mut losses = exp
@@ -101,7 +179,36 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
     } else {
         KeyScope::None
     };
+    if policy.lookup_before_retry {
+        return exp
+            .called_tools(exp.calls_of(policy))
+            .all(|t| reconciles_exactly(t, policy))
+            .then(|| reconciled(a, b, policy.retry.max_attempts));
+    }
     Some(closed_forms(a, b, policy.retry.max_attempts, key))
+}
+
+/// The closed forms when every ambiguous failure is looked up before a resend, the lookup always
+/// answers and sees every commit at once, and the receiver honours the key: a lost reply is then
+/// found committed and ends the intent with a success, and only a lost request (a lookup that
+/// finds nothing) is sent again. That is the no-key process with b = 0: attempts
+/// (1 − a^N)/(1 − a), success and effects 1 − a^N, no duplicates and no ghosts. The losses
+/// reported stay the tool's own a and b.
+pub fn reconciled(a: f64, b: f64, n: Attempts) -> ClosedForms {
+    ClosedForms {
+        b,
+        ..closed_forms(a, 0.0, n, KeyScope::PerIntent)
+    }
+}
+
+/// Whether a lookup at `tool` under `policy` behaves as [`reconciled`] assumes: it never fails,
+/// never lags, comes after a reply that can no longer be on its way (no timeout abandons an
+/// attempt whose commit is still to come), and a resend under the key is safe.
+fn reconciles_exactly(tool: &Tool, policy: &Policy) -> bool {
+    tool.lookup.failure == 0.0
+        && tool.lookup.lag == crate::time::Tick(0)
+        && tool.idempotent
+        && matches!(policy.timeout.on(tool), Ok(None))
 }
 
 /// (a, b) for one tool under one policy, if the closed forms can describe it.
@@ -209,6 +316,86 @@ mod tests {
             assert_eq!(no_key.attempts, keyed.attempts);
             assert_eq!(keyed.duplicates, 0.0);
             assert_eq!(closed_forms(0.1, 0.2, n, KeyScope::PerAttempt), no_key);
+        }
+    }
+
+    #[test]
+    fn no_loss_after_the_commit_means_exactly_no_duplicates() {
+        // The difference form (1 − a)·attempts − (1 − a^N) left −1e−16 here.
+        let two = closed_forms(0.1, 0.0, Attempts::AtMost(2), KeyScope::None);
+        assert_eq!((two.duplicates, two.ghost), (0.0, 0.0));
+        for a in (0..=100).map(|i| f64::from(i) / 100.0) {
+            for n in [1, 2, 3, 7, 50, 5000, u32::MAX] {
+                let t = closed_forms(a, 0.0, Attempts::AtMost(n), KeyScope::None);
+                assert_eq!((t.duplicates, t.ghost), (0.0, 0.0), "a = {a}, N = {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_forms_are_finite_and_never_negative_over_a_fine_grid() {
+        let counts = [1, 2, 3, 4, 5, 10, 100, 1024, 1025, 1_000_000, u32::MAX];
+        let grid = (0..=100).map(|i| f64::from(i) / 100.0);
+        for a in grid.clone() {
+            for b in grid.clone().filter(|b| a + b <= 1.0) {
+                let caps = counts.iter().map(|&n| Attempts::AtMost(n));
+                let all = caps.chain((a + b < 1.0).then_some(Attempts::Unlimited));
+                for n in all {
+                    for key in [KeyScope::None, KeyScope::PerIntent] {
+                        let t = closed_forms(a, b, n, key);
+                        for (name, v) in [
+                            ("attempts", t.attempts),
+                            ("effects", t.effects),
+                            ("duplicates", t.duplicates),
+                            ("success", t.success),
+                            ("ghost", t.ghost),
+                        ] {
+                            assert!(
+                                v.is_finite() && v >= 0.0,
+                                "{name} = {v} at a = {a}, b = {b}, {n:?}, {key:?}"
+                            );
+                        }
+                        assert!(
+                            t.success <= 1.0 && t.ghost <= 1.0 && t.attempts >= 1.0,
+                            "{t:?} at {n:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_sums_match_the_textbook_forms_where_those_do_not_cancel() {
+        for (a, b) in [(0.1, 0.2), (0.3, 0.3), (0.0, 0.5), (0.45, 0.5), (0.2, 0.8)] {
+            let q: f64 = a + b;
+            for n in [1, 2, 3, 10, 100, 1024, 1025, 5000, 100_000] {
+                let t = closed_forms(a, b, Attempts::AtMost(n), KeyScope::None);
+                let (qn, an) = (q.powf(f64::from(n)), a.powf(f64::from(n)));
+                let attempts = if q < 1.0 {
+                    (1.0 - qn) / (1.0 - q)
+                } else {
+                    f64::from(n)
+                };
+                let duplicates = (1.0 - a) * attempts - (1.0 - an);
+                let rel = |x: f64, y: f64| (x - y).abs() <= 1e-9 * y.abs().max(1.0);
+                assert!(
+                    rel(t.attempts, attempts),
+                    "{a} {b} {n}: {} vs {attempts}",
+                    t.attempts
+                );
+                assert!(
+                    rel(t.duplicates, duplicates),
+                    "{a} {b} {n}: {} vs {duplicates}",
+                    t.duplicates
+                );
+                assert!(
+                    rel(t.ghost, qn - an),
+                    "{a} {b} {n}: {} vs {}",
+                    t.ghost,
+                    qn - an
+                );
+            }
         }
     }
 }

@@ -189,6 +189,22 @@ fn theory_prints_closed_forms_without_simulating() {
     );
     // N = 2: E[dup] = b(1 − a) = 0.18.
     assert!(text(&capped.stdout).contains("duplicates per intent      0.180000"));
+    // No loss after the commit: exactly no duplicates and no ghosts, not a rounding below 0.
+    let exact = retrysim(
+        &[
+            "theory",
+            "--request-loss",
+            "0.1",
+            "--reply-loss",
+            "0",
+            "--max-attempts",
+            "2",
+        ],
+        tmp.path(),
+    );
+    let t = text(&exact.stdout);
+    assert!(t.contains("duplicates per intent      0.000000"), "{t}");
+    assert!(!t.contains("-0.0"), "{t}");
     let endless = retrysim(
         &["theory", "--request-loss", "0.5", "--reply-loss", "0.5"],
         tmp.path(),

@@ -390,3 +390,54 @@ fn a_throttled_call_waits_and_counts_with_the_lost_requests() {
     let stopped = result.policies[0].total(|run| run.totals.stopped(StopReason::NotRetryable));
     assert!(stopped > 0);
 }
+
+/// With a lookup before every resend of an ambiguous write, an idempotent receiver and a lookup
+/// that always answers at once, a lost reply is found committed: attempts are
+/// (1 − a^N)/(1 − a), nothing is duplicated and nothing is a ghost. The run is checked against
+/// those forms, not the no-lookup ones it would contradict; a lagging lookup has no form.
+#[test]
+fn reconciliation_has_its_own_closed_forms() {
+    for n in [Attempts::AtMost(3), Attempts::Unlimited] {
+        let exp = lossy(
+            0.1,
+            0.05,
+            0.2,
+            20_000,
+            &format!(
+                r#"[[policy]]
+                name = "reconciling"
+                max_attempts = {}
+                retry_on = ["reset", "5xx"]
+                idempotency_key = "per_intent"
+                lookup_before_retry = true"#,
+                max_attempts(n)
+            ),
+        );
+        let result = run_one(exp);
+        let p = &result.policies[0];
+        let theory = retrysim::theory::reconciled(0.1 + 0.05, 0.2, n);
+        assert_eq!(p.theory, Some(theory), "{n:?}");
+        assert_eq!((theory.duplicates, theory.ghost), (0.0, 0.0));
+        assert_ne!(
+            theory.attempts,
+            closed_forms(0.1 + 0.05, 0.2, n, KeyScope::PerIntent).attempts
+        );
+        assert_agrees(p, &theory, &format!("reconciled {n:?}"));
+        assert_eq!(p.agrees(), Some(true));
+    }
+    let lagging = lossy(
+        0.1,
+        0.0,
+        0.2,
+        10,
+        r#"[[policy]]
+        name = "reconciling"
+        max_attempts = 3
+        retry_on = ["reset"]
+        idempotency_key = "per_intent"
+        lookup_before_retry = true"#,
+    );
+    let mut lagging = lagging;
+    lagging.tools[0].lookup.lag = Tick(1);
+    assert_eq!(run_one(lagging).policies[0].theory, None);
+}
