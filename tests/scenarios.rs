@@ -312,6 +312,7 @@ fn cooperative_budget() {
             stopped(StopReason::AttemptLimit),
             1.5,
         ),
+        ("worked-example-12s", 2, 10.7, Status::Succeeded, 0.5),
         (
             "late-success",
             1,
@@ -333,6 +334,17 @@ fn cooperative_budget() {
             // 2.8 s left after the 503 at 3.2 s; after the 0.5 s wait, min(4, 2.3 − 1) = 1.3 s.
             assert_eq!(attempts[1].granted, Some(s(1.3)));
         }
+        if name == "worked-example-12s" || name == "late-success" {
+            // A call no timer can cut still shows what the client granted it: the worked
+            // example as written, 4.0 s, then 1.3 s after the 503 at 9.2 s.
+            let granted: Vec<_> = attempts.iter().map(|a| a.granted).collect();
+            let want = if name == "late-success" {
+                vec![Some(s(4.0))]
+            } else {
+                vec![Some(s(4.0)), Some(s(1.3))]
+            };
+            assert_eq!(granted, want, "{name}");
+        }
         if name == "late-success" {
             // Found on return, not accepted, but kept: the receipt is evidence of the effect.
             assert_eq!(
@@ -340,8 +352,9 @@ fn cooperative_budget() {
                 retrysim::metrics::BusinessState::Confirmed
             );
             assert_eq!(
-                attempts[0].granted, None,
-                "a blocking call cannot be abandoned"
+                (attempts[0].end, attempts[0].outcome),
+                (s(13.0), retrysim::metrics::Outcome::Ok),
+                "a blocking call outlasts its grant: no timer cuts it"
             );
         }
         if name == "repeated-timeouts" {

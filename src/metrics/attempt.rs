@@ -88,7 +88,8 @@ pub struct AttemptRecord {
     pub dispatch: Tick,
     /// When the outcome reached the client, or the client stopped waiting.
     pub end: Tick,
-    /// The wait the client granted it; `None` without a timeout.
+    /// The wait the client granted it (`None`: no timeout or deadline), recorded even for a
+    /// non-cooperative call that no timer can cut.
     pub granted: Option<Tick>,
     pub outcome: Outcome,
     /// It made a new side effect at the server (a replayed receipt makes none).

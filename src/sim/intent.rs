@@ -142,8 +142,8 @@ impl Intent {
         self.draws.len() as u32
     }
 
-    /// Draws the next attempt's fate and latencies, and waits on it for `granted` (or without a
-    /// limit): attempt k always reads the k-th block of the intent's fault stream. Returns its
+    /// Draws the next attempt's fate and latencies, recording the wait the client `granted` it
+    /// (`None`: no limit), whether or not a timer can cut it: attempt k always reads the k-th block of the intent's fault stream. Returns its
     /// number and its draws.
     pub fn draw_attempt(
         &mut self,

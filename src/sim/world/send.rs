@@ -56,11 +56,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let limits = &self.policy.limits;
         let start = intent.scope.start;
         let tool = &self.tools[intent.tool];
-        // A non-cooperative call cannot be abandoned: no timer is set for it.
-        let wait = limits
-            .grant(self.timeouts[intent.tool], start, now)
-            .filter(|_| tool.cooperative);
-        let (attempt, draw) = intent.draw_attempt(tool, now, wait);
+        // The trace records what the client granted; a non-cooperative call cannot be
+        // abandoned, so no timer is set for it.
+        let granted = limits.grant(self.timeouts[intent.tool], start, now);
+        let wait = granted.filter(|_| tool.cooperative);
+        let (attempt, draw) = intent.draw_attempt(tool, now, granted);
         self.totals.mark(intent.tool, now, Mark::Call);
         let at = AttemptRef {
             intent: handle,
