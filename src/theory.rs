@@ -20,6 +20,7 @@
 use crate::experiment::Experiment;
 use crate::model::{LossSignal, Tool, ToolKind};
 use crate::policy::{Attempts, FailureClass, KeyScope, Policy, RetryAfter, Timeout, safety};
+use crate::time::Tick;
 
 /// The closed-form value of each measure for one configuration, and the losses it came from.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -164,8 +165,8 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
         return None;
     }
     let mut losses = exp
-        .called_tools(exp.calls_of(policy))
-        .map(|tool| losses(tool, policy))
+        .called(exp.calls_of(policy))
+        .map(|t| losses(&exp.tools[t], policy.waits[t].timeout, policy))
         .collect::<Option<Vec<(f64, f64)>>>()?
         .into_iter();
     let (a, b) = losses.next()?;
@@ -206,13 +207,14 @@ pub fn reconciled(a: f64, b: f64, n: Attempts) -> ClosedForms {
 /// attempt whose commit is still to come), and a resend under the key is safe.
 fn reconciles_exactly(tool: &Tool, policy: &Policy) -> bool {
     tool.lookup.failure == 0.0
-        && tool.lookup.lag == crate::time::Tick(0)
+        && tool.lookup.lag == Tick::ZERO
         && tool.idempotent
-        && matches!(policy.timeout.on(tool), Ok(None))
+        && policy.timeout == Timeout::None
 }
 
-/// (a, b) for one tool under one policy, if the closed forms can describe it.
-fn losses(tool: &Tool, policy: &Policy) -> Option<(f64, f64)> {
+/// (a, b) for one tool under one policy that sets the timer `wait` on it, if the closed forms
+/// can describe it.
+fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)> {
     // A line at the server, a receiver that forgets keys, a script, an outage, a lookup that
     // commits nothing, or a gate that may stop a retry: none of these is the model the closed
     // forms describe.
@@ -228,7 +230,6 @@ fn losses(tool: &Tool, policy: &Policy) -> Option<(f64, f64)> {
         return None;
     }
     let f = &tool.faults;
-    let wait = policy.timeout.on(tool).ok()?;
     let late = match wait {
         None => 0.0,
         Some(w) => tool.times_out(w)?,

@@ -15,7 +15,7 @@ use retrysim::model::{
 };
 use retrysim::policy::{
     Attempts, Backoff, BreakerRule, BudgetRule, FailureClass, Growth, Jitter, KeyScope, Layer,
-    Layers, Limits, Policy, Retry, RetryAfter, RetryOn, Timeout, Trip,
+    Layers, Limits, Policy, Retry, RetryAfter, RetryOn, Tie, Timeout, Trip,
 };
 use retrysim::time::Tick;
 
@@ -268,6 +268,9 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     payload_drift,
                     layers,
                     calls: None,
+                    timeout_tie: Tie::Late,
+                    // Resolved once the tools are drawn.
+                    waits: Vec::new(),
                 }
             },
         )
@@ -291,6 +294,10 @@ fn experiment() -> impl Strategy<Value = Experiment> {
         any::<u64>(),
     )
         .prop_map(|(tools, calls, arrival, tasks, clients, plain, seed)| {
+            let mut plain = plain;
+            plain.waits = plain
+                .resolve_waits(&tools, &calls)
+                .expect("drawn tools have constant network legs");
             let keyed = Policy {
                 name: "per-intent".into(),
                 key: KeyScope::PerIntent,

@@ -256,3 +256,82 @@ fn timeouts_the_latencies_cannot_answer_are_refused() {
     );
     assert!(e.contains("never end"), "every attempt outlasts 1 ms: {e}");
 }
+
+/// A rule from the latency is resolved once, at validation, for the tools a configuration calls:
+/// a tool that no task calls, whose latencies could not answer it, is no reason to refuse the
+/// config, nor to fail once it runs.
+#[test]
+fn a_tool_no_task_calls_never_needs_a_timeout() {
+    for rule in [
+        "timeout = \"p90\"",
+        "timeout = \"2x max\"",
+        "hedge_delay = \"p90\"",
+    ] {
+        let exp = experiment(&format!(
+            r#"
+            name = "t"
+            [workload]
+            tasks = 20
+            calls = ["order"]
+            [[tool]]
+            name = "order"
+            kind = "read_only"
+            request_latency = {{ dist = "constant", value = "1ms" }}
+            service_time = {{ dist = "uniform", min = "1ms", max = "3ms" }}
+            reply_latency = {{ dist = "constant", value = "1ms" }}
+            [[tool]]
+            name = "idle"
+            request_latency = {{ dist = "exponential", mean = "1ms" }}
+            service_time = {{ dist = "exponential", mean = "1ms" }}
+            [[policy]]
+            name = "p"
+            max_attempts = 2
+            {rule}
+            "#
+        ));
+        assert_eq!(exp.policies[0].waits[1], retrysim::policy::Waits::default());
+        let result = run_one(exp);
+        assert_eq!(result.policies[0].runs[0].totals.intents(), 20, "{rule}");
+    }
+}
+
+/// A reply at exactly the timeout's tick is late by default, P(round trip ≥ τ); with
+/// `timeout_tie = "in_time"` it is taken, P(round trip > τ). A percentile timeout on a
+/// constant service time always ties, so the two rules part completely.
+#[test]
+fn a_reply_at_the_timeout_is_late_unless_the_tie_says_in_time() {
+    let run = |tie: &str| {
+        let exp = experiment(&format!(
+            r#"
+            name = "t"
+            [workload]
+            tasks = 50
+            [[tool]]
+            name = "order"
+            request_latency = {{ dist = "constant", value = "1ms" }}
+            service_time = {{ dist = "constant", value = "8ms" }}
+            reply_latency = {{ dist = "constant", value = "1ms" }}
+            [[policy]]
+            name = "p"
+            max_attempts = 2
+            retry_on = ["timeout"]
+            idempotency_key = "per_intent"
+            timeout = "p50"
+            {tie}
+            "#
+        ));
+        let theory = run_one(exp.clone()).policies[0]
+            .theory
+            .expect("closed forms");
+        let r = &records(&exp, 0)[0];
+        (r.timeouts, r.status, theory.attempts)
+    };
+    // Late: both attempts reach their 10 ms timeout; theory says p = 1, 2 attempts.
+    assert_eq!(run(""), (2, Status::Stopped(StopReason::AttemptLimit), 2.0));
+    assert_eq!(run("timeout_tie = \"late\""), run(""));
+    // In time: the reply at 10 ms is taken; p = 0, 1 attempt.
+    assert_eq!(
+        run("timeout_tie = \"in_time\""),
+        (0, Status::Succeeded, 1.0)
+    );
+}

@@ -108,6 +108,7 @@ pub struct Policy {
     pub max_attempts: Option<Spanned<Value>>,
     pub retry_on: Option<Spanned<Vec<Spanned<String>>>>,
     pub timeout: Option<Spanned<Value>>,
+    pub timeout_tie: Option<Spanned<String>>,
     pub hedge_delay: Option<Spanned<Value>>,
     pub deadline: Option<Spanned<Value>>,
     pub dispatch_cap: Option<Spanned<u32>>,

@@ -6,7 +6,7 @@ use toml::{Table, Value};
 use crate::experiment::Experiment;
 use crate::model::{Arrival, Latency, Tool};
 use crate::policy::{
-    Attempts, Backoff, BreakerRule, BudgetRule, Layers, Policy, Retry, Timeout, Trip, Window,
+    Attempts, Backoff, BreakerRule, BudgetRule, Layers, Policy, Retry, Tie, Timeout, Trip, Window,
 };
 use crate::sweep::Sweep;
 use crate::time::Tick;
@@ -266,6 +266,9 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
     }
     if p.hedge != Timeout::None {
         t.insert("hedge_delay".into(), p.hedge.to_string().into());
+    }
+    if p.timeout_tie != Tie::Late {
+        t.insert("timeout_tie".into(), p.timeout_tie.name().into());
     }
     match &p.layers {
         None if p.backoff != Backoff::IMMEDIATE => {

@@ -18,7 +18,9 @@ pub use idempotency::{Key, KeyScope};
 pub use layers::{Layer, Layers, Tries};
 pub use limits::{Admission, Limits};
 pub use retry::{Attempts, FailureClass, Retry, RetryAfter, RetryDecision, RetryOn};
-pub use timeout::Timeout;
+pub use timeout::{Tie, Timeout, Waits};
+
+use crate::model::Tool;
 
 /// One client configuration: how it retries, how long it waits for a reply and between
 /// attempts, and which idempotency key its requests carry.
@@ -49,6 +51,12 @@ pub struct Policy {
     /// Retry layers around the one that calls the tool; `retry` and `backoff` are the
     /// innermost's.
     pub layers: Option<Layers>,
+    /// Which side of the timeout a reply at exactly its tick falls on.
+    pub timeout_tie: Tie,
+    /// The timeout and hedge delay on each tool, by index, resolved at validation for every
+    /// tool this configuration calls (and left empty for the others), so that a run never
+    /// meets a rule its tool cannot answer.
+    pub waits: Vec<Waits>,
 }
 
 impl Policy {
@@ -76,6 +84,25 @@ impl Policy {
     /// Layer `layer` if it is one around the innermost.
     fn outer_layer(&self, layer: usize) -> Option<&Layer> {
         self.layers.as_ref().and_then(|l| l.outer.get(layer))
+    }
+
+    /// The timeout and hedge delay on every tool in `called` (by index into `tools`; the
+    /// others get none), the tie rule applied. An error names the key, `timeout` or
+    /// `hedge_delay`, whose rule a tool's latencies cannot answer, and why.
+    pub fn resolve_waits(
+        &self,
+        tools: &[Tool],
+        called: &[usize],
+    ) -> Result<Vec<Waits>, (&'static str, String)> {
+        let mut waits = vec![Waits::default(); tools.len()];
+        for &t in called {
+            let timeout = self.timeout.on(&tools[t]).map_err(|e| ("timeout", e))?;
+            waits[t] = Waits {
+                timeout: timeout.map(|w| self.timeout_tie.timer(w)),
+                hedge: self.hedge.on(&tools[t]).map_err(|e| ("hedge_delay", e))?,
+            };
+        }
+        Ok(waits)
     }
 
     /// Whether each layer entered starts a fresh deadline and cap.

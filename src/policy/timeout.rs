@@ -19,6 +19,45 @@ pub enum Timeout {
     MaxMultiple(f64),
 }
 
+/// Which side of the timeout a reply at exactly its tick falls on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tie {
+    /// Late, the default: the timer was set first and fires first, so an attempt is abandoned
+    /// with probability P(round trip ≥ τ) — what a client whose timer and socket race sees.
+    #[default]
+    Late,
+    /// In time: the textbook P(round trip > τ). On whole ticks that is a timer one tick later.
+    InTime,
+}
+
+impl Tie {
+    pub const ALL: [Tie; 2] = [Tie::Late, Tie::InTime];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tie::Late => "late",
+            Tie::InTime => "in_time",
+        }
+    }
+
+    /// The timer that puts a reply at exactly `wait` on this side.
+    pub fn timer(self, wait: Tick) -> Tick {
+        match self {
+            Tie::Late => wait,
+            Tie::InTime => Tick(wait.0.saturating_add(1)),
+        }
+    }
+}
+
+/// A policy's timeout and hedge delay on one tool, resolved once at validation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Waits {
+    /// The timer set on each attempt, the tie rule applied; `None` waits as long as it takes.
+    pub timeout: Option<Tick>,
+    /// When a hedge follows an unanswered attempt; `None` never.
+    pub hedge: Option<Tick>,
+}
+
 impl Timeout {
     /// The wait this rule grants an attempt on `tool`, in ticks; an error says why the tool's
     /// latencies cannot answer the rule.

@@ -105,17 +105,21 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
             policy.calls = Some(calls(&check, list, &format!("{path}.calls"), &tools)?);
         }
         let raw = p.get_ref();
-        for &t in policy.calls.as_ref().unwrap_or(&workload.calls) {
-            let tool = &tools[t];
-            for (key, rule, value) in [
-                ("timeout", policy.timeout, &raw.timeout),
-                ("hedge_delay", policy.hedge, &raw.hedge_delay),
-            ] {
-                if let Err(why) = rule.on(tool) {
-                    let span = value.as_ref().map_or(0..0, |v| v.span());
-                    return check.error_allowing(span, &format!("{path}.{key}"), why, TIMEOUT_HELP);
-                }
+        let called = policy.calls.as_ref().unwrap_or(&workload.calls);
+        policy.waits = match policy.resolve_waits(&tools, called) {
+            Ok(waits) => waits,
+            Err((key, why)) => {
+                let value = if key == "timeout" {
+                    &raw.timeout
+                } else {
+                    &raw.hedge_delay
+                };
+                let span = value.as_ref().map_or(0..0, |v| v.span());
+                return check.error_allowing(span, &format!("{path}.{key}"), why, TIMEOUT_HELP);
             }
+        };
+        for &t in called {
+            let tool = &tools[t];
             if policy.hedge != Timeout::None && !safety::replay_is_safe(tool, policy.key) {
                 let span = raw.hedge_delay.as_ref().map_or(0..0, |v| v.span());
                 return check.error_allowing(

@@ -8,7 +8,7 @@ use crate::config::raw;
 use crate::model::{Fate, Tool, Workload};
 use crate::policy::{
     Admission, Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Layer, Layers, Limits,
-    Policy, Retry, RetryAfter, RetryOn, Timeout,
+    Policy, Retry, RetryAfter, RetryOn, Tie, Timeout,
 };
 use crate::time::{Tick, parse_duration};
 use toml::{Spanned, Value};
@@ -137,6 +137,14 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
         calls: None,
         payload_drift: check.probability(&raw.payload_drift, &format!("{path}.payload_drift"))?,
         layers,
+        timeout_tie: check.named(
+            raw.timeout_tie.as_ref(),
+            &format!("{path}.timeout_tie"),
+            &Tie::ALL,
+            Tie::name,
+            Tie::Late,
+        )?,
+        waits: Vec::new(),
     })
 }
 
@@ -349,7 +357,7 @@ pub(super) fn refuse_endless_retries(
     for &t in policy.calls.as_ref().unwrap_or(&workload.calls) {
         let tool = &tools[t];
         let f = &tool.faults;
-        let wait = policy.timeout.on(tool).ok().flatten();
+        let wait = policy.waits[t].timeout;
         let late = wait.and_then(|w| tool.times_out(w)).unwrap_or(0.0);
         let delivered = match &tool.script {
             Some(script) => {

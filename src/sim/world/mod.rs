@@ -74,10 +74,6 @@ pub struct World<'a, S> {
     /// The tools each task calls, in order: the policy's own list or the workload's.
     calls: &'a [usize],
     policy: &'a Policy,
-    /// The wait the policy grants an attempt on each tool.
-    timeouts: Vec<Option<Tick>>,
-    /// How long an attempt on each tool goes unanswered before a hedge is sent, if ever.
-    hedge_delays: Vec<Option<Tick>>,
     /// Each tool's circuit breaker, if the policy has one.
     breakers: Vec<Option<Breaker>>,
     /// Each tool's retry budget, if the policy has one.
@@ -101,16 +97,6 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             workload: &exp.workload,
             calls: policy.calls.as_deref().unwrap_or(&exp.workload.calls),
             policy,
-            timeouts: exp
-                .tools
-                .iter()
-                .map(|t| policy.timeout.on(t).expect("validated against every tool"))
-                .collect(),
-            hedge_delays: exp
-                .tools
-                .iter()
-                .map(|t| policy.hedge.on(t).expect("validated against every tool"))
-                .collect(),
             stations: exp.tools.iter().map(|t| Station::new(t.workers)).collect(),
             breakers: exp
                 .tools

@@ -58,7 +58,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let tool = &self.tools[intent.tool];
         // The trace records what the client granted; a non-cooperative call cannot be
         // abandoned, so no timer is set for it.
-        let granted = limits.grant(self.timeouts[intent.tool], start, now);
+        let granted = limits.grant(self.policy.waits[intent.tool].timeout, start, now);
         let wait = granted.filter(|_| tool.cooperative);
         let (attempt, draw) = intent.draw_attempt(tool, now, granted);
         self.totals.mark(intent.tool, now, Mark::Call);
@@ -71,7 +71,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if let Some(wait) = wait {
             sched.schedule_in(wait, Event::Timeout(at));
         }
-        if let Some(delay) = self.hedge_delays[intent.tool].filter(|_| primary) {
+        if let Some(delay) = self.policy.waits[intent.tool].hedge.filter(|_| primary) {
             sched.schedule_in(delay, Event::Hedge(at));
         }
         match (draw.fate, tool.loss_seen_as) {
