@@ -61,17 +61,25 @@ impl ChartKind {
         }
     }
 
-    /// The charts drawn when a config names none: what its sweep has room for.
+    /// The charts drawn when a config names none: what its sweep has room for, and always
+    /// something every sweep can draw (a grid only for exactly two axes; with more, curves
+    /// against the first axis, one line per point of the others).
     pub fn defaults(axes: usize) -> Vec<ChartKind> {
         match axes {
             0 => vec![ChartKind::Comparison],
-            1 => vec![
+            2 => vec![ChartKind::Grid],
+            _ => vec![
                 ChartKind::DuplicateCurve,
                 ChartKind::AttemptsCurve,
                 ChartKind::Comparison,
             ],
-            _ => vec![ChartKind::Grid],
         }
+    }
+
+    /// Whether the chart can be drawn for a sweep of `axes` axes.
+    pub fn fits(self, axes: usize) -> bool {
+        let (fewest, most) = self.axes();
+        (fewest..=most).contains(&axes)
     }
 }
 
@@ -90,6 +98,22 @@ impl ChartFormat {
         match self {
             ChartFormat::Svg => "svg",
             ChartFormat::Png => "png",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_can_be_drawn() {
+        for axes in 0..10 {
+            let defaults = ChartKind::defaults(axes);
+            assert!(!defaults.is_empty());
+            for kind in defaults {
+                assert!(kind.fits(axes), "{} for {axes} axes", kind.name());
+            }
         }
     }
 }

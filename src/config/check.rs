@@ -7,6 +7,10 @@ use crate::time::{DURATION_HELP, Tick, parse_duration};
 
 pub(super) type Result<T> = std::result::Result<T, ConfigError>;
 
+/// The longest name: an experiment's names its output folder, and the staging folder beside it
+/// adds a prefix and a suffix, all within the 255 bytes most file systems allow.
+pub const MAX_NAME: usize = 100;
+
 /// Reads values out of the raw config, turning each problem into a located error.
 pub(super) struct Check<'a> {
     pub source: &'a Source,
@@ -144,6 +148,17 @@ impl Check<'_> {
                 path,
                 format!("\"{s}\" cannot be used as a name"),
                 "lowercase letters, digits, '-' and '_', starting with a letter or digit",
+            );
+        }
+        if s.len() > MAX_NAME {
+            return self.error_allowing(
+                value.span(),
+                path,
+                format!(
+                    "a name of {} characters is too long for a folder name",
+                    s.len()
+                ),
+                &format!("at most {MAX_NAME} characters"),
             );
         }
         Ok(s.clone())

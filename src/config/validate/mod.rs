@@ -160,7 +160,7 @@ fn output(check: &Check, raw: &raw::Output, axes: usize, horizon: Tick) -> Resul
             let kinds = check.names(list, "output.charts", &ChartKind::ALL, ChartKind::name)?;
             for (kind, item) in kinds.iter().zip(list.get_ref()) {
                 let (fewest, most) = kind.axes();
-                if !(fewest..=most).contains(&axes) {
+                if !kind.fits(axes) {
                     let needs = match (fewest, most) {
                         (1, usize::MAX) => "a sweep".to_string(),
                         (f, m) if f == m => format!("a sweep of {f} axes"),
