@@ -53,13 +53,7 @@ fn measure(sweep: &Sweep, threads: Option<usize>) -> (Duration, u64) {
         let start = Instant::now();
         let results = run(sweep.clone(), &options, &mut ()).expect("runs to the end");
         best = best.min(start.elapsed());
-        events = results
-            .points
-            .iter()
-            .flat_map(|p| &p.policies)
-            .flat_map(|p| &p.runs)
-            .map(|r| r.events)
-            .sum();
+        events = results.events();
     }
     (best, events)
 }

@@ -197,8 +197,8 @@ fn produce(
     let jobs = sweep
         .points
         .iter()
-        .map(|p| p.experiment.policies.len() * p.experiment.replications as usize)
-        .sum();
+        .map(|p| (p.experiment.policies.len() as u64).saturating_mul(p.experiment.replications))
+        .fold(0u64, u64::saturating_add);
     let mode = if pace.quiet {
         progress::Mode::None
     } else {

@@ -36,7 +36,7 @@ pub enum Progress {
 }
 
 impl Progress {
-    pub fn new(mode: Mode, jobs: usize, points: usize, paths: Vec<String>) -> Progress {
+    pub fn new(mode: Mode, jobs: u64, points: usize, paths: Vec<String>) -> Progress {
         let mode = match mode {
             Mode::Auto if std::io::stderr().is_terminal() => Mode::Bar,
             Mode::Auto => Mode::Plain,
@@ -49,9 +49,8 @@ impl Progress {
                 )
                 .expect("the template is valid")
                 .progress_chars("=> ");
-                let bar =
-                    ProgressBar::with_draw_target(Some(jobs as u64), ProgressDrawTarget::stderr())
-                        .with_style(style);
+                let bar = ProgressBar::with_draw_target(Some(jobs), ProgressDrawTarget::stderr())
+                    .with_style(style);
                 bar.set_message(format!("0/{points} points"));
                 Progress::Bar { bar, points }
             }
@@ -69,9 +68,9 @@ impl Progress {
     }
 
     /// `done` of `total` runs have finished.
-    pub fn job(&mut self, done: usize, total: usize) {
+    pub fn job(&mut self, done: u64, total: u64) {
         match self {
-            Progress::Bar { bar, .. } => bar.set_position(done as u64),
+            Progress::Bar { bar, .. } => bar.set_position(done),
             Progress::Plain { started, last, .. } => {
                 if last.elapsed() >= Duration::from_secs(1) && done < total {
                     *last = Instant::now();

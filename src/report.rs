@@ -96,7 +96,7 @@ fn describe(p: &Policy) -> String {
 fn stops(r: &PolicyResult) -> String {
     let counts: Vec<String> = StopReason::ALL
         .into_iter()
-        .map(|reason| (reason, r.total(|run| run.totals.stopped(reason))))
+        .map(|reason| (reason, r.totals.stopped(reason)))
         .filter(|&(_, n)| n > 0)
         .map(|(reason, n)| format!("{} {n}", reason.name()))
         .collect();
@@ -243,7 +243,7 @@ pub fn table(results: &Results) -> String {
     }
     for (point, result) in results.finished() {
         for (policy, r) in point.experiment.policies.iter().zip(&result.policies) {
-            let hung = r.total(|run| run.totals.stopped(StopReason::Hung));
+            let hung = r.totals.stopped(StopReason::Hung);
             if hung > 0 {
                 let at: Vec<String> = sweep
                     .paths()
@@ -313,10 +313,7 @@ fn tasks(results: &Results) -> String {
     let mut rows = vec![header];
     for (point, result) in results.finished() {
         for (policy, r) in point.experiment.policies.iter().zip(&result.policies) {
-            let (tasks, succeeded) = (
-                r.total(|run| run.totals.tasks),
-                r.total(|run| run.totals.tasks_succeeded),
-            );
+            let (tasks, succeeded) = (r.totals.tasks, r.totals.tasks_succeeded);
             let mut row: Vec<String> = point.params.iter().map(ToString::to_string).collect();
             let calls: u64 = tools.iter().map(|&(t, _)| r.tool_totals(t).calls).sum();
             row.extend([
@@ -337,7 +334,7 @@ fn tasks(results: &Results) -> String {
                     row.push(totals.duplicates.to_string());
                 }
             }
-            row.push(r.total(|run| run.totals.short_circuited).to_string());
+            row.push(r.totals.short_circuited.to_string());
             rows.push(row);
         }
     }

@@ -1,88 +1,82 @@
 //! Running a sweep: every (point, configuration, replication) job on its own, in parallel, then
 //! gathered in job order and aggregated serially, so the thread count never shows in a result.
 
+use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, mpsc};
 
 use crate::experiment::Experiment;
 use crate::metrics::{
-    Estimate, Measure, Moments, Quantiles, Sample, StopReason, Timeline, ToolTotals,
+    Estimate, Measure, Moments, Quantiles, Sample, StopReason, Timeline, ToolTotals, Totals,
 };
 use crate::output::trace::{Trace, TraceWriter};
+use crate::policy::Policy;
 use crate::sim::{self, Job, RunResult};
 use crate::sweep::{Point, Sweep};
 use crate::theory::{self, ClosedForms};
 use crate::time::Tick;
 
-/// The result of one configuration over all replications.
-#[derive(Clone, Debug)]
+/// The result of one configuration over all its replications, folded in replication order as
+/// each finished, so it takes the same few words whatever the number of replications.
+#[derive(Clone, Debug, Default)]
 pub struct PolicyResult {
-    /// One run per replication, in replication order.
-    pub runs: Vec<RunResult>,
+    /// Replications folded in.
+    pub replications: u64,
+    /// Every replication's totals added up. Once the point is handed on, its completion
+    /// histogram and timeline are dropped (see [`PolicyResult::shed`]).
+    pub totals: Totals,
+    /// Each measure's mean in each replication, for the interval across replications.
+    means: [Moments; Measure::ALL.len()],
+    /// Events the engine processed, over every replication.
+    pub events: u64,
+    /// Median and 99th-percentile completion over every intent of every replication.
+    pub completion_p50: Tick,
+    pub completion_p99: Tick,
     /// The closed forms, where they apply to this configuration.
     pub theory: Option<ClosedForms>,
 }
 
 impl PolicyResult {
+    /// Folds in the next replication's run.
+    pub fn add(&mut self, run: &RunResult) {
+        self.replications += 1;
+        self.totals.merge(&run.totals);
+        for m in Measure::ALL {
+            self.means[m as usize].push(run.totals.get(m).mean());
+        }
+        self.events += run.events;
+    }
+
     /// The estimate of `m` with its 95 % interval: across intents for one replication, across
     /// replication means for several.
     pub fn estimate(&self, m: Measure) -> Estimate {
-        match self.runs.as_slice() {
-            [only] => Estimate::from_sample(only.totals.get(m)),
-            runs => Estimate::from_sample(
-                &runs
-                    .iter()
-                    .map(|r| r.totals.get(m).mean())
-                    .collect::<Moments>(),
-            ),
+        if self.replications == 1 {
+            Estimate::from_sample(self.totals.get(m))
+        } else {
+            Estimate::from_sample(&self.means[m as usize])
         }
-    }
-
-    /// The completion time at quantile `q` over the intents of every replication.
-    pub fn completion(&self, q: f64) -> Tick {
-        let mut all = Quantiles::default();
-        for run in &self.runs {
-            all.merge(&run.totals.completion);
-        }
-        all.at(q)
     }
 
     /// What this configuration's calls did at tool `tool`, summed over the replications.
     pub fn tool_totals(&self, tool: usize) -> ToolTotals {
-        let mut sum = ToolTotals::default();
-        for run in &self.runs {
-            if let Some(totals) = run.totals.tools.get(tool) {
-                sum.merge(totals);
-            }
-        }
-        sum
+        self.totals.tools.get(tool).cloned().unwrap_or_default()
     }
 
     /// What this configuration's calls did at every tool together, summed over the
     /// replications.
     pub fn all_tools(&self) -> ToolTotals {
         let mut sum = ToolTotals::default();
-        for totals in self.runs.iter().flat_map(|run| &run.totals.tools) {
+        for totals in &self.totals.tools {
             sum.merge(totals);
         }
         sum
     }
 
     /// The timeline summed over the replications, if the run kept one.
-    pub fn timeline(&self) -> Option<Timeline> {
-        let mut runs = self.runs.iter().filter_map(|r| r.totals.timeline.as_ref());
-        let mut sum = runs.next()?.clone();
-        for timeline in runs {
-            sum.merge(timeline);
-        }
-        Some(sum)
-    }
-
-    /// Sums a count over the replications.
-    pub fn total(&self, count: impl Fn(&RunResult) -> u64) -> u64 {
-        self.runs.iter().map(count).sum()
+    pub fn timeline(&self) -> Option<&Timeline> {
+        self.totals.timeline.as_ref()
     }
 
     /// Whether theory lies inside the intervals of both headline measures, attempts and
@@ -94,10 +88,30 @@ impl PolicyResult {
                 && self.estimate(Measure::Duplicates).contains(t.duplicates),
         )
     }
+
+    /// Every replication is in: reads the completion quantiles and decides the closed forms.
+    fn finish(&mut self, exp: &Experiment, policy: &Policy) {
+        self.completion_p50 = self.totals.completion.at(0.5);
+        self.completion_p99 = self.totals.completion.at(0.99);
+        // The closed forms describe intents that run to their end: none if the horizon cut
+        // any short.
+        self.theory = if self.totals.stopped(StopReason::Hung) > 0 {
+            None
+        } else {
+            theory::for_policy(exp, policy)
+        };
+    }
+
+    /// Drops what only the output files need, the completion histogram and the timeline, so a
+    /// finished point kept for the printed table costs a few hundred bytes per configuration.
+    pub fn shed(&mut self) {
+        self.totals.completion = Quantiles::default();
+        self.totals.timeline = None;
+    }
 }
 
 /// What one point of a sweep produced, in the config's order of configurations.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct PointResult {
     pub policies: Vec<PolicyResult>,
 }
@@ -126,8 +140,7 @@ impl Results {
         self.points
             .iter()
             .flat_map(|p| &p.policies)
-            .flat_map(|p| &p.runs)
-            .map(|r| r.events)
+            .map(|p| p.events)
             .sum()
     }
 }
@@ -147,7 +160,18 @@ pub struct Options<'a> {
 /// Hears of progress, on the calling thread, in order.
 pub trait Observer {
     /// A job finished; `done` of `total` have.
-    fn job_done(&mut self, _done: usize, _total: usize) {}
+    fn job_done(&mut self, _done: u64, _total: u64) {}
+
+    /// The run of `job` of point `point` is folded in; runs come in job order.
+    fn run_done(
+        &mut self,
+        _point: &Point,
+        _job: Job,
+        _index: u64,
+        _run: &RunResult,
+    ) -> io::Result<()> {
+        Ok(())
+    }
 
     /// Point `index` and every point before it finished.
     fn point_done(
@@ -162,58 +186,97 @@ pub trait Observer {
 
 impl Observer for () {}
 
-/// Runs every (point, configuration, replication) job of a sweep on a pool of worker threads.
-/// Workers take jobs in index order, so points finish roughly in order; results are slotted by
-/// index and each point is handed to `observer` once it and all points before it are done.
-pub fn run(sweep: Sweep, options: &Options, observer: &mut impl Observer) -> io::Result<Results> {
-    let jobs: Vec<Job> = sweep
-        .points
-        .iter()
-        .enumerate()
-        .flat_map(|(point, p)| {
+/// Every job of a sweep, numbered in (point, configuration, replication) order, without
+/// listing them: a job is found from its number.
+struct Jobs {
+    /// Where each point's jobs end.
+    ends: Vec<u64>,
+    /// Replications of each point.
+    replications: Vec<u64>,
+}
+
+impl Jobs {
+    fn new(sweep: &Sweep) -> Jobs {
+        let mut end = 0u64;
+        let mut ends = Vec::with_capacity(sweep.points.len());
+        let mut replications = Vec::with_capacity(sweep.points.len());
+        for p in &sweep.points {
             let exp = &p.experiment;
-            (0..exp.policies.len()).flat_map(move |policy| {
-                (0..exp.replications).map(move |replication| Job {
-                    point,
-                    policy,
-                    replication,
-                })
-            })
+            end = end.saturating_add((exp.policies.len() as u64).saturating_mul(exp.replications));
+            ends.push(end);
+            replications.push(exp.replications);
+        }
+        Jobs { ends, replications }
+    }
+
+    fn total(&self) -> u64 {
+        self.ends.last().copied().unwrap_or(0)
+    }
+
+    /// Job number `index`.
+    fn get(&self, index: u64) -> Option<Job> {
+        let point = self.ends.partition_point(|&end| end <= index);
+        self.ends.get(point)?;
+        let start = if point == 0 { 0 } else { self.ends[point - 1] };
+        let offset = index - start;
+        let reps = self.replications[point];
+        Some(Job {
+            point,
+            policy: (offset / reps) as usize,
+            replication: offset % reps,
         })
-        .collect();
-    // Where each point's jobs end in `jobs`.
-    let ends: Vec<usize> = sweep
-        .points
-        .iter()
-        .scan(0, |end, p| {
-            *end += p.experiment.policies.len() * p.experiment.replications as usize;
-            Some(*end)
-        })
-        .collect();
+    }
+}
+
+/// How far ahead of the oldest unfolded job a worker may start one, per worker: enough to
+/// keep every core busy while a slow job holds the fold up, and a bound on the runs waiting.
+const AHEAD_PER_WORKER: u64 = 4;
+
+/// Runs every (point, configuration, replication) job of a sweep on a pool of worker threads.
+/// Jobs are handed out by number, never listed, and a worker starts a job only a few jobs
+/// ahead of the oldest one not yet folded in; finished runs are folded into their
+/// configuration's result strictly in job order and then dropped. Memory thus stays bounded
+/// by the number of workers, whatever the number of replications, and the result is the same
+/// on any number of threads. Each point is handed to `observer` once all its jobs are folded.
+pub fn run(sweep: Sweep, options: &Options, observer: &mut impl Observer) -> io::Result<Results> {
+    let jobs = Jobs::new(&sweep);
+    let total = jobs.total();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads.unwrap_or(0))
         .build()
         .map_err(io::Error::other)?;
+    let workers = pool.current_num_threads() as u64;
+    let ahead = workers * AHEAD_PER_WORKER;
     let stop = AtomicBool::new(false);
     let stopping = || {
         stop.load(Ordering::Relaxed) || options.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
     };
-    let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel::<(usize, io::Result<RunResult>)>();
+    let next = AtomicU64::new(0);
+    // The number of jobs folded so far, which workers wait on.
+    let folded = (Mutex::new(0u64), Condvar::new());
+    let (tx, rx) = mpsc::channel::<(u64, io::Result<RunResult>)>();
 
-    let mut slots: Vec<Option<RunResult>> = vec![None; jobs.len()];
     let mut points = Vec::new();
     let mut failure = None;
     std::thread::scope(|scope| {
         scope.spawn(|| {
             pool.scope(|s| {
-                for _ in 0..pool.current_num_threads() {
+                for _ in 0..workers {
                     let tx = tx.clone();
-                    s.spawn(|_| {
+                    let (jobs, folded, next, sweep) = (&jobs, &folded, &next, &sweep);
+                    s.spawn(move |_| {
                         let tx = tx;
                         while !stopping() {
                             let index = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(&job) = jobs.get(index) else { break };
+                            let Some(job) = jobs.get(index) else { break };
+                            let mut done = folded.0.lock().expect("no worker panics");
+                            while index >= *done + ahead && !stopping() {
+                                done = folded.1.wait(done).expect("no worker panics");
+                            }
+                            drop(done);
+                            if stopping() {
+                                break;
+                            }
                             let point = &sweep.points[job.point];
                             let result = match options.trace_dir {
                                 None => Ok(sim::run(&point.experiment, job, |_, _| {})),
@@ -228,34 +291,58 @@ pub fn run(sweep: Sweep, options: &Options, observer: &mut impl Observer) -> io:
             });
             drop(tx);
         });
-        let mut done = 0;
+        let mut waiting: BTreeMap<u64, RunResult> = BTreeMap::new();
+        let mut received = 0;
+        let mut next_fold = 0u64;
+        let mut current = PointResult::default();
         for (index, result) in &rx {
             match result {
-                Ok(r) => slots[index] = Some(r),
+                Ok(r) => {
+                    waiting.insert(index, r);
+                }
                 Err(e) => {
                     stop.store(true, Ordering::Relaxed);
                     failure.get_or_insert(e);
-                    continue;
                 }
             }
-            done += 1;
-            observer.job_done(done, jobs.len());
-            // Hand on every point whose jobs are all in, in order.
-            while failure.is_none() && points.len() < ends.len() {
-                let i = points.len();
-                let start = if i == 0 { 0 } else { ends[i - 1] };
-                if !slots[start..ends[i]].iter().all(Option::is_some) {
-                    break;
-                }
-                let runs = slots[start..ends[i]]
-                    .iter_mut()
-                    .map(|s| s.take().expect("checked"));
-                let result = aggregate(&sweep.points[i].experiment, runs);
-                if let Err(e) = observer.point_done(i, &sweep.points[i], &result) {
+            received += 1;
+            observer.job_done(received, total);
+            // Fold every run that is next in line.
+            while failure.is_none()
+                && let Some(run) = waiting.remove(&next_fold)
+            {
+                let job = jobs.get(next_fold).expect("a job that ran exists");
+                let point = &sweep.points[job.point];
+                if let Err(e) = observer.run_done(point, job, next_fold, &run) {
                     stop.store(true, Ordering::Relaxed);
                     failure = Some(e);
+                    break;
                 }
-                points.push(result);
+                let exp = &point.experiment;
+                if current.policies.len() <= job.policy {
+                    current
+                        .policies
+                        .resize_with(job.policy + 1, PolicyResult::default);
+                }
+                current.policies[job.policy].add(&run);
+                next_fold += 1;
+                *folded.0.lock().expect("no worker panics") = next_fold;
+                folded.1.notify_all();
+                if next_fold == jobs.ends[job.point] {
+                    let mut result = std::mem::take(&mut current);
+                    for (p, policy) in result.policies.iter_mut().zip(&exp.policies) {
+                        p.finish(exp, policy);
+                    }
+                    if let Err(e) = observer.point_done(job.point, point, &result) {
+                        stop.store(true, Ordering::Relaxed);
+                        failure = Some(e);
+                    }
+                    result.policies.iter_mut().for_each(PolicyResult::shed);
+                    points.push(result);
+                }
+            }
+            if stopping() {
+                folded.1.notify_all();
             }
         }
     });
@@ -265,30 +352,8 @@ pub fn run(sweep: Sweep, options: &Options, observer: &mut impl Observer) -> io:
     }
 }
 
-/// Gathers one point's runs, configuration by configuration, each with its closed forms.
-fn aggregate(exp: &Experiment, runs: impl Iterator<Item = RunResult>) -> PointResult {
-    let mut runs = runs;
-    let policies = exp
-        .policies
-        .iter()
-        .map(|policy| {
-            let runs: Vec<RunResult> = runs.by_ref().take(exp.replications as usize).collect();
-            // The closed forms describe intents that run to their end: none if the horizon
-            // cut any short.
-            let cut = runs.iter().any(|r| r.totals.stopped(StopReason::Hung) > 0);
-            let theory = if cut {
-                None
-            } else {
-                theory::for_policy(exp, policy)
-            };
-            PolicyResult { runs, theory }
-        })
-        .collect();
-    PointResult { policies }
-}
-
 /// Runs job `index`, writing its rows of every trace its point asks for.
-fn run_traced(point: &Point, job: Job, dir: &Path, index: usize) -> io::Result<RunResult> {
+fn run_traced(point: &Point, job: Job, dir: &Path, index: u64) -> io::Result<RunResult> {
     let mut writers = Trace::ALL
         .into_iter()
         .filter(|t| t.enabled(&point.experiment.output))

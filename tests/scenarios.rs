@@ -454,9 +454,9 @@ fn retry_budgets_hold_the_load_down() {
         };
         let result = common::run_one(exp.clone());
         for (policy, r) in exp.policies.iter().zip(&result.policies) {
-            let tasks = r.total(|run| run.totals.tasks) as f64;
+            let tasks = r.totals.tasks as f64;
             let calls = r.estimate(retrysim::metrics::Measure::Attempts).mean;
-            let successes = r.total(|run| run.totals.tasks_succeeded) as f64;
+            let successes = r.totals.tasks_succeeded as f64;
             let at = format!("{} at {failure}", policy.name);
             match (policy.name.as_str(), failure.as_str()) {
                 ("no-retries", _) => assert_eq!(calls, 1.0, "{at}"),

@@ -172,14 +172,20 @@ fn replications_are_independent_and_estimated_across_runs() {
         "[[policy]]\nname = \"p\"\nmax_attempts = 3",
     );
     exp.replications = 8;
+    let means: Vec<f64> = (0..8)
+        .map(|replication| {
+            let job = retrysim::sim::Job {
+                point: 0,
+                policy: 0,
+                replication,
+            };
+            let run = retrysim::sim::run(&exp, job, |_, _| {});
+            run.totals.get(Measure::Attempts).mean()
+        })
+        .collect();
     let results = run_one(exp);
     let p = &results.policies[0];
-    assert_eq!(p.runs.len(), 8);
-    let means: Vec<f64> = p
-        .runs
-        .iter()
-        .map(|r| r.totals.get(Measure::Attempts).mean())
-        .collect();
+    assert_eq!((p.replications, p.totals.intents()), (8, 8 * 500));
     assert!(
         means.windows(2).any(|w| w[0] != w[1]),
         "replications draw different numbers"
@@ -279,7 +285,7 @@ fn a_task_stops_at_its_first_failed_call() {
         .iter()
         .filter(|r| r.status == Status::Succeeded)
         .count() as u64;
-    assert_eq!(results.policies[0].runs[0].totals.tasks_succeeded, charged);
+    assert_eq!(results.policies[0].totals.tasks_succeeded, charged);
     assert_eq!(
         results.policies[0].theory, None,
         "the two tools differ, so no closed form"
@@ -387,7 +393,7 @@ fn a_throttled_call_waits_and_counts_with_the_lost_requests() {
     let exp = experiment(&config("stop"));
     let result = run_one(exp.clone());
     assert_eq!(result.policies[0].theory, None);
-    let stopped = result.policies[0].total(|run| run.totals.stopped(StopReason::NotRetryable));
+    let stopped = result.policies[0].totals.stopped(StopReason::NotRetryable);
     assert!(stopped > 0);
 }
 
@@ -440,4 +446,87 @@ fn reconciliation_has_its_own_closed_forms() {
     let mut lagging = lagging;
     lagging.tools[0].lookup.lag = Tick(1);
     assert_eq!(run_one(lagging).policies[0].theory, None);
+}
+
+/// Jobs are numbered, not listed, and runs are folded in as they finish: a trillion
+/// replications start at once (and stop when asked), and the runs finished but not yet folded
+/// never exceed a few per worker, so memory does not grow with the replications.
+#[test]
+fn replications_stream_through_a_bounded_window() {
+    use retrysim::run::{Observer, Options, PointResult, run};
+    use retrysim::sim::{Job, RunResult};
+    use retrysim::sweep::{Point, Sweep};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    struct Watch<'a> {
+        cancel: &'a AtomicBool,
+        stop_after: u64,
+        received: u64,
+        folded: u64,
+        most_waiting: u64,
+        replications: Vec<u64>,
+    }
+    impl Observer for Watch<'_> {
+        fn job_done(&mut self, done: u64, _total: u64) {
+            self.received = done;
+            self.most_waiting = self.most_waiting.max(self.received - self.folded);
+            if done >= self.stop_after {
+                self.cancel.store(true, Ordering::Relaxed);
+            }
+        }
+        fn run_done(
+            &mut self,
+            _: &Point,
+            job: Job,
+            index: u64,
+            _: &RunResult,
+        ) -> std::io::Result<()> {
+            assert_eq!(index, self.folded, "runs are folded in job order");
+            self.folded += 1;
+            self.replications.push(job.replication);
+            Ok(())
+        }
+        fn point_done(&mut self, _: usize, _: &Point, r: &PointResult) -> std::io::Result<()> {
+            assert_eq!(r.policies[0].replications, 3000);
+            Ok(())
+        }
+    }
+    for (replications, stop_after) in [(1_000_000_000_000, 50), (3000, u64::MAX)] {
+        let mut exp = lossy(
+            0.1,
+            0.0,
+            0.2,
+            1,
+            "[[policy]]\nname = \"p\"\nmax_attempts = 3",
+        );
+        exp.replications = replications;
+        let cancel = AtomicBool::new(false);
+        let mut watch = Watch {
+            cancel: &cancel,
+            stop_after,
+            received: 0,
+            folded: 0,
+            most_waiting: 0,
+            replications: Vec::new(),
+        };
+        let options = Options {
+            threads: Some(2),
+            cancel: Some(&cancel),
+            ..Options::default()
+        };
+        let results = run(Sweep::single(exp), &options, &mut watch).unwrap();
+        assert_eq!(results.complete(), replications == 3000);
+        assert!(
+            watch.most_waiting <= 2 * 4 + 2,
+            "{} runs waited",
+            watch.most_waiting
+        );
+        assert!(
+            watch
+                .replications
+                .iter()
+                .enumerate()
+                .all(|(i, &r)| r == i as u64)
+        );
+    }
 }

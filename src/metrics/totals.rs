@@ -128,6 +128,36 @@ impl Totals {
         }
     }
 
+    /// Adds another run's totals: counts and sums exactly, histograms and timelines bucket by
+    /// bucket, so totals over replications do not depend on the order they are added in.
+    pub fn merge(&mut self, other: &Totals) {
+        for (mine, theirs) in self.measures.iter_mut().zip(&other.measures) {
+            mine.merge(theirs);
+        }
+        for (mine, theirs) in self.stops.iter_mut().zip(other.stops) {
+            *mine += theirs;
+        }
+        self.tasks += other.tasks;
+        self.tasks_succeeded += other.tasks_succeeded;
+        self.timeouts += other.timeouts;
+        self.short_circuited += other.short_circuited;
+        self.lookups += other.lookups;
+        self.hedges += other.hedges;
+        self.completion.merge(&other.completion);
+        match (&mut self.timeline, &other.timeline) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.timeline = Some(theirs.clone()),
+            _ => {}
+        }
+        if self.tools.len() < other.tools.len() {
+            self.tools
+                .resize_with(other.tools.len(), ToolTotals::default);
+        }
+        for (mine, theirs) in self.tools.iter_mut().zip(&other.tools) {
+            mine.merge(theirs);
+        }
+    }
+
     /// Empty totals that keep `timeline`, if any.
     pub fn keeping(timeline: Option<Timeline>) -> Self {
         Totals {

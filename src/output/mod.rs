@@ -16,6 +16,7 @@ use crate::chart;
 use crate::config::Source;
 use crate::progress::Progress;
 use crate::run::{self, PointResult, Results};
+use crate::sim::{Job, RunResult};
 use crate::sweep::{Point, Sweep};
 use trace::Trace;
 
@@ -99,8 +100,9 @@ impl Drop for Staging {
     }
 }
 
-/// The CSV files of a run, filled point by point as points finish, so an interrupted run keeps
-/// whole rows of every finished point and no partial ones.
+/// The CSV files of a run, filled as runs and points finish. An interrupted run is cut back to
+/// the end of its last finished point, so it keeps whole rows of every finished point and no
+/// partial ones.
 pub struct Writer {
     dir: PathBuf,
     summary: csv::Writer<File>,
@@ -110,8 +112,8 @@ pub struct Writer {
     timeline: Option<csv::Writer<File>>,
     /// The traces the run writes, each with its file.
     traces: Vec<(Trace, BufWriter<File>)>,
-    /// Jobs whose intent parts have been appended.
-    jobs_written: usize,
+    /// The length of `runs.csv` and of each trace at the end of the last finished point.
+    whole: Vec<u64>,
 }
 
 impl Writer {
@@ -153,15 +155,26 @@ impl Writer {
                 traces.push((trace, w.into_inner().map_err(|e| e.into_error())?));
             }
         }
-        Ok(Writer {
+        let mut writer = Writer {
             dir: dir.to_path_buf(),
             summary,
             runs,
             tools,
             timeline,
             traces,
-            jobs_written: 0,
-        })
+            whole: Vec::new(),
+        };
+        writer.whole = writer.lengths()?;
+        Ok(writer)
+    }
+
+    /// Appends a folded run's row to `runs.csv` and its part of every trace.
+    pub fn run(&mut self, point: &Point, job: Job, index: u64, run: &RunResult) -> io::Result<()> {
+        self.runs.write_record(runs::row(point, job, run))?;
+        for (trace, out) in &mut self.traces {
+            trace.append_part(out, &self.dir, index)?;
+        }
+        Ok(())
     }
 
     /// Appends a finished point's rows to every file and flushes them.
@@ -170,10 +183,6 @@ impl Writer {
             self.summary.write_record(row)?;
         }
         self.summary.flush()?;
-        for row in runs::rows(point, result) {
-            self.runs.write_record(row)?;
-        }
-        self.runs.flush()?;
         for row in tools::rows(point, result) {
             self.tools.write_record(row)?;
         }
@@ -184,20 +193,38 @@ impl Writer {
             }
             w.flush()?;
         }
-        let jobs: usize = result.policies.iter().map(|p| p.runs.len()).sum();
-        let range = self.jobs_written..self.jobs_written + jobs;
-        for (trace, out) in &mut self.traces {
-            trace.append_parts(out, &self.dir, range.clone())?;
+        self.whole = self.lengths()?;
+        Ok(())
+    }
+
+    /// Flushes `runs.csv` and the traces and returns their lengths.
+    fn lengths(&mut self) -> io::Result<Vec<u64>> {
+        self.runs.flush()?;
+        let mut lengths = vec![self.runs.get_ref().metadata()?.len()];
+        for (_, out) in &mut self.traces {
             out.flush()?;
+            lengths.push(out.get_ref().metadata()?.len());
         }
-        self.jobs_written = range.end;
+        Ok(lengths)
+    }
+
+    /// Cuts `runs.csv` and the traces back to the end of the last finished point.
+    fn cut_to_whole_points(&mut self) -> io::Result<()> {
+        self.lengths()?;
+        let files = std::iter::once(self.runs.get_ref())
+            .chain(self.traces.iter().map(|(_, o)| o.get_ref()));
+        for (file, &len) in files.zip(&self.whole) {
+            file.set_len(len)?;
+        }
         Ok(())
     }
 
     /// Writes the manifest and, for a complete run, the charts; returns the files written.
     pub fn finish(mut self, results: &Results, source: &Source) -> io::Result<Vec<String>> {
-        for (_, out) in &mut self.traces {
-            out.flush()?;
+        if results.complete() {
+            self.lengths()?;
+        } else {
+            self.cut_to_whole_points()?;
         }
         let exp = &results.sweep.base;
         let mut files = vec![
@@ -257,8 +284,12 @@ struct Recorder<'a> {
 }
 
 impl run::Observer for Recorder<'_> {
-    fn job_done(&mut self, done: usize, total: usize) {
+    fn job_done(&mut self, done: u64, total: u64) {
         self.progress.job(done, total);
+    }
+
+    fn run_done(&mut self, point: &Point, job: Job, index: u64, run: &RunResult) -> io::Result<()> {
+        self.writer.run(point, job, index, run)
     }
 
     fn point_done(&mut self, index: usize, point: &Point, result: &PointResult) -> io::Result<()> {

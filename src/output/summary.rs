@@ -84,18 +84,18 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                     .as_ref()
                     .map_or(String::new(), |t| fixed(est(m).z(f(t))))
             };
-            let stopped = |reason| result.total(|r| r.totals.stopped(reason)).to_string();
+            let stopped = |reason| result.totals.stopped(reason).to_string();
             // The task view: every call of a task together.
             let tools = result.all_tools();
-            let tasks = result.total(|r| r.totals.tasks);
+            let tasks = result.totals.tasks;
             let per_task = |count: u64| count as f64 / tasks.max(1) as f64;
             let row: [String; COLUMNS.len()] = [
                 exp.name.clone(),
                 policy.name.clone(),
                 exp.seed.to_string(),
                 exp.replications.to_string(),
-                result.total(|r| r.totals.tasks).to_string(),
-                result.total(|r| r.totals.intents()).to_string(),
+                result.totals.tasks.to_string(),
+                result.totals.intents().to_string(),
                 fixed(est(Measure::Attempts).mean),
                 fixed(est(Measure::Attempts).half_width),
                 fixed(est(Measure::Effects).mean),
@@ -115,7 +115,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 fixed(est(Measure::Ghost).half_width),
                 theory(|t| t.ghost),
                 fixed(est(Measure::Completion).mean),
-                result.total(|r| r.totals.tasks_succeeded).to_string(),
+                result.totals.tasks_succeeded.to_string(),
                 policy
                     .retry
                     .max_attempts
@@ -127,22 +127,22 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 stopped(StopReason::Hung),
                 theory(|t| t.a),
                 theory(|t| t.b),
-                result.total(|r| r.totals.timeouts).to_string(),
+                result.totals.timeouts.to_string(),
                 stopped(StopReason::DeadlineExceeded),
                 stopped(StopReason::DispatchBudgetExhausted),
                 stopped(StopReason::Cancelled),
                 stopped(StopReason::NeedsReconciliation),
                 stopped(StopReason::BreakerOpen),
-                result.total(|r| r.totals.short_circuited).to_string(),
+                result.totals.short_circuited.to_string(),
                 stopped(StopReason::RetryBudgetExhausted),
                 stopped(StopReason::PermanentFailure),
                 stopped(StopReason::BudgetTooSmall),
-                result.total(|r| r.totals.lookups).to_string(),
-                result.total(|r| r.totals.hedges).to_string(),
-                result.completion(0.5).0.to_string(),
-                result.completion(0.99).0.to_string(),
+                result.totals.lookups.to_string(),
+                result.totals.hedges.to_string(),
+                result.completion_p50.0.to_string(),
+                result.completion_p99.0.to_string(),
                 stopped(StopReason::IdempotencyConflict),
-                fixed(per_task(result.total(|r| r.totals.tasks_succeeded))),
+                fixed(per_task(result.totals.tasks_succeeded)),
                 fixed(per_task(tools.calls)),
                 fixed(per_task(tools.duplicates)),
                 tools.calls_while_down.to_string(),

@@ -1,11 +1,10 @@
 //! The opt-in traces: `intents.csv`, one row per intent, and `attempts.csv`, one row per
 //! attempt — the timeline a teacher draws. Each job streams its rows to a part file of its own
-//! while it runs; a finished point's parts are appended in job order, so a trace is the same
-//! whatever order the jobs finished in. Columns are documented in `out/README.md`.
+//! while it runs; each part is appended in job order as its run is folded in, so a trace is the
+//! same whatever order the jobs finished in. Columns are documented in `out/README.md`.
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::experiment::{Experiment, OutputOptions};
@@ -82,24 +81,16 @@ impl Trace {
     }
 
     /// Where job `index` writes its rows while it runs.
-    fn part(self, dir: &Path, index: usize) -> PathBuf {
+    fn part(self, dir: &Path, index: u64) -> PathBuf {
         let stem = self.file().trim_end_matches(".csv");
         dir.join(format!("{stem}-{index:06}.part"))
     }
 
-    /// Appends the part files of `jobs` to `out` in order, removing them.
-    pub fn append_parts(
-        self,
-        out: &mut impl Write,
-        dir: &Path,
-        jobs: Range<usize>,
-    ) -> io::Result<()> {
-        for index in jobs {
-            let part = self.part(dir, index);
-            io::copy(&mut File::open(&part)?, out)?;
-            fs::remove_file(part)?;
-        }
-        Ok(())
+    /// Appends job `index`'s part file to `out`, removing it.
+    pub fn append_part(self, out: &mut impl Write, dir: &Path, index: u64) -> io::Result<()> {
+        let part = self.part(dir, index);
+        io::copy(&mut File::open(&part)?, out)?;
+        fs::remove_file(part)
     }
 }
 
@@ -117,7 +108,7 @@ impl<'a> TraceWriter<'a> {
     pub fn create(
         trace: Trace,
         dir: &Path,
-        index: usize,
+        index: u64,
         point: &'a Point,
         job: Job,
     ) -> io::Result<Self> {
