@@ -71,8 +71,9 @@ struct RunArgs {
 /// How a run uses the machine and reports progress.
 #[derive(Args)]
 struct Pace {
-    /// Worker threads (default: one per core). The output is the same for any number.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    /// Worker threads (default: one per core; at most four per core). The output is the same
+    /// for any number.
+    #[arg(long, value_parser = threads)]
     threads: Option<u16>,
     /// Progress on stderr: a bar on a terminal, plain lines otherwise (auto), or none.
     #[arg(long, value_enum, default_value_t = progress::Mode::Auto)]
@@ -120,6 +121,22 @@ struct TheoryArgs {
     /// Attempts allowed, counting the first; unlimited when absent.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     max_attempts: Option<u32>,
+}
+
+/// More workers than four per core only add switching, and a typo such as 65535 would start
+/// that many threads.
+const THREADS_PER_CORE: usize = 4;
+
+fn threads(s: &str) -> Result<u16, String> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let most = cores * THREADS_PER_CORE;
+    match s.parse::<usize>() {
+        Ok(n) if (1..=most).contains(&n) => Ok(n as u16),
+        _ => Err(format!(
+            "`{s}` is not a thread count here: write a whole number from 1 to {most} \
+             ({THREADS_PER_CORE} per core on this machine's {cores})"
+        )),
+    }
 }
 
 fn probability(s: &str) -> Result<f64, String> {

@@ -36,30 +36,56 @@ impl ConfigError {
     /// An error at `span` (byte offsets) of the source.
     pub fn at(source: &Source, span: Range<usize>, path: &str, message: impl Into<String>) -> Self {
         let text = &source.text;
-        let start = span.start.min(text.len());
+        let mut start = span.start.min(text.len());
+        while !text.is_char_boundary(start) {
+            start -= 1;
+        }
         let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
         let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
         let line = text[..start].matches('\n').count() + 1;
         let column = text[line_start..start].chars().count() + 1;
-        let width = text[start..span.end.clamp(start, line_end)]
-            .chars()
-            .count()
-            .max(1);
+        let mut end = span.end.clamp(start, line_end);
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        let width = text[start..end].chars().count().max(1);
         ConfigError::new(Details {
             file: source.name.clone(),
             location: Some((line, column)),
             path: path.to_string(),
             message: message.into(),
             allowed: None,
-            snippet: Some((
-                text[line_start..line_end].to_string(),
+            snippet: Some(excerpt(
+                &text[line_start..line_end],
                 column - 1..column - 1 + width,
             )),
         })
     }
 
-    fn new(details: Details) -> Self {
+    fn new(mut details: Details) -> Self {
+        details.message = shortened(&details.message, MAX_MESSAGE);
         ConfigError(Box::new(details))
+    }
+
+    /// A file that is not UTF-8 text: placed at its first bad byte.
+    pub fn not_utf8(file: &str, e: &std::string::FromUtf8Error) -> Self {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let source = Source {
+            name: file.to_string(),
+            text: String::from_utf8_lossy(bytes).into_owned(),
+            dir: None,
+        };
+        ConfigError::at(
+            &source,
+            at..at + 1,
+            "",
+            format!(
+                "byte 0x{:02X} is not UTF-8 (a Latin-1 or other legacy encoding?)",
+                bytes[at]
+            ),
+        )
+        .allowed("UTF-8 text: save the file as UTF-8")
     }
 
     /// Adds what would have been accepted.
@@ -100,6 +126,43 @@ impl ConfigError {
                 snippet: None,
             }),
         }
+    }
+}
+
+/// The most characters of a source line an error quotes: a longer line is cut to a window
+/// around the offending token.
+const MAX_EXCERPT: usize = 100;
+/// The most characters of a message, which may quote a value from the file.
+const MAX_MESSAGE: usize = 300;
+
+/// `line` with the columns `marked` (in characters), cut to a window of at most
+/// [`MAX_EXCERPT`] characters that keeps the start of the mark, with `…` where it was cut.
+fn excerpt(line: &str, marked: Range<usize>) -> (String, Range<usize>) {
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= MAX_EXCERPT {
+        return (line.to_string(), marked);
+    }
+    let from = marked.start.saturating_sub(MAX_EXCERPT / 3).min(chars.len());
+    let to = (from + MAX_EXCERPT).min(chars.len());
+    let mut text = String::new();
+    let lead = usize::from(from > 0);
+    if from > 0 {
+        text.push('…');
+    }
+    text.extend(&chars[from..to]);
+    if to < chars.len() {
+        text.push('…');
+    }
+    let start = marked.start - from + lead;
+    let end = (marked.end.min(to) - from + lead).max(start + 1);
+    (text, start..end)
+}
+
+/// `text` cut to at most `max` characters, with `…` where it was cut.
+fn shortened(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}…", &text[..cut]),
     }
 }
 

@@ -12,12 +12,16 @@ mod validate;
 pub use error::ConfigError;
 pub use resolve::resolved;
 
+use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use crate::sweep::Sweep;
 
 /// The default experiment, compiled into the binary so `retrysim run` needs no file.
 pub const DEFAULT_CONFIG: &str = include_str!("../../configs/reliability-layer.toml");
+/// The largest config file read: far more than any experiment needs, and small enough that a
+/// wrong path (`/dev/zero`, a data file) is refused at once.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 /// How the default experiment is named in messages.
 pub const DEFAULT_CONFIG_NAME: &str = "configs/reliability-layer.toml (built in)";
 
@@ -36,9 +40,27 @@ impl Source {
     /// is `configs/x.toml`, and an absolute path under the working folder is made relative), so
     /// the manifest records the same name however the path was typed.
     pub fn read(path: &Path) -> Result<Source, ConfigError> {
-        let name = tidy(path).display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError::unreadable(&name, &e.to_string()))?;
+        let name = match tidy(path).display().to_string() {
+            name if name.is_empty() => ".".to_string(),
+            name => name,
+        };
+        let unreadable = |why: &str| ConfigError::unreadable(&name, why);
+        let meta = std::fs::metadata(path).map_err(|e| unreadable(&e.to_string()))?;
+        if !meta.is_file() {
+            return Err(unreadable("it is not a regular file (a config is a TOML text file)"));
+        }
+        // Read one byte past the limit, so a file that grows while it is read is caught too.
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(|e| unreadable(&e.to_string()))?;
+        if bytes.len() as u64 > MAX_CONFIG_BYTES {
+            return Err(unreadable(&format!(
+                "it is larger than {} KiB, the most a config may be",
+                MAX_CONFIG_BYTES / 1024
+            )));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| ConfigError::not_utf8(&name, &e))?;
         let dir = path.parent().map(|p| {
             if p.as_os_str().is_empty() {
                 PathBuf::from(".")
