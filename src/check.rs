@@ -13,8 +13,14 @@ pub enum Difference {
     Missing(PathBuf),
     /// The fresh run wrote a file the reference lacks.
     Unexpected(PathBuf),
-    /// Both have the file, with other bytes; `line` is the first line that differs (1-based).
-    Changed { file: PathBuf, line: usize },
+    /// Both have the file, with other bytes; `line` is the first line that differs (1-based),
+    /// shown as each has it (cut to a readable width; `None` past the file's end).
+    Changed {
+        file: PathBuf,
+        line: usize,
+        reference: Option<String>,
+        fresh: Option<String>,
+    },
     /// A reference file could not be read.
     Unreadable { file: PathBuf, why: String },
 }
@@ -24,8 +30,21 @@ impl fmt::Display for Difference {
         match self {
             Difference::Missing(p) => write!(f, "{}: not written by the fresh run", p.display()),
             Difference::Unexpected(p) => write!(f, "{}: new, not in the reference", p.display()),
-            Difference::Changed { file, line } => {
-                write!(f, "{}: differs from line {line}", file.display())
+            Difference::Changed {
+                file,
+                line,
+                reference,
+                fresh,
+            } => {
+                let shown =
+                    |l: &Option<String>| l.clone().unwrap_or_else(|| "(no such line)".into());
+                write!(
+                    f,
+                    "{}: differs from line {line}\n  reference: {}\n  fresh:     {}",
+                    file.display(),
+                    shown(reference),
+                    shown(fresh)
+                )
             }
             Difference::Unreadable { file, why } => {
                 write!(f, "{}: cannot read: {why}", file.display())
@@ -60,14 +79,51 @@ pub fn compare(reference: &Path, fresh: &Path) -> io::Result<Vec<Difference>> {
                     }
                 };
                 let new = fs::read(fresh.join(file))?;
+                let (old, new) = (comparable(file, &old), comparable(file, &new));
                 if old != new {
                     let line = first_different_line(&old, &new);
-                    differences.push(Difference::Changed { file: shown, line });
+                    differences.push(Difference::Changed {
+                        file: shown,
+                        line,
+                        reference: nth_line(&old, line),
+                        fresh: nth_line(&new, line),
+                    });
                 }
             }
         }
     }
     Ok(differences)
+}
+
+/// The bytes of `file` that a check compares: all of them, except the manifest's `config`
+/// line, the path the config was named by, which depends on how it was typed and from where
+/// (the config's hash and its resolved form, on other lines, are compared).
+fn comparable(file: &Path, bytes: &[u8]) -> Vec<u8> {
+    if file != Path::new("manifest.toml") {
+        return bytes.to_vec();
+    }
+    bytes
+        .split_inclusive(|&b| b == b'\n')
+        .filter(|line| !line.starts_with(b"config = "))
+        .flatten()
+        .copied()
+        .collect()
+}
+
+/// The longest part of a differing line shown.
+const SHOWN: usize = 160;
+
+/// Line `n` (1-based) of `bytes`, cut to [`SHOWN`] characters.
+fn nth_line(bytes: &[u8], n: usize) -> Option<String> {
+    let line = bytes.split(|&b| b == b'\n').nth(n - 1)?;
+    if line.is_empty() && bytes.ends_with(b"\n") && bytes.split(|&b| b == b'\n').count() == n {
+        return None;
+    }
+    let text = String::from_utf8_lossy(line);
+    Some(match text.char_indices().nth(SHOWN) {
+        None => text.into_owned(),
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+    })
 }
 
 fn first_different_line(a: &[u8], b: &[u8]) -> usize {
@@ -107,5 +163,25 @@ mod tests {
         assert_eq!(first_different_line(b"a\nb\nc\n", b"a\nb\nx\n"), 3);
         assert_eq!(first_different_line(b"a\n", b"b\n"), 1);
         assert_eq!(first_different_line(b"a\nb\n", b"a\nb\nc\n"), 3);
+        assert_eq!(nth_line(b"a\nb\n", 2).as_deref(), Some("b"));
+        assert_eq!(nth_line(b"a\nb\n", 3), None);
+    }
+
+    #[test]
+    fn the_config_path_is_not_compared_but_its_hash_is() {
+        let manifest = Path::new("manifest.toml");
+        let typed = |path: &str, hash: &str| {
+            comparable(
+                manifest,
+                format!("a = 1\nconfig = \"{path}\"\nconfig_sha256 = \"{hash}\"\n").as_bytes(),
+            )
+        };
+        assert_eq!(
+            typed("configs/x.toml", "ab"),
+            typed("/abs/configs/x.toml", "ab")
+        );
+        assert_ne!(typed("configs/x.toml", "ab"), typed("configs/x.toml", "cd"));
+        let csv = Path::new("summary.csv");
+        assert_eq!(comparable(csv, b"config = 1\n"), b"config = 1\n");
     }
 }

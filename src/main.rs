@@ -254,6 +254,8 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
         sweep.set_seed(seed);
     }
     sweep.trace(args.intents, args.attempts);
+    output::Staging::check_target(&args.out, &sweep.base.name)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     let (results, staging, secs) = produce(&source, sweep, &args.out, &args.pace)?;
     if !results.complete() {
         let kept = staging
@@ -315,9 +317,10 @@ fn check_command(args: &CheckArgs) -> Result<(), Failure> {
         eprintln!("error: {}: no such output folder", reference.display());
         return Err(Failure::Mismatch);
     }
-    // The fresh run is staged beside the reference and dropped afterwards.
-    let root = reference.parent().unwrap_or(Path::new("."));
-    let (results, staging, _) = produce(&source, sweep, root, &args.pace)?;
+    // The fresh run is staged in a scratch folder of its own, so a read-only reference can be
+    // checked, and dropped afterwards.
+    let scratch = Scratch::new().map_err(io_failure("cannot make a scratch folder"))?;
+    let (results, staging, _) = produce(&source, sweep, &scratch.0, &args.pace)?;
     if !results.complete() {
         eprintln!("interrupted: nothing was compared");
         return Err(Failure::Interrupted);
@@ -344,6 +347,26 @@ fn check_command(args: &CheckArgs) -> Result<(), Failure> {
         source.name
     );
     Err(Failure::Mismatch)
+}
+
+/// A folder under the system's temporary folder, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> io::Result<Scratch> {
+        let path = std::env::temp_dir().join(format!("retrysim-check-{}", std::process::id()));
+        if path.exists() {
+            std::fs::remove_dir_all(&path)?;
+        }
+        std::fs::create_dir_all(&path)?;
+        Ok(Scratch(path))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn theory_command(args: &TheoryArgs) -> Result<(), Failure> {

@@ -234,6 +234,10 @@ fn check_passes_on_fresh_output_and_names_every_difference() {
         "{err}"
     );
     assert!(err.contains("2 file(s)"), "{err}");
+    assert!(
+        err.contains("  reference: ") && err.contains("  fresh:     "),
+        "the lines: {err}"
+    );
     // Nothing of the fresh run is left behind.
     let names: Vec<String> = fs::read_dir(tmp.path().join("out"))
         .unwrap()
@@ -330,4 +334,171 @@ fn ctrl_c_keeps_whole_rows_of_finished_points_and_leaves_the_old_output() {
         .filter(|n| n.starts_with('.'))
         .collect();
     assert!(hidden.is_empty(), "staging left behind: {hidden:?}");
+}
+
+/// `check` writes its fresh run in a scratch folder under the system's temporary folder, never
+/// beside the reference (which may be read-only), and compares the same however the config's
+/// path is spelt: relative, absolute, or from another folder.
+#[test]
+fn check_needs_no_room_beside_the_reference_and_any_spelling_of_the_path() {
+    let tmp = ran_sweep();
+    let absolute = tmp.path().join("sweep.toml");
+    let reference = tmp.path().join("out/small-sweep");
+    let elsewhere = tempfile::tempdir().unwrap();
+    for (config, dir) in [
+        ("./sweep.toml", tmp.path()),
+        (absolute.to_str().unwrap(), tmp.path()),
+        (absolute.to_str().unwrap(), elsewhere.path()),
+    ] {
+        let out = retrysim(
+            &[
+                "check",
+                config,
+                "--against",
+                reference.to_str().unwrap(),
+                "--progress",
+                "none",
+            ],
+            dir,
+        );
+        assert!(
+            out.status.success(),
+            "{config} from {}: {}",
+            dir.display(),
+            text(&out.stderr)
+        );
+    }
+    let check_with_tmpdir = |tmpdir: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_retrysim"))
+            .args(["check", "sweep.toml", "--progress", "none"])
+            .env("TMPDIR", tmpdir)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap()
+    };
+    // Where the scratch folder cannot be made, check says so: it does not fall back to the
+    // reference's folder.
+    let out = check_with_tmpdir(Path::new("/proc/no-such-folder"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("cannot make a scratch folder"),
+        "{}",
+        text(&out.stderr)
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    assert!(check_with_tmpdir(scratch.path()).status.success());
+    assert_eq!(
+        fs::read_dir(scratch.path()).unwrap().count(),
+        0,
+        "the scratch run is removed"
+    );
+}
+
+const TINY: &str = r#"
+name = "tiny"
+[workload]
+tasks = 200
+[[tool]]
+name = "charge"
+reply_loss = 0.2
+[[policy]]
+name = "retry"
+max_attempts = 3
+"#;
+
+/// The names in `out/`, hidden ones included.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir.join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Runs of the same name at once all finish with 0 and leave one whole run, and no hidden
+/// folder outlives them.
+#[test]
+fn runs_of_one_name_at_once_all_finish_and_leave_one_whole_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join("tiny.toml"), TINY).unwrap();
+    for _ in 0..5 {
+        let children: Vec<_> = (0..6)
+            .map(|_| {
+                Command::new(env!("CARGO_BIN_EXE_retrysim"))
+                    .args([
+                        "run",
+                        "tiny.toml",
+                        "--progress",
+                        "none",
+                        "--quiet",
+                        "--threads",
+                        "1",
+                    ])
+                    .current_dir(tmp.path())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}", text(&out.stderr));
+        }
+        assert_eq!(listing(tmp.path()), ["tiny"]);
+        let check = retrysim(&["check", "tiny.toml", "--progress", "none"], tmp.path());
+        assert!(check.status.success(), "{}", text(&check.stderr));
+    }
+}
+
+/// What a killed run left (its staging folder, an output it was moving aside) is removed by the
+/// next run of the same name; what a live run holds is not touched.
+#[test]
+fn a_later_run_removes_what_dead_runs_left() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join("tiny.toml"), TINY).unwrap();
+    let out = tmp.path().join("out");
+    // No process has this id: Linux process ids stay below 2^22.
+    let dead = 4_194_304 + 7;
+    let live = std::process::id();
+    for name in [
+        format!(".tiny.partial-{dead}"),
+        format!(".tiny.old-{dead}-0"),
+        format!(".tiny.partial-{live}"),
+        format!(".other.partial-{dead}"),
+    ] {
+        fs::create_dir_all(out.join(name).join("charts")).unwrap();
+    }
+    let run = retrysim(
+        &["run", "tiny.toml", "--progress", "none", "--quiet"],
+        tmp.path(),
+    );
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert_eq!(
+        listing(tmp.path()),
+        [
+            format!(".other.partial-{dead}"),
+            format!(".tiny.partial-{live}"),
+            "tiny".into()
+        ]
+    );
+}
+
+/// A file where the output folder would go is the user's: refused before anything runs, with
+/// exit 2, and left as it was.
+#[test]
+fn a_file_in_the_way_of_the_output_is_refused_and_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join("tiny.toml"), TINY).unwrap();
+    fs::create_dir(tmp.path().join("out")).unwrap();
+    fs::write(tmp.path().join("out/tiny"), "mine\n").unwrap();
+    let run = retrysim(&["run", "tiny.toml", "--progress", "none"], tmp.path());
+    assert_eq!(run.status.code(), Some(2), "{}", text(&run.stderr));
+    assert!(text(&run.stderr).contains("out/tiny exists and is not an output folder"));
+    assert!(run.stdout.is_empty(), "nothing ran");
+    assert_eq!(
+        fs::read_to_string(tmp.path().join("out/tiny")).unwrap(),
+        "mine\n"
+    );
+    assert_eq!(listing(tmp.path()), ["tiny"]);
 }

@@ -142,7 +142,10 @@ fn excerpt(line: &str, marked: Range<usize>) -> (String, Range<usize>) {
     if chars.len() <= MAX_EXCERPT {
         return (line.to_string(), marked);
     }
-    let from = marked.start.saturating_sub(MAX_EXCERPT / 3).min(chars.len());
+    let from = marked
+        .start
+        .saturating_sub(MAX_EXCERPT / 3)
+        .min(chars.len());
     let to = (from + MAX_EXCERPT).min(chars.len());
     let mut text = String::new();
     let lead = usize::from(from > 0);

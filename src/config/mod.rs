@@ -47,7 +47,9 @@ impl Source {
         let unreadable = |why: &str| ConfigError::unreadable(&name, why);
         let meta = std::fs::metadata(path).map_err(|e| unreadable(&e.to_string()))?;
         if !meta.is_file() {
-            return Err(unreadable("it is not a regular file (a config is a TOML text file)"));
+            return Err(unreadable(
+                "it is not a regular file (a config is a TOML text file)",
+            ));
         }
         // Read one byte past the limit, so a file that grows while it is read is caught too.
         let mut bytes = Vec::new();

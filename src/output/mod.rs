@@ -3,12 +3,13 @@
 
 pub mod manifest;
 pub mod runs;
+mod staging;
 pub mod summary;
 pub mod timeline;
 pub mod tools;
 pub mod trace;
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -18,6 +19,7 @@ use crate::progress::Progress;
 use crate::run::{self, PointResult, Results};
 use crate::sim::{Job, RunResult};
 use crate::sweep::{Point, Sweep};
+pub use staging::Staging;
 use trace::Trace;
 
 /// A float at the fixed precision of every output file.
@@ -30,73 +32,6 @@ pub fn fixed(x: f64) -> String {
         "inf".into()
     } else {
         "-inf".into()
-    }
-}
-
-/// A folder being filled, which becomes `<root>/<name>` on [`Staging::commit`] and is removed if
-/// dropped before that.
-pub struct Staging {
-    path: PathBuf,
-    target: PathBuf,
-    /// Where the previous output waits while the new one moves in.
-    old: PathBuf,
-    committed: bool,
-}
-
-impl Staging {
-    pub fn new(root: &Path, name: &str) -> io::Result<Staging> {
-        fs::create_dir_all(root)?;
-        let path = root.join(format!(".{name}.partial-{}", std::process::id()));
-        if path.exists() {
-            fs::remove_dir_all(&path)?;
-        }
-        fs::create_dir(&path)?;
-        Ok(Staging {
-            path,
-            target: root.join(name),
-            old: root.join(format!(".{name}.old-{}", std::process::id())),
-            committed: false,
-        })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Keeps the staged folder at `<root>/<name>.interrupted`, replacing an older one there, and
-    /// leaves `<root>/<name>` as it was.
-    pub fn keep_interrupted(mut self) -> io::Result<PathBuf> {
-        let mut name = self.target.file_name().unwrap_or_default().to_os_string();
-        name.push(".interrupted");
-        let kept = self.target.with_file_name(name);
-        if kept.exists() {
-            fs::remove_dir_all(&kept)?;
-        }
-        fs::rename(&self.path, &kept)?;
-        self.committed = true;
-        Ok(kept)
-    }
-
-    /// Replaces `<root>/<name>` with the staged folder.
-    pub fn commit(mut self) -> io::Result<PathBuf> {
-        let had_old = self.target.exists();
-        if had_old {
-            fs::rename(&self.target, &self.old)?;
-        }
-        fs::rename(&self.path, &self.target)?;
-        self.committed = true;
-        if had_old {
-            fs::remove_dir_all(&self.old)?;
-        }
-        Ok(self.target.clone())
-    }
-}
-
-impl Drop for Staging {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = fs::remove_dir_all(&self.path);
-        }
     }
 }
 

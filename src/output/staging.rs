@@ -1,0 +1,175 @@
+//! The staging folder a run writes into, beside its target `<root>/<name>`, moved into place
+//! whole when the run ends, so a reader never sees a half-written experiment.
+//!
+//! Hidden names beside the target belong to runs of the same name:
+//! `.<name>.partial-<pid>` while a run writes, `.<name>.old-<pid>-<k>` for an output being
+//! replaced. Each run removes its own; a run also removes those of runs whose process is gone
+//! (killed, or stopped by a second Ctrl-C). Two runs of one name at once both finish, and the
+//! one that commits last is the output: always one whole run.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// A folder being filled, which becomes `<root>/<name>` on [`Staging::commit`] and is removed if
+/// dropped before that.
+pub struct Staging {
+    path: PathBuf,
+    target: PathBuf,
+    root: PathBuf,
+    name: String,
+    committed: bool,
+}
+
+/// How often a commit retries when another run of the same name moves its output in between.
+const COMMIT_TRIES: usize = 100;
+
+impl Staging {
+    /// A fresh staging folder for `<root>/<name>`, after removing what dead runs of the same
+    /// name left. Fails if `<root>/<name>` exists and is not a folder: it is not ours to
+    /// replace.
+    pub fn new(root: &Path, name: &str) -> io::Result<Staging> {
+        let target = root.join(name);
+        refuse_non_folder(&target)?;
+        fs::create_dir_all(root)?;
+        remove_leftovers(root, name);
+        let path = root.join(format!(".{name}.partial-{}", std::process::id()));
+        if path.exists() {
+            fs::remove_dir_all(&path)?;
+        }
+        fs::create_dir(&path)?;
+        Ok(Staging {
+            path,
+            target,
+            root: root.to_path_buf(),
+            name: name.to_string(),
+            committed: false,
+        })
+    }
+
+    /// Whether `<root>/<name>` may be written: an error if it exists and is not a folder.
+    pub fn check_target(root: &Path, name: &str) -> io::Result<()> {
+        refuse_non_folder(&root.join(name))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Keeps the staged folder at `<root>/<name>.interrupted`, replacing an older one there, and
+    /// leaves `<root>/<name>` as it was.
+    pub fn keep_interrupted(mut self) -> io::Result<PathBuf> {
+        let kept = self.root.join(format!("{}.interrupted", self.name));
+        if kept.is_dir() {
+            fs::remove_dir_all(&kept)?;
+        }
+        fs::rename(&self.path, &kept)?;
+        self.committed = true;
+        Ok(kept)
+    }
+
+    /// Replaces `<root>/<name>` with the staged folder. An output already there is moved aside
+    /// first and removed after; if another run moves its own output in between, that one is
+    /// moved aside too and the rename tried again.
+    pub fn commit(mut self) -> io::Result<PathBuf> {
+        let mut aside = Vec::new();
+        let mut result = Err(io::Error::other("never tried"));
+        for k in 0..COMMIT_TRIES {
+            match fs::rename(&self.path, &self.target) {
+                Ok(()) => {
+                    result = Ok(());
+                    break;
+                }
+                Err(e) => result = Err(e),
+            }
+            refuse_non_folder(&self.target)?;
+            let old = self
+                .root
+                .join(format!(".{}.old-{}-{k}", self.name, std::process::id()));
+            // Gone already if another run moved it aside first: then just try again.
+            if fs::rename(&self.target, &old).is_ok() {
+                aside.push(old);
+            }
+        }
+        for old in aside {
+            fs::remove_dir_all(old)?;
+        }
+        result?;
+        self.committed = true;
+        Ok(self.target.clone())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// An error if `target` exists and is not a folder.
+fn refuse_non_folder(target: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(target) {
+        Ok(meta) if !meta.is_dir() => Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "{} exists and is not an output folder; move it away or choose another --out",
+                target.display()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Removes the staging and set-aside folders of earlier runs named `name` whose process has
+/// ended. A process that still runs keeps its own; where the system cannot tell (no `/proc`),
+/// nothing is removed.
+fn remove_leftovers(root: &Path, name: &str) {
+    let Ok(entries) = fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(pid) = leftover_pid(&file.to_string_lossy(), name) else {
+            continue;
+        };
+        if pid != std::process::id() && process_gone(pid) {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// The process id in a staging or set-aside folder name of a run named `name`.
+fn leftover_pid(file: &str, name: &str) -> Option<u32> {
+    let rest = file.strip_prefix('.')?.strip_prefix(name)?;
+    let pid = rest
+        .strip_prefix(".partial-")
+        .or_else(|| rest.strip_prefix(".old-"))?;
+    pid.split('-').next()?.parse().ok()
+}
+
+fn process_gone(pid: u32) -> bool {
+    let proc = Path::new("/proc");
+    proc.join("self").exists() && !proc.join(pid.to_string()).exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leftovers_are_recognised_by_name_and_process() {
+        assert_eq!(
+            leftover_pid(".lost-reply.partial-42", "lost-reply"),
+            Some(42)
+        );
+        assert_eq!(leftover_pid(".lost-reply.old-42-3", "lost-reply"), Some(42));
+        assert_eq!(
+            leftover_pid(".lost-reply-1m.partial-42", "lost-reply"),
+            None
+        );
+        assert_eq!(leftover_pid("lost-reply", "lost-reply"), None);
+        assert!(!process_gone(std::process::id()));
+    }
+}
