@@ -57,7 +57,7 @@ fn the_lost_reply_experiment_matches_its_theory() {
     let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 2);
     for row in &rows {
-        assert_eq!(col(row, "agrees"), "true");
+        assert_eq!(col(row, "agrees"), "yes");
         assert_eq!(col(row, "theory_attempts_per_intent"), "1.428571");
     }
     // The key changes nothing about attempts, and removes every duplicate.

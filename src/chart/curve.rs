@@ -299,7 +299,7 @@ fn collect(data: &Data, measure: Measure, position: &dyn Fn(&str) -> f64) -> Vec
 
 fn theory_at(data: &Data, row: &Row, column: &str) -> Option<Theory> {
     let attempts = match data.text(row, "max_attempts")? {
-        "unlimited" => Attempts::Unlimited,
+        "" => Attempts::Unlimited,
         n => Attempts::AtMost(n.parse().ok()?),
     };
     let key_name = data.text(row, "idempotency_key")?;

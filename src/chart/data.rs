@@ -8,6 +8,8 @@ use std::path::Path;
 use toml::{Table, Value};
 
 use super::{ChartError, ChartFormat, ChartKind};
+use crate::output::column::{Column, Kind};
+use crate::output::{summary, timeline};
 use crate::time::{Tick, parse_duration};
 
 /// One swept key and its values, in the config's order.
@@ -86,7 +88,7 @@ impl Data {
                 .ok_or_else(|| bad_manifest("a sweep axis has no path"))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let policies = list(resolved.get("policy"))
+        let policies: Vec<String> = list(resolved.get("policy"))
             .iter()
             .filter_map(|p| p.get("name").and_then(Value::as_str).map(String::from))
             .collect();
@@ -113,7 +115,7 @@ impl Data {
                 })
                 .collect()
         };
-        let charts = lookup("charts", "chart")?
+        let charts: Vec<ChartKind> = lookup("charts", "chart")?
             .into_iter()
             .map(|i| ChartKind::ALL[i])
             .collect();
@@ -132,19 +134,39 @@ impl Data {
             .iter()
             .map(String::from)
             .collect();
-        let policy_column = columns
-            .iter()
-            .position(|c| c == "policy")
-            .ok_or_else(|| bad_summary("no `policy` column".into()))?;
+        let kinds = expect_columns(&columns, &axes, &summary::COLUMNS).map_err(bad_summary)?;
+        let policy_column = axes.len() + 1;
         let mut rows = Vec::new();
         for record in reader.records() {
             let record = record.map_err(|e| bad_summary(e.to_string()))?;
+            let line = record.position().map_or(0, |p| p.line());
             let cells: Vec<String> = record.iter().map(String::from).collect();
+            check_cells(&cells, &columns, &kinds, line).map_err(bad_summary)?;
             rows.push(Row {
-                params: cells[..axes.len().min(cells.len())].to_vec(),
+                params: cells[..axes.len()].to_vec(),
                 policy: cells[policy_column].clone(),
                 cells,
             });
+        }
+        let finished = manifest
+            .get("points_finished")
+            .and_then(Value::as_integer)
+            .ok_or_else(|| bad_manifest("no `points_finished`"))?;
+        let expected = finished as usize * policies.len();
+        if rows.len() != expected {
+            return Err(bad_summary(format!(
+                "{} rows, but the manifest's {finished} finished points × {} configurations make \
+                 {expected}",
+                rows.len(),
+                policies.len()
+            )));
+        }
+        if let Some(kind) = charts.iter().find(|k: &&ChartKind| !k.fits(axes.len())) {
+            return Err(bad_manifest(&format!(
+                "the {} chart does not fit a sweep of {} axes",
+                kind.name(),
+                axes.len()
+            )));
         }
         let duration = |v: Option<&Value>| {
             v.and_then(Value::as_str)
@@ -165,7 +187,7 @@ impl Data {
         }
         let timeline = match duration(output.and_then(|o| o.get("timeline"))) {
             None => None,
-            Some(width) => Some((width, stretches(&dir.join("timeline.csv"))?)),
+            Some(width) => Some((width, stretches(&dir.join("timeline.csv"), &axes)?)),
         };
         Ok(Data {
             name: string(resolved, "name")?,
@@ -204,8 +226,8 @@ impl Data {
     }
 }
 
-/// The rows of `timeline.csv`, by name of column.
-fn stretches(path: &Path) -> Result<Vec<Stretch>, ChartError> {
+/// The rows of `timeline.csv`, checked like `summary.csv`.
+fn stretches(path: &Path, axes: &[Axis]) -> Result<Vec<Stretch>, ChartError> {
     let bad = |why: String| ChartError(format!("{}: {why}", path.display()));
     let mut reader = csv::Reader::from_path(path).map_err(|e| bad(format!("cannot read: {e}")))?;
     let columns: Vec<String> = reader
@@ -214,29 +236,91 @@ fn stretches(path: &Path) -> Result<Vec<Stretch>, ChartError> {
         .iter()
         .map(String::from)
         .collect();
+    let kinds = expect_columns(&columns, axes, &timeline::COLUMNS).map_err(bad)?;
     let at = |name: &str| {
-        columns
-            .iter()
-            .position(|c| c == name)
-            .ok_or_else(|| bad(format!("no `{name}` column")))
+        axes.len()
+            + timeline::COLUMNS
+                .iter()
+                .position(|c| c.name == name)
+                .expect("a timeline column")
     };
-    let (policy, tool, from, calls) = (at("policy")?, at("tool")?, at("from_tick")?, at("calls")?);
+    let (policy, tool, from, calls) = (at("policy"), at("tool"), at("from_tick"), at("calls"));
     let mut out = Vec::new();
     for record in reader.records() {
         let record = record.map_err(|e| bad(e.to_string()))?;
-        let number = |i: usize| {
-            record[i]
+        let line = record.position().map_or(0, |p| p.line());
+        let cells: Vec<String> = record.iter().map(String::from).collect();
+        check_cells(&cells, &columns, &kinds, line).map_err(bad)?;
+        let count = |i: usize| {
+            cells[i]
                 .parse::<u64>()
-                .map_err(|_| bad(format!("`{}` is not a count", &record[i])))
+                .map_err(|_| bad(format!("line {line}: `{}` is too large a count", cells[i])))
         };
         out.push(Stretch {
-            policy: record[policy].to_string(),
-            tool: record[tool].to_string(),
-            from: Tick(number(from)?),
-            calls: number(calls)?,
+            policy: cells[policy].clone(),
+            tool: cells[tool].clone(),
+            from: Tick(count(from)?),
+            calls: count(calls)?,
         });
     }
     Ok(out)
+}
+
+/// The type of each column, if `columns` is a header retrysim writes: one per axis, named by
+/// its path, then `expected`; else why not.
+fn expect_columns(
+    columns: &[String],
+    axes: &[Axis],
+    expected: &[Column],
+) -> Result<Vec<Kind>, String> {
+    let names = axes
+        .iter()
+        .map(|a| a.path.as_str())
+        .chain(expected.iter().map(|c| c.name));
+    let kinds = axes
+        .iter()
+        .map(|_| Kind::Label)
+        .chain(expected.iter().map(|c| c.kind));
+    if columns.len() != axes.len() + expected.len() {
+        return Err(format!(
+            "{} columns, but retrysim writes {} here ({} parameter columns and {})",
+            columns.len(),
+            axes.len() + expected.len(),
+            axes.len(),
+            expected.len()
+        ));
+    }
+    for (i, (found, want)) in columns.iter().zip(names).enumerate() {
+        if found != want {
+            return Err(format!("column {} is `{found}`, expected `{want}`", i + 1));
+        }
+    }
+    Ok(kinds.collect())
+}
+
+/// Whether every cell of the row on file line `line` has its column's type.
+fn check_cells(
+    cells: &[String],
+    columns: &[String],
+    kinds: &[Kind],
+    line: u64,
+) -> Result<(), String> {
+    if cells.len() != columns.len() {
+        return Err(format!(
+            "line {line}: {} cells, expected {}",
+            cells.len(),
+            columns.len()
+        ));
+    }
+    for ((cell, column), kind) in cells.iter().zip(columns).zip(kinds) {
+        if !kind.accepts(cell) {
+            return Err(format!(
+                "line {line}, column `{column}`: `{cell}` is not a {} value",
+                kind.name()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A swept value as its CSV cell shows it.

@@ -63,20 +63,24 @@ pub fn draw_all(dir: &Path, formats: Option<&[ChartFormat]>) -> Result<Vec<PathB
             let path = charts.join(format!("{}.{}", kind.name(), format.name()));
             // Drawn beside the target and renamed, so a chart file is whole or absent.
             let partial = charts.join(format!(".{}.partial.{}", kind.name(), format.name()));
-            let failed = |why: String| ChartError(format!("{}: {why}", path.display()));
-            match format {
+            let drawn = match format {
                 ChartFormat::Svg => {
                     let root = SVGBackend::new(&partial, style::SIZE).into_drawing_area();
-                    draw(&root, &data, kind).map_err(failed)?;
-                    root.present().map_err(|e| failed(e.to_string()))?;
+                    draw(&root, &data, kind)
+                        .and_then(|()| root.present().map_err(|e| e.to_string()))
                 }
                 ChartFormat::Png => {
                     let root = BitMapBackend::new(&partial, style::SIZE).into_drawing_area();
-                    draw(&root, &data, kind).map_err(failed)?;
-                    root.present().map_err(|e| failed(e.to_string()))?;
+                    draw(&root, &data, kind)
+                        .and_then(|()| root.present().map_err(|e| e.to_string()))
                 }
+            };
+            if let Err(why) =
+                drawn.and_then(|()| fs::rename(&partial, &path).map_err(|e| e.to_string()))
+            {
+                let _ = fs::remove_file(&partial);
+                return Err(ChartError(format!("{}: {why}", path.display())));
             }
-            fs::rename(&partial, &path).map_err(|e| failed(e.to_string()))?;
             written.push(path);
         }
     }
@@ -89,14 +93,6 @@ fn draw<DB: DrawingBackend>(
     kind: ChartKind,
 ) -> Result<(), String> {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let (fewest, most) = kind.axes();
-    if !(fewest..=most).contains(&data.axes.len()) {
-        return Err(format!(
-            "the {} chart does not fit a sweep of {} axes",
-            kind.name(),
-            data.axes.len()
-        ));
-    }
     match kind {
         ChartKind::DuplicateCurve => curve::draw(root, data, curve::Measure::Duplicates),
         ChartKind::AttemptsCurve => curve::draw(root, data, curve::Measure::Attempts),

@@ -1,6 +1,7 @@
 //! Output files: written into a staging folder beside the target, then moved into place whole,
 //! so a reader never sees a half-written experiment and a failed run leaves nothing behind.
 
+pub mod column;
 pub mod manifest;
 pub mod runs;
 mod staging;
@@ -19,6 +20,7 @@ use crate::progress::Progress;
 use crate::run::{self, PointResult, Results};
 use crate::sim::{Job, RunResult};
 use crate::sweep::{Point, Sweep};
+use column::Column;
 pub use staging::Staging;
 use trace::Trace;
 
@@ -54,10 +56,10 @@ pub struct Writer {
 impl Writer {
     /// Creates the files in `dir` with their headers.
     pub fn create(dir: &Path, sweep: &Sweep) -> io::Result<Writer> {
-        let header = |columns: &[&str]| -> Vec<String> {
+        let header = |columns: &[Column]| -> Vec<String> {
             sweep
                 .paths()
-                .chain(columns.iter().copied())
+                .chain(columns.iter().map(|c| c.name))
                 .map(String::from)
                 .collect()
         };
@@ -68,9 +70,7 @@ impl Writer {
         runs.write_record(header(&runs::COLUMNS))?;
         runs.flush()?;
         let mut tools = csv::Writer::from_path(dir.join("tools.csv"))?;
-        let tool_columns = tools::columns();
-        let tool_columns: Vec<&str> = tool_columns.iter().map(String::as_str).collect();
-        tools.write_record(header(&tool_columns))?;
+        tools.write_record(header(&tools::COLUMNS))?;
         tools.flush()?;
         let timeline = match sweep.base.output.timeline {
             None => None,

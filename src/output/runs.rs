@@ -1,30 +1,31 @@
 //! `runs.csv`: one row per sweep point × configuration × replication, the raw material of every
 //! interval in `summary.csv`, written as each run is folded in. Columns are documented in `out/README.md`.
 
+use super::column::{Column, Kind::*, col};
 use super::fixed;
 use crate::metrics::{Measure, Sample, StopReason};
 use crate::sim::{Job, RunResult};
 use crate::sweep::Point;
 
 /// The columns after the parameter columns.
-pub const COLUMNS: [&str; 17] = [
-    "experiment",
-    "policy",
-    "replication",
-    "tasks",
-    "intents",
-    "attempts_per_intent",
-    "effects_per_intent",
-    "duplicates_per_intent",
-    "success_rate",
-    "ghost_rate",
-    "mean_completion_ticks",
-    "tasks_succeeded",
-    "stopped_attempt_limit",
-    "stopped_not_retryable",
-    "hung",
-    "events",
-    "timeouts",
+pub const COLUMNS: [Column; 17] = [
+    col("experiment", Text),
+    col("policy", Text),
+    col("replication", Count),
+    col("tasks", Count),
+    col("intents", Count),
+    col("attempts_per_intent", Number),
+    col("effects_per_intent", Number),
+    col("duplicates_per_intent", Number),
+    col("success_rate", Number),
+    col("ghost_rate", Number),
+    col("mean_completion_ticks", Number),
+    col("tasks_succeeded", Count),
+    col("stopped_attempt_limit", Count),
+    col("stopped_not_retryable", Count),
+    col("hung", Count),
+    col("events", Count),
+    col("timeouts", Count),
 ];
 
 /// The row of one run: configuration `job.policy`'s replication `job.replication` at

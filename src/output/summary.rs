@@ -1,66 +1,74 @@
 //! `summary.csv`: one row per sweep point × configuration, the point's parameters first.
 //! Columns are documented in `out/README.md`.
 
+use super::column::{Column, Kind::*, col, mean_seconds, seconds};
 use super::fixed;
 use crate::metrics::{Measure, StopReason};
 use crate::run::PointResult;
 use crate::sweep::Point;
 use crate::theory::ClosedForms;
 
+/// What `agrees` says: both theory values inside their intervals, not, or no closed form.
+const AGREES: [&str; 3] = ["yes", "no", "none"];
+const KEYS: [&str; 3] = ["none", "per_intent", "per_attempt"];
+
 /// The columns after the parameter columns.
-pub const COLUMNS: [&str; 52] = [
-    "experiment",
-    "policy",
-    "seed",
-    "replications",
-    "tasks",
-    "intents",
-    "attempts_per_intent",
-    "attempts_ci95",
-    "effects_per_intent",
-    "duplicates_per_intent",
-    "duplicates_ci95",
-    "success_rate",
-    "ghost_rate",
-    "theory_attempts_per_intent",
-    "theory_duplicates_per_intent",
-    "agrees",
-    "attempts_z",
-    "duplicates_z",
-    "effects_ci95",
-    "theory_effects_per_intent",
-    "success_ci95",
-    "theory_success_rate",
-    "ghost_ci95",
-    "theory_ghost_rate",
-    "mean_completion_ticks",
-    "tasks_succeeded",
-    "max_attempts",
-    "idempotency_key",
-    "stopped_attempt_limit",
-    "stopped_not_retryable",
-    "hung",
-    "theory_a",
-    "theory_b",
-    "timeouts",
-    "stopped_deadline_exceeded",
-    "stopped_dispatch_budget_exhausted",
-    "stopped_cancelled",
-    "stopped_needs_reconciliation",
-    "stopped_breaker_open",
-    "short_circuited",
-    "stopped_retry_budget_exhausted",
-    "stopped_permanent_failure",
-    "stopped_budget_too_small",
-    "lookups",
-    "hedges",
-    "completion_p50_ticks",
-    "completion_p99_ticks",
-    "stopped_idempotency_conflict",
-    "task_success_rate",
-    "calls_per_task",
-    "duplicates_per_task",
-    "calls_while_down",
+pub const COLUMNS: [Column; 55] = [
+    col("experiment", Text),
+    col("policy", Text),
+    col("seed", Count),
+    col("replications", Count),
+    col("tasks", Count),
+    col("intents", Count),
+    col("attempts_per_intent", Number),
+    col("attempts_ci95", Number),
+    col("effects_per_intent", Number),
+    col("duplicates_per_intent", Number),
+    col("duplicates_ci95", Number),
+    col("success_rate", Number),
+    col("ghost_rate", Number),
+    col("theory_attempts_per_intent", NumberOrEmpty),
+    col("theory_duplicates_per_intent", NumberOrEmpty),
+    col("agrees", Word(&AGREES)),
+    col("attempts_z", NumberOrEmpty),
+    col("duplicates_z", NumberOrEmpty),
+    col("effects_ci95", Number),
+    col("theory_effects_per_intent", NumberOrEmpty),
+    col("success_ci95", Number),
+    col("theory_success_rate", NumberOrEmpty),
+    col("ghost_ci95", Number),
+    col("theory_ghost_rate", NumberOrEmpty),
+    col("mean_completion_ticks", Number),
+    col("tasks_succeeded", Count),
+    col("max_attempts", CountOrEmpty),
+    col("idempotency_key", Word(&KEYS)),
+    col("stopped_attempt_limit", Count),
+    col("stopped_not_retryable", Count),
+    col("hung", Count),
+    col("theory_a", NumberOrEmpty),
+    col("theory_b", NumberOrEmpty),
+    col("timeouts", Count),
+    col("stopped_deadline_exceeded", Count),
+    col("stopped_dispatch_budget_exhausted", Count),
+    col("stopped_cancelled", Count),
+    col("stopped_needs_reconciliation", Count),
+    col("stopped_breaker_open", Count),
+    col("short_circuited", Count),
+    col("stopped_retry_budget_exhausted", Count),
+    col("stopped_permanent_failure", Count),
+    col("stopped_budget_too_small", Count),
+    col("lookups", Count),
+    col("hedges", Count),
+    col("completion_p50_ticks", Count),
+    col("completion_p99_ticks", Count),
+    col("stopped_idempotency_conflict", Count),
+    col("task_success_rate", Number),
+    col("calls_per_task", Number),
+    col("duplicates_per_task", Number),
+    col("calls_while_down", Count),
+    col("mean_completion_s", Number),
+    col("completion_p50_s", Number),
+    col("completion_p99_s", Number),
 ];
 
 /// The rows of one point, one per configuration, parameters first.
@@ -105,7 +113,12 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 fixed(est(Measure::Ghost).mean),
                 theory(|t| t.attempts),
                 theory(|t| t.duplicates),
-                result.agrees().map_or(String::new(), |a| a.to_string()),
+                AGREES[match result.agrees() {
+                    Some(true) => 0,
+                    Some(false) => 1,
+                    None => 2,
+                }]
+                .to_string(),
                 z(Measure::Attempts, |t| t.attempts),
                 z(Measure::Duplicates, |t| t.duplicates),
                 fixed(est(Measure::Effects).half_width),
@@ -120,7 +133,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                     .retry
                     .max_attempts
                     .cap()
-                    .map_or("unlimited".into(), |n| n.to_string()),
+                    .map_or(String::new(), |n| n.to_string()),
                 policy.key.name().to_string(),
                 stopped(StopReason::AttemptLimit),
                 stopped(StopReason::NotRetryable),
@@ -146,6 +159,9 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 fixed(per_task(tools.calls)),
                 fixed(per_task(tools.duplicates)),
                 tools.calls_while_down.to_string(),
+                mean_seconds(est(Measure::Completion).mean),
+                seconds(result.completion_p50.0),
+                seconds(result.completion_p99.0),
             ];
             point
                 .params
@@ -155,4 +171,15 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 .collect()
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::KeyScope;
+
+    #[test]
+    fn the_key_words_are_the_scopes_names() {
+        assert_eq!(KEYS, KeyScope::ALL.map(KeyScope::name));
+    }
 }

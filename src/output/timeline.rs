@@ -3,19 +3,21 @@
 //! went. Every configuration of a point gets the same stretches, from tick 0 to the last one
 //! anything happened in at that point. Columns are documented in `out/README.md`.
 
+use super::column::{Column, Kind::*, col, seconds};
 use crate::run::PointResult;
 use crate::sweep::Point;
 
 /// The columns after the parameter columns.
-pub const COLUMNS: [&str; 8] = [
-    "experiment",
-    "policy",
-    "tool",
-    "from_tick",
-    "calls",
-    "calls_while_down",
-    "short_circuited",
-    "successes",
+pub const COLUMNS: [Column; 9] = [
+    col("experiment", Text),
+    col("policy", Text),
+    col("tool", Text),
+    col("from_tick", Count),
+    col("calls", Count),
+    col("calls_while_down", Count),
+    col("short_circuited", Count),
+    col("successes", Count),
+    col("from_s", Number),
 ];
 
 /// The rows of one point, configurations and their tools in config order.
@@ -39,6 +41,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
             for i in 0..stretches {
                 let b = buckets.get(i).copied().unwrap_or_default();
                 let counts = [b.calls, b.calls_while_down, b.short_circuited, b.successes];
+                let from = i as u64 * timeline.width().0;
                 rows.push(
                     point
                         .params
@@ -48,9 +51,10 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                             exp.name.clone(),
                             policy.name.clone(),
                             tool.name.clone(),
-                            (i as u64 * timeline.width().0).to_string(),
+                            from.to_string(),
                         ])
                         .chain(counts.iter().map(u64::to_string))
+                        .chain([seconds(from)])
                         .collect(),
                 );
             }

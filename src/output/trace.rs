@@ -7,8 +7,9 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use super::column::{Column, Kind::*, col, seconds};
 use crate::experiment::{Experiment, OutputOptions};
-use crate::metrics::{AttemptRecord, IntentRecord};
+use crate::metrics::{AttemptRecord, IntentRecord, Outcome};
 use crate::policy::layers;
 use crate::sim::Job;
 use crate::sweep::Point;
@@ -20,39 +21,65 @@ pub enum Trace {
     Attempts,
 }
 
-const INTENT_COLUMNS: [&str; 17] = [
-    "experiment",
-    "policy",
-    "replication",
-    "intent",
-    "tool",
-    "attempts",
-    "effects",
-    "status",
-    "stop_reason",
-    "business_state",
-    "start_tick",
-    "end_tick",
-    "timeouts",
-    "backoff_ticks",
-    "short_circuited",
-    "lookups",
-    "hedges",
+/// `status`, `stop_reason` (`none` for an intent that succeeded), `business_state` and an
+/// attempt's `outcome`: the names the metrics give them (a test holds the lists in step).
+const STATUSES: [&str; 2] = ["succeeded", "stopped"];
+const STOP_REASONS: [&str; 13] = [
+    "none",
+    "attempt_limit",
+    "not_retryable",
+    "hung",
+    "deadline_exceeded",
+    "dispatch_budget_exhausted",
+    "cancelled",
+    "needs_reconciliation",
+    "breaker_open",
+    "retry_budget_exhausted",
+    "permanent_failure",
+    "budget_too_small",
+    "idempotency_conflict",
+];
+const BUSINESS_STATES: [&str; 4] = ["not_attempted", "unknown", "confirmed", "read_only"];
+
+const INTENT_COLUMNS: [Column; 20] = [
+    col("experiment", Text),
+    col("policy", Text),
+    col("replication", Count),
+    col("intent", Count),
+    col("tool", Text),
+    col("attempts", Count),
+    col("effects", Count),
+    col("status", Word(&STATUSES)),
+    col("stop_reason", Word(&STOP_REASONS)),
+    col("business_state", Word(&BUSINESS_STATES)),
+    col("start_tick", Count),
+    col("end_tick", Count),
+    col("timeouts", Count),
+    col("backoff_ticks", Count),
+    col("short_circuited", Count),
+    col("lookups", Count),
+    col("hedges", Count),
+    col("start_s", Number),
+    col("end_s", Number),
+    col("backoff_s", Number),
 ];
 
-const ATTEMPT_COLUMNS: [&str; 12] = [
-    "experiment",
-    "policy",
-    "replication",
-    "intent",
-    "layer",
-    "attempt",
-    "dispatch_tick",
-    "end_tick",
-    "granted_timeout_ticks",
-    "outcome",
-    "committed",
-    "key",
+const ATTEMPT_COLUMNS: [Column; 15] = [
+    col("experiment", Text),
+    col("policy", Text),
+    col("replication", Count),
+    col("intent", Count),
+    col("layer", Label),
+    col("attempt", Count),
+    col("dispatch_tick", Count),
+    col("end_tick", Count),
+    col("granted_timeout_ticks", CountOrEmpty),
+    col("outcome", Word(&Outcome::NAMES)),
+    col("committed", Flag),
+    col("key", Label),
+    col("dispatch_s", Number),
+    col("end_s", Number),
+    col("granted_timeout_s", NumberOrEmpty),
 ];
 
 impl Trace {
@@ -66,7 +93,7 @@ impl Trace {
     }
 
     /// The columns after the parameter columns.
-    pub fn columns(self) -> &'static [&'static str] {
+    pub fn columns(self) -> &'static [Column] {
         match self {
             Trace::Intents => &INTENT_COLUMNS,
             Trace::Attempts => &ATTEMPT_COLUMNS,
@@ -140,7 +167,10 @@ impl<'a> TraceWriter<'a> {
                     r.attempts.to_string(),
                     r.effects.to_string(),
                     r.status.name().to_string(),
-                    r.status.stop_reason().map_or("", |s| s.name()).to_string(),
+                    r.status
+                        .stop_reason()
+                        .map_or("none", |s| s.name())
+                        .to_string(),
                     r.business_state.name().to_string(),
                     r.start.0.to_string(),
                     r.end.0.to_string(),
@@ -149,6 +179,9 @@ impl<'a> TraceWriter<'a> {
                     r.short_circuited.to_string(),
                     r.lookups.to_string(),
                     r.hedges.to_string(),
+                    seconds(r.start.0),
+                    seconds(r.end.0),
+                    seconds(r.backoff.0),
                 ];
                 self.row(which.into_iter().chain(row))
             }
@@ -174,6 +207,9 @@ impl<'a> TraceWriter<'a> {
                         a.outcome.name().to_string(),
                         a.committed.to_string(),
                         key,
+                        seconds(a.dispatch.0),
+                        seconds(a.end.0),
+                        a.granted.map_or(String::new(), |t| seconds(t.0)),
                     ];
                     self.row(which.iter().cloned().chain(row))?;
                 }
@@ -191,5 +227,24 @@ impl<'a> TraceWriter<'a> {
     pub fn finish(self) -> io::Result<()> {
         let mut inner = self.csv.into_inner().map_err(|e| e.into_error())?;
         inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{BusinessState, StopReason};
+
+    #[test]
+    fn the_word_lists_are_the_names_the_metrics_give() {
+        let reasons: Vec<&str> = StopReason::ALL.iter().map(|r| r.name()).collect();
+        assert_eq!(STOP_REASONS[1..], reasons[..]);
+        let states = [
+            BusinessState::NotAttempted,
+            BusinessState::Unknown,
+            BusinessState::Confirmed,
+            BusinessState::ReadOnly,
+        ];
+        assert_eq!(BUSINESS_STATES, states.map(BusinessState::name));
     }
 }

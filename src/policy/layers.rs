@@ -77,8 +77,8 @@ impl Tries {
     }
 }
 
-/// The dotted path of a dispatch through the layers, each layer's attempt number outermost
-/// first (`2.1.3`), given the layer each dispatch began an attempt of: the first dispatch
+/// The path of a dispatch through the layers, each layer's attempt number outermost first,
+/// joined by `/` (`2/1/3`: no CSV reader takes it for a number, as it would `1.10`), given the layer each dispatch began an attempt of: the first dispatch
 /// begins layer 0's first, a retry begins an attempt of the layer that retried.
 pub fn paths(depth: usize, began: impl IntoIterator<Item = usize>) -> Vec<String> {
     let mut tries = Tries::default();
@@ -92,7 +92,7 @@ pub fn paths(depth: usize, began: impl IntoIterator<Item = usize>) -> Vec<String
                 tries.begin(layer);
             }
             let numbers: Vec<String> = tries.attempts.iter().map(u32::to_string).collect();
-            numbers.join(".")
+            numbers.join("/")
         })
         .collect()
 }
@@ -129,8 +129,8 @@ mod tests {
         assert_eq!(began.len(), 27);
         assert_eq!(stop, RetryDecision::AttemptLimit);
         let paths = paths(3, began);
-        assert_eq!(paths[..4], ["1.1.1", "1.1.2", "1.1.3", "1.2.1"]);
-        assert_eq!(paths[26], "3.3.3");
+        assert_eq!(paths[..4], ["1/1/1", "1/1/2", "1/1/3", "1/2/1"]);
+        assert_eq!(paths[26], "3/3/3");
     }
 
     /// A class the innermost layer does not retry goes up to a layer that does.
