@@ -132,8 +132,9 @@ impl ConfigError {
 /// The most characters of a source line an error quotes: a longer line is cut to a window
 /// around the offending token.
 const MAX_EXCERPT: usize = 100;
-/// The most characters of a message, which may quote a value from the file.
-const MAX_MESSAGE: usize = 300;
+/// The most characters of a message, which may quote a value from the file: room for the
+/// longest list of allowed keys.
+const MAX_MESSAGE: usize = 1000;
 
 /// `line` with the columns `marked` (in characters), cut to a window of at most
 /// [`MAX_EXCERPT`] characters that keeps the start of the mark, with `…` where it was cut.
