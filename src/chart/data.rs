@@ -126,7 +126,9 @@ impl Data {
 
         let summary_path = dir.join("summary.csv");
         let bad_summary = |why: String| ChartError(format!("{}: {why}", summary_path.display()));
-        let mut reader = csv::Reader::from_path(&summary_path)
+        let mut reader = csv::ReaderBuilder::new()
+            .flexible(true)
+            .from_path(&summary_path)
             .map_err(|e| bad_summary(format!("cannot read: {e}")))?;
         let columns: Vec<String> = reader
             .headers()
@@ -229,7 +231,10 @@ impl Data {
 /// The rows of `timeline.csv`, checked like `summary.csv`.
 fn stretches(path: &Path, axes: &[Axis]) -> Result<Vec<Stretch>, ChartError> {
     let bad = |why: String| ChartError(format!("{}: {why}", path.display()));
-    let mut reader = csv::Reader::from_path(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(path)
+        .map_err(|e| bad(format!("cannot read: {e}")))?;
     let columns: Vec<String> = reader
         .headers()
         .map_err(|e| bad(e.to_string()))?

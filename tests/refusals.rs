@@ -1,0 +1,594 @@
+//! A catalogue of bad input, each case through the binary: configs, command-line arguments,
+//! latency CSVs and output folders. Every case must exit with its code, say where the problem
+//! is, print no panic, write nothing to stdout and leave no output behind.
+
+mod binary;
+
+use std::fs;
+use std::path::Path;
+
+use binary::{files, retrysim, text};
+
+/// A valid config, which each config case breaks in one place.
+const GOOD: &str = r#"name = "good"
+seed = 1
+
+[workload]
+tasks = 10
+
+[[tool]]
+name = "charge"
+request_loss = 0.1
+reply_loss = 0.2
+service_time = { dist = "constant", value = "1ms" }
+
+[[policy]]
+name = "p"
+max_attempts = 3
+"#;
+
+/// A config with an empirical service time read from `lat.csv`.
+const EMPIRICAL: &str = r#"name = "good"
+[workload]
+tasks = 10
+[[tool]]
+name = "charge"
+service_time = { dist = "empirical", file = "lat.csv" }
+[[policy]]
+name = "p"
+"#;
+
+/// One bad input: the files to write (`c.toml` and any other), the arguments, the exit code,
+/// and what the message must say.
+struct Case {
+    name: &'static str,
+    files: Vec<(&'static str, Vec<u8>)>,
+    args: Vec<String>,
+    code: i32,
+    says: Vec<&'static str>,
+}
+
+fn config_case(name: &'static str, text: String, says: &[&'static str]) -> Case {
+    Case {
+        name,
+        files: vec![("c.toml", text.into_bytes())],
+        args: vec!["run".into(), "c.toml".into()],
+        code: 2,
+        says: says.to_vec(),
+    }
+}
+
+/// `GOOD` with `from` replaced by `to`, which must be in it.
+fn good_with(from: &str, to: &str) -> String {
+    assert!(GOOD.contains(from), "{from}");
+    GOOD.replacen(from, to, 1)
+}
+
+fn with_policy(extra: &str) -> String {
+    good_with(
+        "max_attempts = 3\n",
+        &format!("max_attempts = 3\n{extra}\n"),
+    )
+}
+
+fn config_cases() -> Vec<Case> {
+    let long_name = format!("name = \"{}\"", "x".repeat(101));
+    // "café" in Latin-1, in a comment on line 14.
+    let at = GOOD.find("name = \"p\"").unwrap() + "name = \"p\"".len();
+    let latin = [
+        &GOOD.as_bytes()[..at],
+        b" # caf\xE9",
+        &GOOD.as_bytes()[at..],
+    ]
+    .concat();
+    let mut big = GOOD.to_string();
+    big.push_str(&format!("# {}\n", "x".repeat(1024 * 1024)));
+    let long_line = good_with("seed = 1", &format!("seed = {}x", "1".repeat(200_000)));
+    let mut cases = vec![
+        config_case(
+            "a probability above 1",
+            good_with("reply_loss = 0.2", "reply_loss = 1.5"),
+            &["c.toml:10:14: tool[0].reply_loss", "not a probability"],
+        ),
+        config_case(
+            "probabilities over 1 together",
+            good_with("reply_loss = 0.2", "reply_loss = 0.95"),
+            &["c.toml:", "tool[0]", "at most 1"],
+        ),
+        config_case(
+            "an unknown top-level key",
+            good_with("seed = 1", "seed = 1\nsede = 2"),
+            &["c.toml:3:1: sede", "unknown field `sede`"],
+        ),
+        config_case(
+            "an unknown tool key",
+            good_with("reply_loss = 0.2", "reply_los = 0.2"),
+            &["c.toml:10:1: tool[0].reply_los", "unknown field"],
+        ),
+        config_case(
+            "an unknown policy key",
+            with_policy("retries = 2"),
+            &["c.toml:16:1: policy[0].retries", "unknown field"],
+        ),
+        config_case(
+            "a negative duration",
+            good_with("value = \"1ms\"", "value = \"-5ms\""),
+            &["c.toml:11:", "service_time.value", "negative"],
+        ),
+        config_case(
+            "a duration finer than a tick",
+            good_with("value = \"1ms\"", "value = \"0.5us\""),
+            &["c.toml:11:", "service_time.value"],
+        ),
+        config_case(
+            "a duration without a known unit",
+            good_with("value = \"1ms\"", "value = \"1 fortnight\""),
+            &["c.toml:11:", "service_time.value"],
+        ),
+        config_case(
+            "zero attempts",
+            good_with("max_attempts = 3", "max_attempts = 0"),
+            &["c.toml:15:16: policy[0].max_attempts"],
+        ),
+        config_case(
+            "zero tasks",
+            good_with("tasks = 10", "tasks = 0"),
+            &["c.toml:5:9: workload.tasks", "0 tasks"],
+        ),
+        config_case(
+            "zero replications",
+            good_with("seed = 1", "seed = 1\nreplications = 0"),
+            &["c.toml:3:16: replications"],
+        ),
+        config_case(
+            "a zero horizon",
+            good_with("seed = 1", "seed = 1\nhorizon = 0"),
+            &["c.toml:3:11: horizon", "runs nothing"],
+        ),
+        config_case(
+            "a name with capitals",
+            good_with("name = \"good\"", "name = \"Good\""),
+            &["c.toml:1:8: name", "cannot be used as a name"],
+        ),
+        config_case(
+            "a name too long for a folder",
+            good_with("name = \"good\"", &long_name),
+            &["c.toml:1:8: name", "too long", "at most 100"],
+        ),
+        config_case(
+            "a tool named twice",
+            good_with("[[policy]]", "[[tool]]\nname = \"charge\"\n\n[[policy]]"),
+            &["c.toml:14:8: tool[1].name", "named twice"],
+        ),
+        config_case(
+            "a call to no tool",
+            good_with("tasks = 10", "tasks = 10\ncalls = [\"refund\"]"),
+            &["c.toml:6:", "workload.calls", "refund"],
+        ),
+        config_case(
+            "a percentile timeout on random legs",
+            good_with(
+                "reply_loss = 0.2",
+                "reply_loss = 0.2\nrequest_latency = { dist = \"exponential\", mean = \"1ms\" }",
+            )
+            .replace("max_attempts = 3", "max_attempts = 3\ntimeout = \"p90\""),
+            &["policy[0].timeout", "constant request and reply"],
+        ),
+        config_case(
+            "a multiple of a maximum that does not exist",
+            good_with(
+                "dist = \"constant\", value = \"1ms\"",
+                "dist = \"exponential\", mean = \"1ms\"",
+            )
+            .replace("max_attempts = 3", "max_attempts = 3\ntimeout = \"2x max\""),
+            &["policy[0].timeout", "no maximum"],
+        ),
+        config_case(
+            "a hedge on a write without a key",
+            with_policy("hedge_delay = \"5ms\""),
+            &[
+                "c.toml:16:15: policy[0].hedge_delay",
+                "not safe to send twice",
+            ],
+        ),
+        config_case(
+            "a lookup without a key",
+            with_policy("lookup_before_retry = true"),
+            &["policy[0].lookup_before_retry", "no stable one"],
+        ),
+        config_case(
+            "admission without a deadline",
+            with_policy(
+                "admission = { reserve = \"1s\", min_attempt = \"1s\", timeout_cap = \"1s\" }",
+            ),
+            &["c.toml:16:13: policy[0].admission", "deadline"],
+        ),
+        config_case(
+            "layers beside max_attempts",
+            with_policy("layers = [{ name = \"a\", max_attempts = 2 }]"),
+            &["policy[0]", "max_attempts"],
+        ),
+        config_case(
+            "endless retries",
+            good_with("request_loss = 0.1", "request_loss = 0.8")
+                .replace("max_attempts = 3", "max_attempts = \"unlimited\""),
+            &["c.toml:15:16: policy[0].max_attempts", "never end"],
+        ),
+        config_case(
+            "an unknown retry budget",
+            with_policy("retry_budget = { kind = \"leaky\" }"),
+            &["policy[0].retry_budget.kind", "unknown value \"leaky\""],
+        ),
+        config_case(
+            "a breaker rate above 1",
+            with_policy("breaker = { failure_rate = 2.0 }"),
+            &["policy[0].breaker.failure_rate"],
+        ),
+        config_case(
+            "a backoff that shrinks",
+            with_policy("backoff = { multiplier = 0.5 }"),
+            &["policy[0].backoff.multiplier"],
+        ),
+        config_case(
+            "an unknown timeout tie",
+            with_policy("timeout_tie = \"early\""),
+            &[
+                "c.toml:16:15: policy[0].timeout_tie",
+                "\"late\", \"in_time\"",
+            ],
+        ),
+        config_case(
+            "a sweep over an unknown key",
+            format!(
+                "{GOOD}[sweep]\n[[sweep.axis]]\npath = \"tool.charge.reply_lost\"\nvalues = [0.1]\n"
+            ),
+            &["c.toml:", "sweep.axis[0]", "reply_lost"],
+        ),
+        config_case(
+            "a swept value out of range",
+            format!(
+                "{GOOD}[sweep]\n[[sweep.axis]]\npath = \"tool.charge.reply_loss\"\nvalues = [0.1, 1.5]\n"
+            ),
+            &[
+                "c.toml:19:16: sweep.axis[0]",
+                "at tool.charge.reply_loss = 1.5",
+                "not a probability",
+            ],
+        ),
+        config_case(
+            "a grid chart for one axis",
+            format!(
+                "{GOOD}[output]\ncharts = [\"grid\"]\n[sweep]\n[[sweep.axis]]\npath = \"tool.charge.reply_loss\"\nvalues = [0.1]\n"
+            ),
+            &["c.toml:17:11: output.charts", "needs a sweep of 2 axes"],
+        ),
+        config_case(
+            "a timeline for a sweep",
+            format!(
+                "{GOOD}[output]\ncharts = [\"timeline\"]\ntimeline = \"1s\"\n[sweep]\n[[sweep.axis]]\npath = \"tool.charge.reply_loss\"\nvalues = [0.1]\n"
+            ),
+            &["c.toml:17:11: output.charts", "timeline"],
+        ),
+        config_case(
+            "an unknown chart",
+            format!("{GOOD}[output]\ncharts = [\"pie\"]\n"),
+            &["c.toml:17:11: output.charts[0]", "unknown value \"pie\""],
+        ),
+        config_case(
+            "a type error",
+            good_with("tasks = 10", "tasks = \"ten\""),
+            &["c.toml:5:9: workload.tasks", "invalid type"],
+        ),
+        config_case(
+            "a syntax error",
+            good_with("[workload]", "[workload"),
+            &["c.toml:4:10:", "unclosed table"],
+        ),
+        config_case(
+            "a missing required key",
+            good_with("tasks = 10", "clients = 3"),
+            &["c.toml:", "workload", "missing field `tasks`"],
+        ),
+        Case {
+            name: "a Latin-1 byte",
+            files: vec![("c.toml", latin)],
+            args: vec!["run".into(), "c.toml".into()],
+            code: 2,
+            says: vec!["c.toml:14:17:", "byte 0xE9 is not UTF-8", "^"],
+        },
+        config_case(
+            "a file over 1 MiB",
+            big,
+            &["c.toml: cannot read the config", "larger than 1024 KiB"],
+        ),
+        config_case(
+            "a 200 000-character line",
+            long_line,
+            &["c.toml:2:8:", "…", "^"],
+        ),
+    ];
+    // Latency CSVs beside the config.
+    for (name, csv, says) in [
+        (
+            "a latency that is not a duration",
+            "latency\n1ms\nabc\n",
+            vec!["lat.csv:3", "abc"],
+        ),
+        (
+            "a latency file without its column",
+            "delay\n1ms\n",
+            vec!["lat.csv", "latency"],
+        ),
+        ("an empty latency file", "latency\n", vec!["lat.csv", "no"]),
+        (
+            "a negative latency",
+            "latency\n-3ms\n",
+            vec!["lat.csv:2", "negative"],
+        ),
+    ] {
+        cases.push(Case {
+            name,
+            files: vec![("c.toml", EMPIRICAL.into()), ("lat.csv", csv.into())],
+            args: vec!["run".into(), "c.toml".into()],
+            code: 2,
+            says,
+        });
+    }
+    cases.push(Case {
+        name: "a latency file that is missing",
+        files: vec![("c.toml", EMPIRICAL.into())],
+        args: vec!["run".into(), "c.toml".into()],
+        code: 2,
+        says: vec!["c.toml:6:", "lat.csv"],
+    });
+    cases.push(Case {
+        name: "a latency file outside the config's folder",
+        files: vec![("c.toml", EMPIRICAL.replace("lat.csv", "../lat.csv").into())],
+        args: vec!["run".into(), "c.toml".into()],
+        code: 2,
+        says: vec!["c.toml:6:", "../lat.csv"],
+    });
+    cases
+}
+
+fn argument_cases() -> Vec<Case> {
+    let args = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let good = || vec![("c.toml", GOOD.as_bytes().to_vec())];
+    vec![
+        Case {
+            name: "no such config",
+            files: vec![],
+            args: args(&["run", "nope.toml"]),
+            code: 2,
+            says: vec!["nope.toml: cannot read the config"],
+        },
+        Case {
+            name: "a folder as the config",
+            files: good(),
+            args: args(&["run", "."]),
+            code: 2,
+            says: vec![".: cannot read the config", "not a regular file"],
+        },
+        Case {
+            name: "a device as the config",
+            files: vec![],
+            args: args(&["run", "/dev/zero"]),
+            code: 2,
+            says: vec!["/dev/zero: cannot read the config", "not a regular file"],
+        },
+        Case {
+            name: "zero threads",
+            files: good(),
+            args: args(&["run", "c.toml", "--threads", "0"]),
+            code: 2,
+            says: vec!["--threads", "from 1 to"],
+        },
+        Case {
+            name: "65535 threads",
+            files: good(),
+            args: args(&["run", "c.toml", "--threads", "65535"]),
+            code: 2,
+            says: vec!["--threads", "per core"],
+        },
+        Case {
+            name: "a negative seed",
+            files: good(),
+            args: args(&["run", "c.toml", "--seed", "-1"]),
+            code: 2,
+            says: vec!["'-1'"],
+        },
+        Case {
+            name: "an unknown flag",
+            files: good(),
+            args: args(&["run", "c.toml", "--fast"]),
+            code: 2,
+            says: vec!["--fast"],
+        },
+        Case {
+            name: "an unknown progress mode",
+            files: good(),
+            args: args(&["run", "c.toml", "--progress", "loud"]),
+            code: 2,
+            says: vec!["--progress", "loud"],
+        },
+        Case {
+            name: "a loss above 1 in theory",
+            files: vec![],
+            args: args(&["theory", "--request-loss", "1.5", "--reply-loss", "0"]),
+            code: 2,
+            says: vec!["--request-loss", "not a probability"],
+        },
+        Case {
+            name: "losses over 1 in theory",
+            files: vec![],
+            args: args(&[
+                "theory",
+                "--request-loss",
+                "0.6",
+                "--reply-loss",
+                "0.6",
+                "--max-attempts",
+                "2",
+            ]),
+            code: 2,
+            says: vec!["more than 1"],
+        },
+        Case {
+            name: "plot of no folder",
+            files: vec![],
+            args: args(&["plot", "nowhere"]),
+            code: 2,
+            says: vec!["nowhere/manifest.toml: cannot read"],
+        },
+    ]
+}
+
+/// Runs `case` in a fresh folder and checks everything a refusal promises.
+fn refused(case: &Case, dir: &Path) {
+    for (name, bytes) in &case.files {
+        fs::write(dir.join(name), bytes).unwrap();
+    }
+    let before = files(dir);
+    let args: Vec<&str> = case.args.iter().map(String::as_str).collect();
+    let out = retrysim(&args, dir);
+    let err = text(&out.stderr);
+    let label = case.name;
+    assert_eq!(out.status.code(), Some(case.code), "{label}: {err}");
+    for phrase in &case.says {
+        assert!(err.contains(phrase), "{label}: no {phrase:?} in\n{err}");
+    }
+    assert!(!err.contains("panicked"), "{label}: {err}");
+    assert!(err.len() < 4000, "{label}: {} bytes of stderr", err.len());
+    assert!(out.stdout.is_empty(), "{label}: {}", text(&out.stdout));
+    assert_eq!(files(dir), before, "{label}: something was written");
+    assert!(!dir.join("out").exists(), "{label}: out/ was created");
+}
+
+#[test]
+fn bad_configs_are_refused_where_they_are_wrong() {
+    let cases = config_cases();
+    assert!(cases.len() >= 40, "{} config cases", cases.len());
+    for case in &cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("cfg");
+        fs::create_dir(&dir).unwrap();
+        refused(case, &dir);
+    }
+}
+
+#[test]
+fn bad_arguments_are_refused() {
+    for case in argument_cases() {
+        let tmp = tempfile::tempdir().unwrap();
+        refused(&case, tmp.path());
+    }
+}
+
+/// `row` with its cell `i` replaced by `cell`.
+fn with_cell(row: &str, i: usize, cell: &str) -> String {
+    let mut cells: Vec<&str> = row.split(',').collect();
+    cells[i] = cell;
+    cells.join(",")
+}
+
+/// An output folder broken in one way: `plot` refuses it with exit 2, names the file, line
+/// and column, and writes no chart, partial or whole.
+#[test]
+fn broken_output_folders_are_refused_by_plot() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join("c.toml"), GOOD).unwrap();
+    let run = retrysim(
+        &["run", "c.toml", "--progress", "none", "--quiet"],
+        tmp.path(),
+    );
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let good = tmp.path().join("out/good");
+    fs::remove_dir_all(good.join("charts")).unwrap();
+    let summary = fs::read_to_string(good.join("summary.csv")).unwrap();
+    let header = summary.lines().next().unwrap().to_string();
+    let row = summary.lines().nth(1).unwrap().to_string();
+    let manifest = fs::read_to_string(good.join("manifest.toml")).unwrap();
+    let swapped = header.replacen("experiment,policy", "policy,experiment", 1);
+    let cases: Vec<(&str, &str, String, Vec<String>)> = vec![
+        (
+            "a summary with only its header",
+            "summary.csv",
+            format!("{header}\n"),
+            vec![
+                "summary.csv: 0 rows".into(),
+                "1 configurations make 1".into(),
+            ],
+        ),
+        (
+            "a word where a number belongs",
+            "summary.csv",
+            format!("{header}\n{}\n", with_cell(&row, 6, "abc")),
+            vec![
+                "summary.csv: line 2, column `attempts_per_intent`: `abc` is not a number value"
+                    .into(),
+            ],
+        ),
+        (
+            "a row too short",
+            "summary.csv",
+            format!("{header}\ngood,p\n"),
+            vec!["summary.csv: line 2: 2 cells, expected 55".into()],
+        ),
+        (
+            "two columns swapped",
+            "summary.csv",
+            format!("{swapped}\n{row}\n"),
+            vec!["summary.csv: column 1 is `policy`, expected `experiment`".into()],
+        ),
+        (
+            "a row too many",
+            "summary.csv",
+            format!("{header}\n{row}\n{row}\n"),
+            vec!["summary.csv: 2 rows".into()],
+        ),
+        (
+            "a manifest that is not TOML",
+            "manifest.toml",
+            "[resolved\n".into(),
+            vec!["manifest.toml".into()],
+        ),
+        (
+            "a manifest without its config",
+            "manifest.toml",
+            manifest.split("[resolved]").next().unwrap().to_string(),
+            vec!["manifest.toml: no [resolved] table".into()],
+        ),
+        (
+            "an unknown chart in the manifest",
+            "manifest.toml",
+            manifest.replace("charts = [\"comparison\"]", "charts = [\"pie\"]"),
+            vec!["manifest.toml: unknown chart \"pie\"".into()],
+        ),
+    ];
+    assert!(manifest.contains("charts = [\"comparison\"]"), "{manifest}");
+    for (label, file, content, says) in cases {
+        let dir = tmp.path().join("broken");
+        if dir.exists() {
+            fs::remove_dir_all(&dir).unwrap();
+        }
+        fs::create_dir(&dir).unwrap();
+        for entry in fs::read_dir(&good).unwrap() {
+            let entry = entry.unwrap();
+            fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
+        }
+        fs::write(dir.join(file), content).unwrap();
+        let before = files(&dir);
+        let out = retrysim(&["plot", "broken"], tmp.path());
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{label}: {err}");
+        for phrase in &says {
+            assert!(
+                err.contains(phrase.as_str()),
+                "{label}: no {phrase:?} in\n{err}"
+            );
+        }
+        assert!(!err.contains("panicked"), "{label}: {err}");
+        assert_eq!(files(&dir), before, "{label}: plot wrote something");
+        assert!(!dir.join("charts").exists(), "{label}: a chart folder");
+    }
+}
