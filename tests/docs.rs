@@ -148,3 +148,49 @@ fn every_column_is_documented_with_its_type() {
         }
     }
 }
+
+/// Every cell of every CSV file committed under `out/` has its column's type: one type per
+/// column in every file, whatever the experiment.
+#[test]
+fn every_committed_cell_has_its_columns_type() {
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("out");
+    let files: [(&str, &[Column]); 6] = [
+        ("summary.csv", &summary::COLUMNS),
+        ("runs.csv", &runs::COLUMNS),
+        ("tools.csv", &tools::COLUMNS),
+        ("timeline.csv", &timeline::COLUMNS),
+        ("intents.csv", Trace::Intents.columns()),
+        ("attempts.csv", Trace::Attempts.columns()),
+    ];
+    let mut cells = 0u64;
+    for experiment in fs::read_dir(&out).unwrap() {
+        let dir = experiment.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for (file, columns) in files {
+            let path = dir.join(file);
+            let Ok(mut reader) = csv::Reader::from_path(&path) else {
+                continue;
+            };
+            let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+            let params = header.len() - columns.len();
+            let names: Vec<&str> = columns.iter().map(|c| c.name).collect();
+            assert_eq!(header[params..], names[..], "{}", path.display());
+            for record in reader.records() {
+                let record = record.unwrap();
+                for (cell, column) in record.iter().skip(params).zip(columns) {
+                    assert!(
+                        column.kind.accepts(cell),
+                        "{}: `{cell}` in column `{}` is not a {} value",
+                        path.display(),
+                        column.name,
+                        column.kind.name()
+                    );
+                    cells += 1;
+                }
+            }
+        }
+    }
+    assert!(cells > 50_000, "only {cells} cells checked");
+}
