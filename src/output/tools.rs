@@ -7,7 +7,7 @@ use crate::run::PointResult;
 use crate::sweep::Point;
 
 /// The columns after the parameter columns: the counts, then one per attempt outcome, in the
-/// order of [`Outcome::NAMES`] (a test holds the two in step).
+/// order of [`Outcome::NAMES`](crate::metrics::Outcome::NAMES) (a test holds the two in step).
 pub const COLUMNS: [Column; 21] = [
     col("experiment", Text),
     col("policy", Text),
