@@ -38,16 +38,25 @@ fn every_shipped_config_writes_its_committed_output() {
         let sweep = source.sweep().unwrap_or_else(|e| panic!("{e}"));
         let reference = root().join("out").join(&sweep.base.name);
         let mut progress = Progress::new(Mode::None, 0, 0, Vec::new());
-        let (results, staging) =
-            output::produce(&source, sweep, scratch.path(), &Options::default(), &mut progress)
-                .unwrap();
+        let (results, staging) = output::produce(
+            &source,
+            sweep,
+            scratch.path(),
+            &Options::default(),
+            &mut progress,
+        )
+        .unwrap();
         assert!(results.complete());
         let differences = check::compare(&reference, staging.path()).unwrap();
         assert!(
             differences.is_empty(),
             "{}:\n{}",
             source.name,
-            differences.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+            differences
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n")
         );
     }
 }

@@ -530,3 +530,90 @@ fn replications_stream_through_a_bounded_window() {
         );
     }
 }
+
+/// Same-tick ties, each decided by the queue's rule that events at one tick run in the order
+/// they were scheduled (a queue that ran the latest first would flip every one of them).
+mod ties {
+    use super::*;
+
+    /// A script of calls that each take `after`, under one policy.
+    fn scripted(after: &str, policy: &str) -> IntentRecord {
+        let exp = experiment(&format!(
+            r#"
+            name = "t"
+            [workload]
+            tasks = 1
+            [[tool]]
+            name = "order"
+            script = [{{ outcome = "ok", after = "{after}" }}]
+            [[policy]]
+            name = "p"
+            {policy}
+            "#
+        ));
+        records(&exp, 0)[0]
+    }
+
+    /// The timer is set at dispatch, before the reply is scheduled: a reply at exactly the
+    /// timeout comes second and is late.
+    #[test]
+    fn a_reply_exactly_at_the_timeout_is_late() {
+        let r = scripted("10ms", "timeout = \"10ms\"");
+        assert_eq!(
+            (r.status, r.timeouts, r.end),
+            (Status::Stopped(StopReason::AttemptLimit), 1, Tick(10_000))
+        );
+        let early = scripted("9999us", "timeout = \"10ms\"");
+        assert_eq!(early.status, Status::Succeeded);
+    }
+
+    /// Cancellation is scheduled when the intent starts, before the wait that the deadline
+    /// cuts: at the same tick, cancellation wins.
+    #[test]
+    fn cancellation_wins_a_tie_with_the_deadline() {
+        let r = scripted("30ms", "deadline = \"10ms\"\ncancel_after = \"10ms\"");
+        assert_eq!(
+            (r.status, r.end),
+            (Status::Stopped(StopReason::Cancelled), Tick(10_000))
+        );
+        let later = scripted("30ms", "deadline = \"10ms\"\ncancel_after = \"11ms\"");
+        assert_eq!(later.status, Status::Stopped(StopReason::DeadlineExceeded));
+    }
+
+    /// Two intents fail at the same tick and both retry at the same later tick, when the open
+    /// breaker has turned half-open with room for one probe: the intent whose retry was
+    /// scheduled first (whose failure was handled first) sends the probe, and the other is
+    /// short-circuited.
+    #[test]
+    fn the_first_scheduled_retry_is_the_half_open_probe() {
+        let exp = experiment(
+            r#"
+            name = "t"
+            [workload]
+            tasks = 2
+            clients = 2
+            [[tool]]
+            name = "order"
+            script = [{ outcome = "5xx", after = "10ms" }]
+            [[policy]]
+            name = "p"
+            max_attempts = 2
+            retry_on = ["5xx"]
+            backoff = { kind = "constant", initial_delay = "10ms", jitter = "none" }
+            breaker = { consecutive_failures = 1, open_duration = "5ms", half_open_probes = 1 }
+            "#,
+        );
+        let rs = records(&exp, 0);
+        let outcome: Vec<(u64, u32, u32, Status)> = rs
+            .iter()
+            .map(|r| (r.intent, r.attempts, r.short_circuited, r.status))
+            .collect();
+        assert_eq!(
+            outcome,
+            [
+                (0, 2, 0, Status::Stopped(StopReason::AttemptLimit)),
+                (1, 1, 1, Status::Stopped(StopReason::BreakerOpen)),
+            ]
+        );
+    }
+}
