@@ -1,7 +1,7 @@
 //! The simulation against its theory and its own contracts: closed forms, common random
 //! numbers, idempotency keys.
 
-mod common;
+use crate::common;
 
 use common::{assert_agrees, assert_pair_agrees, experiment, max_attempts, records, run_one};
 use retrysim::Experiment;

@@ -1,7 +1,7 @@
 //! Invariants that hold for every experiment, checked on random small ones. The generator's
 //! seed is fixed and no regression file is written, so every run checks the same cases.
 
-mod common;
+use crate::common;
 
 use common::{records, traced};
 use proptest::prelude::*;

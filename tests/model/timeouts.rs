@@ -1,7 +1,7 @@
 //! Per-attempt timeouts: abandoned attempts that still commit, silence, a server that makes a
 //! retry wait behind the work it abandoned, and the closed forms with a timeout.
 
-mod common;
+use crate::common;
 
 use common::{assert_pair_agrees, experiment, max_attempts, records, run_one, traced};
 use retrysim::Experiment;

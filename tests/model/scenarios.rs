@@ -1,7 +1,7 @@
 //! The reference scenarios, reproduced to the tick from the shipped configs in
 //! `configs/scenarios/`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

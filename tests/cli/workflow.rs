@@ -1,7 +1,7 @@
 //! The sweep workflow end to end through the binary: run a sweep on any number of threads, redraw
 //! its charts, check it against a fresh run, and stop it half way with Ctrl-C.
 
-mod binary;
+use crate::binary;
 
 use std::fs;
 use std::io::{BufRead, BufReader};

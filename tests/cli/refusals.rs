@@ -2,7 +2,7 @@
 //! latency CSVs and output folders. Every case must exit with its code, say where the problem
 //! is, print no panic, write nothing to stdout and leave no output behind.
 
-mod binary;
+use crate::binary;
 
 use std::fs;
 use std::path::Path;

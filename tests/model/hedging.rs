@@ -1,7 +1,7 @@
 //! Hedged requests: a second attempt once the first has gone unanswered for the hedge delay;
 //! the first reply wins, the loser is abandoned but still worked on.
 
-mod common;
+use crate::common;
 
 use common::{experiment, run_one, traced};
 use retrysim::config::Source;

@@ -1,6 +1,6 @@
 //! The `retrysim` binary as a user meets it: output files, determinism, and bad input.
 
-mod binary;
+use crate::binary;
 
 use std::fs;
 use std::process::Command;

@@ -1,0 +1,4 @@
+//! Reading configs, and the reference docs held against the code.
+
+mod docs;
+mod reading;

@@ -1,0 +1,10 @@
+//! The simulation through the library: closed forms, common random numbers, keys, timeouts,
+//! hedges, the seeds' scenarios to the tick, and properties of random small experiments. One
+//! binary for the area, so the suite links the crate few times.
+
+mod common;
+mod hedging;
+mod properties;
+mod scenarios;
+mod simulation;
+mod timeouts;
