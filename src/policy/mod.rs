@@ -4,9 +4,12 @@
 pub mod backoff;
 pub mod breaker;
 pub mod budget;
+pub mod gate;
+pub mod hedge;
 pub mod idempotency;
 pub mod layers;
 pub mod limits;
+pub mod reconcile;
 pub mod retry;
 pub mod safety;
 pub mod timeout;

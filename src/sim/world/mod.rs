@@ -28,7 +28,8 @@ use crate::metrics::{
 };
 use crate::model::station::Station;
 use crate::model::{Arrival, Tool, ToolKind, Workload};
-use crate::policy::{Breaker, FailureClass, Policy, RetryBudget};
+use crate::policy::gate::Gates;
+use crate::policy::{FailureClass, Policy};
 use crate::time::Tick;
 
 /// What reaches the client at the end of an attempt.
@@ -74,10 +75,8 @@ pub struct World<'a, S> {
     /// The tools each task calls, in order: the policy's own list or the workload's.
     calls: &'a [usize],
     policy: &'a Policy,
-    /// Each tool's circuit breaker, if the policy has one.
-    breakers: Vec<Option<Breaker>>,
-    /// Each tool's retry budget, if the policy has one.
-    budgets: Vec<Option<RetryBudget>>,
+    /// The gates every dispatch asks, with each tool's breaker and budget.
+    gates: Gates,
     stations: Vec<Station<AttemptRef>>,
     streams: Streams,
     arrivals: ChaCha8Rng,
@@ -98,16 +97,12 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             calls: policy.calls.as_deref().unwrap_or(&exp.workload.calls),
             policy,
             stations: exp.tools.iter().map(|t| Station::new(t.workers)).collect(),
-            breakers: exp
-                .tools
-                .iter()
-                .map(|_| policy.breaker.map(Breaker::new))
-                .collect(),
-            budgets: exp
-                .tools
-                .iter()
-                .map(|_| policy.retry_budget.map(RetryBudget::new))
-                .collect(),
+            gates: Gates::new(
+                policy.limits,
+                policy.breaker,
+                policy.retry_budget,
+                exp.tools.len(),
+            ),
             streams,
             arrivals: streams.stream(Source::Arrivals, 0),
             arrived: 0,

@@ -71,8 +71,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         self.after_failure(at.intent.slot, FailureClass::Timeout, None, sched);
     }
 
-    /// Tells the tool's circuit breaker and retry budget, if any, and the timeline how a call
-    /// ended; `cost` is what the budget took for it, if it was a retry.
+    /// Tells the gates (the tool's breaker and budget) and the timeline how a call ended;
+    /// `cost` is what the budget took for it, if it was a retry.
     pub(super) fn observe(
         &mut self,
         tool: usize,
@@ -80,12 +80,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         failure: Option<FailureClass>,
         cost: Option<f64>,
     ) {
-        if let Some(breaker) = &mut self.breakers[tool] {
-            breaker.record(now, failure);
-        }
-        if let Some(budget) = &mut self.budgets[tool] {
-            budget.outcome(failure, cost);
-        }
+        self.gates.feedback(tool, now, failure, cost);
         if failure.is_none() {
             self.totals.mark(tool, now, Mark::Success);
         }

@@ -5,7 +5,8 @@ use super::{Event, World};
 use crate::engine::Scheduler;
 use crate::engine::rng::{Source, unit};
 use crate::metrics::{AttemptRecord, IntentRecord, Status, StopReason};
-use crate::model::ToolKind;
+use crate::policy::gate::{Ask, Moment};
+use crate::policy::reconcile::{self, Answer};
 use crate::policy::{FailureClass, RetryAfter, RetryDecision, safety};
 use crate::sim::intent::Handle;
 use crate::time::Tick;
@@ -22,10 +23,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     ) {
         let intent = self.intents.get(slot);
         let tool = &self.tools[intent.tool];
-        if self.policy.lookup_before_retry
-            && safety::is_ambiguous(class)
-            && tool.kind == ToolKind::Write
-        {
+        if reconcile::looks_up(self.policy, tool, class) {
             intent.lookups += 1;
             let handle = self.intents.handle(slot);
             sched.schedule_in(
@@ -40,9 +38,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         self.retry_or_stop(slot, class, retry_after, sched);
     }
 
-    /// The answer to a lookup: found, the operation is confirmed without a resend; not found, it
-    /// is sent again under the same key only if the receiver is idempotent; a failed lookup
-    /// leaves it unknown.
+    /// The answer to a lookup, read by the reconciliation policy.
     pub(super) fn on_lookup(
         &mut self,
         handle: Handle,
@@ -61,22 +57,17 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 u64::from(intent.lookups) - 1,
             )) < tool.lookup.failure;
         let key = self.policy.key.key(intent.id, 0);
-        let outcome = if failed {
-            Err(StopReason::NeedsReconciliation)
-        } else if intent
-            .keys
-            .shows(key, now, tool.lookup.lag, tool.key_retention)
-        {
-            Ok(true)
-        } else if safety::replay_is_safe(tool, self.policy.key) {
-            Ok(false)
-        } else {
-            Err(StopReason::NeedsReconciliation)
-        };
-        match outcome {
-            Ok(true) => self.end_intent(handle.slot, Status::Succeeded, sched),
-            Ok(false) => self.retry_or_stop(handle.slot, class, None, sched),
-            Err(reason) => self.end_intent(handle.slot, Status::Stopped(reason), sched),
+        let found = !failed
+            && intent
+                .keys
+                .shows(key, now, tool.lookup.lag, tool.key_retention);
+        match reconcile::answer(self.policy, tool, failed, found) {
+            Answer::Confirmed => self.end_intent(handle.slot, Status::Succeeded, sched),
+            Answer::Resend => self.retry_or_stop(handle.slot, class, None, sched),
+            Answer::Unknown => {
+                let stop = Status::Stopped(StopReason::NeedsReconciliation);
+                self.end_intent(handle.slot, stop, sched);
+            }
         }
     }
 
@@ -100,10 +91,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         }
     }
 
-    /// When the next attempt goes out, or why none does. The gates run in order: the safety
-    /// gate, the retry rule of each layer from the innermost out, the dispatch cap, Retry-After,
-    /// cooperative admission, the retry budget (which takes its token last, so a refusal
-    /// elsewhere costs none).
+    /// When the next attempt goes out, or why none does: the safety gate, the retry rule of
+    /// each layer from the innermost out, Retry-After, then the backoff and the gates a retry
+    /// meets before it (see [`crate::policy::gate`]).
     pub(super) fn next_attempt(
         &mut self,
         slot: u32,
@@ -135,11 +125,6 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Err(RetryDecision::AttemptLimit) => return Err(StopReason::AttemptLimit),
             Err(_) => return Err(StopReason::NotRetryable),
         };
-        // A new attempt of an outer layer starts a fresh cap where each layer resets it.
-        let fresh_scope = policy.resets_each_layer() && layer + 1 < policy.depth();
-        if !fresh_scope && policy.limits.cap_spent(intent.dispatches_in_scope()) {
-            return Err(StopReason::DispatchBudgetExhausted);
-        }
         if retry_after.is_some() && policy.retry.retry_after == RetryAfter::Stop {
             return Err(StopReason::NotRetryable);
         }
@@ -150,19 +135,22 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         } else {
             0
         };
+        let backoff_delay = backoff.delay(retry, intent.last_delay, word);
+        let delay = backoff_delay.max(retry_after.unwrap_or(Tick::ZERO));
+        let ask = Ask {
+            tool: intent.tool,
+            now,
+            scope_start: intent.scope.start,
+            dispatches: intent.dispatches_in_scope(),
+            // A new attempt of an outer layer starts a fresh cap where each layer resets it.
+            fresh_scope: policy.resets_each_layer() && layer + 1 < policy.depth(),
+            moment: Moment::Retry { class, delay },
+        };
+        let pass = self.gates.admit(&ask).map_err(|r| r.reason)?;
+        intent.retry_cost = pass.retry_cost.or(intent.retry_cost);
         intent.retries += 1;
-        intent.last_delay = backoff.delay(retry, intent.last_delay, word);
-        let delay = intent.last_delay.max(retry_after.unwrap_or(Tick::ZERO));
+        intent.last_delay = backoff_delay;
         let start = intent.scope.start;
-        if !policy.limits.admits(start, now, delay) {
-            return Err(StopReason::BudgetTooSmall);
-        }
-        if let Some(budget) = &mut self.budgets[intent.tool] {
-            match budget.withdraw(now, class) {
-                Some(cost) => intent.retry_cost = Some(cost),
-                None => return Err(StopReason::RetryBudgetExhausted),
-            }
-        }
         // An agent that re-plans its call may send other arguments with the retry.
         if policy.payload_drift > 0.0
             && unit(self.streams.word_at(

@@ -3,9 +3,10 @@
 
 use super::{AttemptRef, Event, Reply, World};
 use crate::engine::Scheduler;
-use crate::metrics::{AttemptRecord, IntentRecord, Mark, Status, StopReason};
+use crate::metrics::{AttemptRecord, IntentRecord, Mark, Status};
 use crate::model::{Fate, LossSignal};
-use crate::policy::FailureClass;
+use crate::policy::gate::{Ask, Gate, Moment, Refusal};
+use crate::policy::{FailureClass, hedge};
 use crate::sim::intent::Scope;
 use crate::time::Tick;
 
@@ -15,7 +16,6 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn dispatch(&mut self, slot: u32, sched: &mut Scheduler<Event>) {
         let now = sched.now();
         let intent = self.intents.get(slot);
-        let limits = &self.policy.limits;
         // The broken control: an outer layer's new attempt enters the layers below, and each
         // replaces the deadline and the cap.
         if self.policy.resets_each_layer() && intent.next_layer + 1 < self.policy.depth() {
@@ -24,25 +24,19 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 first: intent.attempts(),
             };
         }
-        let start = intent.scope.start;
-        if limits.past_deadline(start, now) {
-            return self.end_intent(slot, Status::Stopped(StopReason::DeadlineExceeded), sched);
-        }
-        // Checked again just before the call: a first attempt, or time lost while waiting.
-        if !limits.admits(start, now, Tick::ZERO) {
-            return self.end_intent(slot, Status::Stopped(StopReason::BudgetTooSmall), sched);
-        }
-        if let Some(breaker) = &mut self.breakers[intent.tool]
-            && !breaker.admit(now)
-        {
-            intent.short_circuited += 1;
-            self.totals.mark(intent.tool, now, Mark::ShortCircuited);
-            return self.end_intent(slot, Status::Stopped(StopReason::BreakerOpen), sched);
-        }
-        if intent.attempts() == 0
-            && let Some(budget) = &mut self.budgets[intent.tool]
-        {
-            budget.first_attempt(now);
+        let ask = Ask {
+            tool: intent.tool,
+            now,
+            scope_start: intent.scope.start,
+            dispatches: intent.dispatches_in_scope(),
+            fresh_scope: false,
+            moment: Moment::Send {
+                first: intent.attempts() == 0,
+            },
+        };
+        if let Err(refusal) = self.gates.admit(&ask) {
+            self.short_circuit(slot, refusal, now);
+            return self.end_intent(slot, Status::Stopped(refusal.reason), sched);
         }
         self.send(slot, true, sched);
     }
@@ -90,38 +84,44 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         }
     }
 
-    /// The attempt is still unanswered after the hedge delay: another goes out, if it is
-    /// another attempt the innermost layer may make and every bound on a retry lets it through.
-    /// The budget pays for it as for a retry after a timeout; a breaker that refuses it
-    /// short-circuits the hedge alone.
+    /// The attempt is still unanswered after the hedge delay: another goes out, if the hedge
+    /// policy has room for it and the gates let it through. A refusal sends no hedge and ends
+    /// nothing; a breaker's refusal is counted as a short-circuit.
     pub(super) fn on_hedge(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
         let now = sched.now();
         let policy = self.policy;
         let Some(intent) = self.intents.awaiting(at.intent, at.attempt) else {
             return;
         };
-        let room = (policy.retry.max_attempts.cap()).is_none_or(|n| intent.tries.innermost() < n);
-        let capped = policy.limits.cap_spent(intent.dispatches_in_scope());
-        if !room || capped || policy.limits.past_deadline(intent.scope.start, now) {
+        if !hedge::has_room(policy, &intent.tries) {
             return;
         }
-        if let Some(breaker) = &mut self.breakers[intent.tool]
-            && !breaker.admit(now)
-        {
-            intent.short_circuited += 1;
-            self.totals.mark(intent.tool, now, Mark::ShortCircuited);
-            return;
+        let ask = Ask {
+            tool: intent.tool,
+            now,
+            scope_start: intent.scope.start,
+            dispatches: intent.dispatches_in_scope(),
+            fresh_scope: false,
+            moment: Moment::Hedge,
+        };
+        match self.gates.admit(&ask) {
+            Ok(pass) => intent.retry_cost = pass.retry_cost.or(intent.retry_cost),
+            Err(refusal) => return self.short_circuit(at.intent.slot, refusal, now),
         }
-        if let Some(budget) = &mut self.budgets[intent.tool] {
-            match budget.withdraw(now, FailureClass::Timeout) {
-                Some(cost) => intent.retry_cost = Some(cost),
-                None => return,
-            }
-        }
+        let intent = self.intents.get(at.intent.slot);
         let innermost = policy.depth() - 1;
         intent.tries.begin(innermost);
         intent.next_layer = innermost;
         intent.hedges += 1;
         self.send(at.intent.slot, false, sched);
+    }
+
+    /// Counts a call the breaker refused; other refusals leave no trace here.
+    pub(super) fn short_circuit(&mut self, slot: u32, refusal: Refusal, now: Tick) {
+        if refusal.gate == Gate::Breaker {
+            let intent = self.intents.get(slot);
+            intent.short_circuited += 1;
+            self.totals.mark(intent.tool, now, Mark::ShortCircuited);
+        }
     }
 }
