@@ -186,6 +186,7 @@ pub struct Axis {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Breaker {
+    pub refuses: Option<Spanned<String>>,
     pub consecutive_failures: Option<Spanned<u32>>,
     pub failure_rate: Option<Spanned<f64>>,
     pub window: Option<Spanned<Value>>,

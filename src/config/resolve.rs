@@ -6,7 +6,8 @@ use toml::{Table, Value};
 use crate::experiment::Experiment;
 use crate::model::{Arrival, Latency, Tool};
 use crate::policy::{
-    Attempts, Backoff, BreakerRule, BudgetRule, Layers, Policy, Retry, Tie, Timeout, Trip, Window,
+    Attempts, Backoff, BreakerRule, BudgetRule, Layers, Policy, Refuses, Retry, Tie, Timeout, Trip,
+    Window,
 };
 use crate::sweep::Sweep;
 use crate::time::Tick;
@@ -170,6 +171,9 @@ fn breaker(b: &BreakerRule) -> Value {
             t.insert("window".into(), window);
             t.insert("minimum_calls".into(), Value::Integer(minimum_calls.into()));
         }
+    }
+    if b.refuses != Refuses::All {
+        t.insert("refuses".into(), b.refuses.name().into());
     }
     t.insert("open_duration".into(), duration(b.open_duration));
     t.insert(

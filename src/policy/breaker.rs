@@ -8,6 +8,11 @@
 //! turns HALF_OPEN: it admits `half_open_probes` calls and rejects the rest until they are
 //! answered. A probe success closes it; a probe failure opens it again. Only the outcome
 //! classes in `counts` are failures; every other outcome is a success.
+//!
+//! A breaker refuses every call (`refuses = "all"`, the classic breaker), or only retries
+//! (`"retries"`: a retry circuit breaker, which lets every first try through and stops the
+//! retries that would multiply the load on a tool that is failing for everyone). Either way it
+//! hears how every call ended.
 
 use std::collections::VecDeque;
 
@@ -36,10 +41,32 @@ pub enum Window {
     Time(Tick),
 }
 
+/// Which calls an open breaker refuses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Refuses {
+    /// Every call: first tries, retries and hedges.
+    #[default]
+    All,
+    /// Retries and hedges only; first tries always go out.
+    Retries,
+}
+
+impl Refuses {
+    pub const ALL: [Refuses; 2] = [Refuses::All, Refuses::Retries];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Refuses::All => "all",
+            Refuses::Retries => "retries",
+        }
+    }
+}
+
 /// A breaker's settings, as a policy configures it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BreakerRule {
     pub trip: Trip,
+    pub refuses: Refuses,
     pub open_duration: Tick,
     pub half_open_probes: u32,
     /// The outcome classes that count as failures.
@@ -71,6 +98,11 @@ impl Breaker {
             consecutive: 0,
             window: VecDeque::new(),
         }
+    }
+
+    /// The settings it was made with.
+    pub fn rule(&self) -> &BreakerRule {
+        &self.rule
     }
 
     /// Whether a call may be dispatched at `now`; an open breaker whose time is up turns
@@ -164,6 +196,7 @@ mod tests {
     fn rule(trip: Trip) -> BreakerRule {
         BreakerRule {
             trip,
+            refuses: Refuses::All,
             open_duration: Tick(100),
             half_open_probes: 1,
             counts: FailureClass::ALL.into_iter().collect(),

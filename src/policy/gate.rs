@@ -10,14 +10,14 @@
 //! | deadline | `deadline_exceeded` | — (a backoff runs into it, then stops here) | no hedge |
 //! | dispatch cap | — (taken when the retry was decided) | `dispatch_budget_exhausted` | no hedge |
 //! | admission | `budget_too_small` (no wait left) | `budget_too_small` (with the wait) | — |
-//! | breaker | `breaker_open`, short-circuited | — | short-circuited, the intent goes on |
+//! | breaker | `breaker_open`, short-circuited (a retry-only breaker lets first tries by) | — | short-circuited, the intent goes on |
 //! | retry budget | counts a first try | `retry_budget_exhausted` | no hedge |
 //!
 //! The gates that only look come first; the ones that keep state — a breaker counts its
 //! half-open probes, a retry budget takes a token — come last, so that a refusal by another
 //! gate never costs them anything.
 
-use super::{Breaker, BreakerRule, BudgetRule, FailureClass, Limits, RetryBudget};
+use super::{Breaker, BreakerRule, BudgetRule, FailureClass, Limits, Refuses, RetryBudget};
 use crate::metrics::StopReason;
 use crate::time::Tick;
 
@@ -119,8 +119,11 @@ impl Gates {
         {
             return refuse(Gate::Admission, StopReason::BudgetTooSmall);
         }
+        // A retry-only breaker never stands in a first try's way.
+        let first = ask.moment == Moment::Send { first: true };
         if (sending || hedging)
             && let Some(breaker) = &mut self.breakers[ask.tool]
+            && !(first && breaker.rule().refuses == Refuses::Retries)
             && !breaker.admit(ask.now)
         {
             return refuse(Gate::Breaker, StopReason::BreakerOpen);

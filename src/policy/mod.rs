@@ -15,7 +15,7 @@ pub mod safety;
 pub mod timeout;
 
 pub use backoff::{Backoff, Growth, Jitter};
-pub use breaker::{Breaker, BreakerRule, Trip, Window};
+pub use breaker::{Breaker, BreakerRule, Refuses, Trip, Window};
 pub use budget::{BudgetRule, RetryBudget};
 pub use idempotency::{Key, KeyScope};
 pub use layers::{Layer, Layers, Tries};

@@ -15,7 +15,7 @@ use retrysim::model::{
 };
 use retrysim::policy::{
     Attempts, Backoff, BreakerRule, BudgetRule, FailureClass, Growth, Jitter, KeyScope, Layer,
-    Layers, Limits, Policy, Retry, RetryAfter, RetryOn, Tie, Timeout, Trip,
+    Layers, Limits, Policy, Refuses, Retry, RetryAfter, RetryOn, Tie, Timeout, Trip,
 };
 use retrysim::time::Tick;
 
@@ -190,9 +190,11 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
             percent
         })),
     ];
-    let breaker = proptest::option::of((1u32..4, 1u64..50_000)).prop_map(|b| {
-        b.map(|(n, open)| BreakerRule {
+    let refuses = prop_oneof![Just(Refuses::All), Just(Refuses::Retries)];
+    let breaker = proptest::option::of((1u32..4, 1u64..50_000, refuses)).prop_map(|b| {
+        b.map(|(n, open, refuses)| BreakerRule {
             trip: Trip::Consecutive(n),
+            refuses,
             open_duration: Tick(open),
             half_open_probes: 1,
             counts: FailureClass::ALL.into_iter().collect(),
@@ -476,7 +478,8 @@ proptest! {
 
     /// Nothing is dispatched while a breaker is open. With an open duration longer than the
     /// run, a breaker that trips stays open: once a tool's answers show `n` failures in a row
-    /// (every class counts here), no call to it goes out later. Answers tied on a tick have no
+    /// (every class counts here), no call to it goes out later — no retry or hedge, for a
+    /// breaker that refuses only those. Answers tied on a tick have no
     /// order to replay, so a run with ties before the trip is not judged.
     #[test]
     fn nothing_is_dispatched_while_a_breaker_is_open(exp in experiment()) {
@@ -510,7 +513,13 @@ proptest! {
                 if before.windows(2).any(|w| w[0] == w[1]) {
                     continue;
                 }
-                let late = attempts().filter(|a| a.dispatch > trip).count();
+                let refused = |k: usize| k > 0 || rule.refuses == Refuses::All;
+                let late = traced
+                    .iter()
+                    .filter(|(r, _)| r.tool == tool)
+                    .flat_map(|(_, a)| a.iter().enumerate())
+                    .filter(|&(k, a)| refused(k) && a.dispatch > trip)
+                    .count();
                 prop_assert_eq!(late, 0, "dispatched after the breaker tripped at {:?}", trip);
             }
         }

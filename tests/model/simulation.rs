@@ -617,3 +617,54 @@ mod ties {
         );
     }
 }
+
+/// A retry-only breaker (`refuses = "retries"`) lets every first try through and refuses the
+/// retries once it has tripped; the classic breaker refuses everything. Twelve tasks, one at a
+/// time, against a tool that always fails, three attempts each, tripping on three failures.
+#[test]
+fn a_retry_only_breaker_lets_first_tries_through() {
+    let exp = experiment(
+        r#"
+        name = "t"
+        [workload]
+        tasks = 12
+        clients = 1
+        [[tool]]
+        name = "down"
+        script = [{ outcome = "5xx", after = "10ms" }]
+        [[policy]]
+        name = "all"
+        max_attempts = 3
+        retry_on = ["5xx"]
+        breaker = { consecutive_failures = 3, open_duration = "1h" }
+        [[policy]]
+        name = "retries"
+        max_attempts = 3
+        retry_on = ["5xx"]
+        breaker = { consecutive_failures = 3, open_duration = "1h", refuses = "retries" }
+        "#,
+    );
+    let sent = |p: usize| {
+        records(&exp, p)
+            .iter()
+            .map(|r| r.attempts)
+            .collect::<Vec<_>>()
+    };
+    let refused = |p: usize| {
+        records(&exp, p)
+            .iter()
+            .map(|r| r.short_circuited)
+            .sum::<u32>()
+    };
+    let mut all = vec![3];
+    all.extend([0; 11]);
+    assert_eq!((sent(0), refused(0)), (all, 11));
+    let mut retries = vec![3];
+    retries.extend([1; 11]);
+    assert_eq!((sent(1), refused(1)), (retries, 11));
+    assert!(
+        records(&exp, 1)[1..]
+            .iter()
+            .all(|r| r.status == Status::Stopped(StopReason::BreakerOpen))
+    );
+}

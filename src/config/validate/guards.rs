@@ -4,7 +4,7 @@ use super::default;
 use super::policy::classes;
 use crate::config::check::{Check, Result};
 use crate::config::raw;
-use crate::policy::{BreakerRule, BudgetRule, Trip, Window};
+use crate::policy::{BreakerRule, BudgetRule, Refuses, Trip, Window};
 use toml::{Spanned, Value};
 
 /// A breaker trips on `consecutive_failures`, or on a `failure_rate` over a `window` (a number
@@ -82,6 +82,13 @@ pub(super) fn breaker(
     let counts = classes(check, raw.counts.as_ref(), &format!("{path}.counts"))?;
     Ok(BreakerRule {
         trip,
+        refuses: check.named(
+            raw.refuses.as_ref(),
+            &format!("{path}.refuses"),
+            &Refuses::ALL,
+            Refuses::name,
+            Refuses::All,
+        )?,
         open_duration: check.duration_or(
             &raw.open_duration,
             &format!("{path}.open_duration"),
