@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::metrics::{Estimate, Measure, StopReason};
 use crate::model::{Tool, ToolKind};
-use crate::policy::{Backoff, Policy, Timeout, Trip};
+use crate::policy::{Backoff, LimitRule, Policy, Refuses, Timeout, Trip};
 use crate::run::{PolicyResult, Results};
 
 /// A mean with its interval; a single sample has none, and shows the mean alone.
@@ -68,10 +68,31 @@ fn describe(p: &Policy) -> String {
             Trip::Consecutive(n) => format!("{n} failures in a row"),
             Trip::Rate { rate, .. } => format!("a failure rate of {rate}"),
         };
-        let _ = write!(text, ", breaker on {trip}, open {}", b.open_duration);
+        let refuses = match b.refuses {
+            Refuses::All => "",
+            Refuses::Retries => " (retries only)",
+        };
+        let _ = write!(
+            text,
+            ", breaker{refuses} on {trip}, open {}",
+            b.open_duration
+        );
     }
     if let Some(b) = &p.retry_budget {
         let _ = write!(text, ", retry budget {}", b.name());
+    }
+    if let Some(c) = &p.concurrency {
+        let limit = match c.limit {
+            LimitRule::Fixed(n) => format!("{n}"),
+            LimitRule::Aimd {
+                initial, min, max, ..
+            } => format!("AIMD from {initial} within {min}..{max}"),
+        };
+        let line = match c.queue {
+            0 => "no line".to_string(),
+            n => format!("a line of {n}"),
+        };
+        let _ = write!(text, ", at most {limit} in flight, {line}");
     }
     let limits = [
         ("deadline", p.limits.deadline.map(|t| t.to_string())),

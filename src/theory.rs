@@ -161,6 +161,7 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
         || policy.retry_budget.is_some()
         || policy.hedge != Timeout::None
         || policy.layers.is_some()
+        || policy.concurrency.is_some()
     {
         return None;
     }

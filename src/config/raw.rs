@@ -127,6 +127,20 @@ pub struct Policy {
     pub payload_drift: Option<Spanned<f64>>,
     pub layers: Option<Spanned<Vec<Spanned<Layer>>>>,
     pub reset_each_layer: Option<Spanned<bool>>,
+    pub concurrency: Option<Spanned<Concurrency>>,
+}
+
+/// `concurrency = { limit = 4, kind = "aimd", queue = 16, ... }`: a limit on calls in flight.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Concurrency {
+    pub kind: Option<Spanned<String>>,
+    pub limit: Spanned<u32>,
+    pub min: Option<Spanned<u32>>,
+    pub max: Option<Spanned<u32>>,
+    pub increase: Option<Spanned<f64>>,
+    pub decrease: Option<Spanned<f64>>,
+    pub queue: Option<Spanned<u32>>,
 }
 
 /// One element of `layers`: a retry layer, outermost first.

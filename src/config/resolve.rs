@@ -6,8 +6,8 @@ use toml::{Table, Value};
 use crate::experiment::Experiment;
 use crate::model::{Arrival, Latency, Tool};
 use crate::policy::{
-    Attempts, Backoff, BreakerRule, BudgetRule, Layers, Policy, Refuses, Retry, Tie, Timeout, Trip,
-    Window,
+    Attempts, Backoff, BreakerRule, BudgetRule, ConcurrencyRule, Layers, LimitRule, Policy,
+    Refuses, Retry, Tie, Timeout, Trip, Window,
 };
 use crate::sweep::Sweep;
 use crate::time::Tick;
@@ -185,6 +185,29 @@ fn breaker(b: &BreakerRule) -> Value {
     Value::Table(t)
 }
 
+fn concurrency(c: &ConcurrencyRule) -> Value {
+    let int = |n: u32| Value::Integer(n.into());
+    let mut t = match c.limit {
+        LimitRule::Fixed(n) => table([("kind", "fixed".into()), ("limit", int(n))]),
+        LimitRule::Aimd {
+            initial,
+            min,
+            max,
+            increase,
+            decrease,
+        } => table([
+            ("kind", "aimd".into()),
+            ("limit", int(initial)),
+            ("min", int(min)),
+            ("max", int(max)),
+            ("increase", increase.into()),
+            ("decrease", decrease.into()),
+        ]),
+    };
+    t.insert("queue".into(), int(c.queue));
+    Value::Table(t)
+}
+
 fn retry_budget(b: &BudgetRule) -> Value {
     let mut t = table([("kind", b.name().into())]);
     let settings: Vec<(&str, Value)> = match *b {
@@ -299,6 +322,9 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
     }
     if let Some(b) = &p.breaker {
         t.insert("breaker".into(), breaker(b));
+    }
+    if let Some(c) = &p.concurrency {
+        t.insert("concurrency".into(), concurrency(c));
     }
     if let Some(a) = &p.limits.admission {
         t.insert(

@@ -37,10 +37,12 @@ pub enum StopReason {
     BudgetTooSmall,
     /// The server holds the key with another payload: a retry changed the request.
     IdempotencyConflict,
+    /// The concurrency limit had no slot, and its line no room (or there is no line).
+    ConcurrencyLimited,
 }
 
 impl StopReason {
-    pub const ALL: [StopReason; 12] = [
+    pub const ALL: [StopReason; 13] = [
         StopReason::AttemptLimit,
         StopReason::NotRetryable,
         StopReason::Hung,
@@ -53,6 +55,7 @@ impl StopReason {
         StopReason::PermanentFailure,
         StopReason::BudgetTooSmall,
         StopReason::IdempotencyConflict,
+        StopReason::ConcurrencyLimited,
     ];
 
     pub fn name(self) -> &'static str {
@@ -69,6 +72,7 @@ impl StopReason {
             StopReason::PermanentFailure => "permanent_failure",
             StopReason::BudgetTooSmall => "budget_too_small",
             StopReason::IdempotencyConflict => "idempotency_conflict",
+            StopReason::ConcurrencyLimited => "concurrency_limited",
         }
     }
 }

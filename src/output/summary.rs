@@ -13,7 +13,7 @@ const AGREES: [&str; 3] = ["yes", "no", "none"];
 const KEYS: [&str; 3] = ["none", "per_intent", "per_attempt"];
 
 /// The columns after the parameter columns.
-pub const COLUMNS: [Column; 55] = [
+pub const COLUMNS: [Column; 56] = [
     col("experiment", Text),
     col("policy", Text),
     col("seed", Count),
@@ -69,6 +69,7 @@ pub const COLUMNS: [Column; 55] = [
     col("mean_completion_s", Number),
     col("completion_p50_s", Number),
     col("completion_p99_s", Number),
+    col("stopped_concurrency_limited", Count),
 ];
 
 /// The rows of one point, one per configuration, parameters first.
@@ -162,6 +163,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 mean_seconds(est(Measure::Completion).mean),
                 seconds(result.completion_p50.0),
                 seconds(result.completion_p99.0),
+                stopped(StopReason::ConcurrencyLimited),
             ];
             point
                 .params

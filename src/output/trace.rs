@@ -24,7 +24,7 @@ pub enum Trace {
 /// `status`, `stop_reason` (`none` for an intent that succeeded), `business_state` and an
 /// attempt's `outcome`: the names the metrics give them (a test holds the lists in step).
 const STATUSES: [&str; 2] = ["succeeded", "stopped"];
-const STOP_REASONS: [&str; 13] = [
+const STOP_REASONS: [&str; 14] = [
     "none",
     "attempt_limit",
     "not_retryable",
@@ -38,6 +38,7 @@ const STOP_REASONS: [&str; 13] = [
     "permanent_failure",
     "budget_too_small",
     "idempotency_conflict",
+    "concurrency_limited",
 ];
 const BUSINESS_STATES: [&str; 4] = ["not_attempted", "unknown", "confirmed", "read_only"];
 

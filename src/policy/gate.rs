@@ -10,14 +10,22 @@
 //! | deadline | `deadline_exceeded` | — (a backoff runs into it, then stops here) | no hedge |
 //! | dispatch cap | — (taken when the retry was decided) | `dispatch_budget_exhausted` | no hedge |
 //! | admission | `budget_too_small` (no wait left) | `budget_too_small` (with the wait) | — |
+//! | concurrency limit (looks) | waits in line, or `concurrency_limited` | — | no hedge |
 //! | breaker | `breaker_open`, short-circuited (a retry-only breaker lets first tries by) | — | short-circuited, the intent goes on |
 //! | retry budget | counts a first try | `retry_budget_exhausted` | no hedge |
+//! | concurrency limit (takes) | the call holds a slot until it ends | — | the hedge holds one |
 //!
 //! The gates that only look come first; the ones that keep state — a breaker counts its
-//! half-open probes, a retry budget takes a token — come last, so that a refusal by another
-//! gate never costs them anything.
+//! half-open probes, a retry budget takes a token, a concurrency limit a slot — come last, so
+//! that a refusal by another gate never costs them anything. A call that waits for a slot has
+//! passed nothing stateful yet; when a slot frees it asks again, and goes out at once.
+//!
+//! Every attempt that went out reports how it ended to [`Gates::feedback`] (a reply or a
+//! timeout) or [`Gates::abandoned`] (the client stopped waiting for it): breakers, budgets and
+//! limits all hear of it there.
 
-use super::{Breaker, BreakerRule, BudgetRule, FailureClass, Limits, Refuses, RetryBudget};
+use super::concurrency::{Concurrency, Full};
+use super::{Breaker, FailureClass, Limits, Policy, Refuses, RetryBudget};
 use crate::metrics::StopReason;
 use crate::time::Tick;
 
@@ -44,6 +52,8 @@ pub struct Ask {
     /// The retry begins an outer layer's attempt that resets the scope (so the cap is fresh).
     pub fresh_scope: bool,
     pub moment: Moment,
+    /// How the intent is known in a concurrency limit's line.
+    pub ticket: u64,
 }
 
 /// The gate that refused.
@@ -54,6 +64,8 @@ pub enum Gate {
     Admission,
     Breaker,
     RetryBudget,
+    /// No slot under the concurrency limit.
+    Concurrency,
 }
 
 /// A refused dispatch: which gate, and the stop reason it gives an intent it ends.
@@ -61,6 +73,8 @@ pub enum Gate {
 pub struct Refusal {
     pub gate: Gate,
     pub reason: StopReason,
+    /// The call waits in the concurrency limit's line rather than stopping.
+    pub waits: bool,
 }
 
 /// What a dispatch the gates let through owes: the retry budget's cost, for a retry or hedge
@@ -75,27 +89,36 @@ pub struct Gates {
     limits: Limits,
     breakers: Vec<Option<Breaker>>,
     budgets: Vec<Option<RetryBudget>>,
+    concurrency: Vec<Option<Concurrency>>,
 }
 
 impl Gates {
     /// Fresh gates for `tools` tools, each with its own breaker and budget where the policy has
     /// them.
-    pub fn new(
-        limits: Limits,
-        breaker: Option<BreakerRule>,
-        budget: Option<BudgetRule>,
-        tools: usize,
-    ) -> Gates {
+    pub fn new(policy: &Policy, tools: usize) -> Gates {
         Gates {
-            limits,
-            breakers: (0..tools).map(|_| breaker.map(Breaker::new)).collect(),
-            budgets: (0..tools).map(|_| budget.map(RetryBudget::new)).collect(),
+            limits: policy.limits,
+            breakers: (0..tools)
+                .map(|_| policy.breaker.map(Breaker::new))
+                .collect(),
+            budgets: (0..tools)
+                .map(|_| policy.retry_budget.map(RetryBudget::new))
+                .collect(),
+            concurrency: (0..tools)
+                .map(|_| policy.concurrency.map(Concurrency::new))
+                .collect(),
         }
     }
 
     /// Whether the dispatch `ask` describes may go, in the order of the table above.
     pub fn admit(&mut self, ask: &Ask) -> Result<Pass, Refusal> {
-        let refuse = |gate, reason| Err(Refusal { gate, reason });
+        let refuse = |gate, reason| {
+            Err(Refusal {
+                gate,
+                reason,
+                waits: false,
+            })
+        };
         let limits = &self.limits;
         let (sending, retrying, hedging) = match ask.moment {
             Moment::Send { .. } => (true, false, false),
@@ -119,6 +142,19 @@ impl Gates {
         {
             return refuse(Gate::Admission, StopReason::BudgetTooSmall);
         }
+        let limited = (sending || hedging) && self.concurrency[ask.tool].is_some();
+        if limited
+            && let Some(limit) = &mut self.concurrency[ask.tool]
+            && !limit.has_room()
+        {
+            // A first try or a retry may wait for a slot; a hedge never does.
+            let waits = sending && limit.wait(ask.ticket) == Full::Waits;
+            return Err(Refusal {
+                gate: Gate::Concurrency,
+                reason: StopReason::ConcurrencyLimited,
+                waits,
+            });
+        }
         // A retry-only breaker never stands in a first try's way.
         let first = ask.moment == Moment::Send { first: true };
         if (sending || hedging)
@@ -128,26 +164,32 @@ impl Gates {
         {
             return refuse(Gate::Breaker, StopReason::BreakerOpen);
         }
-        let Some(budget) = &mut self.budgets[ask.tool] else {
-            return Ok(Pass::default());
-        };
-        let paid = match ask.moment {
-            Moment::Send { first } => {
+        let pass = match (&mut self.budgets[ask.tool], ask.moment) {
+            (None, _) => Pass::default(),
+            (Some(budget), Moment::Send { first }) => {
                 if first {
                     budget.first_attempt(ask.now);
                 }
-                return Ok(Pass::default());
+                Pass::default()
             }
-            Moment::Retry { class, .. } => budget.withdraw(ask.now, class),
-            // A hedge is paid for like a retry after a timeout.
-            Moment::Hedge => budget.withdraw(ask.now, FailureClass::Timeout),
+            (Some(budget), moment) => {
+                // A hedge is paid for like a retry after a timeout.
+                let class = match moment {
+                    Moment::Retry { class, .. } => class,
+                    _ => FailureClass::Timeout,
+                };
+                match budget.withdraw(ask.now, class) {
+                    Some(cost) => Pass {
+                        retry_cost: Some(cost),
+                    },
+                    None => return refuse(Gate::RetryBudget, StopReason::RetryBudgetExhausted),
+                }
+            }
         };
-        match paid {
-            Some(cost) => Ok(Pass {
-                retry_cost: Some(cost),
-            }),
-            None => refuse(Gate::RetryBudget, StopReason::RetryBudgetExhausted),
+        if limited && let Some(limit) = &mut self.concurrency[ask.tool] {
+            limit.take();
         }
+        Ok(pass)
     }
 
     /// How an attempt on `tool` ended at `now` (`failure` none for a reply that answered),
@@ -166,5 +208,29 @@ impl Gates {
         if let Some(budget) = &mut self.budgets[tool] {
             budget.outcome(failure, cost);
         }
+        if let Some(limit) = &mut self.concurrency[tool] {
+            limit.end(Some(failure));
+        }
+    }
+
+    /// The client stopped waiting for an attempt on `tool` (a hedge's loser, or one in flight
+    /// when its operation ended): it no longer holds a concurrency slot.
+    pub fn abandoned(&mut self, tool: usize) {
+        if let Some(limit) = &mut self.concurrency[tool] {
+            limit.end(None);
+        }
+    }
+
+    /// The first call waiting for a concurrency slot on `tool`, out of the line, if a slot is
+    /// free; it must ask again, and will be let through.
+    pub fn next_waiting(&mut self, tool: usize) -> Option<u64> {
+        self.concurrency[tool].as_mut()?.next_waiting()
+    }
+
+    /// Takes the call `ticket` out of `tool`'s line; whether it was waiting there.
+    pub fn leave_line(&mut self, tool: usize, ticket: u64) -> bool {
+        self.concurrency[tool]
+            .as_mut()
+            .is_some_and(|limit| limit.leave(ticket))
     }
 }

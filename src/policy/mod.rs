@@ -4,6 +4,7 @@
 pub mod backoff;
 pub mod breaker;
 pub mod budget;
+pub mod concurrency;
 pub mod gate;
 pub mod hedge;
 pub mod idempotency;
@@ -17,6 +18,7 @@ pub mod timeout;
 pub use backoff::{Backoff, Growth, Jitter};
 pub use breaker::{Breaker, BreakerRule, Refuses, Trip, Window};
 pub use budget::{BudgetRule, RetryBudget};
+pub use concurrency::{ConcurrencyRule, LimitRule};
 pub use idempotency::{Key, KeyScope};
 pub use layers::{Layer, Layers, Tries};
 pub use limits::{Admission, Limits};
@@ -54,6 +56,8 @@ pub struct Policy {
     /// Retry layers around the one that calls the tool; `retry` and `backoff` are the
     /// innermost's.
     pub layers: Option<Layers>,
+    /// A concurrency limit per tool, shared by all the tasks of a run.
+    pub concurrency: Option<ConcurrencyRule>,
     /// Which side of the timeout a reply at exactly its tick falls on.
     pub timeout_tie: Tie,
     /// The timeout and hedge delay on each tool, by index, resolved at validation for every

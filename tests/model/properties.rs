@@ -14,8 +14,9 @@ use retrysim::model::{
     Arrival, Faults, Latency, Lookup, LossSignal, Outage, OutageMode, Tool, ToolKind, Workload,
 };
 use retrysim::policy::{
-    Attempts, Backoff, BreakerRule, BudgetRule, FailureClass, Growth, Jitter, KeyScope, Layer,
-    Layers, Limits, Policy, Refuses, Retry, RetryAfter, RetryOn, Tie, Timeout, Trip,
+    Attempts, Backoff, BreakerRule, BudgetRule, ConcurrencyRule, FailureClass, Growth, Jitter,
+    KeyScope, Layer, Layers, LimitRule, Limits, Policy, Refuses, Retry, RetryAfter, RetryOn, Tie,
+    Timeout, Trip,
 };
 use retrysim::time::Tick;
 
@@ -200,6 +201,23 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
             counts: FailureClass::ALL.into_iter().collect(),
         })
     });
+    // A fixed or adaptive limit of a few calls, refusing at once or with a short line.
+    let concurrency = proptest::option::of((1u32..4, any::<bool>(), 0u32..3)).prop_map(|c| {
+        c.map(|(limit, aimd, queue)| ConcurrencyRule {
+            limit: if aimd {
+                LimitRule::Aimd {
+                    initial: limit,
+                    min: 1,
+                    max: 6,
+                    increase: 1.0,
+                    decrease: 0.5,
+                }
+            } else {
+                LimitRule::Fixed(limit)
+            },
+            queue,
+        })
+    });
     // Up to two layers around the innermost, each with its own cap and the same classes.
     let outer = proptest::collection::vec(1u32..4, 0..3);
     let hedge = proptest::option::of(1u64..20_000)
@@ -217,6 +235,7 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
             outer,
             hedge,
             prop_oneof![Just(0.0), 0.0f64..1.0],
+            concurrency,
         ),
     )
         .prop_map(
@@ -226,7 +245,7 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                 timeout,
                 backoff,
                 limits,
-                (safety_gate, breaker, retry_budget, outer, hedge, payload_drift),
+                (safety_gate, breaker, retry_budget, outer, hedge, payload_drift, concurrency),
             )| {
                 let layers = (!outer.is_empty()).then(|| Layers {
                     outer: outer
@@ -271,6 +290,7 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     layers,
                     calls: None,
                     timeout_tie: Tie::Late,
+                    concurrency,
                     // Resolved once the tools are drawn.
                     waits: Vec::new(),
                 }
@@ -334,8 +354,13 @@ proptest! {
         for (p, policy) in exp.policies.iter().enumerate() {
             for r in records(&exp, p) {
                 let tool = &exp.tools[r.tool];
-                // Only a breaker can stop an intent before its first dispatch.
-                prop_assert!(r.attempts >= 1 || r.status == Status::Stopped(StopReason::BreakerOpen));
+                // Only a breaker can stop an intent before its first dispatch, or a concurrency
+                // limit: refused, or still waiting for a slot at the deadline or the horizon.
+                prop_assert!(
+                    r.attempts >= 1
+                        || r.status == Status::Stopped(StopReason::BreakerOpen)
+                        || policy.concurrency.is_some()
+                );
                 prop_assert!(r.timeouts <= r.attempts);
                 // A wait runs out at the timeout, or at the deadline.
                 if policy.timeout == Timeout::None && policy.limits.deadline.is_none() {
@@ -378,6 +403,9 @@ proptest! {
                         "a hang without silence"
                     ),
                     Status::Stopped(StopReason::NotRetryable) => {}
+                    Status::Stopped(StopReason::ConcurrencyLimited) => {
+                        prop_assert!(policy.concurrency.is_some());
+                    }
                     // Only a key the receiver honours can be bound to another payload, and its
                     // binding proves an earlier commit.
                     Status::Stopped(StopReason::IdempotencyConflict) => {
@@ -449,8 +477,12 @@ proptest! {
                 prop_assert_eq!(attempts.iter().filter(|a| a.committed).count() as u32, r.effects);
                 let timeouts = attempts.iter().filter(|a| a.outcome == Outcome::Timeout).count();
                 prop_assert_eq!(timeouts as u32, r.timeouts);
+                // The first attempt goes out when the call begins, unless it waits for a slot.
                 if let Some(first) = attempts.first() {
-                    prop_assert_eq!(first.dispatch, r.start);
+                    prop_assert!(first.dispatch >= r.start);
+                    if policy.concurrency.is_none() {
+                        prop_assert_eq!(first.dispatch, r.start);
+                    }
                 }
                 for w in attempts.windows(2 + racing) {
                     prop_assert!(w[0].end <= w[1 + racing].dispatch, "too many attempts awaited at once");
@@ -521,6 +553,36 @@ proptest! {
                     .filter(|&(k, a)| refused(k) && a.dispatch > trip)
                     .count();
                 prop_assert_eq!(late, 0, "dispatched after the breaker tripped at {:?}", trip);
+            }
+        }
+    }
+
+    /// A concurrency limit holds: at no tick are more of a tool's calls in flight — dispatched
+    /// and not yet answered, timed out or given up on — than the limit allows (its `max`, for
+    /// an adaptive one).
+    #[test]
+    fn calls_in_flight_never_exceed_the_concurrency_limit(exp in experiment()) {
+        for (p, policy) in exp.policies.iter().enumerate() {
+            let Some(rule) = policy.concurrency else { continue };
+            let most = match rule.limit {
+                LimitRule::Fixed(n) => n,
+                LimitRule::Aimd { max, .. } => max,
+            };
+            let traced = traced(&exp, p);
+            for tool in 0..exp.tools.len() {
+                // Ends before starts at one tick: a slot freed is taken at once.
+                let mut changes: Vec<(Tick, i32)> = traced
+                    .iter()
+                    .filter(|(r, _)| r.tool == tool)
+                    .flat_map(|(_, a)| a)
+                    .flat_map(|a| [(a.dispatch, 1), (a.end, -1)])
+                    .collect();
+                changes.sort();
+                let mut in_flight = 0;
+                for (at, change) in changes {
+                    in_flight += change;
+                    prop_assert!(in_flight <= most as i32, "{} in flight at {:?}", in_flight, at);
+                }
             }
         }
     }

@@ -512,3 +512,27 @@ fn the_timeline_adds_up_to_the_tool_totals() {
         );
     }
 }
+
+/// `configs/concurrency-limit.toml`: a limit moves the waiting from the server's line, where an
+/// abandoned call still costs work, to the client's: fewer calls, more successes, sooner.
+#[test]
+fn a_concurrency_limit_beats_a_retry_storm_of_ones_own_making() {
+    let exp = shipped("concurrency-limit.toml");
+    let result = common::run_one(exp.clone());
+    let by = |name: &str| {
+        let i = exp.policies.iter().position(|p| p.name == name).unwrap();
+        let r = &result.policies[i];
+        (
+            r.estimate(retrysim::metrics::Measure::Success).mean,
+            r.estimate(retrysim::metrics::Measure::Attempts).mean,
+            r.completion_p50,
+        )
+    };
+    let (none, fixed, aimd) = (by("no-limit"), by("fixed-8"), by("aimd"));
+    assert!(
+        none.0 < 0.2 && fixed.0 == 1.0 && aimd.0 > 0.95,
+        "{none:?} {fixed:?} {aimd:?}"
+    );
+    assert!(fixed.1 < 1.01 && fixed.1 < aimd.1 && aimd.1 < none.1);
+    assert!(fixed.2 < none.2 && aimd.2 < none.2);
+}

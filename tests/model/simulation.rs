@@ -668,3 +668,60 @@ fn a_retry_only_breaker_lets_first_tries_through() {
             .all(|r| r.status == Status::Stopped(StopReason::BreakerOpen))
     );
 }
+
+/// A concurrency limit of one call in flight, three calls at once on a tool that answers in
+/// 10 ms: with no line the two over the limit stop at once; with a line they go out one after
+/// the other, first come first served; and a deadline that comes while a call waits stops it
+/// there, unsent.
+#[test]
+fn a_concurrency_limit_refuses_or_lines_calls_up() {
+    let run = |concurrency: &str, extra: &str| {
+        let exp = experiment(&format!(
+            r#"
+            name = "t"
+            [workload]
+            tasks = 3
+            clients = 3
+            [[tool]]
+            name = "order"
+            script = [{{ outcome = "ok", after = "10ms" }}]
+            [[policy]]
+            name = "p"
+            concurrency = {concurrency}
+            {extra}
+            "#
+        ));
+        common::traced(&exp, 0)
+            .into_iter()
+            .map(|(r, a)| (r.status, r.end.0, a.iter().map(|a| a.dispatch.0).collect()))
+            .collect::<Vec<(Status, u64, Vec<u64>)>>()
+    };
+    let limited = Status::Stopped(StopReason::ConcurrencyLimited);
+    assert_eq!(
+        run("{ limit = 1 }", ""),
+        [
+            (Status::Succeeded, 10_000, vec![0]),
+            (limited, 0, vec![]),
+            (limited, 0, vec![]),
+        ]
+    );
+    assert_eq!(
+        run("{ limit = 1, queue = 2 }", ""),
+        [
+            (Status::Succeeded, 10_000, vec![0]),
+            (Status::Succeeded, 20_000, vec![10_000]),
+            (Status::Succeeded, 30_000, vec![20_000]),
+        ]
+    );
+    let late = Status::Stopped(StopReason::DeadlineExceeded);
+    assert_eq!(
+        run("{ limit = 1, queue = 2 }", "deadline = \"15ms\""),
+        [
+            (Status::Succeeded, 10_000, vec![0]),
+            (late, 15_000, vec![10_000]),
+            (late, 15_000, vec![]),
+        ]
+    );
+    // The line holds one: the third call finds it full.
+    assert_eq!(run("{ limit = 1, queue = 1 }", "")[2], (limited, 0, vec![]));
+}

@@ -2,6 +2,7 @@
 //! The experiment, its workload and output are checked here; a tool in [`tool`], a policy in
 //! [`policy`], and a policy's breaker and retry budget in [`guards`].
 
+mod concurrency;
 mod guards;
 mod policy;
 mod tool;

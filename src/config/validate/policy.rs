@@ -1,6 +1,7 @@
 //! A `[[policy]]`: its retry rule and layers, backoff, timeout, limits and the rest, and the
 //! rule that refuses retries that could never end.
 
+use super::concurrency::concurrency;
 use super::default;
 use super::guards::{breaker, retry_budget};
 use crate::config::check::{Check, Result};
@@ -132,6 +133,10 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
         retry_budget: match &raw.retry_budget {
             None => None,
             Some(b) => Some(retry_budget(check, b, &format!("{path}.retry_budget"))?),
+        },
+        concurrency: match &raw.concurrency {
+            None => None,
+            Some(c) => Some(concurrency(check, c, &format!("{path}.concurrency"))?),
         },
         lookup_before_retry: raw.lookup_before_retry,
         calls: None,

@@ -67,6 +67,8 @@ pub enum Event {
     Lookup { intent: Handle, class: FailureClass },
     /// The attempt is still unanswered after the hedge delay: time to send another.
     Hedge(AttemptRef),
+    /// The operation's deadline, for a call that may still wait for a concurrency slot.
+    DeadlineInLine(Handle),
 }
 
 pub struct World<'a, S> {
@@ -97,12 +99,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             calls: policy.calls.as_deref().unwrap_or(&exp.workload.calls),
             policy,
             stations: exp.tools.iter().map(|t| Station::new(t.workers)).collect(),
-            gates: Gates::new(
-                policy.limits,
-                policy.breaker,
-                policy.retry_budget,
-                exp.tools.len(),
-            ),
+            gates: Gates::new(policy, exp.tools.len()),
             streams,
             arrivals: streams.stream(Source::Arrivals, 0),
             arrived: 0,
@@ -195,15 +192,22 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         let intent = self.intents.get(slot);
         // The client stops waiting on any attempt still out: a hedge's loser, or an attempt
         // in flight at a cancellation. The server still does its work.
+        let (tool, mut abandoned) = (intent.tool, 0);
         for attempt in intent.awaiting.attempts() {
             intent.settle(attempt, Outcome::Cancelled, now);
             intent.ambiguous |= status != Status::Succeeded;
+            abandoned += 1;
         }
         intent.ended = Some((status, now));
         let calls = self.calls.len() as u64;
         let (task, next_call) = (intent.id / calls, (intent.id % calls + 1) as usize);
         if intent.is_over() {
             self.close(slot);
+        }
+        // Their concurrency slots are free: the calls waiting for one go first.
+        if abandoned > 0 {
+            (0..abandoned).for_each(|_| self.gates.abandoned(tool));
+            self.wake_waiting(tool, sched);
         }
         if status == Status::Succeeded && next_call < self.calls.len() {
             return self.start_intent(task, next_call, sched);
@@ -283,6 +287,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
             Event::Cancel(handle) => self.on_cancel(handle, sched),
             Event::Lookup { intent, class } => self.on_lookup(intent, class, sched),
             Event::Hedge(at) => self.on_hedge(at, sched),
+            Event::DeadlineInLine(handle) => self.on_deadline_in_line(handle, sched),
         }
     }
 }

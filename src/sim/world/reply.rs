@@ -6,7 +6,6 @@ use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, IntentRecord, Mark, Outcome, Status, StopReason};
 use crate::model::Fate;
 use crate::policy::FailureClass;
-use crate::time::Tick;
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn on_reply(&mut self, at: AttemptRef, reply: Reply, sched: &mut Scheduler<Event>) {
@@ -36,7 +35,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         // A failure while a hedge (or its primary) is still out: wait for that one.
         let racing = failure.is_some() && !intent.awaiting.is_empty();
         let (tool, cost) = (intent.tool, intent.retry_cost);
-        self.observe(tool, now, failure, cost);
+        self.observe(tool, failure, cost, sched);
         if late {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
             return self.end_intent(at.intent.slot, stop, sched);
@@ -60,7 +59,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         intent.ambiguous = true;
         let racing = !intent.awaiting.is_empty();
         let (tool, start, cost) = (intent.tool, intent.scope.start, intent.retry_cost);
-        self.observe(tool, now, Some(FailureClass::Timeout), cost);
+        self.observe(tool, Some(FailureClass::Timeout), cost, sched);
         if self.policy.limits.past_deadline(start, now) {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
             return self.end_intent(at.intent.slot, stop, sched);
@@ -71,18 +70,21 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         self.after_failure(at.intent.slot, FailureClass::Timeout, None, sched);
     }
 
-    /// Tells the gates (the tool's breaker and budget) and the timeline how a call ended;
-    /// `cost` is what the budget took for it, if it was a retry.
+    /// Tells the gates (the tool's breaker, budget and concurrency limit) and the timeline how a
+    /// call ended, and lets a call waiting for a slot go out; `cost` is what the budget took
+    /// for it, if it was a retry.
     pub(super) fn observe(
         &mut self,
         tool: usize,
-        now: Tick,
         failure: Option<FailureClass>,
         cost: Option<f64>,
+        sched: &mut Scheduler<Event>,
     ) {
+        let now = sched.now();
         self.gates.feedback(tool, now, failure, cost);
         if failure.is_none() {
             self.totals.mark(tool, now, Mark::Success);
         }
+        self.wake_waiting(tool, sched);
     }
 }

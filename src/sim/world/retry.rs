@@ -138,15 +138,12 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let backoff_delay = backoff.delay(retry, intent.last_delay, word);
         let delay = backoff_delay.max(retry_after.unwrap_or(Tick::ZERO));
         let ask = Ask {
-            tool: intent.tool,
-            now,
-            scope_start: intent.scope.start,
-            dispatches: intent.dispatches_in_scope(),
             // A new attempt of an outer layer starts a fresh cap where each layer resets it.
             fresh_scope: policy.resets_each_layer() && layer + 1 < policy.depth(),
-            moment: Moment::Retry { class, delay },
+            ..self.ask(slot, now, Moment::Retry { class, delay })
         };
         let pass = self.gates.admit(&ask).map_err(|r| r.reason)?;
+        let intent = self.intents.get(slot);
         intent.retry_cost = pass.retry_cost.or(intent.retry_cost);
         intent.retries += 1;
         intent.last_delay = backoff_delay;

@@ -3,11 +3,11 @@
 
 use super::{AttemptRef, Event, Reply, World};
 use crate::engine::Scheduler;
-use crate::metrics::{AttemptRecord, IntentRecord, Mark, Status};
+use crate::metrics::{AttemptRecord, IntentRecord, Mark, Status, StopReason};
 use crate::model::{Fate, LossSignal};
 use crate::policy::gate::{Ask, Gate, Moment, Refusal};
 use crate::policy::{FailureClass, hedge};
-use crate::sim::intent::Scope;
+use crate::sim::intent::{Handle, Scope};
 use crate::time::Tick;
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
@@ -24,19 +24,15 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 first: intent.attempts(),
             };
         }
-        let ask = Ask {
-            tool: intent.tool,
-            now,
-            scope_start: intent.scope.start,
-            dispatches: intent.dispatches_in_scope(),
-            fresh_scope: false,
-            moment: Moment::Send {
-                first: intent.attempts() == 0,
-            },
-        };
-        if let Err(refusal) = self.gates.admit(&ask) {
-            self.short_circuit(slot, refusal, now);
-            return self.end_intent(slot, Status::Stopped(refusal.reason), sched);
+        let first = intent.attempts() == 0;
+        let ask = self.ask(slot, now, Moment::Send { first });
+        match self.gates.admit(&ask) {
+            Ok(_) => {}
+            Err(refusal) if refusal.waits => return self.wait_for_a_slot(slot, sched),
+            Err(refusal) => {
+                self.short_circuit(slot, refusal, now);
+                return self.end_intent(slot, Status::Stopped(refusal.reason), sched);
+            }
         }
         self.send(slot, true, sched);
     }
@@ -96,24 +92,67 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if !hedge::has_room(policy, &intent.tries) {
             return;
         }
-        let ask = Ask {
-            tool: intent.tool,
-            now,
-            scope_start: intent.scope.start,
-            dispatches: intent.dispatches_in_scope(),
-            fresh_scope: false,
-            moment: Moment::Hedge,
-        };
+        let ask = self.ask(at.intent.slot, now, Moment::Hedge);
+        let intent = self.intents.get(at.intent.slot);
         match self.gates.admit(&ask) {
             Ok(pass) => intent.retry_cost = pass.retry_cost.or(intent.retry_cost),
             Err(refusal) => return self.short_circuit(at.intent.slot, refusal, now),
         }
-        let intent = self.intents.get(at.intent.slot);
         let innermost = policy.depth() - 1;
         intent.tries.begin(innermost);
         intent.next_layer = innermost;
         intent.hedges += 1;
         self.send(at.intent.slot, false, sched);
+    }
+
+    /// What the gates are asked for the intent in `slot` at `now`.
+    pub(super) fn ask(&mut self, slot: u32, now: Tick, moment: Moment) -> Ask {
+        let handle = self.intents.handle(slot);
+        let intent = self.intents.get(slot);
+        Ask {
+            tool: intent.tool,
+            now,
+            scope_start: intent.scope.start,
+            dispatches: intent.dispatches_in_scope(),
+            fresh_scope: false,
+            moment,
+            ticket: ticket(handle),
+        }
+    }
+
+    /// The call waits in the concurrency limit's line; its deadline, if it has one, may come
+    /// first.
+    fn wait_for_a_slot(&mut self, slot: u32, sched: &mut Scheduler<Event>) {
+        let handle = self.intents.handle(slot);
+        let start = self.intents.get(slot).scope.start;
+        if let Some(deadline) = self.policy.limits.deadline {
+            sched.schedule_at(start.after(deadline), Event::DeadlineInLine(handle));
+        }
+    }
+
+    /// The deadline of a call that may still wait for a slot: if it does, it stops there.
+    pub(super) fn on_deadline_in_line(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
+        let Some(intent) = self.intents.find(handle).filter(|i| i.ended.is_none()) else {
+            return;
+        };
+        if self.gates.leave_line(intent.tool, ticket(handle)) {
+            let stop = Status::Stopped(StopReason::DeadlineExceeded);
+            self.end_intent(handle.slot, stop, sched);
+        }
+    }
+
+    /// Lets the calls waiting for a slot on `tool` go out, first come first served, while there
+    /// are free slots; a call whose operation ended meanwhile is passed over.
+    pub(super) fn wake_waiting(&mut self, tool: usize, sched: &mut Scheduler<Event>) {
+        while let Some(t) = self.gates.next_waiting(tool) {
+            let handle = Handle {
+                slot: t as u32,
+                generation: (t >> 32) as u32,
+            };
+            if self.intents.find(handle).is_some_and(|i| i.ended.is_none()) {
+                self.dispatch(handle.slot, sched);
+            }
+        }
     }
 
     /// Counts a call the breaker refused; other refusals leave no trace here.
@@ -124,4 +163,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             self.totals.mark(intent.tool, now, Mark::ShortCircuited);
         }
     }
+}
+
+/// How an intent is known in a concurrency limit's line: its slot and that slot's generation.
+fn ticket(handle: Handle) -> u64 {
+    u64::from(handle.generation) << 32 | u64::from(handle.slot)
 }
