@@ -27,6 +27,7 @@ pub mod chart;
 pub mod check;
 pub mod config;
 pub mod engine;
+pub mod error;
 pub mod experiment;
 pub mod metrics;
 pub mod model;
@@ -40,4 +41,5 @@ pub mod sweep;
 pub mod theory;
 pub mod time;
 
+pub use error::Error;
 pub use experiment::Experiment;

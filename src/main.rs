@@ -14,7 +14,7 @@ use retrysim::chart::{self, ChartFormat};
 use retrysim::config::{ConfigError, Source};
 use retrysim::policy::{Attempts, KeyScope};
 use retrysim::progress::{self, Progress};
-use retrysim::{check, output, report, run, theory};
+use retrysim::{Error, check, output, report, run, theory};
 
 /// Set by Ctrl-C: no new run starts, finished points are kept.
 static CANCEL: AtomicBool = AtomicBool::new(false);
@@ -148,21 +148,41 @@ fn probability(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Why a command failed, which decides the exit code.
+/// How a command ended other than done.
 enum Failure {
-    /// The input was wrong: exit 2.
+    /// What the library says failed.
+    Error(Error),
+    /// Arguments the library never sees were wrong (the theory command's).
     Usage(String),
-    /// The run could not finish, e.g. an unwritable folder: exit 1.
-    Runtime(String),
-    /// `check` found differences, already reported: exit 1.
+    /// `check` found differences, already reported.
     Mismatch,
-    /// Ctrl-C stopped the run, already reported: exit 130.
+    /// Ctrl-C stopped the run, already reported.
     Interrupted,
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Error(e)
+    }
 }
 
 impl From<ConfigError> for Failure {
     fn from(e: ConfigError) -> Self {
-        Failure::Usage(e.to_string())
+        Failure::Error(Error::Config(e))
+    }
+}
+
+impl Failure {
+    /// The exit code, decided here alone: 2 for input that cannot be used (a config, an
+    /// output folder plot cannot read, a path in the way, bad arguments); 1 for a run that
+    /// could not finish or a check that found a difference; 130 for Ctrl-C.
+    fn exit_code(&self) -> u8 {
+        match self {
+            Failure::Error(Error::Config(_) | Error::BadOutput(_) | Error::OutputInTheWay(_)) => 2,
+            Failure::Usage(_) => 2,
+            Failure::Error(Error::Chart(_) | Error::Io { .. }) | Failure::Mismatch => 1,
+            Failure::Interrupted => 130,
+        }
     }
 }
 
@@ -177,21 +197,15 @@ fn main() -> ExitCode {
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Usage(msg)) => {
-            eprintln!("error: {msg}");
-            ExitCode::from(2)
+        Err(failure) => {
+            match &failure {
+                Failure::Error(e) => eprintln!("error: {e}"),
+                Failure::Usage(msg) => eprintln!("error: {msg}"),
+                Failure::Mismatch | Failure::Interrupted => {}
+            }
+            ExitCode::from(failure.exit_code())
         }
-        Err(Failure::Runtime(msg)) => {
-            eprintln!("error: {msg}");
-            ExitCode::from(1)
-        }
-        Err(Failure::Mismatch) => ExitCode::from(1),
-        Err(Failure::Interrupted) => ExitCode::from(130),
     }
-}
-
-fn io_failure(what: impl std::fmt::Display) -> impl Fn(io::Error) -> Failure {
-    move |e| Failure::Runtime(format!("{what}: {e}"))
 }
 
 /// The first Ctrl-C stops new runs and keeps the finished points; a second one ends at once.
@@ -229,8 +243,7 @@ fn produce(
         cancel: Some(&CANCEL),
     };
     let started = Instant::now();
-    let (results, staging) = output::produce(source, sweep, root, &options, &mut progress)
-        .map_err(io_failure(format!("cannot write under {}", root.display())))?;
+    let (results, staging) = output::produce(source, sweep, root, &options, &mut progress)?;
     Ok((results, staging, started.elapsed().as_secs_f64()))
 }
 
@@ -238,7 +251,7 @@ fn produce(
 fn print(text: &str) -> Result<(), Failure> {
     match io::stdout().lock().write_all(text.as_bytes()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            Err(Failure::Runtime(format!("cannot write to stdout: {e}")))
+            Err(Error::io("cannot write to stdout")(e).into())
         }
         _ => Ok(()),
     }
@@ -254,13 +267,10 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
         sweep.set_seed(seed);
     }
     sweep.trace(args.intents, args.attempts);
-    output::Staging::check_target(&args.out, &sweep.base.name)
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    output::Staging::check_target(&args.out, &sweep.base.name)?;
     let (results, staging, secs) = produce(&source, sweep, &args.out, &args.pace)?;
     if !results.complete() {
-        let kept = staging
-            .keep_interrupted()
-            .map_err(io_failure("cannot keep the finished points"))?;
+        let kept = staging.keep_interrupted()?;
         eprintln!(
             "interrupted: {} of {} points finished; their rows are in {}; {} is unchanged",
             results.points.len(),
@@ -270,9 +280,7 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
         );
         return Err(Failure::Interrupted);
     }
-    let dir = staging
-        .commit()
-        .map_err(io_failure("cannot move the output into place"))?;
+    let dir = staging.commit()?;
     if args.stats {
         let events = results.events();
         eprintln!(
@@ -297,8 +305,7 @@ fn plot_command(args: &PlotArgs) -> Result<(), Failure> {
         })
         .collect();
     let formats = (!formats.is_empty()).then_some(formats.as_slice());
-    let written =
-        chart::draw_all(&args.out_dir, formats).map_err(|e| Failure::Usage(e.to_string()))?;
+    let written = chart::draw_all(&args.out_dir, formats)?;
     let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     print(&format!("{}\n", names.join("\n")))
 }
@@ -319,14 +326,14 @@ fn check_command(args: &CheckArgs) -> Result<(), Failure> {
     }
     // The fresh run is staged in a scratch folder of its own, so a read-only reference can be
     // checked, and dropped afterwards.
-    let scratch = Scratch::new().map_err(io_failure("cannot make a scratch folder"))?;
+    let scratch = Scratch::new().map_err(Error::io("cannot make a scratch folder"))?;
     let (results, staging, _) = produce(&source, sweep, &scratch.0, &args.pace)?;
     if !results.complete() {
         eprintln!("interrupted: nothing was compared");
         return Err(Failure::Interrupted);
     }
     let differences = check::compare(&reference, staging.path())
-        .map_err(io_failure("cannot compare the output"))?;
+        .map_err(Error::io("cannot compare the output"))?;
     if differences.is_empty() {
         if !args.pace.quiet {
             print(&format!(

@@ -7,7 +7,8 @@ use std::path::Path;
 
 use toml::{Table, Value};
 
-use super::{ChartError, ChartFormat, ChartKind};
+use super::{ChartFormat, ChartKind};
+use crate::error::Error;
 use crate::output::column::{Column, Kind};
 use crate::output::{summary, timeline};
 use crate::time::{Tick, parse_duration};
@@ -57,9 +58,10 @@ pub struct Stretch {
 
 impl Data {
     /// Reads `summary.csv` and `manifest.toml` from `dir`.
-    pub fn read(dir: &Path) -> Result<Data, ChartError> {
+    pub fn read(dir: &Path) -> Result<Data, Error> {
         let manifest_path = dir.join("manifest.toml");
-        let bad_manifest = |why: &str| ChartError(format!("{}: {why}", manifest_path.display()));
+        let bad_manifest =
+            |why: &str| Error::BadOutput(format!("{}: {why}", manifest_path.display()));
         let text = fs::read_to_string(&manifest_path)
             .map_err(|e| bad_manifest(&format!("cannot read: {e}")))?;
         let manifest: Table = toml::from_str(&text).map_err(|e| bad_manifest(e.message()))?;
@@ -100,7 +102,7 @@ impl Data {
                 .collect()
         };
         // Names back to what they name, as the config layer reads them.
-        let lookup = |key: &str, what: &str| -> Result<Vec<usize>, ChartError> {
+        let lookup = |key: &str, what: &str| -> Result<Vec<usize>, Error> {
             let names: &[&str] = match key {
                 "charts" => &ChartKind::ALL.map(ChartKind::name),
                 _ => &ChartFormat::ALL.map(ChartFormat::name),
@@ -125,7 +127,8 @@ impl Data {
             .collect();
 
         let summary_path = dir.join("summary.csv");
-        let bad_summary = |why: String| ChartError(format!("{}: {why}", summary_path.display()));
+        let bad_summary =
+            |why: String| Error::BadOutput(format!("{}: {why}", summary_path.display()));
         let mut reader = csv::ReaderBuilder::new()
             .flexible(true)
             .from_path(&summary_path)
@@ -229,8 +232,8 @@ impl Data {
 }
 
 /// The rows of `timeline.csv`, checked like `summary.csv`.
-fn stretches(path: &Path, axes: &[Axis]) -> Result<Vec<Stretch>, ChartError> {
-    let bad = |why: String| ChartError(format!("{}: {why}", path.display()));
+fn stretches(path: &Path, axes: &[Axis]) -> Result<Vec<Stretch>, Error> {
+    let bad = |why: String| Error::BadOutput(format!("{}: {why}", path.display()));
     let mut reader = csv::ReaderBuilder::new()
         .flexible(true)
         .from_path(path)

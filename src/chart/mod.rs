@@ -12,7 +12,6 @@ mod timeline;
 
 pub use kind::{ChartFormat, ChartKind};
 
-use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -21,20 +20,9 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::error::Error;
 use data::Data;
 use style::FONT;
-
-/// A chart that could not be drawn, with the file it concerns.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ChartError(pub String);
-
-impl fmt::Display for ChartError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ChartError {}
 
 /// The chart files `kinds` make in `formats`, relative to the output folder.
 pub fn files(kinds: &[ChartKind], formats: &[ChartFormat]) -> Vec<String> {
@@ -50,13 +38,13 @@ pub fn files(kinds: &[ChartKind], formats: &[ChartFormat]) -> Vec<String> {
 
 /// Draws every chart the manifest in `dir` names, in its formats unless `formats` says
 /// otherwise, into `dir/charts/`; returns the files written.
-pub fn draw_all(dir: &Path, formats: Option<&[ChartFormat]>) -> Result<Vec<PathBuf>, ChartError> {
+pub fn draw_all(dir: &Path, formats: Option<&[ChartFormat]>) -> Result<Vec<PathBuf>, Error> {
     style::register_fonts();
     let data = Data::read(dir)?;
     let formats = formats.unwrap_or(&data.formats);
     let charts = dir.join("charts");
     fs::create_dir_all(&charts)
-        .map_err(|e| ChartError(format!("{}: cannot create: {e}", charts.display())))?;
+        .map_err(Error::io(format!("cannot create {}", charts.display())))?;
     let mut written = Vec::new();
     for &kind in &data.charts {
         for &format in formats {
@@ -79,7 +67,7 @@ pub fn draw_all(dir: &Path, formats: Option<&[ChartFormat]>) -> Result<Vec<PathB
                 drawn.and_then(|()| fs::rename(&partial, &path).map_err(|e| e.to_string()))
             {
                 let _ = fs::remove_file(&partial);
-                return Err(ChartError(format!("{}: {why}", path.display())));
+                return Err(Error::Chart(format!("{}: {why}", path.display())));
             }
             written.push(path);
         }

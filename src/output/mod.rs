@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::chart;
 use crate::config::Source;
+use crate::error::Error;
 use crate::progress::Progress;
 use crate::run::{self, PointResult, Results};
 use crate::sim::{Job, RunResult};
@@ -155,7 +156,18 @@ impl Writer {
     }
 
     /// Writes the manifest and, for a complete run, the charts; returns the files written.
-    pub fn finish(mut self, results: &Results, source: &Source) -> io::Result<Vec<String>> {
+    pub fn finish(mut self, results: &Results, source: &Source) -> Result<Vec<String>, Error> {
+        let writing = Error::io(format!("cannot write under {}", self.dir.display()));
+        let files = self.write_manifest(results, source).map_err(writing)?;
+        if results.complete() {
+            chart::draw_all(&self.dir, None)?;
+        }
+        Ok(files)
+    }
+
+    /// Flushes the CSV files (or cuts them back to whole points) and writes the manifest;
+    /// returns every file the run writes.
+    fn write_manifest(&mut self, results: &Results, source: &Source) -> io::Result<Vec<String>> {
         if results.complete() {
             self.lengths()?;
         } else {
@@ -171,16 +183,10 @@ impl Writer {
             files.push("timeline.csv".to_string());
         }
         files.extend(self.traces.iter().map(|(t, _)| t.file().to_string()));
-        let charts = if results.complete() {
-            chart::files(&exp.output.charts, &exp.output.chart_formats)
-        } else {
-            Vec::new()
-        };
-        files.extend(charts.iter().cloned());
-        manifest::write(results, source, &files, &self.dir.join("manifest.toml"))?;
         if results.complete() {
-            chart::draw_all(&self.dir, None).map_err(io::Error::other)?;
+            files.extend(chart::files(&exp.output.charts, &exp.output.chart_formats));
         }
+        manifest::write(results, source, &files, &self.dir.join("manifest.toml"))?;
         Ok(files)
     }
 }
@@ -194,9 +200,10 @@ pub fn produce(
     root: &Path,
     options: &run::Options,
     progress: &mut Progress,
-) -> io::Result<(Results, Staging)> {
+) -> Result<(Results, Staging), Error> {
+    let writing = || Error::io(format!("cannot write under {}", root.display()));
     let staging = Staging::new(root, &sweep.base.name)?;
-    let writer = Writer::create(staging.path(), &sweep)?;
+    let writer = Writer::create(staging.path(), &sweep).map_err(writing())?;
     let traced = Trace::ALL
         .iter()
         .any(|t| t.enabled(&sweep.base.output))
@@ -206,7 +213,7 @@ pub fn produce(
         ..*options
     };
     let mut recorder = Recorder { writer, progress };
-    let results = run::run(sweep, &options, &mut recorder)?;
+    let results = run::run(sweep, &options, &mut recorder).map_err(writing())?;
     recorder.progress.finish();
     recorder.writer.finish(&results, source)?;
     Ok((results, staging))

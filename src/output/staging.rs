@@ -9,6 +9,8 @@
 
 use std::fs;
 use std::io;
+
+use crate::error::Error;
 use std::path::{Path, PathBuf};
 
 /// A folder being filled, which becomes `<root>/<name>` on [`Staging::commit`] and is removed if
@@ -28,16 +30,17 @@ impl Staging {
     /// A fresh staging folder for `<root>/<name>`, after removing what dead runs of the same
     /// name left. Fails if `<root>/<name>` exists and is not a folder: it is not ours to
     /// replace.
-    pub fn new(root: &Path, name: &str) -> io::Result<Staging> {
+    pub fn new(root: &Path, name: &str) -> Result<Staging, Error> {
         let target = root.join(name);
         refuse_non_folder(&target)?;
-        fs::create_dir_all(root)?;
+        let making = || Error::io(format!("cannot write under {}", root.display()));
+        fs::create_dir_all(root).map_err(making())?;
         remove_leftovers(root, name);
         let path = root.join(format!(".{name}.partial-{}", std::process::id()));
         if path.exists() {
-            fs::remove_dir_all(&path)?;
+            fs::remove_dir_all(&path).map_err(making())?;
         }
-        fs::create_dir(&path)?;
+        fs::create_dir(&path).map_err(making())?;
         Ok(Staging {
             path,
             target,
@@ -48,7 +51,7 @@ impl Staging {
     }
 
     /// Whether `<root>/<name>` may be written: an error if it exists and is not a folder.
-    pub fn check_target(root: &Path, name: &str) -> io::Result<()> {
+    pub fn check_target(root: &Path, name: &str) -> Result<(), Error> {
         refuse_non_folder(&root.join(name))
     }
 
@@ -58,12 +61,13 @@ impl Staging {
 
     /// Keeps the staged folder at `<root>/<name>.interrupted`, replacing an older one there, and
     /// leaves `<root>/<name>` as it was.
-    pub fn keep_interrupted(mut self) -> io::Result<PathBuf> {
+    pub fn keep_interrupted(mut self) -> Result<PathBuf, Error> {
         let kept = self.root.join(format!("{}.interrupted", self.name));
+        let keeping = || Error::io("cannot keep the finished points");
         if kept.is_dir() {
-            fs::remove_dir_all(&kept)?;
+            fs::remove_dir_all(&kept).map_err(keeping())?;
         }
-        fs::rename(&self.path, &kept)?;
+        fs::rename(&self.path, &kept).map_err(keeping())?;
         self.committed = true;
         Ok(kept)
     }
@@ -71,7 +75,8 @@ impl Staging {
     /// Replaces `<root>/<name>` with the staged folder. An output already there is moved aside
     /// first and removed after; if another run moves its own output in between, that one is
     /// moved aside too and the rename tried again.
-    pub fn commit(mut self) -> io::Result<PathBuf> {
+    pub fn commit(mut self) -> Result<PathBuf, Error> {
+        let moving = || Error::io("cannot move the output into place");
         let mut aside = Vec::new();
         let mut result = Err(io::Error::other("never tried"));
         for k in 0..COMMIT_TRIES {
@@ -92,9 +97,9 @@ impl Staging {
             }
         }
         for old in aside {
-            fs::remove_dir_all(old)?;
+            fs::remove_dir_all(old).map_err(moving())?;
         }
-        result?;
+        result.map_err(moving())?;
         self.committed = true;
         Ok(self.target.clone())
     }
@@ -109,15 +114,9 @@ impl Drop for Staging {
 }
 
 /// An error if `target` exists and is not a folder.
-fn refuse_non_folder(target: &Path) -> io::Result<()> {
+fn refuse_non_folder(target: &Path) -> Result<(), Error> {
     match fs::symlink_metadata(target) {
-        Ok(meta) if !meta.is_dir() => Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            format!(
-                "{} exists and is not an output folder; move it away or choose another --out",
-                target.display()
-            ),
-        )),
+        Ok(meta) if !meta.is_dir() => Err(Error::OutputInTheWay(target.to_path_buf())),
         _ => Ok(()),
     }
 }

@@ -532,7 +532,10 @@ fn broken_output_folders_are_refused_by_plot() {
             "a row too short",
             "summary.csv",
             format!("{header}\ngood,p\n"),
-            vec![format!("summary.csv: line 2: 2 cells, expected {}", header.split(',').count())],
+            vec![format!(
+                "summary.csv: line 2: 2 cells, expected {}",
+                header.split(',').count()
+            )],
         ),
         (
             "two columns swapped",
