@@ -3,7 +3,7 @@
 use rand_chacha::ChaCha8Rng;
 
 use crate::engine::rng::{Source, Streams, word};
-use crate::metrics::{AttemptRecord, Outcome, Status};
+use crate::metrics::{AttemptRecord, Outcome, Status, StopReason};
 use crate::model::fault::WORDS_PER_ATTEMPT;
 use crate::model::server::KeyStore;
 use crate::model::{AttemptDraw, Fate, Tool};
@@ -12,38 +12,50 @@ use crate::time::Tick;
 
 /// One intent in progress: the client's side of it and its attempts the server still holds.
 /// It stays in the slab until both are over, so a commit by an abandoned attempt after the
-/// client gave up still counts as an effect of this intent.
+/// client gave up still counts as an effect of this intent. Its parts are built in one place
+/// each, and a reused slot is reset part by part to what a fresh one holds.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Intent {
     /// task × calls per task + the call's position in the task.
     pub id: u64,
     pub tool: usize,
     pub start: Tick,
-    pub effects: u32,
+    /// What the client saw and did.
+    pub client: Client,
+    /// Where its retry policy stands.
+    pub retry: RetryState,
+    /// What the server did with its attempts.
+    pub server: ServerSide,
+    /// Every attempt so far: its draws, its payload, its record, and the ones awaited.
+    attempts: Attempts,
+}
+
+/// The client's view of an intent.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Client {
     /// Attempts abandoned at their timeout.
     pub timeouts: u32,
     /// Time spent waiting between attempts.
     pub backoff: Tick,
     /// Calls the circuit breaker refused.
     pub short_circuited: u32,
-    /// What the retry budget took for the latest retry; none before the first retry.
-    pub retry_cost: Option<f64>,
     /// Reconciliation lookups made.
     pub lookups: u32,
+    /// Hedges sent.
+    pub hedges: u32,
     /// A receipt came back after the deadline: late evidence that the effect happened.
     pub late_receipt: bool,
     /// Some attempt went unanswered, so it may have committed.
     pub ambiguous: bool,
-    /// The attempts the client is waiting on: none between attempts and after the end, two
-    /// while a hedge races its primary.
-    pub awaiting: Awaited,
-    /// Hedges sent.
-    pub hedges: u32,
-    /// Attempts that reached the server while it was down.
-    pub calls_while_down: u32,
-    /// Attempts on their way to the server or at it.
-    pub at_server: u32,
     /// How and when the client finished with the intent.
     pub ended: Option<(Status, Tick)>,
+}
+
+/// Where an intent's retry policy stands.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RetryState {
+    /// What the retry budget took for the latest retry; none before the first retry.
+    pub cost: Option<f64>,
     /// The delay before the last retry (decorrelated jitter grows from it).
     pub last_delay: Tick,
     /// Retries so far, in every layer: retry n reads word n − 1 of the jitter stream.
@@ -54,17 +66,53 @@ pub struct Intent {
     pub next_layer: usize,
     /// The version of the request's arguments the next attempt carries.
     pub payload: u32,
-    /// The payload version of every attempt so far, in order.
-    payloads: Vec<u32>,
     /// The scope the deadline and dispatch cap count from: the intent's start and its first
     /// dispatch, unless each layer entered resets them.
     pub scope: Scope,
-    /// The draws of every attempt so far, in order.
-    draws: Vec<AttemptDraw>,
-    /// What became of every attempt so far, in order.
-    pub log: Vec<AttemptRecord>,
+}
+
+impl RetryState {
+    fn new(now: Tick) -> Self {
+        RetryState {
+            cost: None,
+            last_delay: Tick::ZERO,
+            retries: 0,
+            tries: Tries::default(),
+            next_layer: 0,
+            payload: 0,
+            scope: Scope {
+                start: now,
+                first: 0,
+            },
+        }
+    }
+}
+
+/// What the server did with an intent's attempts.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServerSide {
+    /// Side effects committed.
+    pub effects: u32,
+    /// Attempts that reached the server while it was down.
+    pub calls_while_down: u32,
+    /// Attempts on their way to the server or at it.
+    pub at_server: u32,
     /// The server's idempotency record for this intent's key.
     pub keys: KeyStore,
+}
+
+/// An intent's attempts; the buffers keep their capacity when the slot is reused.
+#[derive(Clone, Debug, PartialEq)]
+struct Attempts {
+    /// The draws of every attempt so far, in order.
+    draws: Vec<AttemptDraw>,
+    /// The payload version of every attempt so far, in order.
+    payloads: Vec<u32>,
+    /// What became of every attempt so far, in order.
+    log: Vec<AttemptRecord>,
+    /// The attempts the client is waiting on: none between attempts and after the end, two
+    /// while a hedge races its primary.
+    awaiting: Awaited,
     faults: ChaCha8Rng,
 }
 
@@ -74,77 +122,52 @@ impl Intent {
             id,
             tool,
             start: now,
-            effects: 0,
-            timeouts: 0,
-            backoff: Tick::ZERO,
-            short_circuited: 0,
-            retry_cost: None,
-            lookups: 0,
-            late_receipt: false,
-            ambiguous: false,
-            awaiting: Awaited::default(),
-            hedges: 0,
-            calls_while_down: 0,
-            at_server: 0,
-            ended: None,
-            last_delay: Tick::ZERO,
-            retries: 0,
-            tries: Tries::default(),
-            next_layer: 0,
-            payload: 0,
-            payloads: Vec::new(),
-            scope: Scope {
-                start: now,
-                first: 0,
+            client: Client::default(),
+            retry: RetryState::new(now),
+            server: ServerSide::default(),
+            attempts: Attempts {
+                draws: Vec::new(),
+                payloads: Vec::new(),
+                log: Vec::new(),
+                awaiting: Awaited::default(),
+                faults: streams.stream(Source::Faults, id),
             },
-            draws: Vec::new(),
-            log: Vec::new(),
-            keys: KeyStore::default(),
-            faults: streams.stream(Source::Faults, id),
         }
     }
 
-    /// Makes this the new intent `id`, in place; the draw buffer keeps its capacity.
+    /// Makes this the new intent `id`, in place: each part as [`Intent::new`] builds it, the
+    /// attempt buffers cleared but keeping their capacity.
     fn reset(&mut self, streams: &Streams, id: u64, tool: usize, now: Tick) {
-        self.id = id;
-        self.tool = tool;
-        self.start = now;
-        self.effects = 0;
-        self.timeouts = 0;
-        self.backoff = Tick::ZERO;
-        self.short_circuited = 0;
-        self.retry_cost = None;
-        self.lookups = 0;
-        self.late_receipt = false;
-        self.ambiguous = false;
-        self.awaiting = Awaited::default();
-        self.hedges = 0;
-        self.calls_while_down = 0;
-        self.at_server = 0;
-        self.ended = None;
-        self.last_delay = Tick::ZERO;
-        self.retries = 0;
-        self.next_layer = 0;
-        self.payload = 0;
-        self.payloads.clear();
-        self.scope = Scope {
-            start: now,
-            first: 0,
-        };
-        self.draws.clear();
-        self.log.clear();
-        self.keys = KeyStore::default();
-        self.faults = streams.stream(Source::Faults, id);
+        let a = &mut self.attempts;
+        a.draws.clear();
+        a.payloads.clear();
+        a.log.clear();
+        a.awaiting = Awaited::default();
+        a.faults = streams.stream(Source::Faults, id);
+        (self.id, self.tool, self.start) = (id, tool, now);
+        self.client = Client::default();
+        self.retry = RetryState::new(now);
+        self.server = ServerSide::default();
+    }
+
+    /// What became of every attempt so far, in order.
+    pub fn log(&self) -> &[AttemptRecord] {
+        &self.attempts.log
+    }
+
+    /// The attempts the client is waiting on.
+    pub fn awaiting(&self) -> Awaited {
+        self.attempts.awaiting
     }
 
     /// Attempts dispatched so far.
     pub fn attempts(&self) -> u32 {
-        self.draws.len() as u32
+        self.attempts.draws.len() as u32
     }
 
     /// Draws the next attempt's fate and latencies, recording the wait the client `granted` it
-    /// (`None`: no limit), whether or not a timer can cut it: attempt k always reads the k-th block of the intent's fault stream. Returns its
-    /// number and its draws.
+    /// (`None`: no limit), whether or not a timer can cut it: attempt k always reads the k-th
+    /// block of the intent's fault stream. Returns its number and its draws.
     pub fn draw_attempt(
         &mut self,
         tool: &Tool,
@@ -153,57 +176,74 @@ impl Intent {
     ) -> (u32, AttemptDraw) {
         let mut words = [0; WORDS_PER_ATTEMPT];
         for w in &mut words {
-            *w = word(&mut self.faults);
+            *w = word(&mut self.attempts.faults);
         }
         let attempt = self.attempts();
         let draw = tool.draw(&words, attempt);
-        self.draws.push(draw);
-        self.payloads.push(self.payload);
-        self.log.push(AttemptRecord {
-            layer: self.next_layer as u8,
+        let a = &mut self.attempts;
+        a.draws.push(draw);
+        a.payloads.push(self.retry.payload);
+        a.log.push(AttemptRecord {
+            layer: self.retry.next_layer as u8,
             dispatch: now,
             end: now,
             granted,
             outcome: Outcome::Unanswered,
             committed: false,
         });
-        self.awaiting.add(attempt);
+        a.awaiting.add(attempt);
         (attempt, draw)
     }
 
     /// The client learns how attempt `attempt` ended, or stops waiting for it.
     pub fn settle(&mut self, attempt: u32, outcome: Outcome, now: Tick) {
-        let log = &mut self.log[attempt as usize];
+        let log = &mut self.attempts.log[attempt as usize];
         log.outcome = outcome;
         log.end = now;
-        self.awaiting.remove(attempt);
+        self.attempts.awaiting.remove(attempt);
     }
 
     /// The payload version attempt `attempt` carries.
     pub fn payload_of(&self, attempt: u32) -> u32 {
-        self.payloads[attempt as usize]
+        self.attempts.payloads[attempt as usize]
     }
 
     /// The draws of attempt `attempt`.
     pub fn draw(&self, attempt: u32) -> AttemptDraw {
-        self.draws[attempt as usize]
+        self.attempts.draws[attempt as usize]
+    }
+
+    /// The horizon came while the client still waited: the intent is `hung`, and the attempts
+    /// still awaited end there, the client never having learned how.
+    pub fn hang(&mut self, horizon: Tick) {
+        self.client.ended = Some((Status::Stopped(StopReason::Hung), horizon));
+        let a = &mut self.attempts;
+        for attempt in a.awaiting.attempts() {
+            a.log[attempt as usize].end = horizon;
+        }
+    }
+
+    /// Attempt `attempt` made a new side effect at the server.
+    pub fn commit(&mut self, attempt: u32) {
+        self.server.effects += 1;
+        self.attempts.log[attempt as usize].committed = true;
     }
 
     /// A server that is down fails attempt `attempt` at once, whatever was drawn for it.
     pub fn fail_fast(&mut self, attempt: u32) {
-        let draw = &mut self.draws[attempt as usize];
+        let draw = &mut self.attempts.draws[attempt as usize];
         draw.fate = Fate::ServerError;
         draw.service = Tick::ZERO;
     }
 
     /// Dispatches made in the current scope, which the dispatch cap counts.
     pub fn dispatches_in_scope(&self) -> u32 {
-        self.attempts() - self.scope.first
+        self.attempts() - self.retry.scope.first
     }
 
     /// Whether the client is done and the server holds none of its attempts.
     pub fn is_over(&self) -> bool {
-        self.ended.is_some() && self.at_server == 0
+        self.client.ended.is_some() && self.server.at_server == 0
     }
 }
 
@@ -323,7 +363,7 @@ impl Slab {
     /// `attempt`: late replies and timers of settled attempts find none.
     pub fn awaiting(&mut self, handle: Handle, attempt: u32) -> Option<&mut Intent> {
         self.find(handle)
-            .filter(|intent| intent.awaiting.contains(attempt))
+            .filter(|intent| intent.attempts.awaiting.contains(attempt))
     }
 
     pub fn handle(&self, slot: u32) -> Handle {
@@ -353,7 +393,7 @@ impl Slab {
 mod tests {
     use super::*;
 
-    /// A rewound intent draws exactly what a newly built one would.
+    /// A reused slot holds exactly what a newly built intent does, and draws what it would.
     #[test]
     fn a_reused_slot_draws_like_a_new_intent() {
         let streams = Streams {
@@ -388,13 +428,39 @@ mod tests {
         };
         let mut slab = Slab::new(streams);
         let first = slab.start(7, 0, Tick(3));
-        slab.get(first.slot).draw_attempt(&tool, Tick(3), None);
+        // Leave something in every part of the slot.
+        let used = slab.get(first.slot);
+        let (attempt, _) = used.draw_attempt(&tool, Tick(3), Some(Tick(5)));
+        used.draw_attempt(&tool, Tick(4), None);
+        used.settle(attempt, Outcome::Timeout, Tick(8));
+        used.commit(attempt);
+        used.client = Client {
+            timeouts: 1,
+            backoff: Tick(2),
+            short_circuited: 1,
+            lookups: 1,
+            hedges: 1,
+            late_receipt: true,
+            ambiguous: true,
+            ended: Some((Status::Succeeded, Tick(9))),
+        };
+        used.retry.cost = Some(5.0);
+        used.retry.retries = 3;
+        used.retry.payload = 2;
+        used.retry.next_layer = 1;
+        used.server.at_server = 1;
+        used.server.calls_while_down = 1;
         slab.remove(first.slot);
         let again = slab.start(42, 0, Tick(9));
         assert_eq!(again.slot, first.slot);
         assert_ne!(again.generation, first.generation);
         assert!(slab.find(first).is_none(), "the old handle is stale");
         let mut fresh = Intent::new(&streams, 42, 0, Tick(9));
+        assert_eq!(
+            *slab.get(again.slot),
+            fresh,
+            "a reused slot equals a fresh one"
+        );
         for _ in 0..5 {
             let reused = slab.get(again.slot).draw_attempt(&tool, Tick(9), None);
             assert_eq!(reused, fresh.draw_attempt(&tool, Tick(9), None));

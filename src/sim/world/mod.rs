@@ -130,12 +130,8 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     pub fn finish(mut self, horizon: Tick) -> Totals {
         for slot in self.intents.live() {
             let intent = self.intents.get(slot);
-            if intent.ended.is_none() {
-                intent.ended = Some((Status::Stopped(StopReason::Hung), horizon));
-                // Still awaited: the client never learned how they ended.
-                for attempt in intent.awaiting.attempts() {
-                    intent.log[attempt as usize].end = horizon;
-                }
+            if intent.client.ended.is_none() {
+                intent.hang(horizon);
             }
             self.close(slot);
         }
@@ -169,6 +165,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         let handle = self.intents.start(id, self.calls[call], sched.now());
         self.intents
             .get(handle.slot)
+            .retry
             .tries
             .start(self.policy.depth());
         // Set before anything else of the intent, so it wins a tie with the deadline.
@@ -179,7 +176,11 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     }
 
     fn on_cancel(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
-        if self.intents.find(handle).is_some_and(|i| i.ended.is_none()) {
+        if self
+            .intents
+            .find(handle)
+            .is_some_and(|i| i.client.ended.is_none())
+        {
             self.end_intent(handle.slot, Status::Stopped(StopReason::Cancelled), sched);
         }
     }
@@ -193,12 +194,12 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         // The client stops waiting on any attempt still out: a hedge's loser, or an attempt
         // in flight at a cancellation. The server still does its work.
         let (tool, mut abandoned) = (intent.tool, 0);
-        for attempt in intent.awaiting.attempts() {
+        for attempt in intent.awaiting().attempts() {
             intent.settle(attempt, Outcome::Cancelled, now);
-            intent.ambiguous |= status != Status::Succeeded;
+            intent.client.ambiguous |= status != Status::Succeeded;
             abandoned += 1;
         }
-        intent.ended = Some((status, now));
+        intent.client.ended = Some((status, now));
         let calls = self.calls.len() as u64;
         let (task, next_call) = (intent.id / calls, (intent.id % calls + 1) as usize);
         if intent.is_over() {
@@ -223,26 +224,29 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     fn close(&mut self, slot: u32) {
         let intent = self.intents.get(slot);
         let record = record_of(intent, &self.tools[intent.tool]);
-        self.totals.add(&record, &intent.log);
-        (self.sink)(&record, &intent.log);
+        self.totals.add(&record, intent.log());
+        (self.sink)(&record, intent.log());
         self.intents.remove(slot);
     }
 }
 
 /// The record of an intent the client is done with.
 fn record_of(intent: &Intent, tool: &Tool) -> IntentRecord {
-    let (status, end) = intent.ended.expect("recorded once the client is done");
+    let (status, end) = intent
+        .client
+        .ended
+        .expect("recorded once the client is done");
     IntentRecord {
         intent: intent.id,
         tool: intent.tool,
         attempts: intent.attempts(),
-        effects: intent.effects,
-        timeouts: intent.timeouts,
-        backoff: intent.backoff,
-        short_circuited: intent.short_circuited,
-        lookups: intent.lookups,
-        hedges: intent.hedges,
-        calls_while_down: intent.calls_while_down,
+        effects: intent.server.effects,
+        timeouts: intent.client.timeouts,
+        backoff: intent.client.backoff,
+        short_circuited: intent.client.short_circuited,
+        lookups: intent.client.lookups,
+        hedges: intent.client.hedges,
+        calls_while_down: intent.server.calls_while_down,
         status,
         business_state: business_state(intent, status, tool),
         start: intent.start,
@@ -257,11 +261,11 @@ fn business_state(intent: &Intent, status: Status, tool: &Tool) -> BusinessState
         return BusinessState::ReadOnly;
     }
     match status {
-        _ if intent.late_receipt => BusinessState::Confirmed,
+        _ if intent.client.late_receipt => BusinessState::Confirmed,
         // The server holds this intent's key: an earlier attempt committed.
         Status::Stopped(StopReason::IdempotencyConflict) => BusinessState::Confirmed,
         Status::Succeeded => BusinessState::Confirmed,
-        Status::Stopped(_) if intent.ambiguous || !intent.awaiting.is_empty() => {
+        Status::Stopped(_) if intent.client.ambiguous || !intent.awaiting().is_empty() => {
             BusinessState::Unknown
         }
         Status::Stopped(_) => BusinessState::NotAttempted,
@@ -276,7 +280,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
             Event::Arrival => self.on_arrival(sched),
             Event::Dispatch(handle) => {
                 // A cancellation during the backoff has ended the intent already.
-                if self.intents.find(handle).is_some_and(|i| i.ended.is_none()) {
+                if self
+                    .intents
+                    .find(handle)
+                    .is_some_and(|i| i.client.ended.is_none())
+                {
                     self.dispatch(handle.slot, sched);
                 }
             }

@@ -27,14 +27,14 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Reply::Ok => None,
             Reply::Failed(class) => Some(class),
         };
-        intent.ambiguous |= failure == Some(FailureClass::Reset);
+        intent.client.ambiguous |= failure == Some(FailureClass::Reset);
         // Only a call that could not be abandoned answers after the deadline: the overrun is
         // found on return, its evidence kept, and nothing is retried.
-        let late = limits.past_deadline(intent.scope.start, now);
-        intent.late_receipt = late && failure.is_none();
+        let late = limits.past_deadline(intent.retry.scope.start, now);
+        intent.client.late_receipt = late && failure.is_none();
         // A failure while a hedge (or its primary) is still out: wait for that one.
-        let racing = failure.is_some() && !intent.awaiting.is_empty();
-        let (tool, cost) = (intent.tool, intent.retry_cost);
+        let racing = failure.is_some() && !intent.awaiting().is_empty();
+        let (tool, cost) = (intent.tool, intent.retry.cost);
         self.observe(tool, failure, cost, sched);
         if late {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
@@ -55,10 +55,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             return;
         };
         intent.settle(at.attempt, Outcome::Timeout, now);
-        intent.timeouts += 1;
-        intent.ambiguous = true;
-        let racing = !intent.awaiting.is_empty();
-        let (tool, start, cost) = (intent.tool, intent.scope.start, intent.retry_cost);
+        intent.client.timeouts += 1;
+        intent.client.ambiguous = true;
+        let racing = !intent.awaiting().is_empty();
+        let (tool, start, cost) = (intent.tool, intent.retry.scope.start, intent.retry.cost);
         self.observe(tool, Some(FailureClass::Timeout), cost, sched);
         if self.policy.limits.past_deadline(start, now) {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);

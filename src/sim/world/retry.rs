@@ -24,7 +24,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(slot);
         let tool = &self.tools[intent.tool];
         if reconcile::looks_up(self.policy, tool, class) {
-            intent.lookups += 1;
+            intent.client.lookups += 1;
             let handle = self.intents.handle(slot);
             sched.schedule_in(
                 tool.lookup.time,
@@ -46,7 +46,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         sched: &mut Scheduler<Event>,
     ) {
         let now = sched.now();
-        let Some(intent) = self.intents.find(handle).filter(|i| i.ended.is_none()) else {
+        let Some(intent) = self
+            .intents
+            .find(handle)
+            .filter(|i| i.client.ended.is_none())
+        else {
             return;
         };
         let tool = &self.tools[intent.tool];
@@ -54,11 +58,12 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             && unit(self.streams.word_at(
                 Source::Lookups,
                 intent.id,
-                u64::from(intent.lookups) - 1,
+                u64::from(intent.client.lookups) - 1,
             )) < tool.lookup.failure;
         let key = self.policy.key.key(intent.id, 0);
         let found = !failed
             && intent
+                .server
                 .keys
                 .shows(key, now, tool.lookup.lag, tool.key_retention);
         match reconcile::answer(self.policy, tool, failed, found) {
@@ -83,7 +88,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         match self.next_attempt(slot, class, retry_after, now) {
             Ok(until) => {
                 let intent = self.intents.get(slot);
-                intent.backoff = intent.backoff.after(until.since(now));
+                intent.client.backoff = intent.client.backoff.after(until.since(now));
                 let handle = self.intents.handle(slot);
                 sched.schedule_at(until, Event::Dispatch(handle));
             }
@@ -114,7 +119,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 StopReason::NotRetryable
             });
         }
-        let (layer, retry) = match intent.tries.decide(|l| *policy.retry_of(l), class) {
+        let (layer, retry) = match intent.retry.tries.decide(|l| *policy.retry_of(l), class) {
             Ok(next) => next,
             Err(RetryDecision::NotRetryable) if class == FailureClass::Conflict => {
                 return Err(StopReason::IdempotencyConflict);
@@ -131,11 +136,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let backoff = policy.backoff_of(layer);
         let word = if backoff.is_random() {
             self.streams
-                .word_at(Source::Jitter, intent.id, u64::from(intent.retries))
+                .word_at(Source::Jitter, intent.id, u64::from(intent.retry.retries))
         } else {
             0
         };
-        let backoff_delay = backoff.delay(retry, intent.last_delay, word);
+        let backoff_delay = backoff.delay(retry, intent.retry.last_delay, word);
         let delay = backoff_delay.max(retry_after.unwrap_or(Tick::ZERO));
         let ask = Ask {
             // A new attempt of an outer layer starts a fresh cap where each layer resets it.
@@ -144,22 +149,22 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         };
         let pass = self.gates.admit(&ask).map_err(|r| r.reason)?;
         let intent = self.intents.get(slot);
-        intent.retry_cost = pass.retry_cost.or(intent.retry_cost);
-        intent.retries += 1;
-        intent.last_delay = backoff_delay;
-        let start = intent.scope.start;
+        intent.retry.cost = pass.retry_cost.or(intent.retry.cost);
+        intent.retry.retries += 1;
+        intent.retry.last_delay = backoff_delay;
+        let start = intent.retry.scope.start;
         // An agent that re-plans its call may send other arguments with the retry.
         if policy.payload_drift > 0.0
             && unit(self.streams.word_at(
                 Source::Payloads,
                 intent.id,
-                u64::from(intent.retries) - 1,
+                u64::from(intent.retry.retries) - 1,
             )) < policy.payload_drift
         {
-            intent.payload += 1;
+            intent.retry.payload += 1;
         }
-        intent.tries.begin(layer);
-        intent.next_layer = layer;
+        intent.retry.tries.begin(layer);
+        intent.retry.next_layer = layer;
         // Backoff spends the time left like work does: up to the deadline at most.
         let until = now.after(delay);
         Ok(match policy.limits.deadline {

@@ -18,8 +18,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(slot);
         // The broken control: an outer layer's new attempt enters the layers below, and each
         // replaces the deadline and the cap.
-        if self.policy.resets_each_layer() && intent.next_layer + 1 < self.policy.depth() {
-            intent.scope = Scope {
+        if self.policy.resets_each_layer() && intent.retry.next_layer + 1 < self.policy.depth() {
+            intent.retry.scope = Scope {
                 start: now,
                 first: intent.attempts(),
             };
@@ -44,7 +44,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let handle = self.intents.handle(slot);
         let intent = self.intents.get(slot);
         let limits = &self.policy.limits;
-        let start = intent.scope.start;
+        let start = intent.retry.scope.start;
         let tool = &self.tools[intent.tool];
         // The trace records what the client granted; a non-cooperative call cannot be
         // abandoned, so no timer is set for it.
@@ -74,7 +74,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             ),
             (Fate::LostRequest, LossSignal::Silence) => {}
             _ => {
-                intent.at_server += 1;
+                intent.server.at_server += 1;
                 sched.schedule_in(draw.request, Event::ServerArrive(at));
             }
         }
@@ -89,19 +89,19 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let Some(intent) = self.intents.awaiting(at.intent, at.attempt) else {
             return;
         };
-        if !hedge::has_room(policy, &intent.tries) {
+        if !hedge::has_room(policy, &intent.retry.tries) {
             return;
         }
         let ask = self.ask(at.intent.slot, now, Moment::Hedge);
         let intent = self.intents.get(at.intent.slot);
         match self.gates.admit(&ask) {
-            Ok(pass) => intent.retry_cost = pass.retry_cost.or(intent.retry_cost),
+            Ok(pass) => intent.retry.cost = pass.retry_cost.or(intent.retry.cost),
             Err(refusal) => return self.short_circuit(at.intent.slot, refusal, now),
         }
         let innermost = policy.depth() - 1;
-        intent.tries.begin(innermost);
-        intent.next_layer = innermost;
-        intent.hedges += 1;
+        intent.retry.tries.begin(innermost);
+        intent.retry.next_layer = innermost;
+        intent.client.hedges += 1;
         self.send(at.intent.slot, false, sched);
     }
 
@@ -112,7 +112,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         Ask {
             tool: intent.tool,
             now,
-            scope_start: intent.scope.start,
+            scope_start: intent.retry.scope.start,
             dispatches: intent.dispatches_in_scope(),
             fresh_scope: false,
             moment,
@@ -124,7 +124,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// first.
     fn wait_for_a_slot(&mut self, slot: u32, sched: &mut Scheduler<Event>) {
         let handle = self.intents.handle(slot);
-        let start = self.intents.get(slot).scope.start;
+        let start = self.intents.get(slot).retry.scope.start;
         if let Some(deadline) = self.policy.limits.deadline {
             sched.schedule_at(start.after(deadline), Event::DeadlineInLine(handle));
         }
@@ -132,7 +132,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
 
     /// The deadline of a call that may still wait for a slot: if it does, it stops there.
     pub(super) fn on_deadline_in_line(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
-        let Some(intent) = self.intents.find(handle).filter(|i| i.ended.is_none()) else {
+        let Some(intent) = self
+            .intents
+            .find(handle)
+            .filter(|i| i.client.ended.is_none())
+        else {
             return;
         };
         if self.gates.leave_line(intent.tool, ticket(handle)) {
@@ -149,7 +153,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 slot: t as u32,
                 generation: (t >> 32) as u32,
             };
-            if self.intents.find(handle).is_some_and(|i| i.ended.is_none()) {
+            if self
+                .intents
+                .find(handle)
+                .is_some_and(|i| i.client.ended.is_none())
+            {
                 self.dispatch(handle.slot, sched);
             }
         }
@@ -159,7 +167,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn short_circuit(&mut self, slot: u32, refusal: Refusal, now: Tick) {
         if refusal.gate == Gate::Breaker {
             let intent = self.intents.get(slot);
-            intent.short_circuited += 1;
+            intent.client.short_circuited += 1;
             self.totals.mark(intent.tool, now, Mark::ShortCircuited);
         }
     }

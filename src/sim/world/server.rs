@@ -20,7 +20,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let tool = intent.tool;
         let down = outage::down_at(&self.tools[tool].outages, sched.now());
         if down.is_some() {
-            intent.calls_while_down += 1;
+            intent.server.calls_while_down += 1;
             self.totals.mark(tool, sched.now(), Mark::CallWhileDown);
         }
         match down {
@@ -30,7 +30,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 self.answer(at, sched);
             }
             Some(OutageMode::Hang) => {
-                intent.at_server -= 1;
+                intent.server.at_server -= 1;
                 if intent.is_over() {
                     self.close(at.intent.slot);
                 }
@@ -58,7 +58,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(slot);
         let tool = intent.tool;
         let draw = intent.draw(at.attempt);
-        intent.at_server -= 1;
+        intent.server.at_server -= 1;
         let reply = match draw.fate {
             Fate::ServerError => Reply::Failed(FailureClass::ServerError),
             Fate::Throttled => Reply::Failed(FailureClass::Throttled),
@@ -77,12 +77,12 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 // A read-only call commits nothing.
                 let processed = (tool.kind == ToolKind::Write).then(|| {
                     intent
+                        .server
                         .keys
                         .process(key, payload, sched.now(), tool.key_retention)
                 });
                 if processed == Some(Processed::Committed) {
-                    intent.effects += 1;
-                    intent.log[at.attempt as usize].committed = true;
+                    intent.commit(at.attempt);
                 }
                 match (draw.fate, processed) {
                     (Fate::LostReply, _) => Reply::Failed(FailureClass::Reset),
@@ -92,7 +92,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             }
         };
         // Nobody listens for the reply of an abandoned attempt, and silence sends none.
-        let heard = intent.awaiting.contains(at.attempt)
+        let heard = intent.awaiting().contains(at.attempt)
             && !(draw.fate == Fate::LostReply
                 && self.tools[tool].loss_seen_as == LossSignal::Silence);
         if heard {
