@@ -139,7 +139,7 @@ impl Data {
             .iter()
             .map(String::from)
             .collect();
-        let kinds = expect_columns(&columns, &axes, &summary::COLUMNS).map_err(bad_summary)?;
+        let kinds = expect_columns(&columns, &axes, &summary::columns()).map_err(bad_summary)?;
         let policy_column = axes.len() + 1;
         let mut rows = Vec::new();
         for record in reader.records() {

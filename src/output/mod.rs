@@ -65,13 +65,13 @@ impl Writer {
                 .collect()
         };
         let mut summary = csv::Writer::from_path(dir.join("summary.csv"))?;
-        summary.write_record(header(&summary::COLUMNS))?;
+        summary.write_record(header(&summary::columns()))?;
         summary.flush()?;
         let mut runs = csv::Writer::from_path(dir.join("runs.csv"))?;
-        runs.write_record(header(&runs::COLUMNS))?;
+        runs.write_record(header(&runs::columns()))?;
         runs.flush()?;
         let mut tools = csv::Writer::from_path(dir.join("tools.csv"))?;
-        tools.write_record(header(&tools::COLUMNS))?;
+        tools.write_record(header(&tools::columns()))?;
         tools.flush()?;
         let timeline = match sweep.base.output.timeline {
             None => None,

@@ -1,62 +1,88 @@
 //! `runs.csv`: one row per sweep point × configuration × replication, the raw material of every
-//! interval in `summary.csv`, written as each run is folded in. Columns are documented in `out/README.md`.
+//! interval in `summary.csv`, written as each run is folded in. One table: each column with its
+//! type and how a run gives its value. Columns are documented in `out/README.md`.
 
 use super::column::{Column, Kind::*, col};
 use super::fixed;
+use crate::experiment::Experiment;
 use crate::metrics::{Measure, Sample, StopReason};
 use crate::sim::{Job, RunResult};
 use crate::sweep::Point;
 
-/// The columns after the parameter columns.
-pub const COLUMNS: [Column; 17] = [
-    col("experiment", Text),
-    col("policy", Text),
-    col("replication", Count),
-    col("tasks", Count),
-    col("intents", Count),
-    col("attempts_per_intent", Number),
-    col("effects_per_intent", Number),
-    col("duplicates_per_intent", Number),
-    col("success_rate", Number),
-    col("ghost_rate", Number),
-    col("mean_completion_ticks", Number),
-    col("tasks_succeeded", Count),
-    col("stopped_attempt_limit", Count),
-    col("stopped_not_retryable", Count),
-    col("hung", Count),
-    col("events", Count),
-    col("timeouts", Count),
+/// One run, as its row reads it.
+pub struct Row<'a> {
+    exp: &'a Experiment,
+    job: Job,
+    run: &'a RunResult,
+}
+
+impl Row<'_> {
+    fn mean(&self, m: Measure) -> String {
+        fixed(self.run.totals.get(m).mean())
+    }
+
+    fn stopped(&self, reason: StopReason) -> String {
+        self.run.totals.stopped(reason).to_string()
+    }
+}
+
+/// A column and how a run gives its value.
+pub struct Field(pub Column, pub for<'a> fn(&Row<'a>) -> String);
+
+/// The columns after the parameter columns, each with its value.
+pub const FIELDS: [Field; 17] = [
+    Field(col("experiment", Text), |r| r.exp.name.clone()),
+    Field(col("policy", Text), |r| {
+        r.exp.policies[r.job.policy].name.clone()
+    }),
+    Field(col("replication", Count), |r| r.job.replication.to_string()),
+    Field(col("tasks", Count), |r| r.run.totals.tasks.to_string()),
+    Field(col("intents", Count), |r| {
+        r.run.totals.intents().to_string()
+    }),
+    Field(col("attempts_per_intent", Number), |r| {
+        r.mean(Measure::Attempts)
+    }),
+    Field(col("effects_per_intent", Number), |r| {
+        r.mean(Measure::Effects)
+    }),
+    Field(col("duplicates_per_intent", Number), |r| {
+        r.mean(Measure::Duplicates)
+    }),
+    Field(col("success_rate", Number), |r| r.mean(Measure::Success)),
+    Field(col("ghost_rate", Number), |r| r.mean(Measure::Ghost)),
+    Field(col("mean_completion_ticks", Number), |r| {
+        r.mean(Measure::Completion)
+    }),
+    Field(col("tasks_succeeded", Count), |r| {
+        r.run.totals.tasks_succeeded.to_string()
+    }),
+    Field(col("stopped_attempt_limit", Count), |r| {
+        r.stopped(StopReason::AttemptLimit)
+    }),
+    Field(col("stopped_not_retryable", Count), |r| {
+        r.stopped(StopReason::NotRetryable)
+    }),
+    Field(col("hung", Count), |r| r.stopped(StopReason::Hung)),
+    Field(col("events", Count), |r| r.run.events.to_string()),
+    Field(col("timeouts", Count), |r| {
+        r.run.totals.timeouts.to_string()
+    }),
 ];
+
+/// The columns after the parameter columns.
+pub fn columns() -> Vec<Column> {
+    FIELDS.iter().map(|f| f.0).collect()
+}
 
 /// The row of one run: configuration `job.policy`'s replication `job.replication` at
 /// `point`, parameters first.
 pub fn row(point: &Point, job: Job, run: &RunResult) -> Vec<String> {
-    let exp = &point.experiment;
-    let t = &run.totals;
-    let mean = |m: Measure| fixed(t.get(m).mean());
-    let row: [String; COLUMNS.len()] = [
-        exp.name.clone(),
-        exp.policies[job.policy].name.clone(),
-        job.replication.to_string(),
-        t.tasks.to_string(),
-        t.intents().to_string(),
-        mean(Measure::Attempts),
-        mean(Measure::Effects),
-        mean(Measure::Duplicates),
-        mean(Measure::Success),
-        mean(Measure::Ghost),
-        mean(Measure::Completion),
-        t.tasks_succeeded.to_string(),
-        t.stopped(StopReason::AttemptLimit).to_string(),
-        t.stopped(StopReason::NotRetryable).to_string(),
-        t.stopped(StopReason::Hung).to_string(),
-        run.events.to_string(),
-        t.timeouts.to_string(),
-    ];
-    point
-        .params
-        .iter()
-        .map(ToString::to_string)
-        .chain(row)
-        .collect()
+    let row = Row {
+        exp: &point.experiment,
+        job,
+        run,
+    };
+    let params = point.params.iter().map(ToString::to_string);
+    params.chain(FIELDS.iter().map(|f| (f.1)(&row))).collect()
 }

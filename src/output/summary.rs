@@ -1,10 +1,14 @@
-//! `summary.csv`: one row per sweep point × configuration, the point's parameters first.
-//! Columns are documented in `out/README.md`.
+//! `summary.csv`: one row per sweep point × configuration, the point's parameters first. The
+//! file is one table: each column with its type and how its value is read from a row, so a
+//! name can never be paired with another column's value. Columns are documented in
+//! `out/README.md` (a test holds the two together).
 
 use super::column::{Column, Kind::*, col, mean_seconds, seconds};
 use super::fixed;
-use crate::metrics::{Measure, StopReason};
-use crate::run::PointResult;
+use crate::experiment::Experiment;
+use crate::metrics::{Estimate, Measure, StopReason, ToolTotals};
+use crate::policy::Policy;
+use crate::run::{PointResult, PolicyResult};
 use crate::sweep::Point;
 use crate::theory::ClosedForms;
 
@@ -12,65 +16,213 @@ use crate::theory::ClosedForms;
 const AGREES: [&str; 3] = ["yes", "no", "none"];
 const KEYS: [&str; 3] = ["none", "per_intent", "per_attempt"];
 
-/// The columns after the parameter columns.
-pub const COLUMNS: [Column; 56] = [
-    col("experiment", Text),
-    col("policy", Text),
-    col("seed", Count),
-    col("replications", Count),
-    col("tasks", Count),
-    col("intents", Count),
-    col("attempts_per_intent", Number),
-    col("attempts_ci95", Number),
-    col("effects_per_intent", Number),
-    col("duplicates_per_intent", Number),
-    col("duplicates_ci95", Number),
-    col("success_rate", Number),
-    col("ghost_rate", Number),
-    col("theory_attempts_per_intent", NumberOrEmpty),
-    col("theory_duplicates_per_intent", NumberOrEmpty),
-    col("agrees", Word(&AGREES)),
-    col("attempts_z", NumberOrEmpty),
-    col("duplicates_z", NumberOrEmpty),
-    col("effects_ci95", Number),
-    col("theory_effects_per_intent", NumberOrEmpty),
-    col("success_ci95", Number),
-    col("theory_success_rate", NumberOrEmpty),
-    col("ghost_ci95", Number),
-    col("theory_ghost_rate", NumberOrEmpty),
-    col("mean_completion_ticks", Number),
-    col("tasks_succeeded", Count),
-    col("max_attempts", CountOrEmpty),
-    col("idempotency_key", Word(&KEYS)),
-    col("stopped_attempt_limit", Count),
-    col("stopped_not_retryable", Count),
-    col("hung", Count),
-    col("theory_a", NumberOrEmpty),
-    col("theory_b", NumberOrEmpty),
-    col("timeouts", Count),
-    col("stopped_deadline_exceeded", Count),
-    col("stopped_dispatch_budget_exhausted", Count),
-    col("stopped_cancelled", Count),
-    col("stopped_needs_reconciliation", Count),
-    col("stopped_breaker_open", Count),
-    col("short_circuited", Count),
-    col("stopped_retry_budget_exhausted", Count),
-    col("stopped_permanent_failure", Count),
-    col("stopped_budget_too_small", Count),
-    col("lookups", Count),
-    col("hedges", Count),
-    col("completion_p50_ticks", Count),
-    col("completion_p99_ticks", Count),
-    col("stopped_idempotency_conflict", Count),
-    col("task_success_rate", Number),
-    col("calls_per_task", Number),
-    col("duplicates_per_task", Number),
-    col("calls_while_down", Count),
-    col("mean_completion_s", Number),
-    col("completion_p50_s", Number),
-    col("completion_p99_s", Number),
-    col("stopped_concurrency_limited", Count),
+/// One configuration at one point, as its row reads it.
+pub struct Row<'a> {
+    exp: &'a Experiment,
+    policy: &'a Policy,
+    result: &'a PolicyResult,
+    estimates: [Estimate; Measure::ALL.len()],
+    /// Every tool together: the task view.
+    tools: ToolTotals,
+}
+
+impl Row<'_> {
+    fn est(&self, m: Measure) -> Estimate {
+        self.estimates[m as usize]
+    }
+
+    fn mean(&self, m: Measure) -> String {
+        fixed(self.est(m).mean)
+    }
+
+    fn half_width(&self, m: Measure) -> String {
+        fixed(self.est(m).half_width)
+    }
+
+    /// A closed form, or empty where none applies.
+    fn theory(&self, f: fn(&ClosedForms) -> f64) -> String {
+        self.result
+            .theory
+            .as_ref()
+            .map_or(String::new(), |t| fixed(f(t)))
+    }
+
+    /// How many standard errors a measure lies from its closed form, or empty.
+    fn z(&self, m: Measure, f: fn(&ClosedForms) -> f64) -> String {
+        let z = |t: &ClosedForms| fixed(self.est(m).z(f(t)));
+        self.result.theory.as_ref().map_or(String::new(), z)
+    }
+
+    fn stopped(&self, reason: StopReason) -> String {
+        self.result.totals.stopped(reason).to_string()
+    }
+
+    fn per_task(&self, count: u64) -> String {
+        fixed(count as f64 / self.result.totals.tasks.max(1) as f64)
+    }
+}
+
+/// A column and how a row gives its value: one entry of the file's table.
+pub struct Field(pub Column, pub for<'a> fn(&Row<'a>) -> String);
+
+/// The columns after the parameter columns, each with its value.
+pub const FIELDS: [Field; 56] = [
+    Field(col("experiment", Text), |r| r.exp.name.clone()),
+    Field(col("policy", Text), |r| r.policy.name.clone()),
+    Field(col("seed", Count), |r| r.exp.seed.to_string()),
+    Field(col("replications", Count), |r| {
+        r.exp.replications.to_string()
+    }),
+    Field(col("tasks", Count), |r| r.result.totals.tasks.to_string()),
+    Field(col("intents", Count), |r| {
+        r.result.totals.intents().to_string()
+    }),
+    Field(col("attempts_per_intent", Number), |r| {
+        r.mean(Measure::Attempts)
+    }),
+    Field(col("attempts_ci95", Number), |r| {
+        r.half_width(Measure::Attempts)
+    }),
+    Field(col("effects_per_intent", Number), |r| {
+        r.mean(Measure::Effects)
+    }),
+    Field(col("duplicates_per_intent", Number), |r| {
+        r.mean(Measure::Duplicates)
+    }),
+    Field(col("duplicates_ci95", Number), |r| {
+        r.half_width(Measure::Duplicates)
+    }),
+    Field(col("success_rate", Number), |r| r.mean(Measure::Success)),
+    Field(col("ghost_rate", Number), |r| r.mean(Measure::Ghost)),
+    Field(col("theory_attempts_per_intent", NumberOrEmpty), |r| {
+        r.theory(|t| t.attempts)
+    }),
+    Field(col("theory_duplicates_per_intent", NumberOrEmpty), |r| {
+        r.theory(|t| t.duplicates)
+    }),
+    Field(col("agrees", Word(&AGREES)), |r| {
+        let i = match r.result.agrees() {
+            Some(true) => 0,
+            Some(false) => 1,
+            None => 2,
+        };
+        AGREES[i].to_string()
+    }),
+    Field(col("attempts_z", NumberOrEmpty), |r| {
+        r.z(Measure::Attempts, |t| t.attempts)
+    }),
+    Field(col("duplicates_z", NumberOrEmpty), |r| {
+        r.z(Measure::Duplicates, |t| t.duplicates)
+    }),
+    Field(col("effects_ci95", Number), |r| {
+        r.half_width(Measure::Effects)
+    }),
+    Field(col("theory_effects_per_intent", NumberOrEmpty), |r| {
+        r.theory(|t| t.effects)
+    }),
+    Field(col("success_ci95", Number), |r| {
+        r.half_width(Measure::Success)
+    }),
+    Field(col("theory_success_rate", NumberOrEmpty), |r| {
+        r.theory(|t| t.success)
+    }),
+    Field(col("ghost_ci95", Number), |r| r.half_width(Measure::Ghost)),
+    Field(col("theory_ghost_rate", NumberOrEmpty), |r| {
+        r.theory(|t| t.ghost)
+    }),
+    Field(col("mean_completion_ticks", Number), |r| {
+        r.mean(Measure::Completion)
+    }),
+    Field(col("tasks_succeeded", Count), |r| {
+        r.result.totals.tasks_succeeded.to_string()
+    }),
+    Field(col("max_attempts", CountOrEmpty), |r| {
+        let cap = r.policy.retry.max_attempts.cap();
+        cap.map_or(String::new(), |n| n.to_string())
+    }),
+    Field(col("idempotency_key", Word(&KEYS)), |r| {
+        r.policy.key.name().to_string()
+    }),
+    Field(col("stopped_attempt_limit", Count), |r| {
+        r.stopped(StopReason::AttemptLimit)
+    }),
+    Field(col("stopped_not_retryable", Count), |r| {
+        r.stopped(StopReason::NotRetryable)
+    }),
+    Field(col("hung", Count), |r| r.stopped(StopReason::Hung)),
+    Field(col("theory_a", NumberOrEmpty), |r| r.theory(|t| t.a)),
+    Field(col("theory_b", NumberOrEmpty), |r| r.theory(|t| t.b)),
+    Field(col("timeouts", Count), |r| {
+        r.result.totals.timeouts.to_string()
+    }),
+    Field(col("stopped_deadline_exceeded", Count), |r| {
+        r.stopped(StopReason::DeadlineExceeded)
+    }),
+    Field(col("stopped_dispatch_budget_exhausted", Count), |r| {
+        r.stopped(StopReason::DispatchBudgetExhausted)
+    }),
+    Field(col("stopped_cancelled", Count), |r| {
+        r.stopped(StopReason::Cancelled)
+    }),
+    Field(col("stopped_needs_reconciliation", Count), |r| {
+        r.stopped(StopReason::NeedsReconciliation)
+    }),
+    Field(col("stopped_breaker_open", Count), |r| {
+        r.stopped(StopReason::BreakerOpen)
+    }),
+    Field(col("short_circuited", Count), |r| {
+        r.result.totals.short_circuited.to_string()
+    }),
+    Field(col("stopped_retry_budget_exhausted", Count), |r| {
+        r.stopped(StopReason::RetryBudgetExhausted)
+    }),
+    Field(col("stopped_permanent_failure", Count), |r| {
+        r.stopped(StopReason::PermanentFailure)
+    }),
+    Field(col("stopped_budget_too_small", Count), |r| {
+        r.stopped(StopReason::BudgetTooSmall)
+    }),
+    Field(col("lookups", Count), |r| {
+        r.result.totals.lookups.to_string()
+    }),
+    Field(col("hedges", Count), |r| r.result.totals.hedges.to_string()),
+    Field(col("completion_p50_ticks", Count), |r| {
+        r.result.completion_p50.0.to_string()
+    }),
+    Field(col("completion_p99_ticks", Count), |r| {
+        r.result.completion_p99.0.to_string()
+    }),
+    Field(col("stopped_idempotency_conflict", Count), |r| {
+        r.stopped(StopReason::IdempotencyConflict)
+    }),
+    Field(col("task_success_rate", Number), |r| {
+        r.per_task(r.result.totals.tasks_succeeded)
+    }),
+    Field(col("calls_per_task", Number), |r| r.per_task(r.tools.calls)),
+    Field(col("duplicates_per_task", Number), |r| {
+        r.per_task(r.tools.duplicates)
+    }),
+    Field(col("calls_while_down", Count), |r| {
+        r.tools.calls_while_down.to_string()
+    }),
+    Field(col("mean_completion_s", Number), |r| {
+        mean_seconds(r.est(Measure::Completion).mean)
+    }),
+    Field(col("completion_p50_s", Number), |r| {
+        seconds(r.result.completion_p50.0)
+    }),
+    Field(col("completion_p99_s", Number), |r| {
+        seconds(r.result.completion_p99.0)
+    }),
+    Field(col("stopped_concurrency_limited", Count), |r| {
+        r.stopped(StopReason::ConcurrencyLimited)
+    }),
 ];
+
+/// The columns after the parameter columns.
+pub fn columns() -> Vec<Column> {
+    FIELDS.iter().map(|f| f.0).collect()
+}
 
 /// The rows of one point, one per configuration, parameters first.
 pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
@@ -79,98 +231,15 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
         .iter()
         .zip(&result.policies)
         .map(|(policy, result)| {
-            let estimates = Measure::ALL.map(|m| result.estimate(m));
-            let est = |m: Measure| estimates[m as usize];
-            let theory = |f: fn(&ClosedForms) -> f64| {
-                result
-                    .theory
-                    .as_ref()
-                    .map_or(String::new(), |t| fixed(f(t)))
+            let row = Row {
+                exp,
+                policy,
+                result,
+                estimates: Measure::ALL.map(|m| result.estimate(m)),
+                tools: result.all_tools(),
             };
-            let z = |m, f: fn(&ClosedForms) -> f64| {
-                result
-                    .theory
-                    .as_ref()
-                    .map_or(String::new(), |t| fixed(est(m).z(f(t))))
-            };
-            let stopped = |reason| result.totals.stopped(reason).to_string();
-            // The task view: every call of a task together.
-            let tools = result.all_tools();
-            let tasks = result.totals.tasks;
-            let per_task = |count: u64| count as f64 / tasks.max(1) as f64;
-            let row: [String; COLUMNS.len()] = [
-                exp.name.clone(),
-                policy.name.clone(),
-                exp.seed.to_string(),
-                exp.replications.to_string(),
-                result.totals.tasks.to_string(),
-                result.totals.intents().to_string(),
-                fixed(est(Measure::Attempts).mean),
-                fixed(est(Measure::Attempts).half_width),
-                fixed(est(Measure::Effects).mean),
-                fixed(est(Measure::Duplicates).mean),
-                fixed(est(Measure::Duplicates).half_width),
-                fixed(est(Measure::Success).mean),
-                fixed(est(Measure::Ghost).mean),
-                theory(|t| t.attempts),
-                theory(|t| t.duplicates),
-                AGREES[match result.agrees() {
-                    Some(true) => 0,
-                    Some(false) => 1,
-                    None => 2,
-                }]
-                .to_string(),
-                z(Measure::Attempts, |t| t.attempts),
-                z(Measure::Duplicates, |t| t.duplicates),
-                fixed(est(Measure::Effects).half_width),
-                theory(|t| t.effects),
-                fixed(est(Measure::Success).half_width),
-                theory(|t| t.success),
-                fixed(est(Measure::Ghost).half_width),
-                theory(|t| t.ghost),
-                fixed(est(Measure::Completion).mean),
-                result.totals.tasks_succeeded.to_string(),
-                policy
-                    .retry
-                    .max_attempts
-                    .cap()
-                    .map_or(String::new(), |n| n.to_string()),
-                policy.key.name().to_string(),
-                stopped(StopReason::AttemptLimit),
-                stopped(StopReason::NotRetryable),
-                stopped(StopReason::Hung),
-                theory(|t| t.a),
-                theory(|t| t.b),
-                result.totals.timeouts.to_string(),
-                stopped(StopReason::DeadlineExceeded),
-                stopped(StopReason::DispatchBudgetExhausted),
-                stopped(StopReason::Cancelled),
-                stopped(StopReason::NeedsReconciliation),
-                stopped(StopReason::BreakerOpen),
-                result.totals.short_circuited.to_string(),
-                stopped(StopReason::RetryBudgetExhausted),
-                stopped(StopReason::PermanentFailure),
-                stopped(StopReason::BudgetTooSmall),
-                result.totals.lookups.to_string(),
-                result.totals.hedges.to_string(),
-                result.completion_p50.0.to_string(),
-                result.completion_p99.0.to_string(),
-                stopped(StopReason::IdempotencyConflict),
-                fixed(per_task(result.totals.tasks_succeeded)),
-                fixed(per_task(tools.calls)),
-                fixed(per_task(tools.duplicates)),
-                tools.calls_while_down.to_string(),
-                mean_seconds(est(Measure::Completion).mean),
-                seconds(result.completion_p50.0),
-                seconds(result.completion_p99.0),
-                stopped(StopReason::ConcurrencyLimited),
-            ];
-            point
-                .params
-                .iter()
-                .map(ToString::to_string)
-                .chain(row)
-                .collect()
+            let params = point.params.iter().map(ToString::to_string);
+            params.chain(FIELDS.iter().map(|f| (f.1)(&row))).collect()
         })
         .collect()
 }
