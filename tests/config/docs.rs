@@ -119,18 +119,23 @@ fn documented(doc: &str, file: &str) -> Vec<(String, String)> {
     rows
 }
 
+/// Every CSV file retrysim writes, with its columns after the parameter columns.
+fn output_files() -> Vec<(&'static str, Vec<Column>)> {
+    vec![
+        ("summary.csv", summary::columns()),
+        ("runs.csv", runs::columns()),
+        ("tools.csv", tools::columns()),
+        ("timeline.csv", timeline::COLUMNS.to_vec()),
+        ("intents.csv", Trace::Intents.columns().to_vec()),
+        ("attempts.csv", Trace::Attempts.columns().to_vec()),
+    ]
+}
+
 #[test]
 fn every_column_is_documented_with_its_type() {
     let doc = read("out/README.md");
-    let files: [(&str, &[Column]); 6] = [
-        ("summary.csv", &summary::columns()),
-        ("runs.csv", &runs::columns()),
-        ("tools.csv", &tools::columns()),
-        ("timeline.csv", &timeline::COLUMNS),
-        ("intents.csv", Trace::Intents.columns()),
-        ("attempts.csv", Trace::Attempts.columns()),
-    ];
-    for (file, columns) in files {
+    let files = output_files();
+    for (file, columns) in &files {
         let rows = documented(&doc, file);
         for c in columns {
             let kinds: Vec<&str> = rows
@@ -154,21 +159,14 @@ fn every_column_is_documented_with_its_type() {
 #[test]
 fn every_committed_cell_has_its_columns_type() {
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("out");
-    let files: [(&str, &[Column]); 6] = [
-        ("summary.csv", &summary::columns()),
-        ("runs.csv", &runs::columns()),
-        ("tools.csv", &tools::columns()),
-        ("timeline.csv", &timeline::COLUMNS),
-        ("intents.csv", Trace::Intents.columns()),
-        ("attempts.csv", Trace::Attempts.columns()),
-    ];
+    let files = output_files();
     let mut cells = 0u64;
     for experiment in fs::read_dir(&out).unwrap() {
         let dir = experiment.unwrap().path();
         if !dir.is_dir() {
             continue;
         }
-        for (file, columns) in files {
+        for (file, columns) in &files {
             let path = dir.join(file);
             let Ok(mut reader) = csv::Reader::from_path(&path) else {
                 continue;
