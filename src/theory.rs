@@ -18,8 +18,9 @@
 //!   With no other loss, E\[attempts\] = Σ_{k<N} p^k (1 + p + p² for N = 3).
 
 use crate::experiment::Experiment;
+use crate::model::FailureClass;
 use crate::model::{LossSignal, Tool, ToolKind};
-use crate::policy::{Attempts, FailureClass, KeyScope, Policy, RetryAfter, Timeout, safety};
+use crate::policy::{Attempts, KeyScope, Policy, RetryAfter, Timeout, safety};
 use crate::time::Tick;
 
 /// The closed-form value of each measure for one configuration, and the losses it came from.

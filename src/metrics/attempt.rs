@@ -1,6 +1,6 @@
 //! The record of one attempt: the trace a teacher draws a timeline from.
 
-use crate::policy::FailureClass;
+use crate::model::FailureClass;
 use crate::time::Tick;
 
 /// How an attempt ended for the client. The trace knows what the client cannot: whether a

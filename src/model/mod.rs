@@ -1,6 +1,7 @@
 //! The world the client talks to: tools with their faults and latencies, the server that commits
 //! side effects, and the workload of tasks that call the tools.
 
+pub mod call;
 pub mod fault;
 pub mod latency;
 pub mod outage;
@@ -10,6 +11,7 @@ pub mod station;
 pub mod workload;
 
 use crate::time::Tick;
+pub use call::{FailureClass, Key};
 pub use fault::{AttemptDraw, Fate, Faults};
 pub use latency::Latency;
 pub use outage::{Outage, OutageMode};

@@ -8,7 +8,7 @@
 //! receiver may forget a key `retention` after its commit: a retry that comes later is a new
 //! request, and commits again.
 
-use crate::policy::idempotency::Key;
+use super::Key;
 use crate::time::Tick;
 
 /// What the server holds for the key of one intent: the key it has committed and the payload

@@ -16,7 +16,8 @@
 
 use std::collections::VecDeque;
 
-use super::{FailureClass, RetryOn};
+use super::RetryOn;
+use crate::model::FailureClass;
 use crate::time::Tick;
 
 /// When a closed breaker trips.

@@ -15,7 +15,7 @@
 
 use std::collections::VecDeque;
 
-use super::FailureClass;
+use crate::model::FailureClass;
 use crate::time::{TICKS_PER_SECOND, Tick};
 
 /// A budget's kind and settings, as a policy configures it.

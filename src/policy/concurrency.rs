@@ -15,7 +15,7 @@
 
 use std::collections::VecDeque;
 
-use super::FailureClass;
+use crate::model::FailureClass;
 
 /// How the limit is set.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -25,8 +25,9 @@
 //! limits all hear of it there.
 
 use super::concurrency::{Concurrency, Full};
-use super::{Breaker, FailureClass, Limits, Policy, Refuses, RetryBudget};
+use super::{Breaker, Limits, Policy, Refuses, RetryBudget};
 use crate::metrics::StopReason;
+use crate::model::FailureClass;
 use crate::time::Tick;
 
 /// Which dispatch asks, and when.

@@ -1,12 +1,6 @@
 //! Idempotency keys: what makes a retry of a write safe to replay.
 
-/// An idempotency key as the server sees it. `nonce` is 0 for the one key of an intent and
-/// k + 1 for the fresh key of its k-th attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Key {
-    pub intent: u64,
-    pub nonce: u32,
-}
+use crate::model::Key;
 
 /// Which key each attempt carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,7 +13,8 @@
 //! broken control that practitioners meet in the wild: each layer entered replaces them with a
 //! fresh deadline and a fresh cap, so no limit binds the operation as a whole.
 
-use super::{Backoff, FailureClass, Retry, RetryDecision};
+use super::{Backoff, Retry, RetryDecision};
+use crate::model::FailureClass;
 
 /// One layer around the one that calls the tool.
 #[derive(Clone, Debug, PartialEq)]

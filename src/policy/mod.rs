@@ -19,10 +19,10 @@ pub use backoff::{Backoff, Growth, Jitter};
 pub use breaker::{Breaker, BreakerRule, Refuses, Trip, Window};
 pub use budget::{BudgetRule, RetryBudget};
 pub use concurrency::{ConcurrencyRule, LimitRule};
-pub use idempotency::{Key, KeyScope};
+pub use idempotency::KeyScope;
 pub use layers::{Layer, Layers, Tries};
 pub use limits::{Admission, Limits};
-pub use retry::{Attempts, FailureClass, Retry, RetryAfter, RetryDecision, RetryOn};
+pub use retry::{Attempts, Retry, RetryAfter, RetryDecision, RetryOn};
 pub use timeout::{Tie, Timeout, Waits};
 
 use crate::model::Tool;

@@ -5,7 +5,8 @@
 //! lookup can lag behind the commit — and otherwise it stops for an operator
 //! (`needs_reconciliation`), as it does when the lookup itself fails.
 
-use super::{FailureClass, Policy, safety};
+use super::{Policy, safety};
+use crate::model::FailureClass;
 use crate::model::{Tool, ToolKind};
 
 /// Whether a failure of `class` on `tool` is looked up before anything else.

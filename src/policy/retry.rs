@@ -2,70 +2,11 @@
 
 use std::fmt;
 
-/// A failure as the client sees it. A lost request and a lost reply look the same from the
-/// client — nothing came back — so both are a `Reset`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FailureClass {
-    /// The connection failed or no reply came: the attempt may or may not have committed.
-    Reset,
-    /// The server answered with a transient error (5xx) before committing.
-    ServerError,
-    /// No reply within the attempt's timeout: the client abandoned it, and it may yet commit.
-    Timeout,
-    /// Throttled (429): the server refused the request for now.
-    Throttled,
-    /// Forbidden (403): repeating cannot supply a permission.
-    Forbidden,
-    /// Another 4xx: the request itself is wrong and will fail again.
-    Invalid,
-    /// The key is bound to another payload (409): the server will not apply this request.
-    Conflict,
-}
+use crate::model::FailureClass;
 
-impl FailureClass {
-    pub const ALL: [FailureClass; 7] = [
-        FailureClass::Reset,
-        FailureClass::ServerError,
-        FailureClass::Timeout,
-        FailureClass::Throttled,
-        FailureClass::Forbidden,
-        FailureClass::Invalid,
-        FailureClass::Conflict,
-    ];
-
-    /// The classes retried unless a policy says otherwise: the transient ones. A 403 or another
-    /// 4xx would only fail again.
-    pub const TRANSIENT: [FailureClass; 4] = [
-        FailureClass::Reset,
-        FailureClass::ServerError,
-        FailureClass::Timeout,
-        FailureClass::Throttled,
-    ];
-
-    /// Whether the class says the request itself will never succeed.
-    pub fn is_permanent(self) -> bool {
-        matches!(
-            self,
-            FailureClass::Forbidden | FailureClass::Invalid | FailureClass::Conflict
-        )
-    }
-
-    /// The name used in configs (`retry_on`) and output.
-    pub fn name(self) -> &'static str {
-        match self {
-            FailureClass::Reset => "reset",
-            FailureClass::ServerError => "5xx",
-            FailureClass::Timeout => "timeout",
-            FailureClass::Throttled => "429",
-            FailureClass::Forbidden => "403",
-            FailureClass::Invalid => "4xx",
-            FailureClass::Conflict => "conflict",
-        }
-    }
-
-    fn bit(self) -> u8 {
-        1 << self as u8
-    }
+/// A class's bit in a [`RetryOn`].
+fn bit(class: FailureClass) -> u8 {
+    1 << class as u8
 }
 
 /// The set of failure classes a policy retries.
@@ -74,7 +15,7 @@ pub struct RetryOn(u8);
 
 impl RetryOn {
     pub fn contains(self, class: FailureClass) -> bool {
-        self.0 & class.bit() != 0
+        self.0 & bit(class) != 0
     }
 
     pub fn classes(self) -> impl Iterator<Item = FailureClass> {
@@ -86,7 +27,7 @@ impl RetryOn {
 
 impl FromIterator<FailureClass> for RetryOn {
     fn from_iter<I: IntoIterator<Item = FailureClass>>(iter: I) -> Self {
-        RetryOn(iter.into_iter().fold(0, |bits, c| bits | c.bit()))
+        RetryOn(iter.into_iter().fold(0, |bits, c| bits | bit(c)))
     }
 }
 

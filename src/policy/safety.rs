@@ -3,7 +3,8 @@
 //! every retry carries the intent's one stable key. An ambiguous failure (no reply, or a timeout)
 //! of any other call may have taken effect: it stops for reconciliation instead of being resent.
 
-use super::{FailureClass, KeyScope};
+use super::KeyScope;
+use crate::model::FailureClass;
 use crate::model::{Tool, ToolKind};
 
 /// Whether a call on `tool` carrying keys of `scope` may be sent again.

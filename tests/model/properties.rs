@@ -10,13 +10,13 @@ use proptest::test_runner::{Config, RngSeed};
 use retrysim::Experiment;
 use retrysim::experiment::OutputOptions;
 use retrysim::metrics::{BusinessState, Outcome, Status, StopReason};
+use retrysim::model::FailureClass;
 use retrysim::model::{
     Arrival, Faults, Latency, Lookup, LossSignal, Outage, OutageMode, Tool, ToolKind, Workload,
 };
 use retrysim::policy::{
-    Attempts, Backoff, BreakerRule, BudgetRule, ConcurrencyRule, FailureClass, Growth, Jitter,
-    KeyScope, Layer, Layers, LimitRule, Limits, Policy, Refuses, Retry, RetryAfter, RetryOn, Tie,
-    Timeout, Trip,
+    Attempts, Backoff, BreakerRule, BudgetRule, ConcurrencyRule, Growth, Jitter, KeyScope, Layer,
+    Layers, LimitRule, Limits, Policy, Refuses, Retry, RetryAfter, RetryOn, Tie, Timeout, Trip,
 };
 use retrysim::time::Tick;
 

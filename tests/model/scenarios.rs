@@ -410,7 +410,7 @@ fn payload_binding() {
             "changed-payload",
             1,
             stopped(StopReason::IdempotencyConflict),
-            Outcome::Refused(retrysim::policy::FailureClass::Conflict),
+            Outcome::Refused(retrysim::model::FailureClass::Conflict),
         ),
         ("rotated-key", 2, Status::Succeeded, Outcome::Ok),
         ("forgotten-key", 2, Status::Succeeded, Outcome::Ok),

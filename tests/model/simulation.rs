@@ -6,7 +6,8 @@ use crate::common;
 use common::{assert_agrees, assert_pair_agrees, experiment, max_attempts, records, run_one};
 use retrysim::Experiment;
 use retrysim::metrics::{BusinessState, IntentRecord, Measure, Sample, Status, StopReason};
-use retrysim::policy::{Attempts, FailureClass, KeyScope};
+use retrysim::model::FailureClass;
+use retrysim::policy::{Attempts, KeyScope};
 use retrysim::theory::closed_forms;
 use retrysim::time::Tick;
 

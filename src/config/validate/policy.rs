@@ -6,10 +6,11 @@ use super::default;
 use super::guards::{breaker, retry_budget};
 use crate::config::check::{Check, Result};
 use crate::config::raw;
+use crate::model::FailureClass;
 use crate::model::{Fate, Tool, Workload};
 use crate::policy::{
-    Admission, Attempts, Backoff, FailureClass, Growth, Jitter, KeyScope, Layer, Layers, Limits,
-    Policy, Retry, RetryAfter, RetryOn, Tie, Timeout,
+    Admission, Attempts, Backoff, Growth, Jitter, KeyScope, Layer, Layers, Limits, Policy, Retry,
+    RetryAfter, RetryOn, Tie, Timeout,
 };
 use crate::time::{Tick, parse_duration};
 use toml::{Spanned, Value};

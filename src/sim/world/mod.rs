@@ -26,10 +26,11 @@ use crate::experiment::Experiment;
 use crate::metrics::{
     AttemptRecord, BusinessState, IntentRecord, Outcome, Status, StopReason, Timeline, Totals,
 };
+use crate::model::FailureClass;
 use crate::model::station::Station;
 use crate::model::{Arrival, Tool, ToolKind, Workload};
+use crate::policy::Policy;
 use crate::policy::gate::Gates;
-use crate::policy::{FailureClass, Policy};
 use crate::time::Tick;
 
 /// What reaches the client at the end of an attempt.

@@ -4,8 +4,8 @@
 use super::{AttemptRef, Event, Reply, World};
 use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, IntentRecord, Mark, Outcome, Status, StopReason};
+use crate::model::FailureClass;
 use crate::model::Fate;
-use crate::policy::FailureClass;
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn on_reply(&mut self, at: AttemptRef, reply: Reply, sched: &mut Scheduler<Event>) {

@@ -5,9 +5,10 @@ use super::{Event, World};
 use crate::engine::Scheduler;
 use crate::engine::rng::{Source, unit};
 use crate::metrics::{AttemptRecord, IntentRecord, Status, StopReason};
+use crate::model::FailureClass;
 use crate::policy::gate::{Ask, Moment};
 use crate::policy::reconcile::{self, Answer};
-use crate::policy::{FailureClass, RetryAfter, RetryDecision, safety};
+use crate::policy::{RetryAfter, RetryDecision, safety};
 use crate::sim::intent::Handle;
 use crate::time::Tick;
 

@@ -4,9 +4,10 @@
 use super::{AttemptRef, Event, Reply, World};
 use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, IntentRecord, Mark, Status, StopReason};
+use crate::model::FailureClass;
 use crate::model::{Fate, LossSignal};
 use crate::policy::gate::{Ask, Gate, Moment, Refusal};
-use crate::policy::{FailureClass, hedge};
+use crate::policy::hedge;
 use crate::sim::intent::{Handle, Scope};
 use crate::time::Tick;
 

@@ -4,10 +4,10 @@
 use super::{AttemptRef, Event, Reply, World};
 use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, IntentRecord, Mark};
+use crate::model::FailureClass;
 use crate::model::outage::{self, OutageMode};
 use crate::model::server::Processed;
 use crate::model::{Fate, LossSignal, ToolKind};
-use crate::policy::FailureClass;
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn serve(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {

@@ -1,0 +1,72 @@
+//! The vocabulary a call shares between the world and the client's policies: the key it
+//! carries, and how a failed attempt looks to the client. Both sides use it, neither owns it.
+
+/// An idempotency key as the server sees it. `nonce` is 0 for the one key of an intent and
+/// k + 1 for the fresh key of its k-th attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Key {
+    pub intent: u64,
+    pub nonce: u32,
+}
+
+/// A failure as the client sees it. A lost request and a lost reply look the same from the
+/// client — nothing came back — so both are a `Reset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailureClass {
+    /// The connection failed or no reply came: the attempt may or may not have committed.
+    Reset,
+    /// The server answered with a transient error (5xx) before committing.
+    ServerError,
+    /// No reply within the attempt's timeout: the client abandoned it, and it may yet commit.
+    Timeout,
+    /// Throttled (429): the server refused the request for now.
+    Throttled,
+    /// Forbidden (403): repeating cannot supply a permission.
+    Forbidden,
+    /// Another 4xx: the request itself is wrong and will fail again.
+    Invalid,
+    /// The key is bound to another payload (409): the server will not apply this request.
+    Conflict,
+}
+
+impl FailureClass {
+    pub const ALL: [FailureClass; 7] = [
+        FailureClass::Reset,
+        FailureClass::ServerError,
+        FailureClass::Timeout,
+        FailureClass::Throttled,
+        FailureClass::Forbidden,
+        FailureClass::Invalid,
+        FailureClass::Conflict,
+    ];
+
+    /// The classes retried unless a policy says otherwise: the transient ones. A 403 or another
+    /// 4xx would only fail again.
+    pub const TRANSIENT: [FailureClass; 4] = [
+        FailureClass::Reset,
+        FailureClass::ServerError,
+        FailureClass::Timeout,
+        FailureClass::Throttled,
+    ];
+
+    /// Whether the class says the request itself will never succeed.
+    pub fn is_permanent(self) -> bool {
+        matches!(
+            self,
+            FailureClass::Forbidden | FailureClass::Invalid | FailureClass::Conflict
+        )
+    }
+
+    /// The name used in configs (`retry_on`) and output.
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureClass::Reset => "reset",
+            FailureClass::ServerError => "5xx",
+            FailureClass::Timeout => "timeout",
+            FailureClass::Throttled => "429",
+            FailureClass::Forbidden => "403",
+            FailureClass::Invalid => "4xx",
+            FailureClass::Conflict => "conflict",
+        }
+    }
+}
