@@ -33,7 +33,6 @@ pub mod metrics;
 pub mod model;
 pub mod output;
 pub mod policy;
-pub mod progress;
 pub mod report;
 pub mod run;
 pub mod sim;

@@ -1,6 +1,9 @@
 //! The `retrysim` command line: parse arguments, call the library, map errors to exit codes
 //! (0 done, 1 the run failed or `check` found a difference, 2 bad usage or a bad config,
-//! 130 interrupted by Ctrl-C).
+//! 130 interrupted by Ctrl-C). The progress display lives here too, with the crates only a
+//! terminal needs (clap, indicatif): the library knows none of them.
+
+mod progress;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -13,8 +16,9 @@ use clap::{Args, Parser, Subcommand};
 use retrysim::chart::{self, ChartFormat};
 use retrysim::config::{ConfigError, Source};
 use retrysim::policy::{Attempts, KeyScope};
-use retrysim::progress::{self, Progress};
 use retrysim::{Error, check, output, report, run, theory};
+
+use progress::Progress;
 
 /// Set by Ctrl-C: no new run starts, finished points are kept.
 static CANCEL: AtomicBool = AtomicBool::new(false);
@@ -243,7 +247,9 @@ fn produce(
         cancel: Some(&CANCEL),
     };
     let started = Instant::now();
-    let (results, staging) = output::produce(source, sweep, root, &options, &mut progress)?;
+    let produced = output::produce(source, sweep, root, &options, &mut progress);
+    progress.finish();
+    let (results, staging) = produced?;
     Ok((results, staging, started.elapsed().as_secs_f64()))
 }
 

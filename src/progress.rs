@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::sweep::Point;
+use retrysim::run::{Observer, PointResult};
+use retrysim::sweep::Point;
 
 /// How progress is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -121,5 +122,22 @@ impl Progress {
         if let Progress::Bar { bar, .. } = self {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// The display hears of jobs and points as the run folds them.
+impl Observer for Progress {
+    fn job_done(&mut self, done: u64, total: u64) {
+        self.job(done, total);
+    }
+
+    fn point_done(
+        &mut self,
+        index: usize,
+        point: &Point,
+        _result: &PointResult,
+    ) -> std::io::Result<()> {
+        self.point(index, point);
+        Ok(())
     }
 }

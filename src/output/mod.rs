@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 use crate::chart;
 use crate::config::Source;
 use crate::error::Error;
-use crate::progress::Progress;
 use crate::run::{self, PointResult, Results};
 use crate::sim::{Job, RunResult};
 use crate::sweep::{Point, Sweep};
@@ -193,13 +192,14 @@ impl Writer {
 
 /// Runs a sweep into a staging folder under `root`, writing each point's rows as it finishes
 /// and, if every point ran, the manifest and the charts. The caller commits the folder, keeps it
-/// as interrupted, or (to check it) compares and drops it.
+/// as interrupted, or (to check it) compares and drops it. `watcher` hears of each job and
+/// point as they finish (a progress display; `()` for none).
 pub fn produce(
     source: &Source,
     sweep: Sweep,
     root: &Path,
     options: &run::Options,
-    progress: &mut Progress,
+    watcher: &mut impl run::Observer,
 ) -> Result<(Results, Staging), Error> {
     let writing = || Error::io(format!("cannot write under {}", root.display()));
     let staging = Staging::new(root, &sweep.base.name)?;
@@ -212,22 +212,21 @@ pub fn produce(
         trace_dir: traced.as_deref(),
         ..*options
     };
-    let mut recorder = Recorder { writer, progress };
+    let mut recorder = Recorder { writer, watcher };
     let results = run::run(sweep, &options, &mut recorder).map_err(writing())?;
-    recorder.progress.finish();
     recorder.writer.finish(&results, source)?;
     Ok((results, staging))
 }
 
-/// Hands each finished point to the files and to the progress display.
-struct Recorder<'a> {
+/// Hands each finished run and point to the files, then to the watcher.
+struct Recorder<'a, W> {
     writer: Writer,
-    progress: &'a mut Progress,
+    watcher: &'a mut W,
 }
 
-impl run::Observer for Recorder<'_> {
+impl<W: run::Observer> run::Observer for Recorder<'_, W> {
     fn job_done(&mut self, done: u64, total: u64) {
-        self.progress.job(done, total);
+        self.watcher.job_done(done, total);
     }
 
     fn run_done(&mut self, point: &Point, job: Job, index: u64, run: &RunResult) -> io::Result<()> {
@@ -236,7 +235,6 @@ impl run::Observer for Recorder<'_> {
 
     fn point_done(&mut self, index: usize, point: &Point, result: &PointResult) -> io::Result<()> {
         self.writer.point(point, result)?;
-        self.progress.point(index, point);
-        Ok(())
+        self.watcher.point_done(index, point, result)
     }
 }
