@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::metrics::{Estimate, Measure, StopReason};
 use crate::model::{Tool, ToolKind};
-use crate::policy::{Backoff, LimitRule, Policy, Refuses, Timeout, Trip};
+use crate::policy::{Backoff, LimitRule, Policy, Refuses, Trip, Wait};
 use crate::run::{PolicyResult, Results};
 
 /// A mean with its interval; a single sample has none, and shows the mean alone.
@@ -34,9 +34,9 @@ fn describe(p: &Policy) -> String {
         .to_lowercase()
     };
     let timeout = match (p.timeout, p.hedge) {
-        (Timeout::None, Timeout::None) => "no timeout".to_string(),
-        (rule, Timeout::None) => format!("timeout {rule}"),
-        (Timeout::None, hedge) => format!("no timeout, hedged after {hedge}"),
+        (Wait::None, Wait::None) => "no timeout".to_string(),
+        (rule, Wait::None) => format!("timeout {rule}"),
+        (Wait::None, hedge) => format!("no timeout, hedged after {hedge}"),
         (rule, hedge) => format!("timeout {rule}, hedged after {hedge}"),
     };
     let attempts = match &p.layers {

@@ -20,7 +20,7 @@
 use crate::experiment::Experiment;
 use crate::model::FailureClass;
 use crate::model::{LossSignal, Tool, ToolKind};
-use crate::policy::{Attempts, KeyScope, Policy, RetryAfter, Timeout, safety};
+use crate::policy::{Attempts, KeyScope, Policy, RetryAfter, Wait, safety};
 use crate::time::Tick;
 
 /// The closed-form value of each measure for one configuration, and the losses it came from.
@@ -160,7 +160,7 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
     if policy.limits.any()
         || policy.breaker.is_some()
         || policy.retry_budget.is_some()
-        || policy.hedge != Timeout::None
+        || policy.hedge != Wait::None
         || policy.layers.is_some()
         || policy.concurrency.is_some()
     {
@@ -211,7 +211,7 @@ fn reconciles_exactly(tool: &Tool, policy: &Policy) -> bool {
     tool.lookup.failure == 0.0
         && tool.lookup.lag == Tick::ZERO
         && tool.idempotent
-        && policy.timeout == Timeout::None
+        && policy.timeout == Wait::None
 }
 
 /// (a, b) for one tool under one policy that sets the timer `wait` on it, if the closed forms

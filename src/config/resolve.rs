@@ -7,7 +7,7 @@ use crate::experiment::Experiment;
 use crate::model::{Arrival, Latency, Tool};
 use crate::policy::{
     Attempts, Backoff, BreakerRule, BudgetRule, ConcurrencyRule, Layers, LimitRule, Policy,
-    Refuses, Retry, Tie, Timeout, Trip, Window,
+    Refuses, Retry, Tie, Trip, Wait, Window,
 };
 use crate::sweep::Sweep;
 use crate::time::Tick;
@@ -291,7 +291,7 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
     if p.payload_drift > 0.0 {
         t.insert("payload_drift".into(), p.payload_drift.into());
     }
-    if p.hedge != Timeout::None {
+    if p.hedge != Wait::None {
         t.insert("hedge_delay".into(), p.hedge.to_string().into());
     }
     if p.timeout_tie != Tie::Late {

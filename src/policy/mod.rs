@@ -23,7 +23,7 @@ pub use idempotency::KeyScope;
 pub use layers::{Layer, Layers, Tries};
 pub use limits::{Admission, Limits};
 pub use retry::{Attempts, Retry, RetryAfter, RetryDecision, RetryOn};
-pub use timeout::{Tie, Timeout, Waits};
+pub use timeout::{Tie, Wait, Waits};
 
 use crate::model::Tool;
 
@@ -33,7 +33,7 @@ use crate::model::Tool;
 pub struct Policy {
     pub name: String,
     pub retry: Retry,
-    pub timeout: Timeout,
+    pub timeout: Wait,
     pub backoff: Backoff,
     pub key: KeyScope,
     pub limits: Limits,
@@ -49,7 +49,7 @@ pub struct Policy {
     pub calls: Option<Vec<usize>>,
     /// Sends a second attempt of a call still unanswered after this delay (`None` means
     /// never); the first reply wins. Only for calls that are safe to send twice.
-    pub hedge: Timeout,
+    pub hedge: Wait,
     /// The chance that a retry regenerates the request's arguments (an agent re-planning its
     /// call): under the same key the server then answers with a conflict.
     pub payload_drift: f64,

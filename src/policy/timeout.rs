@@ -1,15 +1,17 @@
 //! How long the client waits for one attempt's reply before abandoning it. Abandoning is the
 //! client's decision only: the request goes on, the server still does the work and may commit,
-//! and the late reply is dropped.
+//! and the late reply is dropped. The same rule, a [`Wait`], also sets when a hedge follows an
+//! unanswered attempt.
 
 use std::fmt;
 
 use crate::model::Tool;
 use crate::time::Tick;
 
-/// A per-attempt timeout, as the config writes it.
+/// A wait measured from an attempt's dispatch, as the config writes it: a policy's `timeout`
+/// and its `hedge_delay` are each one.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Timeout {
+pub enum Wait {
     /// Wait as long as it takes.
     None,
     Fixed(Tick),
@@ -58,15 +60,15 @@ pub struct Waits {
     pub hedge: Option<Tick>,
 }
 
-impl Timeout {
-    /// The wait this rule grants an attempt on `tool`, in ticks; an error says why the tool's
-    /// latencies cannot answer the rule.
+impl Wait {
+    /// This wait on `tool`, in ticks (`None`: for ever); an error says why the tool's latencies
+    /// cannot answer the rule.
     pub fn on(self, tool: &Tool) -> Result<Option<Tick>, String> {
         match self {
-            Timeout::None => Ok(None),
-            Timeout::Fixed(t) => Ok(Some(t)),
-            Timeout::Percentile(p) => tool.round_trip_quantile(p / 100.0).map(Some),
-            Timeout::MaxMultiple(m) => {
+            Wait::None => Ok(None),
+            Wait::Fixed(t) => Ok(Some(t)),
+            Wait::Percentile(p) => tool.round_trip_quantile(p / 100.0).map(Some),
+            Wait::MaxMultiple(m) => {
                 let max = tool.round_trip_max()?;
                 Ok(Some(Tick(libm::ceil(max.0 as f64 * m) as u64)))
             }
@@ -74,30 +76,30 @@ impl Timeout {
     }
 
     /// Reads `"p90"`, `"2x max"` or a duration; `None` for anything else.
-    pub fn parse(text: &str, duration: impl Fn(&str) -> Option<Tick>) -> Option<Timeout> {
+    pub fn parse(text: &str, duration: impl Fn(&str) -> Option<Tick>) -> Option<Wait> {
         let text = text.trim();
         if text == "none" {
-            return Some(Timeout::None);
+            return Some(Wait::None);
         }
         if let Some(p) = text.strip_prefix('p').and_then(|p| p.parse::<f64>().ok()) {
-            return (p > 0.0 && p < 100.0).then_some(Timeout::Percentile(p));
+            return (p > 0.0 && p < 100.0).then_some(Wait::Percentile(p));
         }
         if let Some(m) = text.strip_suffix("max") {
             let m = m.trim().strip_suffix('x')?.trim().parse::<f64>().ok()?;
-            return (m.is_finite() && m > 0.0).then_some(Timeout::MaxMultiple(m));
+            return (m.is_finite() && m > 0.0).then_some(Wait::MaxMultiple(m));
         }
-        duration(text).map(Timeout::Fixed)
+        duration(text).map(Wait::Fixed)
     }
 }
 
-impl fmt::Display for Timeout {
+impl fmt::Display for Wait {
     /// The form a config writes, so the manifest's resolved config reads it back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Timeout::None => write!(f, "none"),
-            Timeout::Fixed(t) => write!(f, "{t}"),
-            Timeout::Percentile(p) => write!(f, "p{p}"),
-            Timeout::MaxMultiple(m) => write!(f, "{m}x max"),
+            Wait::None => write!(f, "none"),
+            Wait::Fixed(t) => write!(f, "{t}"),
+            Wait::Percentile(p) => write!(f, "p{p}"),
+            Wait::MaxMultiple(m) => write!(f, "{m}x max"),
         }
     }
 }
@@ -107,18 +109,18 @@ mod tests {
     use super::*;
     use crate::time::parse_duration;
 
-    fn parse(text: &str) -> Option<Timeout> {
-        Timeout::parse(text, |t| parse_duration(t).ok())
+    fn parse(text: &str) -> Option<Wait> {
+        Wait::parse(text, |t| parse_duration(t).ok())
     }
 
     #[test]
     fn rules_read_as_written_and_print_back() {
-        assert_eq!(parse("p90"), Some(Timeout::Percentile(90.0)));
-        assert_eq!(parse("p99.9"), Some(Timeout::Percentile(99.9)));
-        assert_eq!(parse("2x max"), Some(Timeout::MaxMultiple(2.0)));
-        assert_eq!(parse("1.5x max"), Some(Timeout::MaxMultiple(1.5)));
-        assert_eq!(parse("250ms"), Some(Timeout::Fixed(Tick(250_000))));
-        assert_eq!(parse("none"), Some(Timeout::None));
+        assert_eq!(parse("p90"), Some(Wait::Percentile(90.0)));
+        assert_eq!(parse("p99.9"), Some(Wait::Percentile(99.9)));
+        assert_eq!(parse("2x max"), Some(Wait::MaxMultiple(2.0)));
+        assert_eq!(parse("1.5x max"), Some(Wait::MaxMultiple(1.5)));
+        assert_eq!(parse("250ms"), Some(Wait::Fixed(Tick(250_000))));
+        assert_eq!(parse("none"), Some(Wait::None));
         for bad in ["p0", "p100", "p", "max", "0x max", "soon"] {
             assert_eq!(parse(bad), None, "{bad}");
         }

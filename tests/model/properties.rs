@@ -16,7 +16,7 @@ use retrysim::model::{
 };
 use retrysim::policy::{
     Attempts, Backoff, BreakerRule, BudgetRule, ConcurrencyRule, Growth, Jitter, KeyScope, Layer,
-    Layers, LimitRule, Limits, Policy, Refuses, Retry, RetryAfter, RetryOn, Tie, Timeout, Trip,
+    Layers, LimitRule, Limits, Policy, Refuses, Retry, RetryAfter, RetryOn, Tie, Trip, Wait,
 };
 use retrysim::time::Tick;
 
@@ -157,8 +157,8 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                 .collect::<RetryOn>()
         });
     let timeout = prop_oneof![
-        Just(Timeout::None),
-        (1u64..20_000).prop_map(|t| Timeout::Fixed(Tick(t)))
+        Just(Wait::None),
+        (1u64..20_000).prop_map(|t| Wait::Fixed(Tick(t)))
     ];
     let limits = (
         proptest::option::of(1u64..50_000),
@@ -221,7 +221,7 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
     // Up to two layers around the innermost, each with its own cap and the same classes.
     let outer = proptest::collection::vec(1u32..4, 0..3);
     let hedge = proptest::option::of(1u64..20_000)
-        .prop_map(|delay| delay.map_or(Timeout::None, |d| Timeout::Fixed(Tick(d))));
+        .prop_map(|delay| delay.map_or(Wait::None, |d| Wait::Fixed(Tick(d))));
     (
         attempts,
         retry_on,
@@ -270,7 +270,7 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                         // A timeout shorter than the network legs fails every attempt: unlimited
                         // attempts would then run to the horizon, one every few ticks.
                         max_attempts: match (timeout, max_attempts) {
-                            (Timeout::Fixed(_), Attempts::Unlimited) => Attempts::AtMost(8),
+                            (Wait::Fixed(_), Attempts::Unlimited) => Attempts::AtMost(8),
                             (_, cap) => cap,
                         },
                         retry_on,
@@ -363,7 +363,7 @@ proptest! {
                 );
                 prop_assert!(r.timeouts <= r.attempts);
                 // A wait runs out at the timeout, or at the deadline.
-                if policy.timeout == Timeout::None && policy.limits.deadline.is_none() {
+                if policy.timeout == Wait::None && policy.limits.deadline.is_none() {
                     prop_assert_eq!(r.timeouts, 0);
                 }
                 // Nested layers multiply their caps.
@@ -395,7 +395,7 @@ proptest! {
                     // Only silence (a lost message, or a server down and hanging) with nothing
                     // to end the wait hangs: latencies here are short.
                     Status::Stopped(StopReason::Hung) => prop_assert!(
-                        policy.timeout == Timeout::None
+                        policy.timeout == Wait::None
                             && policy.limits.deadline.is_none()
                             && policy.limits.cancel_after.is_none()
                             && (tool.loss_seen_as == LossSignal::Silence
@@ -434,7 +434,7 @@ proptest! {
                     Status::Stopped(StopReason::BreakerOpen) => {
                         prop_assert!(policy.breaker.is_some());
                         // A refused hedge is short-circuited too, without ending the intent.
-                        if policy.hedge == Timeout::None {
+                        if policy.hedge == Wait::None {
                             prop_assert_eq!(r.short_circuited, 1);
                         }
                         prop_assert!(r.short_circuited >= 1);
@@ -471,7 +471,7 @@ proptest! {
     #[test]
     fn the_attempt_trace_adds_up_to_the_intent(exp in experiment()) {
         for (p, policy) in exp.policies.iter().enumerate() {
-            let racing = usize::from(policy.hedge != Timeout::None);
+            let racing = usize::from(policy.hedge != Wait::None);
             for (r, attempts) in traced(&exp, p) {
                 prop_assert_eq!(attempts.len() as u32, r.attempts);
                 prop_assert_eq!(attempts.iter().filter(|a| a.committed).count() as u32, r.effects);

@@ -14,7 +14,7 @@ use super::{Source, raw};
 use crate::chart::{ChartFormat, ChartKind};
 use crate::experiment::{Experiment, OutputOptions};
 use crate::model::{Arrival, Tool, Workload};
-use crate::policy::{KeyScope, Policy, Timeout, safety};
+use crate::policy::{KeyScope, Policy, Wait, safety};
 use crate::time::{DURATION_HELP, Tick};
 use policy::{TIMEOUT_HELP, policy, refuse_endless_retries};
 use tool::tool;
@@ -121,7 +121,7 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         };
         for &t in called {
             let tool = &tools[t];
-            if policy.hedge != Timeout::None && !safety::replay_is_safe(tool, policy.key) {
+            if policy.hedge != Wait::None && !safety::replay_is_safe(tool, policy.key) {
                 let span = raw.hedge_delay.as_ref().map_or(0..0, |v| v.span());
                 return check.error_allowing(
                     span,

@@ -10,7 +10,7 @@ use crate::model::FailureClass;
 use crate::model::{Fate, Tool, Workload};
 use crate::policy::{
     Admission, Attempts, Backoff, Growth, Jitter, KeyScope, Layer, Layers, Limits, Policy, Retry,
-    RetryAfter, RetryOn, Tie, Timeout,
+    RetryAfter, RetryOn, Tie, Wait,
 };
 use crate::time::{Tick, parse_duration};
 use toml::{Spanned, Value};
@@ -58,11 +58,11 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
         }
     };
     let hedge = match &raw.hedge_delay {
-        None => Timeout::None,
+        None => Wait::None,
         Some(v) => timeout(check, v, &format!("{path}.hedge_delay"))?,
     };
     let timeout = match &raw.timeout {
-        None => Timeout::None,
+        None => Wait::None,
         Some(v) => timeout(check, v, &format!("{path}.timeout"))?,
     };
     let positive = |v: &Option<Spanned<Value>>, key: &str| -> Result<Option<Tick>> {
@@ -272,14 +272,14 @@ pub(super) fn classes(
 pub(super) const TIMEOUT_HELP: &str = "a duration (\"250ms\"), a percentile of the tool's round trip \
 (\"p50\", \"p99.9\"), a multiple of its longest (\"2x max\"), or \"none\"";
 
-pub(super) fn timeout(check: &Check, value: &Spanned<Value>, path: &str) -> Result<Timeout> {
+pub(super) fn timeout(check: &Check, value: &Spanned<Value>, path: &str) -> Result<Wait> {
     let rule = match value.get_ref() {
-        Value::Integer(t) if *t > 0 => Some(Timeout::Fixed(Tick(*t as u64))),
-        Value::String(s) => Timeout::parse(s, |d| parse_duration(d).ok()),
+        Value::Integer(t) if *t > 0 => Some(Wait::Fixed(Tick(*t as u64))),
+        Value::String(s) => Wait::parse(s, |d| parse_duration(d).ok()),
         _ => None,
     };
     match rule {
-        Some(Timeout::Fixed(Tick::ZERO)) | None => check.error_allowing(
+        Some(Wait::Fixed(Tick::ZERO)) | None => check.error_allowing(
             value.span(),
             path,
             format!("{} is not a timeout", value.get_ref()),
