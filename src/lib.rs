@@ -24,7 +24,7 @@
 //! ```
 
 pub mod chart;
-pub mod check;
+pub mod compare;
 pub mod config;
 pub mod engine;
 pub mod error;

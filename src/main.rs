@@ -16,7 +16,7 @@ use clap::{Args, Parser, Subcommand};
 use retrysim::chart::{self, ChartFormat};
 use retrysim::config::{ConfigError, Source};
 use retrysim::policy::{Attempts, KeyScope};
-use retrysim::{Error, check, output, report, run, theory};
+use retrysim::{Error, compare, output, report, run, theory};
 
 use progress::Progress;
 
@@ -338,7 +338,7 @@ fn check_command(args: &CheckArgs) -> Result<(), Failure> {
         eprintln!("interrupted: nothing was compared");
         return Err(Failure::Interrupted);
     }
-    let differences = check::compare(&reference, staging.path())
+    let differences = compare::folders(&reference, staging.path())
         .map_err(Error::io("cannot compare the output"))?;
     if differences.is_empty() {
         if !args.pace.quiet {

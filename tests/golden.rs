@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use retrysim::check;
+use retrysim::compare;
 use retrysim::config::Source;
 use retrysim::output;
 use retrysim::run::Options;
@@ -39,7 +39,7 @@ fn every_shipped_config_writes_its_committed_output() {
         let (results, staging) =
             output::produce(&source, sweep, scratch.path(), &Options::default(), &mut ()).unwrap();
         assert!(results.complete());
-        let differences = check::compare(&reference, staging.path()).unwrap();
+        let differences = compare::folders(&reference, staging.path()).unwrap();
         assert!(
             differences.is_empty(),
             "{}:\n{}",

@@ -1,12 +1,12 @@
 //! Configs: TOML text → raw types (serde, unknown keys refused) → a validated [`Sweep`] of
 //! [`Experiment`](crate::Experiment)s, every error placed at its file, line, column and key path.
 
+mod axes;
 mod check;
 mod error;
 mod latency;
 mod raw;
 mod resolve;
-mod sweep;
 mod validate;
 
 pub use error::ConfigError;
@@ -83,7 +83,7 @@ impl Source {
 
     /// Parses and validates the config: every point of its sweep, or its one experiment.
     pub fn sweep(&self) -> Result<Sweep, ConfigError> {
-        sweep::sweep(self, parse(self)?)
+        axes::sweep(self, parse(self)?)
     }
 }
 

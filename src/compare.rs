@@ -55,7 +55,7 @@ impl fmt::Display for Difference {
 
 /// Every difference between the reference folder and a fresh one, in file-name order. Hidden
 /// files (a run's own scratch files) are not part of an output and are skipped.
-pub fn compare(reference: &Path, fresh: &Path) -> io::Result<Vec<Difference>> {
+pub fn folders(reference: &Path, fresh: &Path) -> io::Result<Vec<Difference>> {
     let expected = files(reference)?;
     let produced = files(fresh)?;
     let mut all: Vec<&PathBuf> = expected.iter().chain(&produced).collect();
