@@ -104,6 +104,14 @@ pub(super) fn breaker(
     })
 }
 
+/// The kinds of retry budget, as a config names them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    TokenBucket,
+    AwsStandard,
+    Ratio,
+}
+
 /// A retry budget: its kind, and that kind's settings (the defaults of gRPC's example, the AWS
 /// SDKs' standard mode, and Finagle); a setting of another kind is refused.
 pub(super) fn retry_budget(
@@ -112,19 +120,28 @@ pub(super) fn retry_budget(
     path: &str,
 ) -> Result<BudgetRule> {
     let raw = spanned.get_ref();
-    let kinds = [("token_bucket", 0), ("aws_standard", 1), ("ratio", 2)];
+    use Kind::*;
+    let kinds = [
+        ("token_bucket", TokenBucket),
+        ("aws_standard", AwsStandard),
+        ("ratio", Ratio),
+    ];
     let kind = check.choice(&raw.kind, &format!("{path}.kind"), &kinds)?;
     let keys = [
-        ("max_tokens", 0, &raw.max_tokens),
-        ("token_ratio", 0, &raw.token_ratio),
-        ("capacity", 1, &raw.capacity),
-        ("retry_cost", 1, &raw.retry_cost),
-        ("timeout_cost", 1, &raw.timeout_cost),
-        ("success_credit", 1, &raw.success_credit),
-        ("min_per_second", 2, &raw.min_per_second),
-        ("percent", 2, &raw.percent),
+        ("max_tokens", TokenBucket, &raw.max_tokens),
+        ("token_ratio", TokenBucket, &raw.token_ratio),
+        ("capacity", AwsStandard, &raw.capacity),
+        ("retry_cost", AwsStandard, &raw.retry_cost),
+        ("timeout_cost", AwsStandard, &raw.timeout_cost),
+        ("success_credit", AwsStandard, &raw.success_credit),
+        ("min_per_second", Ratio, &raw.min_per_second),
+        ("percent", Ratio, &raw.percent),
     ];
-    let ttl_span = raw.ttl.as_ref().filter(|_| kind != 2).map(Spanned::span);
+    let ttl_span = raw
+        .ttl
+        .as_ref()
+        .filter(|_| kind != Ratio)
+        .map(Spanned::span);
     let stray = keys
         .iter()
         .find(|(_, k, v)| *k != kind && v.is_some())
@@ -135,7 +152,7 @@ pub(super) fn retry_budget(
             .iter()
             .filter(|(_, k, _)| *k == kind)
             .map(|(n, _, _)| *n)
-            .chain((kind == 2).then_some("ttl"))
+            .chain((kind == Ratio).then_some("ttl"))
             .collect();
         return check.error_allowing(
             span,
@@ -164,17 +181,17 @@ pub(super) fn retry_budget(
         )
     };
     Ok(match kind {
-        0 => BudgetRule::TokenBucket {
+        TokenBucket => BudgetRule::TokenBucket {
             max_tokens: number("max_tokens", 10.0)?,
             token_ratio: number("token_ratio", 0.1)?,
         },
-        1 => BudgetRule::AwsStandard {
+        AwsStandard => BudgetRule::AwsStandard {
             capacity: number("capacity", 500.0)?,
             retry_cost: number("retry_cost", 5.0)?,
             timeout_cost: number("timeout_cost", 10.0)?,
             success_credit: number("success_credit", 1.0)?,
         },
-        _ => BudgetRule::Ratio {
+        Ratio => BudgetRule::Ratio {
             ttl: check.duration_or(&raw.ttl, &format!("{path}.ttl"), "10s")?,
             min_per_second: number("min_per_second", 10.0)?,
             percent: number("percent", 0.2)?,
