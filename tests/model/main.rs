@@ -7,4 +7,5 @@ mod hedging;
 mod properties;
 mod scenarios;
 mod simulation;
+mod texts;
 mod timeouts;
