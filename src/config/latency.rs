@@ -8,7 +8,7 @@ use toml::{Spanned, Value};
 use super::check::{Check, Result};
 use super::{ConfigError, raw};
 use crate::model::Latency;
-use crate::model::latency::Empirical;
+use crate::model::latency::{Empirical, GammaQuantiles};
 use crate::time::{DURATION_HELP, Tick, parse_duration};
 
 /// Φ⁻¹(0.99): a lognormal's p99 is median · exp(σ · Z99).
@@ -117,10 +117,10 @@ pub fn latency(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Re
         "lognormal" => lognormal(check, spanned, path)?,
         "gamma" => {
             let shape = positive(&raw.shape, "shape")?;
-            Latency::Gamma {
+            Latency::Gamma(GammaQuantiles::new(
                 shape,
-                scale: dur(&raw.mean, "mean")?.0 as f64 / shape,
-            }
+                dur(&raw.mean, "mean")?.0 as f64 / shape,
+            ))
         }
         "weibull" => Latency::Weibull {
             shape: positive(&raw.shape, "shape")?,

@@ -45,10 +45,10 @@ fn latency(l: &Latency) -> Value {
             ("median", float_ticks(*median)),
             ("sigma", (*sigma).into()),
         ]),
-        Latency::Gamma { shape, scale } => table([
+        Latency::Gamma(g) => table([
             ("dist", "gamma".into()),
-            ("shape", (*shape).into()),
-            ("mean", float_ticks(shape * scale)),
+            ("shape", g.shape.into()),
+            ("mean", float_ticks(g.shape * g.scale)),
         ]),
         Latency::Weibull { shape, scale } => table([
             ("dist", "weibull".into()),

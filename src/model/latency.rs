@@ -29,11 +29,9 @@ pub enum Latency {
         median: f64,
         sigma: f64,
     },
-    /// Shape k and scale θ in ticks (mean kθ), sampled by inverting its distribution function.
-    Gamma {
-        shape: f64,
-        scale: f64,
-    },
+    /// Shape k and scale θ in ticks (mean kθ), sampled by inverting its distribution function
+    /// through a table built once (see [`GammaQuantiles`]).
+    Gamma(GammaQuantiles),
     /// Shape k and scale λ in ticks: λ(−ln U)^(1/k).
     Weibull {
         shape: f64,
@@ -70,10 +68,10 @@ impl Latency {
                 let radius = libm::sqrt(-2.0 * libm::log(u1));
                 median * libm::exp(sigma * radius * libm::cos(std::f64::consts::TAU * u2))
             }
-            Latency::Gamma { shape, scale } => {
+            Latency::Gamma(g) => {
                 // The open unit interval: neither 0 nor 1 has a finite quantile to return.
                 let u = ((word >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-                scale * standard_gamma(*shape).inverse_cdf(u)
+                g.scale * g.standard_quantile(u)
             }
             Latency::Weibull { shape, scale } => {
                 scale * libm::pow(-libm::log(unit_open_low(word)), 1.0 / shape)
@@ -106,7 +104,7 @@ impl Latency {
             Latency::LogNormal { median, sigma } => {
                 0.5 * libm::erfc(libm::log(x / median) / (sigma * std::f64::consts::SQRT_2))
             }
-            Latency::Gamma { shape, scale } => standard_gamma(*shape).sf(x / scale),
+            Latency::Gamma(g) => standard_gamma(g.shape).sf(x / g.scale),
             Latency::Weibull { shape, scale } => libm::exp(-libm::pow(x / scale, *shape)),
         }
     }
@@ -132,9 +130,7 @@ impl Latency {
                 let z = statrs::function::erf::erfc_inv(2.0 * p) * -std::f64::consts::SQRT_2;
                 continuous(median * libm::exp(sigma * z))
             }
-            Latency::Gamma { shape, scale } => {
-                continuous(scale * standard_gamma(*shape).inverse_cdf(p))
-            }
+            Latency::Gamma(g) => continuous(g.scale * standard_gamma(g.shape).inverse_cdf(p)),
             Latency::Weibull { shape, scale } => {
                 continuous(scale * libm::pow(-libm::log(1.0 - p), 1.0 / shape))
             }
@@ -149,6 +145,62 @@ impl Latency {
             Latency::Empirical(e) => e.samples.last().copied(),
             _ => None,
         }
+    }
+}
+
+/// A gamma latency with the quantiles of its standard form tabled once, so a draw costs a
+/// lookup and an interpolation instead of a numerical inversion of the distribution function
+/// (about 3 µs with statrs), and still reads one word. The table holds the quantiles at
+/// `i / CELLS`; within the outer `EXACT` cells at either end, where the quantile function bends
+/// too sharply to interpolate, draws are inverted exactly. In between, linear interpolation is
+/// within 1e-4 of the exact quantile, relative, or a millionth of the mean (tested): well
+/// inside a tick for any latency worth timing.
+#[derive(Clone, Debug)]
+pub struct GammaQuantiles {
+    pub shape: f64,
+    pub scale: f64,
+    table: Arc<[f64]>,
+}
+
+impl GammaQuantiles {
+    const CELLS: usize = 4096;
+    const EXACT: usize = 64;
+
+    pub fn new(shape: f64, scale: f64) -> Self {
+        let gamma = standard_gamma(shape);
+        let table = (0..=Self::CELLS)
+            .map(|i| {
+                let inside = (Self::EXACT..=Self::CELLS - Self::EXACT).contains(&i);
+                if inside {
+                    gamma.inverse_cdf(i as f64 / Self::CELLS as f64)
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        GammaQuantiles {
+            shape,
+            scale,
+            table,
+        }
+    }
+
+    /// The quantile of the standard gamma (scale 1) at `u` in (0, 1).
+    fn standard_quantile(&self, u: f64) -> f64 {
+        let at = u * Self::CELLS as f64;
+        let cell = at as usize;
+        if cell < Self::EXACT || cell >= Self::CELLS - Self::EXACT {
+            return standard_gamma(self.shape).inverse_cdf(u);
+        }
+        let (low, high) = (self.table[cell], self.table[cell + 1]);
+        low + (high - low) * (at - cell as f64)
+    }
+}
+
+/// Two gamma latencies are the same distribution when their shape and scale are.
+impl PartialEq for GammaQuantiles {
+    fn eq(&self, other: &Self) -> bool {
+        (self.shape, self.scale) == (other.shape, other.scale)
     }
 }
 
@@ -168,7 +220,7 @@ mod tests {
             Latency::Uniform { min, max } => (min.0 as f64 + max.0 as f64) / 2.0,
             Latency::Exponential { mean } => mean,
             Latency::LogNormal { median, sigma } => median * libm::exp(sigma * sigma / 2.0),
-            Latency::Gamma { shape, scale } => shape * scale,
+            Latency::Gamma(g) => g.shape * g.scale,
             Latency::Weibull { shape, scale } => scale * libm::tgamma(1.0 + 1.0 / shape),
             Latency::Empirical(e) => {
                 e.samples.iter().map(|t| t.0 as f64).sum::<f64>() / e.samples.len() as f64
@@ -221,10 +273,7 @@ mod tests {
                 median: 5_000.0,
                 sigma: 0.5,
             },
-            Latency::Gamma {
-                shape: 2.5,
-                scale: 2_000.0,
-            },
+            Latency::Gamma(GammaQuantiles::new(2.5, 2_000.0)),
             Latency::Weibull {
                 shape: 1.5,
                 scale: 4_000.0,
@@ -282,5 +331,23 @@ mod tests {
         };
         assert_eq!(l.sample(0), Tick(3));
         assert_eq!(l.sample(u64::MAX), Tick(5));
+    }
+
+    /// The tabled quantiles stay within 1e-4 of the exact ones, relative, or a millionth of the
+    /// mean, for shapes from very skewed to nearly normal; the outer cells are exact.
+    #[test]
+    fn tabled_gamma_quantiles_follow_the_exact_ones() {
+        for shape in [0.2, 0.5, 1.0, 2.5, 10.0, 50.0] {
+            let g = GammaQuantiles::new(shape, 1.0);
+            let exact = standard_gamma(shape);
+            for i in 1..10_000 {
+                let u = f64::from(i) / 10_000.0;
+                let (got, want) = (g.standard_quantile(u), exact.inverse_cdf(u));
+                assert!(
+                    (got - want).abs() <= 1e-4 * want + 1e-6 * shape,
+                    "shape {shape}, u {u}: {got} vs {want}"
+                );
+            }
+        }
     }
 }

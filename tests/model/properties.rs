@@ -11,6 +11,7 @@ use retrysim::Experiment;
 use retrysim::experiment::OutputOptions;
 use retrysim::metrics::{BusinessState, Outcome, Status, StopReason};
 use retrysim::model::FailureClass;
+use retrysim::model::latency::GammaQuantiles;
 use retrysim::model::{
     Arrival, Faults, Latency, Lookup, LossSignal, Outage, OutageMode, Tool, ToolKind, Workload,
 };
@@ -39,7 +40,8 @@ fn latency() -> impl Strategy<Value = Latency> {
         (1.0f64..5_000.0).prop_map(|mean| Latency::Exponential { mean }),
         (1.0f64..5_000.0, 0.0f64..1.5)
             .prop_map(|(median, sigma)| Latency::LogNormal { median, sigma }),
-        (0.2f64..5.0, 1.0f64..2_000.0).prop_map(|(shape, scale)| Latency::Gamma { shape, scale }),
+        (0.2f64..5.0, 1.0f64..2_000.0)
+            .prop_map(|(shape, scale)| Latency::Gamma(GammaQuantiles::new(shape, scale))),
         (0.5f64..4.0, 1.0f64..5_000.0).prop_map(|(shape, scale)| Latency::Weibull { shape, scale }),
     ]
 }
