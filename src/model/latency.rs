@@ -170,6 +170,7 @@ impl GammaQuantiles {
         let gamma = standard_gamma(shape);
         let table = (0..=Self::CELLS)
             .map(|i| {
+                // The last interpolated cell reads the quantile at its far end too.
                 let inside = (Self::EXACT..=Self::CELLS - Self::EXACT).contains(&i);
                 if inside {
                     gamma.inverse_cdf(i as f64 / Self::CELLS as f64)
@@ -189,7 +190,7 @@ impl GammaQuantiles {
     fn standard_quantile(&self, u: f64) -> f64 {
         let at = u * Self::CELLS as f64;
         let cell = at as usize;
-        if cell < Self::EXACT || cell >= Self::CELLS - Self::EXACT {
+        if !(Self::EXACT..Self::CELLS - Self::EXACT).contains(&cell) {
             return standard_gamma(self.shape).inverse_cdf(u);
         }
         let (low, high) = (self.table[cell], self.table[cell + 1]);
