@@ -244,10 +244,11 @@ fn stretches(path: &Path, axes: &[Axis]) -> Result<Vec<Stretch>, Error> {
         .iter()
         .map(String::from)
         .collect();
-    let kinds = expect_columns(&columns, axes, &timeline::COLUMNS).map_err(bad)?;
+    let expected = timeline::columns();
+    let kinds = expect_columns(&columns, axes, &expected).map_err(bad)?;
     let at = |name: &str| {
         axes.len()
-            + timeline::COLUMNS
+            + expected
                 .iter()
                 .position(|c| c.name == name)
                 .expect("a timeline column")

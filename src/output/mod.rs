@@ -76,7 +76,7 @@ impl Writer {
             None => None,
             Some(_) => {
                 let mut w = csv::Writer::from_path(dir.join("timeline.csv"))?;
-                w.write_record(header(&timeline::COLUMNS))?;
+                w.write_record(header(&timeline::columns()))?;
                 w.flush()?;
                 Some(w)
             }

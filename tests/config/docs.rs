@@ -125,7 +125,7 @@ fn output_files() -> Vec<(&'static str, Vec<Column>)> {
         ("summary.csv", summary::columns()),
         ("runs.csv", runs::columns()),
         ("tools.csv", tools::columns()),
-        ("timeline.csv", timeline::COLUMNS.to_vec()),
+        ("timeline.csv", timeline::columns()),
         ("intents.csv", Trace::Intents.columns().to_vec()),
         ("attempts.csv", Trace::Attempts.columns().to_vec()),
     ]
