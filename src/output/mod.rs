@@ -86,7 +86,7 @@ impl Writer {
             if trace.enabled(&sweep.base.output) {
                 let file = BufWriter::new(File::create(dir.join(trace.file()))?);
                 let mut w = csv::Writer::from_writer(file);
-                w.write_record(header(trace.columns()))?;
+                w.write_record(header(&trace.columns()))?;
                 traces.push((trace, w.into_inner().map_err(|e| e.into_error())?));
             }
         }

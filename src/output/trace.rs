@@ -1,7 +1,8 @@
 //! The opt-in traces: `intents.csv`, one row per intent, and `attempts.csv`, one row per
 //! attempt — the timeline a teacher draws. Each job streams its rows to a part file of its own
 //! while it runs; each part is appended in job order as its run is folded in, so a trace is the
-//! same whatever order the jobs finished in. Columns are documented in `out/README.md`.
+//! same whatever order the jobs finished in. Each file is one table: each column with its type
+//! and how a row gives its value. Columns are documented in `out/README.md`.
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
@@ -42,45 +43,95 @@ const STOP_REASONS: [&str; 14] = [
 ];
 const BUSINESS_STATES: [&str; 4] = ["not_attempted", "unknown", "confirmed", "read_only"];
 
-const INTENT_COLUMNS: [Column; 20] = [
-    col("experiment", Text),
-    col("policy", Text),
-    col("replication", Count),
-    col("intent", Count),
-    col("tool", Text),
-    col("attempts", Count),
-    col("effects", Count),
-    col("status", Word(&STATUSES)),
-    col("stop_reason", Word(&STOP_REASONS)),
-    col("business_state", Word(&BUSINESS_STATES)),
-    col("start_tick", Count),
-    col("end_tick", Count),
-    col("timeouts", Count),
-    col("backoff_ticks", Count),
-    col("short_circuited", Count),
-    col("lookups", Count),
-    col("hedges", Count),
-    col("start_s", Number),
-    col("end_s", Number),
-    col("backoff_s", Number),
+/// Which run a trace row belongs to: the first columns of both traces.
+pub struct Which<'a> {
+    experiment: &'a str,
+    policy: &'a str,
+    replication: u64,
+}
+
+/// One intent, as its row of `intents.csv` reads it.
+pub struct IntentRow<'a> {
+    which: &'a Which<'a>,
+    tool: &'a str,
+    r: &'a IntentRecord,
+}
+
+/// One attempt, as its row of `attempts.csv` reads it.
+pub struct AttemptRow<'a> {
+    which: &'a Which<'a>,
+    intent: u64,
+    /// Its number within the intent, from 0.
+    k: usize,
+    /// Its path through the retry layers.
+    path: String,
+    key: String,
+    a: &'a AttemptRecord,
+}
+
+/// A column of `intents.csv` and how a row gives its value.
+pub struct IntentField(pub Column, pub for<'a> fn(&IntentRow<'a>) -> String);
+/// A column of `attempts.csv` and how a row gives its value.
+pub struct AttemptField(pub Column, pub for<'a> fn(&AttemptRow<'a>) -> String);
+
+const INTENT_FIELDS: [IntentField; 20] = [
+    IntentField(col("experiment", Text), |r| r.which.experiment.to_string()),
+    IntentField(col("policy", Text), |r| r.which.policy.to_string()),
+    IntentField(col("replication", Count), |r| {
+        r.which.replication.to_string()
+    }),
+    IntentField(col("intent", Count), |r| r.r.intent.to_string()),
+    IntentField(col("tool", Text), |r| r.tool.to_string()),
+    IntentField(col("attempts", Count), |r| r.r.attempts.to_string()),
+    IntentField(col("effects", Count), |r| r.r.effects.to_string()),
+    IntentField(col("status", Word(&STATUSES)), |r| {
+        r.r.status.name().to_string()
+    }),
+    IntentField(col("stop_reason", Word(&STOP_REASONS)), |r| {
+        let reason = r.r.status.stop_reason();
+        reason.map_or("none", |s| s.name()).to_string()
+    }),
+    IntentField(col("business_state", Word(&BUSINESS_STATES)), |r| {
+        r.r.business_state.name().to_string()
+    }),
+    IntentField(col("start_tick", Count), |r| r.r.start.0.to_string()),
+    IntentField(col("end_tick", Count), |r| r.r.end.0.to_string()),
+    IntentField(col("timeouts", Count), |r| r.r.timeouts.to_string()),
+    IntentField(col("backoff_ticks", Count), |r| r.r.backoff.0.to_string()),
+    IntentField(col("short_circuited", Count), |r| {
+        r.r.short_circuited.to_string()
+    }),
+    IntentField(col("lookups", Count), |r| r.r.lookups.to_string()),
+    IntentField(col("hedges", Count), |r| r.r.hedges.to_string()),
+    IntentField(col("start_s", Number), |r| seconds(r.r.start.0)),
+    IntentField(col("end_s", Number), |r| seconds(r.r.end.0)),
+    IntentField(col("backoff_s", Number), |r| seconds(r.r.backoff.0)),
 ];
 
-const ATTEMPT_COLUMNS: [Column; 15] = [
-    col("experiment", Text),
-    col("policy", Text),
-    col("replication", Count),
-    col("intent", Count),
-    col("layer", Label),
-    col("attempt", Count),
-    col("dispatch_tick", Count),
-    col("end_tick", Count),
-    col("granted_timeout_ticks", CountOrEmpty),
-    col("outcome", Word(&Outcome::NAMES)),
-    col("committed", Flag),
-    col("key", Label),
-    col("dispatch_s", Number),
-    col("end_s", Number),
-    col("granted_timeout_s", NumberOrEmpty),
+const ATTEMPT_FIELDS: [AttemptField; 15] = [
+    AttemptField(col("experiment", Text), |r| r.which.experiment.to_string()),
+    AttemptField(col("policy", Text), |r| r.which.policy.to_string()),
+    AttemptField(col("replication", Count), |r| {
+        r.which.replication.to_string()
+    }),
+    AttemptField(col("intent", Count), |r| r.intent.to_string()),
+    AttemptField(col("layer", Label), |r| r.path.clone()),
+    AttemptField(col("attempt", Count), |r| r.k.to_string()),
+    AttemptField(col("dispatch_tick", Count), |r| r.a.dispatch.0.to_string()),
+    AttemptField(col("end_tick", Count), |r| r.a.end.0.to_string()),
+    AttemptField(col("granted_timeout_ticks", CountOrEmpty), |r| {
+        r.a.granted.map_or(String::new(), |t| t.0.to_string())
+    }),
+    AttemptField(col("outcome", Word(&Outcome::NAMES)), |r| {
+        r.a.outcome.name().to_string()
+    }),
+    AttemptField(col("committed", Flag), |r| r.a.committed.to_string()),
+    AttemptField(col("key", Label), |r| r.key.clone()),
+    AttemptField(col("dispatch_s", Number), |r| seconds(r.a.dispatch.0)),
+    AttemptField(col("end_s", Number), |r| seconds(r.a.end.0)),
+    AttemptField(col("granted_timeout_s", NumberOrEmpty), |r| {
+        r.a.granted.map_or(String::new(), |t| seconds(t.0))
+    }),
 ];
 
 impl Trace {
@@ -94,10 +145,10 @@ impl Trace {
     }
 
     /// The columns after the parameter columns.
-    pub fn columns(self) -> &'static [Column] {
+    pub fn columns(self) -> Vec<Column> {
         match self {
-            Trace::Intents => &INTENT_COLUMNS,
-            Trace::Attempts => &ATTEMPT_COLUMNS,
+            Trace::Intents => INTENT_FIELDS.iter().map(|f| f.0).collect(),
+            Trace::Attempts => ATTEMPT_FIELDS.iter().map(|f| f.0).collect(),
         }
     }
 
@@ -155,36 +206,20 @@ impl<'a> TraceWriter<'a> {
     /// Writes an intent's row, or a row for each of its attempts.
     pub fn write(&mut self, r: &IntentRecord, attempts: &[AttemptRecord]) -> io::Result<()> {
         let policy = &self.exp.policies[self.job.policy];
-        let which = [
-            self.exp.name.clone(),
-            policy.name.clone(),
-            self.job.replication.to_string(),
-            r.intent.to_string(),
-        ];
+        let which = Which {
+            experiment: &self.exp.name,
+            policy: &policy.name,
+            replication: self.job.replication,
+        };
         match self.trace {
             Trace::Intents => {
-                let row = [
-                    self.exp.tools[r.tool].name.clone(),
-                    r.attempts.to_string(),
-                    r.effects.to_string(),
-                    r.status.name().to_string(),
-                    r.status
-                        .stop_reason()
-                        .map_or("none", |s| s.name())
-                        .to_string(),
-                    r.business_state.name().to_string(),
-                    r.start.0.to_string(),
-                    r.end.0.to_string(),
-                    r.timeouts.to_string(),
-                    r.backoff.0.to_string(),
-                    r.short_circuited.to_string(),
-                    r.lookups.to_string(),
-                    r.hedges.to_string(),
-                    seconds(r.start.0),
-                    seconds(r.end.0),
-                    seconds(r.backoff.0),
-                ];
-                self.row(which.into_iter().chain(row))
+                let row = IntentRow {
+                    which: &which,
+                    tool: &self.exp.tools[r.tool].name,
+                    r,
+                };
+                let values = INTENT_FIELDS.iter().map(|f| (f.1)(&row));
+                self.row(values)
             }
             Trace::Attempts => {
                 let paths = layers::paths(policy.depth(), attempts.iter().map(|a| a.layer.into()));
@@ -199,20 +234,16 @@ impl<'a> TraceWriter<'a> {
                                 format!("k{}.{}", key.intent, key.nonce)
                             }
                         });
-                    let row = [
+                    let row = AttemptRow {
+                        which: &which,
+                        intent: r.intent,
+                        k,
                         path,
-                        k.to_string(),
-                        a.dispatch.0.to_string(),
-                        a.end.0.to_string(),
-                        a.granted.map_or(String::new(), |t| t.0.to_string()),
-                        a.outcome.name().to_string(),
-                        a.committed.to_string(),
                         key,
-                        seconds(a.dispatch.0),
-                        seconds(a.end.0),
-                        a.granted.map_or(String::new(), |t| seconds(t.0)),
-                    ];
-                    self.row(which.iter().cloned().chain(row))?;
+                        a,
+                    };
+                    let values = ATTEMPT_FIELDS.iter().map(|f| (f.1)(&row));
+                    self.row(values)?;
                 }
                 Ok(())
             }

@@ -126,8 +126,8 @@ fn output_files() -> Vec<(&'static str, Vec<Column>)> {
         ("runs.csv", runs::columns()),
         ("tools.csv", tools::columns()),
         ("timeline.csv", timeline::columns()),
-        ("intents.csv", Trace::Intents.columns().to_vec()),
-        ("attempts.csv", Trace::Attempts.columns().to_vec()),
+        ("intents.csv", Trace::Intents.columns()),
+        ("attempts.csv", Trace::Attempts.columns()),
     ]
 }
 
