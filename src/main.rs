@@ -13,8 +13,9 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
 
-use retrysim::chart::{self, ChartFormat};
+use retrysim::chart;
 use retrysim::config::{ConfigError, Source};
+use retrysim::experiment::ChartFormat;
 use retrysim::policy::{Attempts, KeyScope};
 use retrysim::{Error, compare, output, report, run, theory};
 

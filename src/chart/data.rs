@@ -7,8 +7,8 @@ use std::path::Path;
 
 use toml::{Table, Value};
 
-use super::{ChartFormat, ChartKind};
 use crate::error::Error;
+use crate::experiment::{ChartFormat, ChartKind};
 use crate::output::column::{Column, Kind};
 use crate::output::{summary, timeline};
 use crate::time::{Tick, parse_duration};

@@ -6,11 +6,8 @@ mod bars;
 mod curve;
 mod data;
 mod grid;
-mod kind;
 mod style;
 mod timeline;
-
-pub use kind::{ChartFormat, ChartKind};
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -21,6 +18,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::error::Error;
+use crate::experiment::{ChartFormat, ChartKind};
 use data::Data;
 use style::FONT;
 

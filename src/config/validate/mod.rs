@@ -11,8 +11,7 @@ use toml::Spanned;
 
 use super::check::{Check, Result};
 use super::{Source, raw};
-use crate::chart::{ChartFormat, ChartKind};
-use crate::experiment::{Experiment, OutputOptions};
+use crate::experiment::{ChartFormat, ChartKind, Experiment, OutputOptions};
 use crate::model::{Arrival, Tool, Workload};
 use crate::policy::{KeyScope, Policy, Wait, safety};
 use crate::time::{DURATION_HELP, Tick};

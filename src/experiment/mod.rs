@@ -1,9 +1,11 @@
 //! A validated experiment: everything a run needs, checked, with durations in ticks.
 
-use crate::chart::{ChartFormat, ChartKind};
+mod charts;
+
 use crate::model::{Tool, Workload};
 use crate::policy::Policy;
 use crate::time::Tick;
+pub use charts::{ChartFormat, ChartKind};
 
 /// One experiment: a workload and its tools, run under each policy in turn.
 #[derive(Clone, Debug, PartialEq)]
