@@ -33,6 +33,7 @@ pub mod metrics;
 pub mod model;
 pub mod output;
 pub mod policy;
+pub mod produce;
 pub mod report;
 pub mod run;
 pub mod sim;

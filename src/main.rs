@@ -17,7 +17,7 @@ use retrysim::chart;
 use retrysim::config::{ConfigError, Source};
 use retrysim::experiment::ChartFormat;
 use retrysim::policy::{Attempts, KeyScope};
-use retrysim::{Error, compare, output, report, run, theory};
+use retrysim::{Error, compare, output, produce, report, run, theory};
 
 use progress::Progress;
 
@@ -248,7 +248,7 @@ fn produce(
         cancel: Some(&CANCEL),
     };
     let started = Instant::now();
-    let produced = output::produce(source, sweep, root, &options, &mut progress);
+    let produced = produce::into_staging(source, sweep, root, &options, &mut progress);
     progress.finish();
     let (results, staging) = produced?;
     Ok((results, staging, started.elapsed().as_secs_f64()))

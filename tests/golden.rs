@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use retrysim::compare;
 use retrysim::config::Source;
-use retrysim::output;
+use retrysim::produce;
 use retrysim::run::Options;
 
 fn root() -> &'static Path {
@@ -37,7 +37,8 @@ fn every_shipped_config_writes_its_committed_output() {
         let sweep = source.sweep().unwrap_or_else(|e| panic!("{e}"));
         let reference = root().join("out").join(&sweep.base.name);
         let (results, staging) =
-            output::produce(&source, sweep, scratch.path(), &Options::default(), &mut ()).unwrap();
+            produce::into_staging(&source, sweep, scratch.path(), &Options::default(), &mut ())
+                .unwrap();
         assert!(results.complete());
         let differences = compare::folders(&reference, staging.path()).unwrap();
         assert!(

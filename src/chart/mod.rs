@@ -22,18 +22,6 @@ use crate::experiment::{ChartFormat, ChartKind};
 use data::Data;
 use style::FONT;
 
-/// The chart files `kinds` make in `formats`, relative to the output folder.
-pub fn files(kinds: &[ChartKind], formats: &[ChartFormat]) -> Vec<String> {
-    kinds
-        .iter()
-        .flat_map(|k| {
-            formats
-                .iter()
-                .map(move |f| format!("charts/{}.{}", k.name(), f.name()))
-        })
-        .collect()
-}
-
 /// Draws every chart the manifest in `dir` names, in its formats unless `formats` says
 /// otherwise, into `dir/charts/`; returns the files written.
 pub fn draw_all(dir: &Path, formats: Option<&[ChartFormat]>) -> Result<Vec<PathBuf>, Error> {

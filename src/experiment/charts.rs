@@ -102,6 +102,18 @@ impl ChartFormat {
     }
 }
 
+/// The chart files `kinds` make in `formats`, relative to the output folder.
+pub fn files(kinds: &[ChartKind], formats: &[ChartFormat]) -> Vec<String> {
+    kinds
+        .iter()
+        .flat_map(|k| {
+            formats
+                .iter()
+                .map(move |f| format!("charts/{}.{}", k.name(), f.name()))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

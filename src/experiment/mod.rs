@@ -5,7 +5,7 @@ mod charts;
 use crate::model::{Tool, Workload};
 use crate::policy::Policy;
 use crate::time::Tick;
-pub use charts::{ChartFormat, ChartKind};
+pub use charts::{ChartFormat, ChartKind, files as chart_files};
 
 /// One experiment: a workload and its tools, run under each policy in turn.
 #[derive(Clone, Debug, PartialEq)]

@@ -14,10 +14,9 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::chart;
 use crate::config::Source;
-use crate::error::Error;
-use crate::run::{self, PointResult, Results};
+use crate::experiment::chart_files;
+use crate::run::{PointResult, Results};
 use crate::sim::{Job, RunResult};
 use crate::sweep::{Point, Sweep};
 use column::Column;
@@ -154,19 +153,10 @@ impl Writer {
         Ok(())
     }
 
-    /// Writes the manifest and, for a complete run, the charts; returns the files written.
-    pub fn finish(mut self, results: &Results, source: &Source) -> Result<Vec<String>, Error> {
-        let writing = Error::io(format!("cannot write under {}", self.dir.display()));
-        let files = self.write_manifest(results, source).map_err(writing)?;
-        if results.complete() {
-            chart::draw_all(&self.dir, None)?;
-        }
-        Ok(files)
-    }
-
-    /// Flushes the CSV files (or cuts them back to whole points) and writes the manifest;
-    /// returns every file the run writes.
-    fn write_manifest(&mut self, results: &Results, source: &Source) -> io::Result<Vec<String>> {
+    /// Flushes the CSV files (or cuts them back to whole points) and writes the manifest, which
+    /// lists every file the run writes, the charts a complete run will draw included; returns
+    /// that list.
+    pub fn finish(mut self, results: &Results, source: &Source) -> io::Result<Vec<String>> {
         if results.complete() {
             self.lengths()?;
         } else {
@@ -183,58 +173,9 @@ impl Writer {
         }
         files.extend(self.traces.iter().map(|(t, _)| t.file().to_string()));
         if results.complete() {
-            files.extend(chart::files(&exp.output.charts, &exp.output.chart_formats));
+            files.extend(chart_files(&exp.output.charts, &exp.output.chart_formats));
         }
         manifest::write(results, source, &files, &self.dir.join("manifest.toml"))?;
         Ok(files)
-    }
-}
-
-/// Runs a sweep into a staging folder under `root`, writing each point's rows as it finishes
-/// and, if every point ran, the manifest and the charts. The caller commits the folder, keeps it
-/// as interrupted, or (to check it) compares and drops it. `watcher` hears of each job and
-/// point as they finish (a progress display; `()` for none).
-pub fn produce(
-    source: &Source,
-    sweep: Sweep,
-    root: &Path,
-    options: &run::Options,
-    watcher: &mut impl run::Observer,
-) -> Result<(Results, Staging), Error> {
-    let writing = || Error::io(format!("cannot write under {}", root.display()));
-    let staging = Staging::new(root, &sweep.base.name)?;
-    let writer = Writer::create(staging.path(), &sweep).map_err(writing())?;
-    let traced = Trace::ALL
-        .iter()
-        .any(|t| t.enabled(&sweep.base.output))
-        .then(|| staging.path().to_path_buf());
-    let options = run::Options {
-        trace_dir: traced.as_deref(),
-        ..*options
-    };
-    let mut recorder = Recorder { writer, watcher };
-    let results = run::run(sweep, &options, &mut recorder).map_err(writing())?;
-    recorder.writer.finish(&results, source)?;
-    Ok((results, staging))
-}
-
-/// Hands each finished run and point to the files, then to the watcher.
-struct Recorder<'a, W> {
-    writer: Writer,
-    watcher: &'a mut W,
-}
-
-impl<W: run::Observer> run::Observer for Recorder<'_, W> {
-    fn job_done(&mut self, done: u64, total: u64) {
-        self.watcher.job_done(done, total);
-    }
-
-    fn run_done(&mut self, point: &Point, job: Job, index: u64, run: &RunResult) -> io::Result<()> {
-        self.writer.run(point, job, index, run)
-    }
-
-    fn point_done(&mut self, index: usize, point: &Point, result: &PointResult) -> io::Result<()> {
-        self.writer.point(point, result)?;
-        self.watcher.point_done(index, point, result)
     }
 }
