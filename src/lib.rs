@@ -2,18 +2,21 @@
 //! calls need — retries with backoff and jitter, and idempotency keys — measuring attempts,
 //! duplicate side effects and success against their closed forms.
 //!
-//! Data flows one way: a TOML config ([`config`]) is validated into an [`Experiment`]; each
-//! (configuration, replication) is a job ([`sim`]) that drives the workload ([`model`]) through a
-//! client [`policy`] on the [`engine`]; per-intent records stream into running totals
-//! ([`metrics`]), which are set beside the [`theory`] and written out ([`output`], [`report`]).
+//! Data flows one way, and so do the dependencies: a TOML config ([`config`]) is validated into
+//! an [`Experiment`]; each (point, configuration, replication) is a job ([`sim`]) that drives
+//! the workload ([`model`]) through a client [`policy`] on the [`engine`]; per-intent records
+//! stream into running totals ([`metrics`]), folded in job order ([`run`]), set beside the
+//! [`theory`] and written out ([`output`]); [`produce`] ties a run to its output folder and
+//! draws the [`chart`]s from the files; [`report`] prints the tables. Errors are one type,
+//! [`Error`].
 //!
 //! # Determinism
 //!
 //! Time is an integer tick ([`time::Tick`], one microsecond). Events at the same tick run first
 //! in, first out (see [`engine`]). Random numbers come from ChaCha8 streams keyed by (seed,
 //! replication, source, entity) ([`engine::rng`]), so every configuration of an experiment meets
-//! the same faults for the same attempt. Jobs run in parallel but are gathered in job order and
-//! aggregated serially: the same config gives the same bytes whatever the thread count.
+//! the same faults for the same attempt. Jobs run in parallel but are folded in job order,
+//! serially: the same config gives the same bytes whatever the thread count.
 //!
 //! ```
 //! use retrysim::{config::Source, run};

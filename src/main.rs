@@ -244,7 +244,7 @@ fn produce(
     let mut progress = Progress::new(mode, jobs, sweep.points.len(), paths);
     let options = run::Options {
         threads: pace.threads.map(usize::from),
-        trace_dir: None,
+        traces: None,
         cancel: Some(&CANCEL),
     };
     let started = Instant::now();

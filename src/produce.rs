@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::chart;
 use crate::config::Source;
 use crate::error::Error;
-use crate::output::trace::Trace;
+use crate::output::trace::{PartFiles, Trace};
 use crate::output::{Staging, Writer};
 use crate::run::{self, PointResult, Results};
 use crate::sim::{Job, RunResult};
@@ -27,12 +27,12 @@ pub fn into_staging(
     let writing = || Error::io(format!("cannot write under {}", root.display()));
     let staging = Staging::new(root, &sweep.base.name)?;
     let writer = Writer::create(staging.path(), &sweep).map_err(writing())?;
-    let traced = Trace::ALL
-        .iter()
-        .any(|t| t.enabled(&sweep.base.output))
-        .then(|| staging.path().to_path_buf());
+    let parts = PartFiles {
+        dir: staging.path(),
+    };
+    let traced = Trace::ALL.iter().any(|t| t.enabled(&sweep.base.output));
     let options = run::Options {
-        trace_dir: traced.as_deref(),
+        traces: traced.then_some(&parts as &dyn run::Traces),
         ..*options
     };
     let mut recorder = Recorder { writer, watcher };

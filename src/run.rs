@@ -3,15 +3,14 @@
 
 use std::collections::BTreeMap;
 use std::io;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, mpsc};
 
 use crate::experiment::Experiment;
 use crate::metrics::{
-    Estimate, Measure, Moments, Quantiles, Sample, StopReason, Timeline, ToolTotals, Totals,
+    AttemptRecord, Estimate, IntentRecord, Measure, Moments, Quantiles, Sample, StopReason,
+    Timeline, ToolTotals, Totals,
 };
-use crate::output::trace::{Trace, TraceWriter};
 use crate::policy::Policy;
 use crate::sim::{self, Job, RunResult};
 use crate::sweep::{Point, Sweep};
@@ -145,14 +144,32 @@ impl Results {
     }
 }
 
+/// Where each job streams its intents as they end, on the worker that runs it: the per-row
+/// traces ([`crate::output::trace`] writes them to part files).
+pub trait Traces: Sync {
+    /// Opens job `index`'s trace of `point`; `None` where the point keeps none.
+    fn open<'a>(
+        &'a self,
+        point: &'a Point,
+        job: Job,
+        index: u64,
+    ) -> io::Result<Option<Box<dyn JobTrace + 'a>>>;
+}
+
+/// One job's trace: each intent with its attempts, as it ends.
+pub trait JobTrace {
+    fn write(&mut self, r: &IntentRecord, attempts: &[AttemptRecord]) -> io::Result<()>;
+    /// Everything written, flushed.
+    fn finish(self: Box<Self>) -> io::Result<()>;
+}
+
 /// How to run a sweep.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Default)]
 pub struct Options<'a> {
     /// Worker threads; `None` for one per core.
     pub threads: Option<usize>,
-    /// With a folder, each job also writes the traces its point asks for to part files there
-    /// (see [`crate::output::trace`]).
-    pub trace_dir: Option<&'a Path>,
+    /// Where each job streams its intents, if anywhere.
+    pub traces: Option<&'a dyn Traces>,
     /// Set from outside (Ctrl-C) to stop starting jobs; the finished points are kept.
     pub cancel: Option<&'a AtomicBool>,
 }
@@ -278,9 +295,9 @@ pub fn run(sweep: Sweep, options: &Options, observer: &mut impl Observer) -> io:
                                 break;
                             }
                             let point = &sweep.points[job.point];
-                            let result = match options.trace_dir {
+                            let result = match options.traces {
                                 None => Ok(sim::run(&point.experiment, job, |_, _| {})),
-                                Some(dir) => run_traced(point, job, dir, index),
+                                Some(traces) => run_traced(point, job, traces, index),
                             };
                             if tx.send((index, result)).is_err() {
                                 break;
@@ -352,26 +369,20 @@ pub fn run(sweep: Sweep, options: &Options, observer: &mut impl Observer) -> io:
     }
 }
 
-/// Runs job `index`, writing its rows of every trace its point asks for.
-fn run_traced(point: &Point, job: Job, dir: &Path, index: u64) -> io::Result<RunResult> {
-    let mut writers = Trace::ALL
-        .into_iter()
-        .filter(|t| t.enabled(&point.experiment.output))
-        .map(|t| TraceWriter::create(t, dir, index, point, job))
-        .collect::<io::Result<Vec<_>>>()?;
+/// Runs job `index`, streaming its intents to its trace, if the point keeps one.
+fn run_traced(point: &Point, job: Job, traces: &dyn Traces, index: u64) -> io::Result<RunResult> {
+    let Some(mut trace) = traces.open(point, job, index)? else {
+        return Ok(sim::run(&point.experiment, job, |_, _| {}));
+    };
     let mut failure = None;
     let result = sim::run(&point.experiment, job, |r, attempts| {
-        for w in &mut writers {
-            if let Err(e) = w.write(r, attempts) {
-                failure.get_or_insert(e);
-            }
+        if let Err(e) = trace.write(r, attempts) {
+            failure.get_or_insert(e);
         }
     });
     if let Some(e) = failure {
         return Err(e);
     }
-    for w in writers {
-        w.finish()?;
-    }
+    trace.finish()?;
     Ok(result)
 }

@@ -12,6 +12,7 @@ use super::column::{Column, Kind::*, col, seconds};
 use crate::experiment::{Experiment, OutputOptions};
 use crate::metrics::{AttemptRecord, IntentRecord, Outcome};
 use crate::policy::layers;
+use crate::run::{JobTrace, Traces};
 use crate::sim::Job;
 use crate::sweep::Point;
 
@@ -170,6 +171,41 @@ impl Trace {
         let part = self.part(dir, index);
         io::copy(&mut File::open(&part)?, out)?;
         fs::remove_file(part)
+    }
+}
+
+/// The traces of a run in its staging folder: each job writes the ones its point asks for to
+/// part files of its own.
+pub struct PartFiles<'a> {
+    pub dir: &'a Path,
+}
+
+impl Traces for PartFiles<'_> {
+    fn open<'a>(
+        &'a self,
+        point: &'a Point,
+        job: Job,
+        index: u64,
+    ) -> io::Result<Option<Box<dyn JobTrace + 'a>>> {
+        let writers = Trace::ALL
+            .into_iter()
+            .filter(|t| t.enabled(&point.experiment.output))
+            .map(|t| TraceWriter::create(t, self.dir, index, point, job))
+            .collect::<io::Result<Vec<_>>>()?;
+        Ok((!writers.is_empty()).then(|| Box::new(JobParts(writers)) as Box<dyn JobTrace>))
+    }
+}
+
+/// One job's part files, one per trace kept.
+struct JobParts<'a>(Vec<TraceWriter<'a>>);
+
+impl JobTrace for JobParts<'_> {
+    fn write(&mut self, r: &IntentRecord, attempts: &[AttemptRecord]) -> io::Result<()> {
+        self.0.iter_mut().try_for_each(|w| w.write(r, attempts))
+    }
+
+    fn finish(self: Box<Self>) -> io::Result<()> {
+        self.0.into_iter().try_for_each(TraceWriter::finish)
     }
 }
 
