@@ -43,6 +43,7 @@ pub mod sim;
 pub mod sweep;
 pub mod theory;
 pub mod time;
+pub mod variate;
 
 pub use error::Error;
 pub use experiment::Experiment;

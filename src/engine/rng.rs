@@ -61,24 +61,6 @@ impl Streams {
     }
 }
 
-/// A uniform number in [0, 1) from the top 53 bits of a 64-bit word.
-pub fn unit(word: u64) -> f64 {
-    (word >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-}
-
-/// A uniform number in (0, 1], for logarithms that must not see zero.
-pub fn unit_open_low(word: u64) -> f64 {
-    ((word >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64)
-}
-
-/// A uniform integer in `lo..=hi` by the multiply-shift method: exact in value, with a bias below
-/// (hi − lo + 1) / 2⁶⁴, far under anything a simulation can measure.
-pub fn integer_in(word: u64, lo: u64, hi: u64) -> u64 {
-    debug_assert!(lo <= hi);
-    let span = (hi - lo) as u128 + 1;
-    lo + ((word as u128 * span) >> 64) as u64
-}
-
 /// Reads the next 64-bit word of a stream.
 pub fn word(rng: &mut ChaCha8Rng) -> u64 {
     rng.next_u64()
@@ -131,17 +113,5 @@ mod tests {
         for index in 0..40 {
             assert_eq!(word(&mut rng), s.word_at(Source::Jitter, 11, index));
         }
-    }
-
-    #[test]
-    fn conversions_stay_in_range() {
-        for w in [0, 1, u64::MAX / 2, u64::MAX - 1, u64::MAX] {
-            assert!((0.0..1.0).contains(&unit(w)));
-            assert!(unit_open_low(w) > 0.0 && unit_open_low(w) <= 1.0);
-            assert!((5..=9).contains(&integer_in(w, 5, 9)));
-        }
-        assert_eq!(integer_in(0, 5, 9), 5);
-        assert_eq!(integer_in(u64::MAX, 5, 9), 9);
-        assert_eq!(integer_in(u64::MAX, 0, u64::MAX), u64::MAX);
     }
 }

@@ -1,8 +1,8 @@
 //! Where an attempt can fail: lost before the server, refused by the server, or lost after the
 //! commit.
 
-use crate::engine::rng::unit;
 use crate::time::Tick;
+use crate::variate::unit;
 
 /// How many 64-bit words of its intent's fault stream each attempt reads: one for the fate and
 /// one for each of the three latencies. Every attempt reads all of them, used or not, so the

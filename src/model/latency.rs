@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use statrs::distribution::{ContinuousCDF, Gamma};
 
-use crate::engine::rng::{integer_in, unit_open_low};
 use crate::time::Tick;
+use crate::variate::{integer_in, unit_open, unit_open_low};
 
 /// How long one leg of an attempt takes.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,8 +70,7 @@ impl Latency {
             }
             Latency::Gamma(g) => {
                 // The open unit interval: neither 0 nor 1 has a finite quantile to return.
-                let u = ((word >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-                g.scale * g.standard_quantile(u)
+                g.scale * g.standard_quantile(unit_open(word))
             }
             Latency::Weibull { shape, scale } => {
                 scale * libm::pow(-libm::log(unit_open_low(word)), 1.0 / shape)

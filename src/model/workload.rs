@@ -1,8 +1,8 @@
 //! The workload: how many tasks, which tools each task calls in order, when tasks arrive, and how
 //! many clients serve them.
 
-use crate::engine::rng::unit_open_low;
 use crate::time::Tick;
+use crate::variate::unit_open_low;
 
 /// When tasks arrive.
 #[derive(Clone, Copy, Debug, PartialEq)]

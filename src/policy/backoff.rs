@@ -8,8 +8,8 @@
 //! `decorrelated` → min(max_delay, U{initial_delay .. 3·previous}) with previous = initial_delay
 //! before the first retry (this rule replaces the growth curve altogether).
 
-use crate::engine::rng::integer_in;
 use crate::time::Tick;
+use crate::variate::integer_in;
 
 /// The growth curve of the un-jittered delay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 
 use super::{Event, World};
 use crate::engine::Scheduler;
-use crate::engine::rng::{Source, unit};
+use crate::engine::rng::Source;
 use crate::metrics::{AttemptRecord, IntentRecord, Status, StopReason};
 use crate::model::FailureClass;
 use crate::policy::gate::{Ask, Moment};
@@ -11,6 +11,7 @@ use crate::policy::reconcile::{self, Answer};
 use crate::policy::{RetryAfter, RetryDecision, safety};
 use crate::sim::intent::Handle;
 use crate::time::Tick;
+use crate::variate::happens;
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// After a failed attempt: a lookup first if the outcome of a write is unknown and the
@@ -55,12 +56,12 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             return;
         };
         let tool = &self.tools[intent.tool];
+        let lookup = u64::from(intent.client.lookups) - 1;
         let failed = tool.lookup.failure > 0.0
-            && unit(self.streams.word_at(
-                Source::Lookups,
-                intent.id,
-                u64::from(intent.client.lookups) - 1,
-            )) < tool.lookup.failure;
+            && happens(
+                self.streams.word_at(Source::Lookups, intent.id, lookup),
+                tool.lookup.failure,
+            );
         let key = self.policy.key.key(intent.id, 0);
         let found = !failed
             && intent
@@ -155,12 +156,12 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         intent.retry.last_delay = backoff_delay;
         let start = intent.retry.scope.start;
         // An agent that re-plans its call may send other arguments with the retry.
+        let drawn = u64::from(intent.retry.retries) - 1;
         if policy.payload_drift > 0.0
-            && unit(self.streams.word_at(
-                Source::Payloads,
-                intent.id,
-                u64::from(intent.retry.retries) - 1,
-            )) < policy.payload_drift
+            && happens(
+                self.streams.word_at(Source::Payloads, intent.id, drawn),
+                policy.payload_drift,
+            )
         {
             intent.retry.payload += 1;
         }
