@@ -36,19 +36,31 @@ pub fn fixed(x: f64) -> String {
     }
 }
 
-/// The CSV files of a run, filled as runs and points finish. An interrupted run is cut back to
-/// the end of its last finished point, so it keeps whole rows of every finished point and no
-/// partial ones.
+/// One CSV file of a run, in the manner of hyperfine's exporters: its columns, and its rows as
+/// each run is folded in and as each point finishes.
+pub trait Export {
+    fn file(&self) -> &'static str;
+    /// The columns after the parameter columns.
+    fn columns(&self) -> Vec<Column>;
+    /// The rows of a run just folded in.
+    fn run_rows(&self, _point: &Point, _job: Job, _run: &RunResult) -> Vec<Vec<String>> {
+        Vec::new()
+    }
+    /// The rows of a point just finished.
+    fn point_rows(&self, _point: &Point, _result: &PointResult) -> Vec<Vec<String>> {
+        Vec::new()
+    }
+}
+
+/// The CSV files of a run, filled as runs and points finish: every exporter the output asks
+/// for, then the traces. An interrupted run is cut back to the end of its last finished point,
+/// so it keeps whole rows of every finished point and no partial ones.
 pub struct Writer {
     dir: PathBuf,
-    summary: csv::Writer<File>,
-    runs: csv::Writer<File>,
-    tools: csv::Writer<File>,
-    /// `timeline.csv`, where the output asks for it.
-    timeline: Option<csv::Writer<File>>,
+    exports: Vec<(Box<dyn Export>, csv::Writer<File>)>,
     /// The traces the run writes, each with its file.
     traces: Vec<(Trace, BufWriter<File>)>,
-    /// The length of `runs.csv` and of each trace at the end of the last finished point.
+    /// The length of every file at the end of the last finished point.
     whole: Vec<u64>,
 }
 
@@ -62,24 +74,20 @@ impl Writer {
                 .map(String::from)
                 .collect()
         };
-        let mut summary = csv::Writer::from_path(dir.join("summary.csv"))?;
-        summary.write_record(header(&summary::columns()))?;
-        summary.flush()?;
-        let mut runs = csv::Writer::from_path(dir.join("runs.csv"))?;
-        runs.write_record(header(&runs::columns()))?;
-        runs.flush()?;
-        let mut tools = csv::Writer::from_path(dir.join("tools.csv"))?;
-        tools.write_record(header(&tools::columns()))?;
-        tools.flush()?;
-        let timeline = match sweep.base.output.timeline {
-            None => None,
-            Some(_) => {
-                let mut w = csv::Writer::from_path(dir.join("timeline.csv"))?;
-                w.write_record(header(&timeline::columns()))?;
-                w.flush()?;
-                Some(w)
-            }
-        };
+        let mut chosen: Vec<Box<dyn Export>> = vec![
+            Box::new(summary::Summary),
+            Box::new(runs::Runs),
+            Box::new(tools::Tools),
+        ];
+        if sweep.base.output.timeline.is_some() {
+            chosen.push(Box::new(timeline::Timeline));
+        }
+        let mut exports = Vec::new();
+        for export in chosen {
+            let mut w = csv::Writer::from_path(dir.join(export.file()))?;
+            w.write_record(header(&export.columns()))?;
+            exports.push((export, w));
+        }
         let mut traces = Vec::new();
         for trace in Trace::ALL {
             if trace.enabled(&sweep.base.output) {
@@ -91,10 +99,7 @@ impl Writer {
         }
         let mut writer = Writer {
             dir: dir.to_path_buf(),
-            summary,
-            runs,
-            tools,
-            timeline,
+            exports,
             traces,
             whole: Vec::new(),
         };
@@ -102,39 +107,37 @@ impl Writer {
         Ok(writer)
     }
 
-    /// Appends a folded run's row to `runs.csv` and its part of every trace.
+    /// Appends a folded run's rows, and its part of every trace.
     pub fn run(&mut self, point: &Point, job: Job, index: u64, run: &RunResult) -> io::Result<()> {
-        self.runs.write_record(runs::row(point, job, run))?;
+        for (export, w) in &mut self.exports {
+            for row in export.run_rows(point, job, run) {
+                w.write_record(row)?;
+            }
+        }
         for (trace, out) in &mut self.traces {
             trace.append_part(out, &self.dir, index)?;
         }
         Ok(())
     }
 
-    /// Appends a finished point's rows to every file and flushes them.
+    /// Appends a finished point's rows and flushes every file.
     pub fn point(&mut self, point: &Point, result: &PointResult) -> io::Result<()> {
-        for row in summary::rows(point, result) {
-            self.summary.write_record(row)?;
-        }
-        self.summary.flush()?;
-        for row in tools::rows(point, result) {
-            self.tools.write_record(row)?;
-        }
-        self.tools.flush()?;
-        if let Some(w) = &mut self.timeline {
-            for row in timeline::rows(point, result) {
+        for (export, w) in &mut self.exports {
+            for row in export.point_rows(point, result) {
                 w.write_record(row)?;
             }
-            w.flush()?;
         }
         self.whole = self.lengths()?;
         Ok(())
     }
 
-    /// Flushes `runs.csv` and the traces and returns their lengths.
+    /// Flushes every file and returns their lengths.
     fn lengths(&mut self) -> io::Result<Vec<u64>> {
-        self.runs.flush()?;
-        let mut lengths = vec![self.runs.get_ref().metadata()?.len()];
+        let mut lengths = Vec::new();
+        for (_, w) in &mut self.exports {
+            w.flush()?;
+            lengths.push(w.get_ref().metadata()?.len());
+        }
         for (_, out) in &mut self.traces {
             out.flush()?;
             lengths.push(out.get_ref().metadata()?.len());
@@ -142,10 +145,10 @@ impl Writer {
         Ok(lengths)
     }
 
-    /// Cuts `runs.csv` and the traces back to the end of the last finished point.
+    /// Cuts every file back to the end of the last finished point.
     fn cut_to_whole_points(&mut self) -> io::Result<()> {
         self.lengths()?;
-        let files = std::iter::once(self.runs.get_ref())
+        let files = (self.exports.iter().map(|(_, w)| w.get_ref()))
             .chain(self.traces.iter().map(|(_, o)| o.get_ref()));
         for (file, &len) in files.zip(&self.whole) {
             file.set_len(len)?;
@@ -163,15 +166,10 @@ impl Writer {
             self.cut_to_whole_points()?;
         }
         let exp = &results.sweep.base;
-        let mut files = vec![
-            "summary.csv".to_string(),
-            "runs.csv".to_string(),
-            "tools.csv".to_string(),
-        ];
-        if self.timeline.is_some() {
-            files.push("timeline.csv".to_string());
-        }
-        files.extend(self.traces.iter().map(|(t, _)| t.file().to_string()));
+        let mut files: Vec<String> = (self.exports.iter().map(|(e, _)| e.file()))
+            .chain(self.traces.iter().map(|(t, _)| t.file()))
+            .map(String::from)
+            .collect();
         if results.complete() {
             files.extend(chart_files(&exp.output.charts, &exp.output.chart_formats));
         }

@@ -2,6 +2,7 @@
 //! interval in `summary.csv`, written as each run is folded in. One table: each column with its
 //! type and how a run gives its value. Columns are documented in `out/README.md`.
 
+use super::Export;
 use super::column::{Column, Kind::*, col};
 use super::fixed;
 use crate::experiment::Experiment;
@@ -85,4 +86,19 @@ pub fn row(point: &Point, job: Job, run: &RunResult) -> Vec<String> {
     };
     let params = point.params.iter().map(ToString::to_string);
     params.chain(FIELDS.iter().map(|f| (f.1)(&row))).collect()
+}
+
+/// `runs.csv` as the output folder writes it.
+pub struct Runs;
+
+impl Export for Runs {
+    fn file(&self) -> &'static str {
+        "runs.csv"
+    }
+    fn columns(&self) -> Vec<Column> {
+        columns()
+    }
+    fn run_rows(&self, point: &Point, job: Job, run: &RunResult) -> Vec<Vec<String>> {
+        vec![row(point, job, run)]
+    }
 }

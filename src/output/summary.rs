@@ -3,6 +3,7 @@
 //! name can never be paired with another column's value. Columns are documented in
 //! `out/README.md` (a test holds the two together).
 
+use super::Export;
 use super::column::{Column, Kind::*, col, mean_seconds, seconds};
 use super::fixed;
 use crate::experiment::Experiment;
@@ -242,6 +243,21 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
             params.chain(FIELDS.iter().map(|f| (f.1)(&row))).collect()
         })
         .collect()
+}
+
+/// `summary.csv` as the output folder writes it.
+pub struct Summary;
+
+impl Export for Summary {
+    fn file(&self) -> &'static str {
+        "summary.csv"
+    }
+    fn columns(&self) -> Vec<Column> {
+        columns()
+    }
+    fn point_rows(&self, point: &Point, result: &PointResult) -> Vec<Vec<String>> {
+        rows(point, result)
+    }
 }
 
 #[cfg(test)]

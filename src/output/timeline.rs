@@ -4,6 +4,7 @@
 //! anything happened in at that point. One table: each column with its type and how a row gives
 //! its value. Columns are documented in `out/README.md`.
 
+use super::Export;
 use super::column::{Column, Kind::*, col, seconds};
 use crate::metrics::timeline::Bucket;
 use crate::run::PointResult;
@@ -76,4 +77,19 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
         }
     }
     rows
+}
+
+/// `timeline.csv` as the output folder writes it.
+pub struct Timeline;
+
+impl Export for Timeline {
+    fn file(&self) -> &'static str {
+        "timeline.csv"
+    }
+    fn columns(&self) -> Vec<Column> {
+        columns()
+    }
+    fn point_rows(&self, point: &Point, result: &PointResult) -> Vec<Vec<String>> {
+        rows(point, result)
+    }
 }

@@ -2,6 +2,7 @@
 //! replications — where the calls went and what became of them. One table: each column with
 //! its type and how a row gives its value. Columns are documented in `out/README.md`.
 
+use super::Export;
 use super::column::{Column, Kind::*, col};
 use crate::metrics::{Outcome, ToolTotals};
 use crate::run::PointResult;
@@ -86,6 +87,21 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
         }
     }
     rows
+}
+
+/// `tools.csv` as the output folder writes it.
+pub struct Tools;
+
+impl Export for Tools {
+    fn file(&self) -> &'static str {
+        "tools.csv"
+    }
+    fn columns(&self) -> Vec<Column> {
+        columns()
+    }
+    fn point_rows(&self, point: &Point, result: &PointResult) -> Vec<Vec<String>> {
+        rows(point, result)
+    }
 }
 
 #[cfg(test)]
