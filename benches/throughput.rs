@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use retrysim::config::Source;
-use retrysim::run::{Options, run};
+use retrysim::run::{Options, jobs};
 use retrysim::sweep::Sweep;
 
 /// The workloads, each a shipped config: the baseline first.
@@ -51,7 +51,7 @@ fn measure(sweep: &Sweep, threads: Option<usize>) -> (Duration, u64) {
     let mut events = 0;
     for _ in 0..TRIES {
         let start = Instant::now();
-        let results = run(sweep.clone(), &options, &mut ()).expect("runs to the end");
+        let results = jobs(sweep.clone(), &options, &mut ()).expect("runs to the end");
         best = best.min(start.elapsed());
         events = results.events();
     }

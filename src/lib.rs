@@ -22,7 +22,7 @@
 //! use retrysim::{config::Source, run};
 //!
 //! let sweep = Source::builtin().sweep().unwrap();
-//! let results = run::run(sweep, &run::Options::default(), &mut ()).unwrap();
+//! let results = run::jobs(sweep, &run::Options::default(), &mut ()).unwrap();
 //! assert_eq!(results.points[0].policies.len(), 3);
 //! ```
 

@@ -36,7 +36,7 @@ pub fn into_staging(
         ..*options
     };
     let mut recorder = Recorder { writer, watcher };
-    let results = run::run(sweep, &options, &mut recorder).map_err(writing())?;
+    let results = run::jobs(sweep, &options, &mut recorder).map_err(writing())?;
     recorder
         .writer
         .finish(&results, source)

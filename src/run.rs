@@ -255,7 +255,7 @@ const AHEAD_PER_WORKER: u64 = 4;
 /// configuration's result strictly in job order and then dropped. Memory thus stays bounded
 /// by the number of workers, whatever the number of replications, and the result is the same
 /// on any number of threads. Each point is handed to `observer` once all its jobs are folded.
-pub fn run(sweep: Sweep, options: &Options, observer: &mut impl Observer) -> io::Result<Results> {
+pub fn jobs(sweep: Sweep, options: &Options, observer: &mut impl Observer) -> io::Result<Results> {
     let jobs = Jobs::new(&sweep);
     let total = jobs.total();
     let pool = rayon::ThreadPoolBuilder::new()
@@ -296,7 +296,7 @@ pub fn run(sweep: Sweep, options: &Options, observer: &mut impl Observer) -> io:
                             }
                             let point = &sweep.points[job.point];
                             let result = match options.traces {
-                                None => Ok(sim::run(&point.experiment, job, |_, _| {})),
+                                None => Ok(sim::simulate(&point.experiment, job, |_, _| {})),
                                 Some(traces) => run_traced(point, job, traces, index),
                             };
                             if tx.send((index, result)).is_err() {
@@ -372,10 +372,10 @@ pub fn run(sweep: Sweep, options: &Options, observer: &mut impl Observer) -> io:
 /// Runs job `index`, streaming its intents to its trace, if the point keeps one.
 fn run_traced(point: &Point, job: Job, traces: &dyn Traces, index: u64) -> io::Result<RunResult> {
     let Some(mut trace) = traces.open(point, job, index)? else {
-        return Ok(sim::run(&point.experiment, job, |_, _| {}));
+        return Ok(sim::simulate(&point.experiment, job, |_, _| {}));
     };
     let mut failure = None;
-    let result = sim::run(&point.experiment, job, |r, attempts| {
+    let result = sim::simulate(&point.experiment, job, |r, attempts| {
         if let Err(e) = trace.write(r, attempts) {
             failure.get_or_insert(e);
         }

@@ -62,7 +62,7 @@ fuzz_target!(|data: &[u8]| {
                     policy,
                     replication,
                 };
-                sim::run(exp, job, |_, _| {});
+                sim::simulate(exp, job, |_, _| {});
             }
         }
     }

@@ -27,7 +27,7 @@ pub struct RunResult {
 
 /// Runs one job, handing each intent, with its attempts, to `sink` once it is over (the client
 /// done with it and the server holding none of its attempts).
-pub fn run(
+pub fn simulate(
     exp: &Experiment,
     job: Job,
     sink: impl FnMut(&IntentRecord, &[AttemptRecord]),

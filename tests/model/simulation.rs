@@ -180,7 +180,7 @@ fn replications_are_independent_and_estimated_across_runs() {
                 policy: 0,
                 replication,
             };
-            let run = retrysim::sim::run(&exp, job, |_, _| {});
+            let run = retrysim::sim::simulate(&exp, job, |_, _| {});
             run.totals.get(Measure::Attempts).mean()
         })
         .collect();
@@ -454,7 +454,7 @@ fn reconciliation_has_its_own_closed_forms() {
 /// never exceed a few per worker, so memory does not grow with the replications.
 #[test]
 fn replications_stream_through_a_bounded_window() {
-    use retrysim::run::{Observer, Options, PointResult, run};
+    use retrysim::run::{Observer, Options, PointResult, jobs};
     use retrysim::sim::{Job, RunResult};
     use retrysim::sweep::{Point, Sweep};
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -515,7 +515,7 @@ fn replications_stream_through_a_bounded_window() {
             cancel: Some(&cancel),
             ..Options::default()
         };
-        let results = run(Sweep::single(exp), &options, &mut watch).unwrap();
+        let results = jobs(Sweep::single(exp), &options, &mut watch).unwrap();
         assert_eq!(results.complete(), replications == 3000);
         assert!(
             watch.most_waiting <= 2 * 4 + 2,

@@ -8,7 +8,7 @@ use retrysim::config::Source;
 use retrysim::metrics::{AttemptRecord, Estimate, IntentRecord, Measure};
 use retrysim::policy::{Attempts, KeyScope};
 use retrysim::run::PolicyResult;
-use retrysim::run::{Observer, Options, PointResult, run};
+use retrysim::run::{Observer, Options, PointResult, jobs};
 use retrysim::sim::{self, Job};
 use retrysim::sweep::{Point, Sweep};
 use retrysim::theory::ClosedForms;
@@ -36,7 +36,7 @@ pub fn run_one(exp: Experiment) -> PointResult {
         }
     }
     let mut whole = Whole(None);
-    run(Sweep::single(exp), &Options::default(), &mut whole).unwrap();
+    jobs(Sweep::single(exp), &Options::default(), &mut whole).unwrap();
     whole.0.expect("the point finished")
 }
 
@@ -53,7 +53,7 @@ pub fn traced(exp: &Experiment, policy: usize) -> Vec<(IntentRecord, Vec<Attempt
         policy,
         replication: 0,
     };
-    sim::run(exp, job, |r, attempts| out.push((*r, attempts.to_vec())));
+    sim::simulate(exp, job, |r, attempts| out.push((*r, attempts.to_vec())));
     out.sort_by_key(|(r, _)| r.intent);
     out
 }
