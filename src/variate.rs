@@ -2,7 +2,7 @@
 //! of words from its intent's stream, so that the k-th attempt of an intent meets the same
 //! faults under every configuration (common random numbers). rand's samplers that read exactly
 //! one word — the uniform `[0, 1)`, `(0, 1]` and `(0, 1)` floats — are used as they are, fed the
-//! word through [`OneWord`]; the variates rand or `rand_distr` would draw with a variable number
+//! word through a one-word source; the variates rand or `rand_distr` would draw with a variable number
 //! of words (rejection sampling: normal, gamma, bounded integers) are written here by inversion
 //! or by a fixed transform, one word each.
 
