@@ -1,10 +1,10 @@
 //! Variates from one random word each. Every random quantity of an attempt reads a fixed number
 //! of words from its intent's stream, so that the k-th attempt of an intent meets the same
 //! faults under every configuration (common random numbers). rand's samplers that read exactly
-//! one word — the uniform `[0, 1)`, `(0, 1]` and `(0, 1)` floats — are used as they are, fed the
-//! word through a one-word source; the variates rand or `rand_distr` would draw with a variable number
-//! of words (rejection sampling: normal, gamma, bounded integers) are written here by inversion
-//! or by a fixed transform, one word each.
+//! one word — the uniform `[0, 1)`, `(0, 1]` and `(0, 1)` floats — are used as they are, fed
+//! the word through a one-word source; the variates rand or `rand_distr` would draw with a
+//! variable number of words (rejection sampling: normal, gamma, bounded integers) are written
+//! here by inversion or by a fixed transform, one word each.
 
 use std::convert::Infallible;
 
