@@ -1,6 +1,7 @@
 //! One run: a configuration of an experiment driven through the workload on the engine.
 
 mod intent;
+mod slab;
 mod world;
 
 use crate::engine::rng::Streams;

@@ -19,7 +19,8 @@ mod server;
 
 use rand_chacha::ChaCha8Rng;
 
-use super::intent::{Handle, Intent, Slab};
+use super::intent::Intent;
+use super::slab::{Handle, Slab};
 use crate::engine::rng::{Source, Streams, word};
 use crate::engine::{Model, Scheduler};
 use crate::experiment::Experiment;

@@ -9,7 +9,7 @@ use crate::model::FailureClass;
 use crate::policy::gate::{Ask, Moment};
 use crate::policy::reconcile::{self, Answer};
 use crate::policy::{RetryAfter, RetryDecision, safety};
-use crate::sim::intent::Handle;
+use crate::sim::slab::Handle;
 use crate::time::Tick;
 use crate::variate::happens;
 

@@ -8,7 +8,8 @@ use crate::model::FailureClass;
 use crate::model::{Fate, LossSignal};
 use crate::policy::gate::{Ask, Gate, Moment, Refusal};
 use crate::policy::hedge;
-use crate::sim::intent::{Handle, Scope};
+use crate::sim::intent::Scope;
+use crate::sim::slab::Handle;
 use crate::time::Tick;
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {

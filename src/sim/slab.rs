@@ -1,0 +1,192 @@
+//! The live intents, by slot, and the handles events name them by.
+
+use super::intent::Intent;
+use crate::engine::rng::Streams;
+use crate::time::Tick;
+
+/// Live intents by slot. A slot is reused once its intent is over, so the slab holds little
+/// more than one intent per client, and an intent is rewritten where it lies rather than built
+/// and moved (it is large: it holds its random stream). Each slot counts its occupants, so an
+/// event that outlives its intent (a timer, a late reply) can tell it is stale.
+pub struct Slab {
+    streams: Streams,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+}
+
+struct Slot {
+    generation: u32,
+    live: bool,
+    intent: Intent,
+}
+
+/// A live intent's slot and the occupant count it was given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Handle {
+    pub slot: u32,
+    pub generation: u32,
+}
+
+impl Slab {
+    pub fn new(streams: Streams) -> Self {
+        Slab {
+            streams,
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    /// Starts intent `id` on `tool` at `now` in a free slot.
+    pub fn start(&mut self, id: u64, tool: usize, now: Tick) -> Handle {
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize]
+                    .intent
+                    .reset(&self.streams, id, tool, now);
+                slot
+            }
+            None => {
+                self.slots.push(Slot {
+                    generation: 0,
+                    live: false,
+                    intent: Intent::new(&self.streams, id, tool, now),
+                });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let entry = &mut self.slots[slot as usize];
+        entry.generation = entry.generation.wrapping_add(1);
+        entry.live = true;
+        Handle {
+            slot,
+            generation: entry.generation,
+        }
+    }
+
+    /// The intent in `slot`, which events of live intents are sure of.
+    pub fn get(&mut self, slot: u32) -> &mut Intent {
+        let entry = &mut self.slots[slot as usize];
+        debug_assert!(entry.live, "events refer to live intents only");
+        &mut entry.intent
+    }
+
+    /// The intent `handle` was given to, if it is still there.
+    pub fn find(&mut self, handle: Handle) -> Option<&mut Intent> {
+        let entry = &mut self.slots[handle.slot as usize];
+        (entry.live && entry.generation == handle.generation).then_some(&mut entry.intent)
+    }
+
+    /// The intent `handle` was given to, if the client is still waiting on its attempt
+    /// `attempt`: late replies and timers of settled attempts find none.
+    pub fn awaiting(&mut self, handle: Handle, attempt: u32) -> Option<&mut Intent> {
+        self.find(handle)
+            .filter(|intent| intent.awaiting().contains(attempt))
+    }
+
+    pub fn handle(&self, slot: u32) -> Handle {
+        Handle {
+            slot,
+            generation: self.slots[slot as usize].generation,
+        }
+    }
+
+    /// Frees the slot of an intent that is over.
+    pub fn remove(&mut self, slot: u32) {
+        let entry = &mut self.slots[slot as usize];
+        debug_assert!(entry.live, "an intent ends once");
+        entry.live = false;
+        self.free.push(slot);
+    }
+
+    /// The slots of the intents still live, in slot order.
+    pub fn live(&self) -> Vec<u32> {
+        (0..self.slots.len() as u32)
+            .filter(|&s| self.slots[s as usize].live)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{Outcome, Status};
+    use crate::model::Tool;
+    use crate::sim::intent::Client;
+
+    /// A reused slot holds exactly what a newly built intent does, and draws what it would.
+    #[test]
+    fn a_reused_slot_draws_like_a_new_intent() {
+        let streams = Streams {
+            seed: 5,
+            point: 1,
+            replication: 2,
+        };
+        let tool = Tool {
+            name: "t".into(),
+            kind: crate::model::ToolKind::Write,
+            idempotent: true,
+            faults: crate::model::Faults {
+                request_loss: 0.3,
+                server_error: 0.1,
+                reply_loss: 0.3,
+                ..Default::default()
+            },
+            loss_seen_as: crate::model::LossSignal::Reset,
+            request_latency: crate::model::Latency::Exponential { mean: 100.0 },
+            service_time: crate::model::Latency::Exponential { mean: 100.0 },
+            reply_latency: crate::model::Latency::Exponential { mean: 100.0 },
+            workers: None,
+            script: None,
+            outages: Vec::new(),
+            lookup: crate::model::Lookup {
+                time: Tick(1),
+                failure: 0.0,
+                lag: Tick::ZERO,
+            },
+            cooperative: true,
+            key_retention: None,
+        };
+        let mut slab = Slab::new(streams);
+        let first = slab.start(7, 0, Tick(3));
+        // Leave something in every part of the slot.
+        let used = slab.get(first.slot);
+        let (attempt, _) = used.draw_attempt(&tool, Tick(3), Some(Tick(5)));
+        used.draw_attempt(&tool, Tick(4), None);
+        used.settle(attempt, Outcome::Timeout, Tick(8));
+        used.commit(attempt);
+        used.client = Client {
+            timeouts: 1,
+            backoff: Tick(2),
+            short_circuited: 1,
+            lookups: 1,
+            hedges: 1,
+            late_receipt: true,
+            ambiguous: true,
+            ended: Some((Status::Succeeded, Tick(9))),
+        };
+        used.retry.cost = Some(5.0);
+        used.retry.retries = 3;
+        used.retry.payload = 2;
+        used.retry.next_layer = 1;
+        used.server.at_server = 1;
+        used.server.calls_while_down = 1;
+        slab.remove(first.slot);
+        let again = slab.start(42, 0, Tick(9));
+        assert_eq!(again.slot, first.slot);
+        assert_ne!(again.generation, first.generation);
+        assert!(slab.find(first).is_none(), "the old handle is stale");
+        let mut fresh = Intent::new(&streams, 42, 0, Tick(9));
+        assert_eq!(
+            *slab.get(again.slot),
+            fresh,
+            "a reused slot equals a fresh one"
+        );
+        for _ in 0..5 {
+            let reused = slab.get(again.slot).draw_attempt(&tool, Tick(9), None);
+            assert_eq!(reused, fresh.draw_attempt(&tool, Tick(9), None));
+            for intent in [slab.get(again.slot), &mut fresh] {
+                intent.settle(reused.0, Outcome::LostReply, Tick(10));
+            }
+        }
+    }
+}
