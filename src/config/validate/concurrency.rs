@@ -3,16 +3,10 @@
 
 use toml::Spanned;
 
+use super::default;
 use crate::config::check::{Check, Result};
 use crate::config::raw;
 use crate::policy::{ConcurrencyRule, LimitRule};
-
-/// AIMD's defaults: the bounds and steps of Netflix's `AIMDLimit` (a 0.9 backoff ratio, +1 per
-/// success), with the floor at one call.
-const MIN: u32 = 1;
-const MAX: u32 = 1000;
-const INCREASE: f64 = 1.0;
-const DECREASE: f64 = 0.9;
 
 pub(super) fn concurrency(
     check: &Check,
@@ -49,13 +43,13 @@ pub(super) fn concurrency(
         let min = check.count(
             raw.min.as_ref(),
             &at("min"),
-            MIN,
+            default::AIMD_MIN,
             "a floor of 0 can stop every call",
         )?;
         let max = check.count(
             raw.max.as_ref(),
             &at("max"),
-            MAX.max(limit),
+            default::AIMD_MAX.max(limit),
             "a ceiling of 0 sends nothing",
         )?;
         if !(min <= limit && limit <= max) {
@@ -78,7 +72,7 @@ pub(super) fn concurrency(
             increase: check.number(
                 raw.increase.as_ref(),
                 &at("increase"),
-                INCREASE,
+                default::AIMD_INCREASE,
                 |x| x.is_finite() && x > 0.0,
                 "an increase",
                 "a number above 0 (calls added per success)",
@@ -86,7 +80,7 @@ pub(super) fn concurrency(
             decrease: check.number(
                 raw.decrease.as_ref(),
                 &at("decrease"),
-                DECREASE,
+                default::AIMD_DECREASE,
                 |x| x > 0.0 && x < 1.0,
                 "a decrease",
                 "a factor above 0 and below 1",

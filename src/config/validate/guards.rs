@@ -182,19 +182,19 @@ pub(super) fn retry_budget(
     };
     Ok(match kind {
         TokenBucket => BudgetRule::TokenBucket {
-            max_tokens: number("max_tokens", 10.0)?,
-            token_ratio: number("token_ratio", 0.1)?,
+            max_tokens: number("max_tokens", default::MAX_TOKENS)?,
+            token_ratio: number("token_ratio", default::TOKEN_RATIO)?,
         },
         AwsStandard => BudgetRule::AwsStandard {
-            capacity: number("capacity", 500.0)?,
-            retry_cost: number("retry_cost", 5.0)?,
-            timeout_cost: number("timeout_cost", 10.0)?,
-            success_credit: number("success_credit", 1.0)?,
+            capacity: number("capacity", default::CAPACITY)?,
+            retry_cost: number("retry_cost", default::RETRY_COST)?,
+            timeout_cost: number("timeout_cost", default::TIMEOUT_COST)?,
+            success_credit: number("success_credit", default::SUCCESS_CREDIT)?,
         },
         Ratio => BudgetRule::Ratio {
-            ttl: check.duration_or(&raw.ttl, &format!("{path}.ttl"), "10s")?,
-            min_per_second: number("min_per_second", 10.0)?,
-            percent: number("percent", 0.2)?,
+            ttl: check.duration_or(&raw.ttl, &format!("{path}.ttl"), default::TTL)?,
+            min_per_second: number("min_per_second", default::MIN_PER_SECOND)?,
+            percent: number("percent", default::PERCENT)?,
         },
     })
 }

@@ -31,6 +31,26 @@ mod default {
     pub const HALF_OPEN_PROBES: u32 = 1;
     pub const FAILURE_RATE: f64 = 0.5;
     pub const WINDOW_CALLS: u32 = 100;
+    pub const LOOKUP_TIME: &str = "1ms";
+    pub const COMMIT_LAG: &str = "0s";
+    /// gRPC's `retryThrottling` example.
+    pub const MAX_TOKENS: f64 = 10.0;
+    pub const TOKEN_RATIO: f64 = 0.1;
+    /// The AWS SDKs' standard retry quota.
+    pub const CAPACITY: f64 = 500.0;
+    pub const RETRY_COST: f64 = 5.0;
+    pub const TIMEOUT_COST: f64 = 10.0;
+    pub const SUCCESS_CREDIT: f64 = 1.0;
+    /// Finagle's `RetryBudget`.
+    pub const TTL: &str = "10s";
+    pub const MIN_PER_SECOND: f64 = 10.0;
+    pub const PERCENT: f64 = 0.2;
+    /// Netflix's `AIMDLimit` bounds and steps (a 0.9 backoff ratio, +1 per success), with the
+    /// floor at one call.
+    pub const AIMD_MIN: u32 = 1;
+    pub const AIMD_MAX: u32 = 1000;
+    pub const AIMD_INCREASE: f64 = 1.0;
+    pub const AIMD_DECREASE: f64 = 0.9;
 }
 
 /// Validates a config whose sweep (if any) has `axes` axes; the sweep itself is read by

@@ -92,10 +92,14 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             time: check.duration_or(
                 &raw.lookup_time,
                 &format!("{path}.lookup_time"),
-                default::LATENCY,
+                default::LOOKUP_TIME,
             )?,
             failure: check.probability(&raw.lookup_failure, &format!("{path}.lookup_failure"))?,
-            lag: check.duration_or(&raw.commit_lag, &format!("{path}.commit_lag"), "0s")?,
+            lag: check.duration_or(
+                &raw.commit_lag,
+                &format!("{path}.commit_lag"),
+                default::COMMIT_LAG,
+            )?,
         },
         cooperative: raw.cooperative.as_ref().is_none_or(|c| *c.get_ref()),
         key_retention: match &raw.key_retention {
