@@ -1,7 +1,10 @@
 //! The `retrysim` binary as a user meets it: runs and their files, the sweep workflow, output
 //! folders, and the catalogue of bad input.
 
+mod arguments;
 mod binary;
+mod broken_output;
+mod folders;
 mod refusals;
 mod run;
 mod workflow;

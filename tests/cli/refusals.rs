@@ -10,7 +10,7 @@ use std::path::Path;
 use binary::{files, retrysim, text};
 
 /// A valid config, which each config case breaks in one place.
-const GOOD: &str = r#"name = "good"
+pub const GOOD: &str = r#"name = "good"
 seed = 1
 
 [workload]
@@ -40,12 +40,12 @@ name = "p"
 
 /// One bad input: the files to write (`c.toml` and any other), the arguments, the exit code,
 /// and what the message must say.
-struct Case {
-    name: &'static str,
-    files: Vec<(&'static str, Vec<u8>)>,
-    args: Vec<String>,
-    code: i32,
-    says: Vec<&'static str>,
+pub struct Case {
+    pub name: &'static str,
+    pub files: Vec<(&'static str, Vec<u8>)>,
+    pub args: Vec<String>,
+    pub code: i32,
+    pub says: Vec<&'static str>,
 }
 
 fn config_case(name: &'static str, text: String, says: &[&'static str]) -> Case {
@@ -351,100 +351,8 @@ fn config_cases() -> Vec<Case> {
     cases
 }
 
-fn argument_cases() -> Vec<Case> {
-    let args = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let good = || vec![("c.toml", GOOD.as_bytes().to_vec())];
-    vec![
-        Case {
-            name: "no such config",
-            files: vec![],
-            args: args(&["run", "nope.toml"]),
-            code: 2,
-            says: vec!["nope.toml: cannot read the config"],
-        },
-        Case {
-            name: "a folder as the config",
-            files: good(),
-            args: args(&["run", "."]),
-            code: 2,
-            says: vec![".: cannot read the config", "not a regular file"],
-        },
-        Case {
-            name: "a device as the config",
-            files: vec![],
-            args: args(&["run", "/dev/zero"]),
-            code: 2,
-            says: vec!["/dev/zero: cannot read the config", "not a regular file"],
-        },
-        Case {
-            name: "zero threads",
-            files: good(),
-            args: args(&["run", "c.toml", "--threads", "0"]),
-            code: 2,
-            says: vec!["--threads", "from 1 to"],
-        },
-        Case {
-            name: "65535 threads",
-            files: good(),
-            args: args(&["run", "c.toml", "--threads", "65535"]),
-            code: 2,
-            says: vec!["--threads", "per core"],
-        },
-        Case {
-            name: "a negative seed",
-            files: good(),
-            args: args(&["run", "c.toml", "--seed", "-1"]),
-            code: 2,
-            says: vec!["'-1'"],
-        },
-        Case {
-            name: "an unknown flag",
-            files: good(),
-            args: args(&["run", "c.toml", "--fast"]),
-            code: 2,
-            says: vec!["--fast"],
-        },
-        Case {
-            name: "an unknown progress mode",
-            files: good(),
-            args: args(&["run", "c.toml", "--progress", "loud"]),
-            code: 2,
-            says: vec!["--progress", "loud"],
-        },
-        Case {
-            name: "a loss above 1 in theory",
-            files: vec![],
-            args: args(&["theory", "--request-loss", "1.5", "--reply-loss", "0"]),
-            code: 2,
-            says: vec!["--request-loss", "not a probability"],
-        },
-        Case {
-            name: "losses over 1 in theory",
-            files: vec![],
-            args: args(&[
-                "theory",
-                "--request-loss",
-                "0.6",
-                "--reply-loss",
-                "0.6",
-                "--max-attempts",
-                "2",
-            ]),
-            code: 2,
-            says: vec!["more than 1"],
-        },
-        Case {
-            name: "plot of no folder",
-            files: vec![],
-            args: args(&["plot", "nowhere"]),
-            code: 2,
-            says: vec!["nowhere/manifest.toml: cannot read"],
-        },
-    ]
-}
-
 /// Runs `case` in a fresh folder and checks everything a refusal promises.
-fn refused(case: &Case, dir: &Path) {
+pub fn refused(case: &Case, dir: &Path) {
     for (name, bytes) in &case.files {
         fs::write(dir.join(name), bytes).unwrap();
     }
@@ -473,125 +381,5 @@ fn bad_configs_are_refused_where_they_are_wrong() {
         let dir = tmp.path().join("cfg");
         fs::create_dir(&dir).unwrap();
         refused(case, &dir);
-    }
-}
-
-#[test]
-fn bad_arguments_are_refused() {
-    for case in argument_cases() {
-        let tmp = tempfile::tempdir().unwrap();
-        refused(&case, tmp.path());
-    }
-}
-
-/// `row` with its cell `i` replaced by `cell`.
-fn with_cell(row: &str, i: usize, cell: &str) -> String {
-    let mut cells: Vec<&str> = row.split(',').collect();
-    cells[i] = cell;
-    cells.join(",")
-}
-
-/// An output folder broken in one way: `plot` refuses it with exit 2, names the file, line
-/// and column, and writes no chart, partial or whole.
-#[test]
-fn broken_output_folders_are_refused_by_plot() {
-    let tmp = tempfile::tempdir().unwrap();
-    fs::write(tmp.path().join("c.toml"), GOOD).unwrap();
-    let run = retrysim(
-        &["run", "c.toml", "--progress", "none", "--quiet"],
-        tmp.path(),
-    );
-    assert!(run.status.success(), "{}", text(&run.stderr));
-    let good = tmp.path().join("out/good");
-    fs::remove_dir_all(good.join("charts")).unwrap();
-    let summary = fs::read_to_string(good.join("summary.csv")).unwrap();
-    let header = summary.lines().next().unwrap().to_string();
-    let row = summary.lines().nth(1).unwrap().to_string();
-    let manifest = fs::read_to_string(good.join("manifest.toml")).unwrap();
-    let swapped = header.replacen("experiment,policy", "policy,experiment", 1);
-    let cases: Vec<(&str, &str, String, Vec<String>)> = vec![
-        (
-            "a summary with only its header",
-            "summary.csv",
-            format!("{header}\n"),
-            vec![
-                "summary.csv: 0 rows".into(),
-                "1 configurations make 1".into(),
-            ],
-        ),
-        (
-            "a word where a number belongs",
-            "summary.csv",
-            format!("{header}\n{}\n", with_cell(&row, 6, "abc")),
-            vec![
-                "summary.csv: line 2, column `attempts_per_intent`: `abc` is not a number value"
-                    .into(),
-            ],
-        ),
-        (
-            "a row too short",
-            "summary.csv",
-            format!("{header}\ngood,p\n"),
-            vec![format!(
-                "summary.csv: line 2: 2 cells, expected {}",
-                header.split(',').count()
-            )],
-        ),
-        (
-            "two columns swapped",
-            "summary.csv",
-            format!("{swapped}\n{row}\n"),
-            vec!["summary.csv: column 1 is `policy`, expected `experiment`".into()],
-        ),
-        (
-            "a row too many",
-            "summary.csv",
-            format!("{header}\n{row}\n{row}\n"),
-            vec!["summary.csv: 2 rows".into()],
-        ),
-        (
-            "a manifest that is not TOML",
-            "manifest.toml",
-            "[resolved\n".into(),
-            vec!["manifest.toml".into()],
-        ),
-        (
-            "a manifest without its config",
-            "manifest.toml",
-            manifest.split("[resolved]").next().unwrap().to_string(),
-            vec!["manifest.toml: no [resolved] table".into()],
-        ),
-        (
-            "an unknown chart in the manifest",
-            "manifest.toml",
-            manifest.replace("charts = [\"comparison\"]", "charts = [\"pie\"]"),
-            vec!["manifest.toml: unknown chart \"pie\"".into()],
-        ),
-    ];
-    assert!(manifest.contains("charts = [\"comparison\"]"), "{manifest}");
-    for (label, file, content, says) in cases {
-        let dir = tmp.path().join("broken");
-        if dir.exists() {
-            fs::remove_dir_all(&dir).unwrap();
-        }
-        fs::create_dir(&dir).unwrap();
-        for entry in fs::read_dir(&good).unwrap() {
-            let entry = entry.unwrap();
-            fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
-        }
-        fs::write(dir.join(file), content).unwrap();
-        let before = files(&dir);
-        let out = retrysim(&["plot", "broken"], tmp.path());
-        let err = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{label}: {err}");
-        for phrase in &says {
-            assert!(
-                err.contains(phrase.as_str()),
-                "{label}: no {phrase:?} in\n{err}"
-            );
-        }
-        assert!(!err.contains("panicked"), "{label}: {err}");
-        assert_eq!(files(&dir), before, "{label}: plot wrote something");
-        assert!(!dir.join("charts").exists(), "{label}: a chart folder");
     }
 }

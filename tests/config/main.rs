@@ -2,3 +2,4 @@
 
 mod docs;
 mod reading;
+mod resolved;

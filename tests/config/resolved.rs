@@ -1,0 +1,32 @@
+//! The manifest's resolved config against the config it came from.
+
+use retrysim::config::Source;
+
+/// The manifest's `[resolved]` table is the config with every default filled in, and it reads
+/// back to the very same experiment, sweep and all, for every shipped config.
+#[test]
+fn the_resolved_config_reads_back_to_the_same_sweep() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut checked = 0;
+    for dir in ["configs", "configs/scenarios"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "toml") {
+                continue;
+            }
+            let source = Source::read(&path).unwrap();
+            let sweep = source.sweep().unwrap();
+            let text = toml::to_string(&retrysim::config::resolved(&sweep)).unwrap();
+            let again = Source {
+                name: format!("{} (resolved)", source.name),
+                text,
+                dir: source.dir.clone(),
+            }
+            .sweep()
+            .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(again, sweep, "{}", path.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 17, "{checked} configs");
+}
