@@ -3,6 +3,7 @@
 //! binary for the area, so the suite links the crate few times.
 
 mod common;
+mod experiments;
 mod gates;
 mod hedging;
 mod properties;

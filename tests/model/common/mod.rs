@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use std::io;
+use std::path::Path;
 
 use retrysim::Experiment;
 use retrysim::config::Source;
@@ -103,4 +104,13 @@ pub fn assert_agrees(result: &PolicyResult, theory: &ClosedForms, label: &str) {
             est.half_width
         );
     }
+}
+
+/// The experiment of a shipped config, by its path under `configs/`.
+pub fn shipped(config: &str) -> Experiment {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("configs/{config}"));
+    Source::read(&path)
+        .and_then(|s| s.sweep())
+        .map(|s| s.base)
+        .unwrap_or_else(|e| panic!("{e}"))
 }
