@@ -5,6 +5,7 @@
 mod common;
 mod experiments;
 mod gates;
+mod generate;
 mod hedging;
 mod properties;
 mod scenarios;

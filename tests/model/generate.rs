@@ -1,0 +1,344 @@
+//! Random small experiments built as structs: tools with every kind of latency, fault and
+//! outage, and two configurations that differ only in their key. The generator's seed is fixed
+//! and no regression file is written, so every run checks the same cases.
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngSeed};
+
+use retrysim::Experiment;
+use retrysim::experiment::OutputOptions;
+use retrysim::model::FailureClass;
+use retrysim::model::latency::GammaQuantiles;
+use retrysim::model::{
+    Arrival, Faults, Latency, Lookup, LossSignal, Outage, OutageMode, Tool, ToolKind, Workload,
+};
+use retrysim::policy::{
+    Attempts, Backoff, BreakerRule, BudgetRule, ConcurrencyRule, Growth, Jitter, KeyScope, Layer,
+    Layers, LimitRule, Limits, Policy, Refuses, Retry, RetryAfter, RetryOn, Tie, Trip, Wait,
+};
+use retrysim::time::Tick;
+
+pub fn config() -> Config {
+    Config {
+        cases: 64,
+        rng_seed: RngSeed::Fixed(20261130),
+        failure_persistence: None,
+        ..Config::default()
+    }
+}
+
+fn latency() -> impl Strategy<Value = Latency> {
+    prop_oneof![
+        (0u64..5_000).prop_map(|t| Latency::Constant(Tick(t))),
+        (0u64..2_000, 0u64..5_000).prop_map(|(lo, w)| Latency::Uniform {
+            min: Tick(lo),
+            max: Tick(lo + w)
+        }),
+        (1.0f64..5_000.0).prop_map(|mean| Latency::Exponential { mean }),
+        (1.0f64..5_000.0, 0.0f64..1.5)
+            .prop_map(|(median, sigma)| Latency::LogNormal { median, sigma }),
+        (0.2f64..5.0, 1.0f64..2_000.0)
+            .prop_map(|(shape, scale)| Latency::Gamma(GammaQuantiles::new(shape, scale))),
+        (0.5f64..4.0, 1.0f64..5_000.0).prop_map(|(shape, scale)| Latency::Weibull { shape, scale }),
+    ]
+}
+
+/// Fault probabilities that leave at least 5 % for a reply, so unlimited retries end.
+fn tool(index: usize) -> impl Strategy<Value = Tool> {
+    let signal = prop_oneof![Just(LossSignal::Reset), Just(LossSignal::Silence)];
+    let kind = prop_oneof![4 => Just(ToolKind::Write), 1 => Just(ToolKind::ReadOnly)];
+    let workers = prop_oneof![Just(None), (1u32..3).prop_map(Some)];
+    let mode = prop_oneof![Just(OutageMode::FailFast), Just(OutageMode::Hang)];
+    let outages =
+        proptest::collection::vec((0u64..50_000, 1u64..50_000, mode), 0..2).prop_map(|windows| {
+            windows
+                .into_iter()
+                .map(|(from, length, mode)| Outage {
+                    from: Tick(from),
+                    until: Tick(from + length),
+                    mode,
+                })
+                .collect::<Vec<_>>()
+        });
+    // Refusals are rarer: most tools have none.
+    let refusal = || prop_oneof![3 => Just(0.0), 1 => 0.0f64..0.5];
+    let refusals = (
+        refusal(),
+        refusal(),
+        refusal(),
+        proptest::option::of(1u64..5_000),
+    );
+    (
+        (0.0f64..1.0, 0.0f64..1.0, 0.0f64..1.0, 0.0f64..0.95),
+        (latency(), latency(), latency()),
+        (signal, kind, any::<bool>()),
+        (workers, outages, refusals),
+    )
+        .prop_map(
+            move |(
+                (a, e, b, total),
+                (request, service, reply),
+                (signal, kind, idempotent),
+                (workers, outages, (t, f, i, retry_after)),
+            )| {
+                let scale = total / (a + e + b + t + f + i).max(1e-9);
+                Tool {
+                    name: format!("tool{index}"),
+                    kind,
+                    idempotent,
+                    faults: Faults {
+                        request_loss: a * scale,
+                        server_error: e * scale,
+                        reply_loss: b * scale,
+                        throttled: t * scale,
+                        forbidden: f * scale,
+                        invalid: i * scale,
+                        retry_after: retry_after.map(Tick),
+                    },
+                    loss_seen_as: signal,
+                    request_latency: request,
+                    service_time: service,
+                    reply_latency: reply,
+                    workers,
+                    script: None,
+                    outages,
+                    lookup: Lookup {
+                        time: Tick(500),
+                        failure: 0.2,
+                        lag: Tick(300),
+                    },
+                    cooperative: true,
+                    key_retention: None,
+                }
+            },
+        )
+}
+
+fn backoff() -> impl Strategy<Value = Backoff> {
+    let growth = prop_oneof![
+        Just(Growth::Constant),
+        Just(Growth::Linear),
+        Just(Growth::Exponential)
+    ];
+    let jitter = prop_oneof![
+        Just(Jitter::None),
+        Just(Jitter::Full),
+        Just(Jitter::Equal),
+        Just(Jitter::Decorrelated)
+    ];
+    (growth, jitter, 0u64..10_000, 1.0f64..4.0, 0u64..100_000).prop_map(
+        |(growth, jitter, initial, multiplier, extra)| Backoff {
+            growth,
+            initial_delay: Tick(initial),
+            multiplier,
+            max_delay: Tick(initial + extra),
+            jitter,
+        },
+    )
+}
+
+fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
+    let attempts = prop_oneof![
+        (1u32..6).prop_map(Attempts::AtMost),
+        Just(Attempts::Unlimited)
+    ];
+    let retry_on =
+        (any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(reset, errors, late)| {
+            let classes = [
+                (reset, FailureClass::Reset),
+                (errors, FailureClass::ServerError),
+                (late, FailureClass::Timeout),
+            ];
+            classes
+                .into_iter()
+                .filter(|(on, _)| *on)
+                .map(|(_, c)| c)
+                .collect::<RetryOn>()
+        });
+    let timeout = prop_oneof![
+        Just(Wait::None),
+        (1u64..20_000).prop_map(|t| Wait::Fixed(Tick(t)))
+    ];
+    let limits = (
+        proptest::option::of(1u64..50_000),
+        proptest::option::of(1u32..6),
+        proptest::option::of(1u64..50_000),
+    )
+        .prop_map(|(deadline, dispatch_cap, cancel_after)| Limits {
+            deadline: deadline.map(Tick),
+            dispatch_cap,
+            cancel_after: cancel_after.map(Tick),
+            admission: None,
+        });
+    let budget = prop_oneof![
+        Just(None),
+        (1.0f64..20.0, 0.0f64..1.0).prop_map(|(max_tokens, token_ratio)| Some(
+            BudgetRule::TokenBucket {
+                max_tokens,
+                token_ratio
+            }
+        )),
+        Just(Some(BudgetRule::AwsStandard {
+            capacity: 20.0,
+            retry_cost: 5.0,
+            timeout_cost: 10.0,
+            success_credit: 1.0
+        })),
+        (0.0f64..1.0).prop_map(|percent| Some(BudgetRule::Ratio {
+            ttl: Tick(10_000),
+            min_per_second: 0.0,
+            percent
+        })),
+    ];
+    let refuses = prop_oneof![Just(Refuses::All), Just(Refuses::Retries)];
+    let breaker = proptest::option::of((1u32..4, 1u64..50_000, refuses)).prop_map(|b| {
+        b.map(|(n, open, refuses)| BreakerRule {
+            trip: Trip::Consecutive(n),
+            refuses,
+            open_duration: Tick(open),
+            half_open_probes: 1,
+            counts: FailureClass::ALL.into_iter().collect(),
+        })
+    });
+    // A fixed or adaptive limit of a few calls, refusing at once or with a short line.
+    let concurrency = proptest::option::of((1u32..4, any::<bool>(), 0u32..3)).prop_map(|c| {
+        c.map(|(limit, aimd, queue)| ConcurrencyRule {
+            limit: if aimd {
+                LimitRule::Aimd {
+                    initial: limit,
+                    min: 1,
+                    max: 6,
+                    increase: 1.0,
+                    decrease: 0.5,
+                }
+            } else {
+                LimitRule::Fixed(limit)
+            },
+            queue,
+        })
+    });
+    // Up to two layers around the innermost, each with its own cap and the same classes.
+    let outer = proptest::collection::vec(1u32..4, 0..3);
+    let hedge = proptest::option::of(1u64..20_000)
+        .prop_map(|delay| delay.map_or(Wait::None, |d| Wait::Fixed(Tick(d))));
+    (
+        attempts,
+        retry_on,
+        timeout,
+        backoff(),
+        limits,
+        (
+            any::<bool>(),
+            breaker,
+            budget,
+            outer,
+            hedge,
+            prop_oneof![Just(0.0), 0.0f64..1.0],
+            concurrency,
+        ),
+    )
+        .prop_map(
+            move |(
+                max_attempts,
+                retry_on,
+                timeout,
+                backoff,
+                limits,
+                (safety_gate, breaker, retry_budget, outer, hedge, payload_drift, concurrency),
+            )| {
+                let layers = (!outer.is_empty()).then(|| Layers {
+                    outer: outer
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &n)| Layer {
+                            name: format!("layer-{i}"),
+                            retry: Retry {
+                                max_attempts: Attempts::AtMost(n),
+                                retry_on,
+                                retry_after: RetryAfter::Honour,
+                            },
+                            backoff,
+                        })
+                        .collect(),
+                    innermost: "sdk".into(),
+                    reset_each: false,
+                });
+                Policy {
+                    name: key.name().replace('_', "-"),
+                    retry: Retry {
+                        // A timeout shorter than the network legs fails every attempt: unlimited
+                        // attempts would then run to the horizon, one every few ticks.
+                        max_attempts: match (timeout, max_attempts) {
+                            (Wait::Fixed(_), Attempts::Unlimited) => Attempts::AtMost(8),
+                            (_, cap) => cap,
+                        },
+                        retry_on,
+                        retry_after: RetryAfter::Honour,
+                    },
+                    timeout,
+                    hedge,
+                    backoff,
+                    key,
+                    limits,
+                    safety_gate,
+                    breaker,
+                    retry_budget,
+                    // Lookups change when a keyed policy resends, which the key property below compares.
+                    lookup_before_retry: false,
+                    payload_drift,
+                    layers,
+                    calls: None,
+                    timeout_tie: Tie::Late,
+                    concurrency,
+                    // Resolved once the tools are drawn.
+                    waits: Vec::new(),
+                }
+            },
+        )
+}
+
+/// One experiment comparing the same retry rule without a key and with a per-intent key.
+pub fn experiment() -> impl Strategy<Value = Experiment> {
+    let tools = (tool(0), tool(1), tool(2)).prop_map(|(a, b, c)| vec![a, b, c]);
+    let calls = proptest::collection::vec(0usize..3, 1..4);
+    let arrival = prop_oneof![
+        Just(Arrival::Batch),
+        (100.0f64..20_000.0).prop_map(|mean_gap| Arrival::Poisson { mean_gap })
+    ];
+    (
+        tools,
+        calls,
+        arrival,
+        1u64..60,
+        1u32..8,
+        policy(KeyScope::None),
+        any::<u64>(),
+    )
+        .prop_map(|(tools, calls, arrival, tasks, clients, plain, seed)| {
+            let mut plain = plain;
+            plain.waits = plain
+                .resolve_waits(&tools, &calls)
+                .expect("drawn tools have constant network legs");
+            let keyed = Policy {
+                name: "per-intent".into(),
+                key: KeyScope::PerIntent,
+                ..plain.clone()
+            };
+            Experiment {
+                name: "property".into(),
+                description: String::new(),
+                seed: seed >> 1,
+                replications: 1,
+                horizon: Tick(3_600_000_000),
+                tools,
+                workload: Workload {
+                    tasks,
+                    calls,
+                    arrival,
+                    clients,
+                },
+                policies: vec![plain, keyed],
+                output: OutputOptions::default(),
+            }
+        })
+}
