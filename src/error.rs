@@ -1,5 +1,5 @@
 //! The library's one error type. Each variant says what failed; the command line maps each to
-//! its exit code in one place (`src/main.rs`).
+//! its exit code in one place (`src/bin/retrysim/main.rs`).
 
 use std::fmt;
 use std::io;
@@ -17,6 +17,9 @@ pub enum Error {
     OutputInTheWay(PathBuf),
     /// A chart that could not be drawn or written.
     Chart(String),
+    /// What was asked of an output folder is not in it (a configuration, an intent, a trace):
+    /// what is there instead.
+    NotInOutput(String),
     /// A file or folder that could not be read or written, while `doing` what.
     Io { doing: String, source: io::Error },
 }
@@ -41,7 +44,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Config(e) => write!(f, "{e}"),
-            Error::BadOutput(why) | Error::Chart(why) => f.write_str(why),
+            Error::BadOutput(why) | Error::Chart(why) | Error::NotInOutput(why) => f.write_str(why),
             Error::OutputInTheWay(path) => write!(
                 f,
                 "{} exists and is not an output folder; move it away or choose another --out",

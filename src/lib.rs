@@ -40,6 +40,7 @@ pub mod produce;
 pub mod report;
 pub mod run;
 pub mod sim;
+pub mod story;
 pub mod sweep;
 pub mod theory;
 pub mod time;

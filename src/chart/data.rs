@@ -7,10 +7,12 @@ use std::path::Path;
 
 use toml::{Table, Value};
 
+use super::lanes::Block;
 use crate::error::Error;
 use crate::experiment::{ChartFormat, ChartKind};
-use crate::output::column::{Column, Kind};
+use crate::output::table::CsvTable;
 use crate::output::{summary, timeline};
+use crate::story::Stories;
 use crate::time::{Tick, parse_duration};
 
 /// One swept key and its values, in the config's order.
@@ -45,6 +47,8 @@ pub struct Data {
     pub timeline: Option<(Tick, Vec<Stretch>)>,
     /// Each tool's outage windows, by tool name.
     pub outages: Vec<(String, Tick, Tick)>,
+    /// The traces' stories, where a chart draws them.
+    stories: Option<Stories>,
 }
 
 /// One row of `timeline.csv`: a configuration's calls to a tool in one stretch of time.
@@ -127,41 +131,28 @@ impl Data {
             .collect();
 
         let summary_path = dir.join("summary.csv");
-        let bad_summary =
-            |why: String| Error::BadOutput(format!("{}: {why}", summary_path.display()));
-        let mut reader = csv::ReaderBuilder::new()
-            .flexible(true)
-            .from_path(&summary_path)
-            .map_err(|e| bad_summary(format!("cannot read: {e}")))?;
-        let columns: Vec<String> = reader
-            .headers()
-            .map_err(|e| bad_summary(e.to_string()))?
-            .iter()
-            .map(String::from)
-            .collect();
-        let kinds = expect_columns(&columns, &axes, &summary::columns()).map_err(bad_summary)?;
-        let policy_column = axes.len() + 1;
-        let mut rows = Vec::new();
-        for record in reader.records() {
-            let record = record.map_err(|e| bad_summary(e.to_string()))?;
-            let line = record.position().map_or(0, |p| p.line());
-            let cells: Vec<String> = record.iter().map(String::from).collect();
-            check_cells(&cells, &columns, &kinds, line).map_err(bad_summary)?;
-            rows.push(Row {
+        let paths: Vec<String> = axes.iter().map(|a| a.path.clone()).collect();
+        let table = CsvTable::read(&summary_path, &paths, &summary::columns())?;
+        let policy_column = table.at("policy");
+        let rows: Vec<Row> = table
+            .rows()
+            .map(|(_, cells)| Row {
                 params: cells[..axes.len()].to_vec(),
                 policy: cells[policy_column].clone(),
-                cells,
-            });
-        }
+                cells: cells.to_vec(),
+            })
+            .collect();
+        let columns = table.columns().to_vec();
         let finished = manifest
             .get("points_finished")
             .and_then(Value::as_integer)
             .ok_or_else(|| bad_manifest("no `points_finished`"))?;
         let expected = finished as usize * policies.len();
         if rows.len() != expected {
-            return Err(bad_summary(format!(
-                "{} rows, but the manifest's {finished} finished points × {} configurations make \
+            return Err(Error::BadOutput(format!(
+                "{}: {} rows, but the manifest's {finished} finished points × {} configurations make \
                  {expected}",
+                summary_path.display(),
                 rows.len(),
                 policies.len()
             )));
@@ -192,9 +183,15 @@ impl Data {
         }
         let timeline = match duration(output.and_then(|o| o.get("timeline"))) {
             None => None,
-            Some(width) => Some((width, stretches(&dir.join("timeline.csv"), &axes)?)),
+            Some(width) => Some((width, stretches(&dir.join("timeline.csv"), &paths)?)),
+        };
+        let stories = if charts.contains(&ChartKind::Timeline) {
+            Some(Stories::read(dir)?)
+        } else {
+            None
         };
         Ok(Data {
+            stories,
             name: string(resolved, "name")?,
             description: string(resolved, "description").unwrap_or_default(),
             axes,
@@ -225,6 +222,22 @@ impl Data {
         row.cells.get(i).map(String::as_str)
     }
 
+    /// Each configuration's first task (of replication 0) as a block of swimlanes.
+    pub fn blocks(&self) -> Result<Vec<Block>, String> {
+        let stories = self.stories.as_ref().ok_or("the run kept no traces")?;
+        stories
+            .marks
+            .iter()
+            .map(|m| {
+                let task = (m.calls > 1).then_some(0);
+                let story = stories
+                    .story(&m.policy, 0, Some(0), task)
+                    .map_err(|e| e.to_string())?;
+                Ok(Block::of(&story, m.policy.clone()))
+            })
+            .collect()
+    }
+
     /// The rows of one configuration, in point order.
     pub fn rows_of<'a>(&'a self, policy: &'a str) -> impl Iterator<Item = &'a Row> {
         self.rows.iter().filter(move |r| r.policy == policy)
@@ -232,104 +245,30 @@ impl Data {
 }
 
 /// The rows of `timeline.csv`, checked like `summary.csv`.
-fn stretches(path: &Path, axes: &[Axis]) -> Result<Vec<Stretch>, Error> {
-    let bad = |why: String| Error::BadOutput(format!("{}: {why}", path.display()));
-    let mut reader = csv::ReaderBuilder::new()
-        .flexible(true)
-        .from_path(path)
-        .map_err(|e| bad(format!("cannot read: {e}")))?;
-    let columns: Vec<String> = reader
-        .headers()
-        .map_err(|e| bad(e.to_string()))?
-        .iter()
-        .map(String::from)
-        .collect();
-    let expected = timeline::columns();
-    let kinds = expect_columns(&columns, axes, &expected).map_err(bad)?;
-    let at = |name: &str| {
-        axes.len()
-            + expected
-                .iter()
-                .position(|c| c.name == name)
-                .expect("a timeline column")
-    };
-    let (policy, tool, from, calls) = (at("policy"), at("tool"), at("from_tick"), at("calls"));
-    let mut out = Vec::new();
-    for record in reader.records() {
-        let record = record.map_err(|e| bad(e.to_string()))?;
-        let line = record.position().map_or(0, |p| p.line());
-        let cells: Vec<String> = record.iter().map(String::from).collect();
-        check_cells(&cells, &columns, &kinds, line).map_err(bad)?;
-        let count = |i: usize| {
-            cells[i]
-                .parse::<u64>()
-                .map_err(|_| bad(format!("line {line}: `{}` is too large a count", cells[i])))
-        };
-        out.push(Stretch {
-            policy: cells[policy].clone(),
-            tool: cells[tool].clone(),
-            from: Tick(count(from)?),
-            calls: count(calls)?,
-        });
-    }
-    Ok(out)
-}
-
-/// The type of each column, if `columns` is a header retrysim writes: one per axis, named by
-/// its path, then `expected`; else why not.
-fn expect_columns(
-    columns: &[String],
-    axes: &[Axis],
-    expected: &[Column],
-) -> Result<Vec<Kind>, String> {
-    let names = axes
-        .iter()
-        .map(|a| a.path.as_str())
-        .chain(expected.iter().map(|c| c.name));
-    let kinds = axes
-        .iter()
-        .map(|_| Kind::Label)
-        .chain(expected.iter().map(|c| c.kind));
-    if columns.len() != axes.len() + expected.len() {
-        return Err(format!(
-            "{} columns, but retrysim writes {} here ({} parameter columns and {})",
-            columns.len(),
-            axes.len() + expected.len(),
-            axes.len(),
-            expected.len()
-        ));
-    }
-    for (i, (found, want)) in columns.iter().zip(names).enumerate() {
-        if found != want {
-            return Err(format!("column {} is `{found}`, expected `{want}`", i + 1));
-        }
-    }
-    Ok(kinds.collect())
-}
-
-/// Whether every cell of the row on file line `line` has its column's type.
-fn check_cells(
-    cells: &[String],
-    columns: &[String],
-    kinds: &[Kind],
-    line: u64,
-) -> Result<(), String> {
-    if cells.len() != columns.len() {
-        return Err(format!(
-            "line {line}: {} cells, expected {}",
-            cells.len(),
-            columns.len()
-        ));
-    }
-    for ((cell, column), kind) in cells.iter().zip(columns).zip(kinds) {
-        if !kind.accepts(cell) {
-            return Err(format!(
-                "line {line}, column `{column}`: `{cell}` is not a {} value",
-                kind.name()
-            ));
-        }
-    }
-    Ok(())
+fn stretches(path: &Path, axes: &[String]) -> Result<Vec<Stretch>, Error> {
+    let table = CsvTable::read(path, axes, &timeline::columns())?;
+    let (policy, tool) = (table.at("policy"), table.at("tool"));
+    let (from, calls) = (table.at("from_tick"), table.at("calls"));
+    table
+        .rows()
+        .map(|(line, cells)| {
+            let count = |i: usize| {
+                cells[i].parse::<u64>().map_err(|_| {
+                    Error::BadOutput(format!(
+                        "{}: line {line}: `{}` is too large a count",
+                        path.display(),
+                        cells[i]
+                    ))
+                })
+            };
+            Ok(Stretch {
+                policy: cells[policy].clone(),
+                tool: cells[tool].clone(),
+                from: Tick(count(from)?),
+                calls: count(calls)?,
+            })
+        })
+        .collect()
 }
 
 /// A swept value as its CSV cell shows it.

@@ -3,11 +3,12 @@
 //! DejaVu Sans, never a system font, so the files are the same bytes on every machine.
 
 mod bars;
+mod calls;
 mod curve;
 mod data;
 mod grid;
+pub mod lanes;
 mod style;
-mod timeline;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::error::Error;
 use crate::experiment::{ChartFormat, ChartKind};
+use crate::story::Story;
 use data::Data;
 use style::FONT;
 
@@ -33,32 +35,91 @@ pub fn draw_all(dir: &Path, formats: Option<&[ChartFormat]>) -> Result<Vec<PathB
         .map_err(Error::io(format!("cannot create {}", charts.display())))?;
     let mut written = Vec::new();
     for &kind in &data.charts {
+        let size = match kind {
+            ChartKind::Timeline => lanes::size(&data.blocks().map_err(Error::Chart)?),
+            _ => style::SIZE,
+        };
         for &format in formats {
             let path = charts.join(format!("{}.{}", kind.name(), format.name()));
-            // Drawn beside the target and renamed, so a chart file is whole or absent.
-            let partial = charts.join(format!(".{}.partial.{}", kind.name(), format.name()));
-            let drawn = match format {
-                ChartFormat::Svg => {
-                    let root = SVGBackend::new(&partial, style::SIZE).into_drawing_area();
-                    draw(&root, &data, kind)
-                        .and_then(|()| root.present().map_err(|e| e.to_string()))
-                }
-                ChartFormat::Png => {
-                    let root = BitMapBackend::new(&partial, style::SIZE).into_drawing_area();
-                    draw(&root, &data, kind)
-                        .and_then(|()| root.present().map_err(|e| e.to_string()))
-                }
-            };
-            if let Err(why) =
-                drawn.and_then(|()| fs::rename(&partial, &path).map_err(|e| e.to_string()))
-            {
-                let _ = fs::remove_file(&partial);
-                return Err(Error::Chart(format!("{}: {why}", path.display())));
-            }
+            write(&path, format, size, &Chart(&data, kind))?;
             written.push(path);
         }
     }
     Ok(written)
+}
+
+/// Draws one story as swimlanes into `path`.
+pub fn draw_story(story: &Story, path: &Path, format: ChartFormat) -> Result<(), Error> {
+    style::register_fonts();
+    let whose = match story.task {
+        Some(t) => format!("task {t}"),
+        None => format!("intent {}", story.intents.first().map_or(0, |i| i.intent)),
+    };
+    let lanes = Lanes {
+        title: format!("{} — {whose}", story.experiment),
+        note: crate::story::text::heading(story),
+        blocks: vec![lanes::Block::of(story, story.marks.policy.clone())],
+    };
+    write(path, format, lanes::size(&lanes.blocks), &lanes)
+}
+
+/// Something that can be drawn on any backend.
+trait Picture {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>;
+}
+
+/// A chart of an output folder.
+struct Chart<'a>(&'a Data, ChartKind);
+
+impl Picture for Chart<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        draw(root, self.0, self.1)
+    }
+}
+
+/// Stories as swimlanes under a heading.
+struct Lanes {
+    title: String,
+    note: String,
+    blocks: Vec<lanes::Block>,
+}
+
+impl Picture for Lanes {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        lanes::draw(root, &self.title, &self.note, &self.blocks)
+    }
+}
+
+/// Draws `picture` beside `path` and renames it there, so a chart file is whole or absent.
+fn write(
+    path: &Path,
+    format: ChartFormat,
+    size: (u32, u32),
+    picture: &impl Picture,
+) -> Result<(), Error> {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    // The partial file keeps the extension: the bitmap backend picks its encoder by it.
+    let partial = path.with_file_name(format!(".{stem}.partial.{}", format.name()));
+    let drawn = match format {
+        ChartFormat::Svg => {
+            let root = SVGBackend::new(&partial, size).into_drawing_area();
+            picture
+                .draw(&root)
+                .and_then(|()| root.present().map_err(|e| e.to_string()))
+        }
+        ChartFormat::Png => {
+            let root = BitMapBackend::new(&partial, size).into_drawing_area();
+            picture
+                .draw(&root)
+                .and_then(|()| root.present().map_err(|e| e.to_string()))
+        }
+    };
+    if let Err(why) = drawn.and_then(|()| fs::rename(&partial, path).map_err(|e| e.to_string())) {
+        let _ = fs::remove_file(&partial);
+        return Err(Error::Chart(format!("{}: {why}", path.display())));
+    }
+    Ok(())
 }
 
 fn draw<DB: DrawingBackend>(
@@ -76,7 +137,16 @@ fn draw<DB: DrawingBackend>(
         }
         ChartKind::Latency => bars::draw(root, data, "Completion times", &bars::LATENCY),
         ChartKind::Tasks => bars::draw(root, data, "Tasks", &bars::TASKS),
-        ChartKind::Timeline => timeline::draw(root, data),
+        ChartKind::CallsOverTime => calls::draw(root, data),
+        ChartKind::Timeline => {
+            let blocks = data.blocks()?;
+            lanes::draw(
+                root,
+                &format!("Timelines — {}", data.name),
+                &data.description,
+                &blocks,
+            )
+        }
         ChartKind::Grid => grid::draw(root, data),
     }
 }

@@ -14,16 +14,22 @@ pub const LABEL: u32 = 26;
 pub const TICK: u32 = 22;
 pub const NOTE: u32 = 20;
 
-/// The Okabe–Ito palette, black last.
-pub const PALETTE: [RGBColor; 8] = [
+/// Twelve colours, each distinct for readers with any common colour-blindness: the
+/// Okabe–Ito eight (yellow left out: it vanishes on white) and five of Paul Tol's muted scheme.
+/// Series are also told apart by marker shape, which survives greyscale printing.
+pub const PALETTE: [RGBColor; 12] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
     RGBColor(0, 158, 115),
     RGBColor(204, 121, 167),
     RGBColor(230, 159, 0),
     RGBColor(86, 180, 233),
-    RGBColor(240, 228, 66),
     RGBColor(0, 0, 0),
+    RGBColor(136, 34, 85),
+    RGBColor(153, 153, 153),
+    RGBColor(51, 34, 136),
+    RGBColor(153, 153, 51),
+    RGBColor(221, 204, 119),
 ];
 
 pub fn color(i: usize) -> RGBColor {

@@ -17,19 +17,23 @@ pub enum ChartKind {
     /// tool that was down, duplicates per task.
     Tasks,
     /// Calls to each tool over time, one line per configuration, outages shaded.
+    CallsOverTime,
+    /// One story per configuration (its first task) as swimlanes on one time axis in ticks:
+    /// each attempt a bar coloured by outcome, the deadline and cancellation marked.
     Timeline,
     /// A heat map per configuration over a two-axis sweep.
     Grid,
 }
 
 impl ChartKind {
-    pub const ALL: [ChartKind; 8] = [
+    pub const ALL: [ChartKind; 9] = [
         ChartKind::DuplicateCurve,
         ChartKind::AttemptsCurve,
         ChartKind::SuccessCurve,
         ChartKind::Comparison,
         ChartKind::Latency,
         ChartKind::Tasks,
+        ChartKind::CallsOverTime,
         ChartKind::Timeline,
         ChartKind::Grid,
     ];
@@ -43,6 +47,7 @@ impl ChartKind {
             ChartKind::Comparison => "comparison",
             ChartKind::Latency => "latency",
             ChartKind::Tasks => "tasks",
+            ChartKind::CallsOverTime => "calls-over-time",
             ChartKind::Timeline => "timeline",
             ChartKind::Grid => "grid",
         }
@@ -56,16 +61,18 @@ impl ChartKind {
             }
             ChartKind::Comparison | ChartKind::Latency | ChartKind::Tasks => (0, usize::MAX),
             ChartKind::Grid => (2, 2),
-            // One line per configuration over time: a sweep would need a chart per point.
-            ChartKind::Timeline => (0, 0),
+            // One line, or one story, per configuration: a sweep would need a chart per point.
+            ChartKind::CallsOverTime | ChartKind::Timeline => (0, 0),
         }
     }
 
     /// The charts drawn when a config names none: what its sweep has room for, and always
     /// something every sweep can draw (a grid only for exactly two axes; with more, curves
-    /// against the first axis, one line per point of the others).
-    pub fn defaults(axes: usize) -> Vec<ChartKind> {
+    /// against the first axis, one line per point of the others). An unswept run of one task
+    /// that keeps both traces is a scenario: its story says more than any bar.
+    pub fn defaults(axes: usize, one_traced_task: bool) -> Vec<ChartKind> {
         match axes {
+            0 if one_traced_task => vec![ChartKind::Timeline],
             0 => vec![ChartKind::Comparison],
             2 => vec![ChartKind::Grid],
             _ => vec![
@@ -121,10 +128,12 @@ mod tests {
     #[test]
     fn every_default_can_be_drawn() {
         for axes in 0..10 {
-            let defaults = ChartKind::defaults(axes);
-            assert!(!defaults.is_empty());
-            for kind in defaults {
-                assert!(kind.fits(axes), "{} for {axes} axes", kind.name());
+            for story in [false, true] {
+                let defaults = ChartKind::defaults(axes, story);
+                assert!(!defaults.is_empty());
+                for kind in defaults {
+                    assert!(kind.fits(axes), "{} for {axes} axes", kind.name());
+                }
             }
         }
     }

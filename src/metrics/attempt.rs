@@ -94,6 +94,33 @@ pub struct AttemptRecord {
     pub outcome: Outcome,
     /// It made a new side effect at the server (a replayed receipt makes none).
     pub committed: bool,
+    /// What the reconciliation lookup made right after it found, if one was made: the trace
+    /// shows where each lookup sits without a row of its own.
+    pub lookup: Option<Lookup>,
+}
+
+/// The answer of a reconciliation lookup, as the trace records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// The key's commit was there.
+    Found,
+    /// The server showed no commit for the key.
+    NotFound,
+    /// The lookup itself failed.
+    Failed,
+}
+
+impl Lookup {
+    /// Every answer's name, after `none` for an attempt no lookup followed.
+    pub const NAMES: [&'static str; 4] = ["none", "found", "not_found", "failed"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Lookup::Found => "found",
+            Lookup::NotFound => "not_found",
+            Lookup::Failed => "failed",
+        }
+    }
 }
 
 #[cfg(test)]

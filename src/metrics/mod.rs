@@ -10,7 +10,7 @@ pub mod record;
 pub mod timeline;
 pub mod totals;
 
-pub use attempt::{AttemptRecord, Outcome};
+pub use attempt::{AttemptRecord, Lookup, Outcome};
 pub use estimate::Estimate;
 pub use moments::{Moments, Sample, Sums};
 pub use quantiles::Quantiles;

@@ -6,6 +6,7 @@ pub mod manifest;
 pub mod runs;
 mod staging;
 pub mod summary;
+pub mod table;
 pub mod timeline;
 pub mod tools;
 pub mod trace;

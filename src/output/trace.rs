@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::column::{Column, Kind::*, col, seconds};
 use crate::experiment::{Experiment, OutputOptions};
-use crate::metrics::{AttemptRecord, IntentRecord, Outcome};
+use crate::metrics::{AttemptRecord, IntentRecord, Lookup, Outcome};
 use crate::policy::layers;
 use crate::run::{JobTrace, Traces};
 use crate::sim::Job;
@@ -109,7 +109,7 @@ const INTENT_FIELDS: [IntentField; 20] = [
     IntentField(col("backoff_s", Number), |r| seconds(r.r.backoff.0)),
 ];
 
-const ATTEMPT_FIELDS: [AttemptField; 15] = [
+const ATTEMPT_FIELDS: [AttemptField; 16] = [
     AttemptField(col("experiment", Text), |r| r.which.experiment.to_string()),
     AttemptField(col("policy", Text), |r| r.which.policy.to_string()),
     AttemptField(col("replication", Count), |r| {
@@ -128,6 +128,9 @@ const ATTEMPT_FIELDS: [AttemptField; 15] = [
     }),
     AttemptField(col("committed", Flag), |r| r.a.committed.to_string()),
     AttemptField(col("key", Label), |r| r.key.clone()),
+    AttemptField(col("lookup", Word(&Lookup::NAMES)), |r| {
+        r.a.lookup.map_or("none", Lookup::name).to_string()
+    }),
     AttemptField(col("dispatch_s", Number), |r| seconds(r.a.dispatch.0)),
     AttemptField(col("end_s", Number), |r| seconds(r.a.end.0)),
     AttemptField(col("granted_timeout_s", NumberOrEmpty), |r| {

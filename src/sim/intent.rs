@@ -4,7 +4,7 @@
 use rand_chacha::ChaCha8Rng;
 
 use crate::engine::rng::{Source, Streams, word};
-use crate::metrics::{AttemptRecord, Outcome, Status, StopReason};
+use crate::metrics::{AttemptRecord, Lookup, Outcome, Status, StopReason};
 use crate::model::fault::WORDS_PER_ATTEMPT;
 use crate::model::server::KeyStore;
 use crate::model::{AttemptDraw, Fate, Tool};
@@ -191,6 +191,7 @@ impl Intent {
             granted,
             outcome: Outcome::Unanswered,
             committed: false,
+            lookup: None,
         });
         a.awaiting.add(attempt);
         (attempt, draw)
@@ -202,6 +203,13 @@ impl Intent {
         log.outcome = outcome;
         log.end = now;
         self.attempts.awaiting.remove(attempt);
+    }
+
+    /// A lookup made after the latest attempt came back with `answer`.
+    pub fn looked_up(&mut self, answer: Lookup) {
+        if let Some(last) = self.attempts.log.last_mut() {
+            last.lookup = Some(answer);
+        }
     }
 
     /// The payload version attempt `attempt` carries.

@@ -35,7 +35,7 @@ fn the_default_run_needs_no_arguments() {
         "manifest.toml",
         "timeline.csv",
         "charts/tasks.svg",
-        "charts/timeline.svg",
+        "charts/calls-over-time.svg",
     ] {
         let path = tmp.path().join("out/reliability-layer").join(file);
         assert!(path.exists(), "{}", path.display());

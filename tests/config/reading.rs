@@ -202,11 +202,21 @@ fn layers_take_the_retry_rule_and_are_checked_one_by_one() {
 fn a_timeline_needs_a_width_that_fits_the_horizon() {
     let e = error(
         "name = \"p\"\n",
-        "name = \"p\"\n[output]\ncharts = [\"timeline\"]\n",
+        "name = \"p\"\n[output]\ncharts = [\"calls-over-time\"]\n",
     );
     assert_says(
         &e,
         &["output.charts", "no timeline is kept", "timeline = \"1s\""],
+    );
+    // The story timeline is drawn from the traces: a config that keeps the old calls-over-time
+    // table only is told which chart it meant.
+    let e = error(
+        "name = \"p\"\n",
+        "name = \"p\"\n[output]\ntimeline = \"1s\"\ncharts = [\"timeline\"]\n",
+    );
+    assert_says(
+        &e,
+        &["output.charts", "intents.csv and attempts.csv", "calls-over-time", "attempts = true"],
     );
     let e = error(
         "name = \"p\"\n",

@@ -157,6 +157,8 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         policies.push(policy);
     }
 
+    let one_task = workload.tasks == 1 && replications == 1;
+    let output = output(&check, &raw.output, axes, horizon, one_task)?;
     Ok(Experiment {
         name,
         description: raw.description.trim().to_string(),
@@ -166,16 +168,23 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         tools,
         workload,
         policies,
-        output: output(&check, &raw.output, axes, horizon)?,
+        output,
     })
 }
 
 /// The most stretches a timeline may cut the horizon into.
 const TIMELINE_BUCKETS: u64 = 10_000_000;
 
-fn output(check: &Check, raw: &raw::Output, axes: usize, horizon: Tick) -> Result<OutputOptions> {
+/// The output options; `one_task` says the run is a single task in a single replication.
+fn output(
+    check: &Check,
+    raw: &raw::Output,
+    axes: usize,
+    horizon: Tick,
+    one_task: bool,
+) -> Result<OutputOptions> {
     let charts = match &raw.charts {
-        None => ChartKind::defaults(axes),
+        None => ChartKind::defaults(axes, one_task && raw.intents && raw.attempts),
         Some(list) => {
             let kinds = check.names(list, "output.charts", &ChartKind::ALL, ChartKind::name)?;
             for (kind, item) in kinds.iter().zip(list.get_ref()) {
@@ -241,13 +250,30 @@ fn output(check: &Check, raw: &raw::Output, axes: usize, horizon: Tick) -> Resul
         && let Some(item) = list
             .get_ref()
             .iter()
+            .find(|c| c.get_ref() == ChartKind::CallsOverTime.name())
+    {
+        return check.error_allowing(
+            item.span(),
+            "output.charts",
+            "the calls-over-time chart draws timeline.csv, and no timeline is kept".into(),
+            "`timeline = \"1s\"` (the width of its stretches) beside the chart",
+        );
+    }
+    if !(raw.intents && raw.attempts)
+        && let Some(list) = &raw.charts
+        && let Some(item) = list
+            .get_ref()
+            .iter()
             .find(|c| c.get_ref() == ChartKind::Timeline.name())
     {
         return check.error_allowing(
             item.span(),
             "output.charts",
-            "the timeline chart draws timeline.csv, and no timeline is kept".into(),
-            "`timeline = \"1s\"` (the width of its stretches) beside the chart",
+            "the timeline chart draws each configuration's story from intents.csv and \
+             attempts.csv, and this run does not keep both (calls over time, drawn from \
+             timeline.csv, is the \"calls-over-time\" chart)"
+                .into(),
+            "`intents = true` and `attempts = true` beside the chart",
         );
     }
     Ok(OutputOptions {

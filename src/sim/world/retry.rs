@@ -4,7 +4,7 @@
 use super::{Event, World};
 use crate::engine::Scheduler;
 use crate::engine::rng::Source;
-use crate::metrics::{AttemptRecord, IntentRecord, Status, StopReason};
+use crate::metrics::{AttemptRecord, IntentRecord, Lookup, Status, StopReason};
 use crate::model::FailureClass;
 use crate::policy::gate::{Ask, Moment};
 use crate::policy::reconcile::{self, Answer};
@@ -68,6 +68,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 .server
                 .keys
                 .shows(key, now, tool.lookup.lag, tool.key_retention);
+        intent.looked_up(match (failed, found) {
+            (true, _) => Lookup::Failed,
+            (false, true) => Lookup::Found,
+            (false, false) => Lookup::NotFound,
+        });
         match reconcile::answer(self.policy, tool, failed, found) {
             Answer::Confirmed => self.end_intent(handle.slot, Status::Succeeded, sched),
             Answer::Resend => self.retry_or_stop(handle.slot, class, None, sched),

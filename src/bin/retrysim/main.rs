@@ -3,7 +3,9 @@
 //! 130 interrupted by Ctrl-C). The progress display lives here too, with the crates only a
 //! terminal needs (clap, indicatif): the library knows none of them.
 
+mod args;
 mod progress;
+mod trace;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -11,7 +13,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use clap::{Args, Parser, Subcommand};
+use clap::Parser;
 
 use retrysim::chart;
 use retrysim::config::{ConfigError, Source};
@@ -19,142 +21,14 @@ use retrysim::experiment::ChartFormat;
 use retrysim::policy::{Attempts, KeyScope};
 use retrysim::{Error, compare, output, produce, report, run, theory};
 
+use args::{CheckArgs, Cli, Command, Format, Pace, PlotArgs, RunArgs, TheoryArgs};
 use progress::Progress;
 
 /// Set by Ctrl-C: no new run starts, finished points are kept.
 static CANCEL: AtomicBool = AtomicBool::new(false);
 
-#[derive(Parser)]
-#[command(name = "retrysim", version, about, long_about = None)]
-#[command(args_conflicts_with_subcommands = true)]
-/// Deterministic simulator of retries, backoff and idempotency keys for agent tool calls.
-///
-/// Without a command, runs an experiment as `retrysim run` does: the built-in default unless
-/// a config is given.
-struct Cli {
-    #[command(subcommand)]
-    command: Option<Command>,
-    #[command(flatten)]
-    run: RunArgs,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Run an experiment or a sweep: print its table and write out/<experiment>/.
-    Run(RunArgs),
-    /// Redraw every chart of an output folder from its CSV files and manifest.
-    Plot(PlotArgs),
-    /// Rerun a config and compare every output file with the reference, byte for byte.
-    Check(CheckArgs),
-    /// Print the closed forms for given losses, without simulating.
-    Theory(TheoryArgs),
-}
-
-#[derive(Args)]
-struct RunArgs {
-    /// The TOML config to run; without it, the built-in configs/reliability-layer.toml.
-    config: Option<PathBuf>,
-    /// The folder to write <experiment>/ into.
-    #[arg(long, default_value = "out")]
-    out: PathBuf,
-    /// Run with this seed instead of the config's.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
-    seed: Option<u64>,
-    /// Also write intents.csv, one row per intent.
-    #[arg(long)]
-    intents: bool,
-    /// Also write attempts.csv, one row per attempt: the trace to draw a timeline from.
-    #[arg(long)]
-    attempts: bool,
-    /// Print events processed, wall time and events per second to stderr.
-    #[arg(long)]
-    stats: bool,
-    #[command(flatten)]
-    pace: Pace,
-}
-
-/// How a run uses the machine and reports progress.
-#[derive(Args)]
-struct Pace {
-    /// Worker threads (default: one per core; at most four per core). The output is the same
-    /// for any number.
-    #[arg(long, value_parser = threads)]
-    threads: Option<u16>,
-    /// Progress on stderr: a bar on a terminal, plain lines otherwise (auto), or none.
-    #[arg(long, value_enum, default_value_t = progress::Mode::Auto)]
-    progress: progress::Mode,
-    /// Print nothing but errors; the files are still written.
-    #[arg(long)]
-    quiet: bool,
-}
-
-#[derive(Args)]
-struct PlotArgs {
-    /// An output folder written by `retrysim run`, such as out/duplicate-curve.
-    out_dir: PathBuf,
-    /// Draw in these formats instead of the ones the config named.
-    #[arg(long, value_enum, value_delimiter = ',')]
-    format: Vec<Format>,
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum Format {
-    Svg,
-    Png,
-}
-
-#[derive(Args)]
-struct CheckArgs {
-    /// The config whose output is checked; without it, the built-in
-    /// configs/reliability-layer.toml.
-    config: Option<PathBuf>,
-    /// The reference folder (default: out/<experiment>).
-    #[arg(long)]
-    against: Option<PathBuf>,
-    #[command(flatten)]
-    pace: Pace,
-}
-
-#[derive(Args)]
-struct TheoryArgs {
-    /// a: probability that a request is lost before the server commits.
-    #[arg(long, value_parser = probability)]
-    request_loss: f64,
-    /// b: probability that the server commits and the reply is lost.
-    #[arg(long, value_parser = probability)]
-    reply_loss: f64,
-    /// Attempts allowed, counting the first; unlimited when absent.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
-    max_attempts: Option<u32>,
-}
-
-/// More workers than four per core only add switching, and a typo such as 65535 would start
-/// that many threads.
-const THREADS_PER_CORE: usize = 4;
-
-fn threads(s: &str) -> Result<u16, String> {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let most = cores * THREADS_PER_CORE;
-    match s.parse::<usize>() {
-        Ok(n) if (1..=most).contains(&n) => Ok(n as u16),
-        _ => Err(format!(
-            "`{s}` is not a thread count here: write a whole number from 1 to {most} \
-             ({THREADS_PER_CORE} per core on this machine's {cores})"
-        )),
-    }
-}
-
-fn probability(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
-        _ => Err(format!(
-            "`{s}` is not a probability: write a number from 0 to 1"
-        )),
-    }
-}
-
 /// How a command ended other than done.
-enum Failure {
+pub enum Failure {
     /// What the library says failed.
     Error(Error),
     /// Arguments the library never sees were wrong (the theory command's).
@@ -183,7 +57,12 @@ impl Failure {
     /// could not finish or a check that found a difference; 130 for Ctrl-C.
     fn exit_code(&self) -> u8 {
         match self {
-            Failure::Error(Error::Config(_) | Error::BadOutput(_) | Error::OutputInTheWay(_)) => 2,
+            Failure::Error(
+                Error::Config(_)
+                | Error::BadOutput(_)
+                | Error::OutputInTheWay(_)
+                | Error::NotInOutput(_),
+            ) => 2,
             Failure::Usage(_) => 2,
             Failure::Error(Error::Chart(_) | Error::Io { .. }) | Failure::Mismatch => 1,
             Failure::Interrupted => 130,
@@ -199,6 +78,7 @@ fn main() -> ExitCode {
         Some(Command::Plot(args)) => plot_command(&args),
         Some(Command::Check(args)) => check_command(&args),
         Some(Command::Theory(args)) => theory_command(&args),
+        Some(Command::Trace(args)) => trace::command(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -223,7 +103,7 @@ fn catch_ctrl_c() {
 }
 
 /// Runs `source` into a staging folder under `root`, with progress as `pace` asks.
-fn produce(
+pub fn produce(
     source: &Source,
     sweep: retrysim::sweep::Sweep,
     root: &Path,
@@ -255,7 +135,7 @@ fn produce(
 }
 
 /// Prints to stdout; a closed pipe (`retrysim run | head`) is not an error.
-fn print(text: &str) -> Result<(), Failure> {
+pub fn print(text: &str) -> Result<(), Failure> {
     match io::stdout().lock().write_all(text.as_bytes()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
             Err(Error::io("cannot write to stdout")(e).into())
@@ -364,11 +244,11 @@ fn check_command(args: &CheckArgs) -> Result<(), Failure> {
 }
 
 /// A folder under the system's temporary folder, removed when dropped.
-struct Scratch(PathBuf);
+pub struct Scratch(pub PathBuf);
 
 impl Scratch {
-    fn new() -> io::Result<Scratch> {
-        let path = std::env::temp_dir().join(format!("retrysim-check-{}", std::process::id()));
+    pub fn new() -> io::Result<Scratch> {
+        let path = std::env::temp_dir().join(format!("retrysim-scratch-{}", std::process::id()));
         if path.exists() {
             std::fs::remove_dir_all(&path)?;
         }

@@ -1,0 +1,173 @@
+//! The command line's arguments, as clap reads them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::progress;
+
+#[derive(Parser)]
+#[command(name = "retrysim", version, about, long_about = None)]
+#[command(args_conflicts_with_subcommands = true)]
+/// Deterministic simulator of retries, backoff and idempotency keys for agent tool calls.
+///
+/// Without a command, runs an experiment as `retrysim run` does: the built-in default unless
+/// a config is given.
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run an experiment or a sweep: print its table and write out/<experiment>/.
+    Run(RunArgs),
+    /// Redraw every chart of an output folder from its CSV files and manifest.
+    Plot(PlotArgs),
+    /// Rerun a config and compare every output file with the reference, byte for byte.
+    Check(CheckArgs),
+    /// Print the closed forms for given losses, without simulating.
+    Theory(TheoryArgs),
+    /// Tell one intent's story (or one task's) from the per-attempt trace: a text timeline,
+    /// swimlanes (SVG, PNG) or a Mermaid sequence diagram.
+    Trace(TraceArgs),
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// The TOML config to run; without it, the built-in configs/reliability-layer.toml.
+    pub config: Option<PathBuf>,
+    /// The folder to write <experiment>/ into.
+    #[arg(long, default_value = "out")]
+    pub out: PathBuf,
+    /// Run with this seed instead of the config's.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
+    pub seed: Option<u64>,
+    /// Also write intents.csv, one row per intent.
+    #[arg(long)]
+    pub intents: bool,
+    /// Also write attempts.csv, one row per attempt: the trace to draw a timeline from.
+    #[arg(long)]
+    pub attempts: bool,
+    /// Print events processed, wall time and events per second to stderr.
+    #[arg(long)]
+    pub stats: bool,
+    #[command(flatten)]
+    pub pace: Pace,
+}
+
+/// How a run uses the machine and reports progress.
+#[derive(Args)]
+pub struct Pace {
+    /// Worker threads (default: one per core; at most four per core). The output is the same
+    /// for any number.
+    #[arg(long, value_parser = threads)]
+    pub threads: Option<u16>,
+    /// Progress on stderr: a bar on a terminal, plain lines otherwise (auto), or none.
+    #[arg(long, value_enum, default_value_t = progress::Mode::Auto)]
+    pub progress: progress::Mode,
+    /// Print nothing but errors; the files are still written.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Args)]
+pub struct PlotArgs {
+    /// An output folder written by `retrysim run`, such as out/duplicate-curve.
+    pub out_dir: PathBuf,
+    /// Draw in these formats instead of the ones the config named.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub format: Vec<Format>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Format {
+    Svg,
+    Png,
+}
+
+#[derive(Args)]
+pub struct CheckArgs {
+    /// The config whose output is checked; without it, the built-in
+    /// configs/reliability-layer.toml.
+    pub config: Option<PathBuf>,
+    /// The reference folder (default: out/<experiment>).
+    #[arg(long)]
+    pub against: Option<PathBuf>,
+    #[command(flatten)]
+    pub pace: Pace,
+}
+
+#[derive(Args)]
+pub struct TheoryArgs {
+    /// a: probability that a request is lost before the server commits.
+    #[arg(long, value_parser = probability)]
+    pub request_loss: f64,
+    /// b: probability that the server commits and the reply is lost.
+    #[arg(long, value_parser = probability)]
+    pub reply_loss: f64,
+    /// Attempts allowed, counting the first; unlimited when absent.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_attempts: Option<u32>,
+}
+
+/// More workers than four per core only add switching, and a typo such as 65535 would start
+/// that many threads.
+pub const THREADS_PER_CORE: usize = 4;
+
+pub fn threads(s: &str) -> Result<u16, String> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let most = cores * THREADS_PER_CORE;
+    match s.parse::<usize>() {
+        Ok(n) if (1..=most).contains(&n) => Ok(n as u16),
+        _ => Err(format!(
+            "`{s}` is not a thread count here: write a whole number from 1 to {most} \
+             ({THREADS_PER_CORE} per core on this machine's {cores})"
+        )),
+    }
+}
+
+pub fn probability(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
+        _ => Err(format!(
+            "`{s}` is not a probability: write a number from 0 to 1"
+        )),
+    }
+}
+
+#[derive(Args)]
+pub struct TraceArgs {
+    /// An output folder that kept both traces, or a config (run afresh with its traces kept,
+    /// in a scratch folder that is removed afterwards).
+    pub target: PathBuf,
+    /// The configuration whose story is told (default: the first).
+    #[arg(long)]
+    pub policy: Option<String>,
+    /// The intent, numbered from 0.
+    #[arg(long, default_value_t = 0, conflicts_with = "task")]
+    pub intent: u64,
+    /// A whole task instead: every call it made, a lane per tool.
+    #[arg(long)]
+    pub task: Option<u64>,
+    /// The replication, numbered from 0.
+    #[arg(long, default_value_t = 0)]
+    pub replication: u64,
+    /// text for the terminal, svg or png swimlanes, or a Mermaid sequence diagram.
+    #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
+    pub format: TraceFormat,
+    /// Where to write it (default: stdout for text and mermaid; for svg and png,
+    /// trace-<experiment>-<policy>-<intent or task>.<format> in the current folder).
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TraceFormat {
+    Text,
+    Svg,
+    Png,
+    Mermaid,
+}

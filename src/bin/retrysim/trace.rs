@@ -1,0 +1,69 @@
+//! `retrysim trace`: one intent's story, or one task's, told from an output folder's traces —
+//! or from a config, run afresh with its traces kept in a scratch folder.
+
+use std::fs;
+use std::path::PathBuf;
+
+use retrysim::config::Source;
+use retrysim::experiment::ChartFormat;
+use retrysim::story::{self, Stories};
+use retrysim::{Error, chart};
+
+use crate::args::{Pace, TraceArgs, TraceFormat};
+use crate::{Failure, Scratch, print, produce};
+
+pub fn command(args: &TraceArgs) -> Result<(), Failure> {
+    let scratch;
+    let dir = if args.target.is_dir() {
+        args.target.clone()
+    } else {
+        let source = Source::read(&args.target)?;
+        let mut sweep = source.sweep()?;
+        sweep.trace(true, true);
+        scratch = Scratch::new().map_err(Error::io("cannot make a scratch folder"))?;
+        let quiet = Pace {
+            threads: None,
+            progress: crate::progress::Mode::None,
+            quiet: true,
+        };
+        let (results, staging, _) = produce(&source, sweep, &scratch.0, &quiet)?;
+        if !results.complete() {
+            return Err(Failure::Interrupted);
+        }
+        staging.commit()?
+    };
+    let stories = Stories::read(&dir)?;
+    let policy = match &args.policy {
+        Some(p) => p.clone(),
+        None => stories.marks[0].policy.clone(),
+    };
+    let story = stories.story(&policy, args.replication, Some(args.intent), args.task)?;
+    let text = match args.format {
+        TraceFormat::Text => story::text::render(&story),
+        TraceFormat::Mermaid => story::mermaid::render(&story),
+        TraceFormat::Svg | TraceFormat::Png => {
+            let (format, ext) = if args.format == TraceFormat::Svg {
+                (ChartFormat::Svg, "svg")
+            } else {
+                (ChartFormat::Png, "png")
+            };
+            let whose = match args.task {
+                Some(t) => format!("task-{t}"),
+                None => format!("intent-{}", args.intent),
+            };
+            let path = args.output.clone().unwrap_or_else(|| {
+                PathBuf::from(format!(
+                    "trace-{}-{policy}-{whose}.{ext}",
+                    stories.experiment
+                ))
+            });
+            chart::draw_story(&story, &path, format)?;
+            return print(&format!("{}\n", path.display()));
+        }
+    };
+    match &args.output {
+        None => print(&text),
+        Some(path) => fs::write(path, text)
+            .map_err(|e| Error::io(format!("cannot write {}", path.display()))(e).into()),
+    }
+}

@@ -1,0 +1,117 @@
+//! A story as a Mermaid `sequenceDiagram`: the client and each tool it called as participants,
+//! every request, reply, loss, commit, lookup and limit in time order. GitHub renders it in a
+//! Markdown file inside a ```` ```mermaid ```` block.
+
+use std::fmt::Write;
+
+use super::{MomentKind, Story};
+use crate::time::Tick;
+
+/// The diagram's text, ending in a newline.
+pub fn render(story: &Story) -> String {
+    let mut tools: Vec<&str> = Vec::new();
+    for i in &story.intents {
+        if !tools.contains(&i.tool.as_str()) {
+            tools.push(&i.tool);
+        }
+    }
+    let server = |tool: &str| format!("S{}", tools.iter().position(|t| *t == tool).unwrap_or(0));
+    let mut steps: Vec<(Tick, usize, String)> = Vec::new();
+    let mut add = |at: Tick, line: String| {
+        let n = steps.len();
+        steps.push((at, n, line));
+    };
+    for i in &story.intents {
+        let s = server(&i.tool);
+        for a in &i.attempts {
+            let layer = a
+                .path
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join("/");
+            let send = if a.outcome == "lost_request" {
+                "-x"
+            } else {
+                "->>"
+            };
+            let key = if a.key.is_empty() {
+                String::new()
+            } else {
+                format!(" key {}", a.key)
+            };
+            add(
+                a.dispatch,
+                format!(
+                    "C{send}{s}: attempt {} layer {layer}{key} at tick {}",
+                    a.number, a.dispatch.0
+                ),
+            );
+            if a.committed {
+                add(a.end, format!("Note over {s}: commits the side effect"));
+            }
+            let end = a.end.0;
+            add(
+                a.end,
+                match a.outcome.as_str() {
+                    "lost_request" => format!("Note over C: request lost, no reply by tick {end}"),
+                    "lost_reply" => format!("{s}--xC: reply lost at tick {end}"),
+                    "timeout" => format!("Note over C: timeout at tick {end}, stops waiting"),
+                    "cancelled" => format!("Note over C: cancelled at tick {end}, stops waiting"),
+                    "unanswered" => {
+                        format!("Note over C: still waiting when the run ends at tick {end}")
+                    }
+                    outcome => format!("{s}-->>C: {outcome} at tick {end}"),
+                },
+            );
+            if let Some((answer, at)) = &a.lookup {
+                add(a.end, format!("C->>{s}: lookup{key} at tick {end}"));
+                let words = answer.replace('_', " ");
+                add(*at, format!("{s}-->>C: {words} at tick {}", at.0));
+            }
+        }
+        if i.short_circuited > 0 {
+            add(
+                i.end,
+                format!(
+                    "Note over C: the breaker refuses the call at tick {}",
+                    i.end.0
+                ),
+            );
+        }
+        let ending = if i.status == "succeeded" {
+            format!("succeeded, {}", i.business_state.replace('_', " "))
+        } else {
+            format!("stopped, {}", i.stop_reason.replace('_', " "))
+        };
+        add(i.end, format!("Note over C: {ending} at tick {}", i.end.0));
+    }
+    for m in story.moments() {
+        let what = match m.what {
+            MomentKind::Deadline => "deadline",
+            MomentKind::Cancelled => "cancelled",
+            MomentKind::BreakerRefused => continue,
+        };
+        add(m.at, format!("Note over C: {what} at tick {}", m.at.0));
+    }
+    steps.sort_by_key(|(at, n, _)| (*at, *n));
+
+    let mut out = String::from("sequenceDiagram\n");
+    let _ = writeln!(
+        out,
+        "    participant C as client ({})",
+        plain(&story.marks.policy)
+    );
+    for (k, tool) in tools.iter().enumerate() {
+        let _ = writeln!(out, "    participant S{k} as {}", plain(tool));
+    }
+    for (_, _, line) in steps {
+        let _ = writeln!(out, "    {line}");
+    }
+    out
+}
+
+/// A name with the characters Mermaid reads as syntax (`;`, `#`, `:`) made plain.
+fn plain(name: &str) -> String {
+    name.replace([';', '#', ':'], " ")
+}

@@ -1,0 +1,262 @@
+//! Stories read back from an output folder: the manifest for each configuration's marks, the
+//! traces for what happened.
+
+use std::fs;
+use std::path::Path;
+
+use toml::{Table, Value};
+
+use super::{Attempt, Intent, Marks, Story};
+use crate::error::Error;
+use crate::output::table::CsvTable;
+use crate::output::trace::Trace;
+use crate::time::{Tick, parse_duration};
+
+/// Every intent of an output folder's traces, with each configuration's marks.
+#[derive(Clone, Debug)]
+pub struct Stories {
+    pub experiment: String,
+    pub marks: Vec<Marks>,
+    /// By configuration, in the config's order; within it, by replication and intent.
+    intents: Vec<(usize, Intent)>,
+}
+
+impl Stories {
+    /// Reads the manifest and both traces of the unswept run in `dir`.
+    pub fn read(dir: &Path) -> Result<Stories, Error> {
+        let manifest_path = dir.join("manifest.toml");
+        let bad = |why: String| Error::BadOutput(format!("{}: {why}", manifest_path.display()));
+        let text =
+            fs::read_to_string(&manifest_path).map_err(|e| bad(format!("cannot read: {e}")))?;
+        let manifest: Table = toml::from_str(&text).map_err(|e| bad(e.message().into()))?;
+        let resolved = manifest
+            .get("resolved")
+            .and_then(Value::as_table)
+            .ok_or_else(|| bad("no [resolved] table".into()))?;
+        if resolved.get("sweep").is_some() {
+            return Err(Error::NotInOutput(format!(
+                "{} is a sweep: a story is told of one run; pin every swept key with --set \
+                 and run it again",
+                dir.display()
+            )));
+        }
+        let list = |v: Option<&Value>| v.and_then(Value::as_array).cloned().unwrap_or_default();
+        let text_of = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(String::from);
+        let duration = |v: &Value, key: &str| -> Result<Option<Tick>, Error> {
+            match text_of(v, key) {
+                None => Ok(None),
+                Some(s) => parse_duration(&s)
+                    .map(Some)
+                    .map_err(|why| bad(format!("`{key}` = \"{s}\": {why}"))),
+            }
+        };
+        let workload_calls = list(resolved.get("workload").and_then(|w| w.get("calls"))).len();
+        let mut marks = Vec::new();
+        for p in list(resolved.get("policy")) {
+            let layers: Vec<String> = list(p.get("layers"))
+                .iter()
+                .map(|l| text_of(l, "name").unwrap_or_default())
+                .collect();
+            marks.push(Marks {
+                policy: text_of(&p, "name").ok_or_else(|| bad("a policy without a name".into()))?,
+                layers: if layers.is_empty() {
+                    vec![String::new()]
+                } else {
+                    layers
+                },
+                deadline: duration(&p, "deadline")?,
+                reset_each_layer: p.get("reset_each_layer").and_then(Value::as_bool) == Some(true),
+                cancel_after: duration(&p, "cancel_after")?,
+                calls: p
+                    .get("calls")
+                    .map_or(workload_calls, |c| list(Some(c)).len()),
+            });
+        }
+        let mut lookup_time = Vec::new();
+        for t in list(resolved.get("tool")) {
+            let name = text_of(&t, "name").unwrap_or_default();
+            lookup_time.push((name, duration(&t, "lookup_time")?.unwrap_or(Tick::ZERO)));
+        }
+        let experiment = text_of(&Value::Table(resolved.clone()), "name")
+            .ok_or_else(|| bad("no `name`".into()))?;
+        let intents = read_intents(dir, &marks, &lookup_time)?;
+        Ok(Stories {
+            experiment,
+            marks,
+            intents,
+        })
+    }
+
+    /// The story of `intent` (or of task `task`, when `task` is set) of configuration
+    /// `policy` in replication `replication`; or what there is to choose from.
+    pub fn story(
+        &self,
+        policy: &str,
+        replication: u64,
+        intent: Option<u64>,
+        task: Option<u64>,
+    ) -> Result<Story<'_>, Error> {
+        let Some(p) = self.marks.iter().position(|m| m.policy == policy) else {
+            let names: Vec<&str> = self.marks.iter().map(|m| m.policy.as_str()).collect();
+            return Err(Error::NotInOutput(format!(
+                "{} has no configuration `{policy}`: it has {}",
+                self.experiment,
+                names.join(", ")
+            )));
+        };
+        let marks = &self.marks[p];
+        let calls = marks.calls.max(1) as u64;
+        let wanted = |i: &Intent| match task {
+            Some(t) => i.intent / calls == t,
+            None => Some(i.intent) == intent,
+        };
+        let of_run: Vec<&Intent> = self
+            .intents
+            .iter()
+            .filter(|(q, i)| *q == p && i.replication == replication)
+            .map(|(_, i)| i)
+            .collect();
+        let intents: Vec<&Intent> = of_run.iter().copied().filter(|i| wanted(i)).collect();
+        if intents.is_empty() {
+            let what = match task {
+                Some(t) => format!("task {t}"),
+                None => format!("intent {}", intent.unwrap_or(0)),
+            };
+            let last = of_run.iter().map(|i| i.intent).max();
+            let have = match (task, last) {
+                (_, None) => format!("replication {replication} traced no intents"),
+                (Some(_), Some(n)) => format!("it has tasks 0 to {}", n / calls),
+                (None, Some(n)) => format!("it has intents 0 to {n}"),
+            };
+            return Err(Error::NotInOutput(format!(
+                "{} · {policy}: no {what} in replication {replication}: {have}",
+                self.experiment
+            )));
+        }
+        Ok(Story {
+            experiment: &self.experiment,
+            marks,
+            task,
+            intents,
+        })
+    }
+}
+
+/// Both traces, joined: each intent with its attempts.
+fn read_intents(
+    dir: &Path,
+    marks: &[Marks],
+    lookup_time: &[(String, Tick)],
+) -> Result<Vec<(usize, Intent)>, Error> {
+    for trace in Trace::ALL {
+        if !dir.join(trace.file()).exists() {
+            return Err(Error::NotInOutput(format!(
+                "{} has no {}: run its config with `[output] intents = true` and `attempts = \
+                 true` (or --intents --attempts), or give `trace` the config itself",
+                dir.display(),
+                trace.file()
+            )));
+        }
+    }
+    let path = dir.join(Trace::Intents.file());
+    let bad = |path: &Path, line: u64, why: String| {
+        Error::BadOutput(format!("{}: line {line}: {why}", path.display()))
+    };
+    let table = CsvTable::read(&path, &[], &Trace::Intents.columns())?;
+    let at = |name: &str| table.at(name);
+    let count = |cells: &[String], name: &str, line: u64| {
+        let cell = &cells[at(name)];
+        cell.parse::<u64>()
+            .map_err(|_| bad(&path, line, format!("`{cell}` is too large a count")))
+    };
+    let mut intents: Vec<(usize, Intent)> = Vec::new();
+    for (line, cells) in table.rows() {
+        let policy = &cells[at("policy")];
+        let p = marks
+            .iter()
+            .position(|m| &m.policy == policy)
+            .ok_or_else(|| bad(&path, line, format!("no configuration `{policy}`")))?;
+        intents.push((
+            p,
+            Intent {
+                replication: count(cells, "replication", line)?,
+                intent: count(cells, "intent", line)?,
+                tool: cells[at("tool")].clone(),
+                status: cells[at("status")].clone(),
+                stop_reason: cells[at("stop_reason")].clone(),
+                business_state: cells[at("business_state")].clone(),
+                start: Tick(count(cells, "start_tick", line)?),
+                end: Tick(count(cells, "end_tick", line)?),
+                effects: count(cells, "effects", line)?,
+                short_circuited: count(cells, "short_circuited", line)?,
+                attempts: Vec::new(),
+            },
+        ));
+    }
+    let path = dir.join(Trace::Attempts.file());
+    let table = CsvTable::read(&path, &[], &Trace::Attempts.columns())?;
+    let at = |name: &str| table.at(name);
+    // Both files list intents in the same order, each intent's attempts together.
+    let mut next = 0;
+    for (line, cells) in table.rows() {
+        let count = |name: &str| {
+            let cell = &cells[at(name)];
+            cell.parse::<u64>()
+                .map_err(|_| bad(&path, line, format!("`{cell}` is too large a count")))
+        };
+        let (policy, replication, intent) = (
+            &cells[at("policy")],
+            count("replication")?,
+            count("intent")?,
+        );
+        let same = |(p, i): &(usize, Intent)| {
+            marks[*p].policy == *policy && i.replication == replication && i.intent == intent
+        };
+        while next < intents.len() && !same(&intents[next]) {
+            next += 1;
+        }
+        let Some((_, owner)) = intents.get_mut(next) else {
+            return Err(bad(
+                &path,
+                line,
+                format!(
+                    "an attempt of {policy} intent {intent} that intents.csv does not list in this order"
+                ),
+            ));
+        };
+        let path_cell = &cells[at("layer")];
+        let layers = path_cell
+            .split('/')
+            .map(str::parse::<u32>)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| bad(&path, line, format!("`{path_cell}` is not a layer path")))?;
+        let end = Tick(count("end_tick")?);
+        let lookup = match cells[at("lookup")].as_str() {
+            "none" => None,
+            answer => {
+                let time = lookup_time
+                    .iter()
+                    .find(|(t, _)| *t == owner.tool)
+                    .map_or(Tick::ZERO, |(_, t)| *t);
+                Some((answer.to_string(), end.after(time)))
+            }
+        };
+        let granted = &cells[at("granted_timeout_ticks")];
+        owner.attempts.push(Attempt {
+            number: count("attempt")? as u32,
+            path: layers,
+            dispatch: Tick(count("dispatch_tick")?),
+            end,
+            granted: if granted.is_empty() {
+                None
+            } else {
+                Some(Tick(count("granted_timeout_ticks")?))
+            },
+            outcome: cells[at("outcome")].clone(),
+            committed: cells[at("committed")] == "true",
+            key: cells[at("key")].clone(),
+            lookup,
+        });
+    }
+    Ok(intents)
+}
