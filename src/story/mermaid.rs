@@ -21,6 +21,15 @@ pub fn render(story: &Story) -> String {
         let n = steps.len();
         steps.push((at, n, line));
     };
+    // The limits first: at a shared tick they are what cut the attempt short.
+    for m in story.moments() {
+        let what = match m.what {
+            MomentKind::Deadline => "deadline",
+            MomentKind::Cancelled => "cancelled",
+            MomentKind::BreakerRefused => continue,
+        };
+        add(m.at, format!("Note over C: {what} at tick {}", m.at.0));
+    }
     for i in &story.intents {
         let s = server(&i.tool);
         for a in &i.attempts {
@@ -85,14 +94,6 @@ pub fn render(story: &Story) -> String {
             format!("stopped, {}", i.stop_reason.replace('_', " "))
         };
         add(i.end, format!("Note over C: {ending} at tick {}", i.end.0));
-    }
-    for m in story.moments() {
-        let what = match m.what {
-            MomentKind::Deadline => "deadline",
-            MomentKind::Cancelled => "cancelled",
-            MomentKind::BreakerRefused => continue,
-        };
-        add(m.at, format!("Note over C: {what} at tick {}", m.at.0));
     }
     steps.sort_by_key(|(at, n, _)| (*at, *n));
 

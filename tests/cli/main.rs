@@ -7,4 +7,5 @@ mod broken_output;
 mod folders;
 mod refusals;
 mod run;
+mod trace;
 mod workflow;

@@ -216,7 +216,12 @@ fn a_timeline_needs_a_width_that_fits_the_horizon() {
     );
     assert_says(
         &e,
-        &["output.charts", "intents.csv and attempts.csv", "calls-over-time", "attempts = true"],
+        &[
+            "output.charts",
+            "intents.csv and attempts.csv",
+            "calls-over-time",
+            "attempts = true",
+        ],
     );
     let e = error(
         "name = \"p\"\n",
