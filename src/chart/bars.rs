@@ -8,21 +8,38 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::data::{Data, Row};
 use super::style::{self, FONT};
+use crate::metrics::estimate::wilson;
 
-/// One panel: its title, the `summary.csv` columns of the value and of its interval (none for a
-/// quantile), the scale applied and the decimals shown.
+/// One panel: its title, the `summary.csv` columns of the value, of its interval and of its
+/// closed form where there is one, the scale applied and the most decimals shown.
 pub struct Panel {
     title: &'static str,
     mean: &'static str,
-    ci: Option<&'static str>,
+    ci: Interval,
+    theory: Option<&'static str>,
     scale: f64,
     decimals: usize,
+}
+
+/// Where a bar's 95 % interval comes from.
+#[derive(Clone, Copy)]
+enum Interval {
+    /// None: a quantile, a count.
+    None,
+    /// A `summary.csv` column holding the half-width.
+    HalfWidth(&'static str),
+    /// A binomial proportion: the Wilson interval of successes out of trials.
+    Binomial {
+        successes: &'static str,
+        trials: &'static str,
+    },
 }
 
 const CALLS: Panel = Panel {
     title: "calls (attempts) per intent",
     mean: "attempts_per_intent",
-    ci: Some("attempts_ci95"),
+    ci: Interval::HalfWidth("attempts_ci95"),
+    theory: Some("theory_attempts_per_intent"),
     scale: 1.0,
     decimals: 3,
 };
@@ -32,7 +49,8 @@ pub const COMPARISON: [Panel; 3] = [
     Panel {
         title: "success rate (%)",
         mean: "success_rate",
-        ci: Some("success_ci95"),
+        ci: Interval::HalfWidth("success_ci95"),
+        theory: Some("theory_success_rate"),
         scale: 100.0,
         decimals: 1,
     },
@@ -40,7 +58,8 @@ pub const COMPARISON: [Panel; 3] = [
     Panel {
         title: "duplicates per intent",
         mean: "duplicates_per_intent",
-        ci: Some("duplicates_ci95"),
+        ci: Interval::HalfWidth("duplicates_ci95"),
+        theory: Some("theory_duplicates_per_intent"),
         scale: 1.0,
         decimals: 3,
     },
@@ -52,28 +71,35 @@ pub const TASKS: [Panel; 4] = [
     Panel {
         title: "tasks succeeded (%)",
         mean: "task_success_rate",
-        ci: None,
+        ci: Interval::Binomial {
+            successes: "tasks_succeeded",
+            trials: "tasks",
+        },
+        theory: None,
         scale: 100.0,
         decimals: 1,
     },
     Panel {
         title: "calls per task",
         mean: "calls_per_task",
-        ci: None,
+        ci: Interval::None,
+        theory: None,
         scale: 1.0,
         decimals: 2,
     },
     Panel {
         title: "calls to a tool that was down",
         mean: "calls_while_down",
-        ci: None,
+        ci: Interval::None,
+        theory: None,
         scale: 1.0,
         decimals: 0,
     },
     Panel {
         title: "duplicate effects per task",
         mean: "duplicates_per_task",
-        ci: None,
+        ci: Interval::None,
+        theory: None,
         scale: 1.0,
         decimals: 3,
     },
@@ -84,14 +110,16 @@ pub const LATENCY: [Panel; 3] = [
     Panel {
         title: "median completion (ms)",
         mean: "completion_p50_ticks",
-        ci: None,
+        ci: Interval::None,
+        theory: None,
         scale: 1e-3,
         decimals: 1,
     },
     Panel {
         title: "99th percentile completion (ms)",
         mean: "completion_p99_ticks",
-        ci: None,
+        ci: Interval::None,
+        theory: None,
         scale: 1e-3,
         decimals: 1,
     },
@@ -127,52 +155,113 @@ pub fn draw<DB: DrawingBackend>(
             Some((s, 0, s))
         }
     };
-    // Configurations are named under their bars when the names fit a panel's width, less its
-    // axis (about 11 pixels a character), else in a legend above the panels.
+    // Each panel's bars: (group, slot in the group, colour, value, interval low and high,
+    // closed form). A panel that is zero everywhere is left out and named in a note instead.
+    type Bar = (usize, usize, usize, f64, f64, f64, Option<f64>);
+    let mut drawn: Vec<(&Panel, Vec<Bar>)> = Vec::new();
+    let mut left_out: Vec<&str> = Vec::new();
+    for panel in panels {
+        let bars: Vec<Bar> = data
+            .rows
+            .iter()
+            .filter_map(|row| {
+                let (g, slot, color) = place(row)?;
+                let v = data.number(row, panel.mean)?;
+                let (lo, hi) = interval(data, row, panel.ci, v);
+                let theory = panel.theory.and_then(|t| data.number(row, t));
+                let scaled = |x: f64| x * panel.scale;
+                Some((
+                    g,
+                    slot,
+                    color,
+                    scaled(v),
+                    scaled(lo),
+                    scaled(hi),
+                    theory.map(scaled),
+                ))
+            })
+            .collect();
+        if bars.iter().all(|b| b.3 == 0.0 && b.5 == 0.0) {
+            left_out.push(panel.title);
+        } else {
+            drawn.push((panel, bars));
+        }
+    }
+    // Configurations are named under their bars, without a sweep, when they fit a panel's
+    // width (about 11 pixels a character, less its axis), and turned upright when there are
+    // more than three that do not; else in a legend above the panels.
     let longest = data
         .policies
         .iter()
         .map(|p| p.chars().count())
         .max()
         .unwrap_or(0);
-    let panel_width = style::SIZE.0 as usize / panels.len() - 86;
-    let named_below = !swept && longest * 11 * data.policies.len() < panel_width;
-    let area = if named_below {
+    let panel_width = style::SIZE.0 as usize / drawn.len().max(1) - 86;
+    let fits = longest * 11 * data.policies.len() < panel_width;
+    let named_below = !swept && (fits || data.policies.len() > 3);
+    let upright = named_below && !fits;
+    let mut area = if named_below {
         body
     } else {
         legend(&body, data)?
     };
+    if !left_out.is_empty() {
+        let (note, rest) = area.split_vertically(30);
+        let text = format!("not drawn, 0 in every row: {}", left_out.join(", "));
+        note.draw(&Text::new(
+            text,
+            (40, 15),
+            (FONT, style::NOTE)
+                .into_font()
+                .into_text_style(&note)
+                .pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
+        .map_err(|e| e.to_string())?;
+        area = rest;
+    }
     // Side by side without a sweep; stacked with one, so every point's label has room.
     let areas = if swept {
-        area.split_evenly((panels.len(), 1))
+        area.split_evenly((drawn.len().max(1), 1))
     } else {
-        area.split_evenly((1, panels.len()))
+        area.split_evenly((1, drawn.len().max(1)))
     };
-    for (i, (area, panel)) in areas.iter().zip(panels).enumerate() {
-        let (scale, decimals) = (panel.scale, panel.decimals);
+    for (i, (area, (panel, bars))) in areas.iter().zip(&drawn).enumerate() {
         // Stacked panels share one axis title, under the last.
-        let last = !swept || i + 1 == panels.len();
-        // (group, slot in the group, colour, value, half-width)
-        let bars: Vec<(usize, usize, usize, f64, f64)> = data
-            .rows
+        let last = !swept || i + 1 == drawn.len();
+        let top = bars
             .iter()
-            .filter_map(|row| {
-                let (g, slot, color) = place(row)?;
-                let v = data.number(row, panel.mean)? * scale;
-                // No interval (a single sample, a quantile) draws no error bar.
-                let ci = panel.ci.and_then(|ci| data.number(row, ci)).unwrap_or(0.0);
-                Some((g, slot, color, v, ci * scale))
-            })
-            .collect();
-        let top = bars.iter().map(|b| b.3 + b.4).fold(0.0, f64::max);
+            .map(|b| b.5.max(b.6.unwrap_or(0.0)))
+            .fold(0.0, f64::max);
         let top = if top > 0.0 { top * 1.15 } else { 1.0 };
-        let mut chart = ChartBuilder::on(area)
-            .caption(
-                panel.title,
-                (FONT, if swept { style::TICK } else { style::LABEL }),
-            )
+        let caption = if bars.iter().any(|b| b.6.is_some()) {
+            format!("{} (— theory)", panel.title)
+        } else {
+            panel.title.to_string()
+        };
+        // Four panels side by side leave room for shorter captions only.
+        let caption_size = if swept || drawn.len() > 3 {
+            style::TICK
+        } else {
+            style::LABEL
+        };
+        // The caption in a strip of its own, so the margin under it keeps the top tick's
+        // label (which stands half above the plot) clear of it.
+        let (strip, area) = area.split_vertically(caption_size + 12);
+        let middle = strip.dim_in_pixel().0 as i32 / 2;
+        strip
+            .draw(&Text::new(
+                caption,
+                (middle, 6),
+                (FONT, caption_size)
+                    .into_font()
+                    .into_text_style(&strip)
+                    .pos(Pos::new(HPos::Center, VPos::Top)),
+            ))
+            .map_err(|e| e.to_string())?;
+        let mut chart = ChartBuilder::on(&area)
             .margin(14)
             .x_label_area_size(match (swept, last) {
+                (false, _) if upright => 16 + 11 * longest as u32,
                 (false, _) => 40,
                 (true, false) => 32,
                 (true, true) => 64,
@@ -185,7 +274,7 @@ pub fn draw<DB: DrawingBackend>(
             if (x - i).abs() > 1e-6 || i < 0.0 || i as usize >= groups.len() {
                 return String::new();
             }
-            if swept || named_below {
+            if swept || (named_below && !upright) {
                 groups[i as usize].join(" / ")
             } else {
                 String::new()
@@ -194,7 +283,8 @@ pub fn draw<DB: DrawingBackend>(
         let mut mesh = chart.configure_mesh();
         mesh.disable_x_mesh()
             .x_labels(groups.len() * 2 + 1)
-            .y_labels(if swept { 4 } else { 10 })
+            // A tick label about every 45 pixels, so short stacked panels keep theirs apart.
+            .y_labels((area.dim_in_pixel().1 as usize / 45).clamp(2, 10))
             .x_label_formatter(&label)
             .y_label_formatter(&|y| super::tick(*y))
             .label_style((FONT, style::TICK))
@@ -206,10 +296,23 @@ pub fn draw<DB: DrawingBackend>(
             mesh.x_desc(paths.join(" / "));
         }
         mesh.draw().map_err(|e| e.to_string())?;
+        if upright {
+            // Turned a quarter clockwise, each name reads down from just under its bar.
+            let style = (FONT, style::TICK)
+                .into_font()
+                .transform(FontTransform::Rotate90)
+                .into_text_style(root)
+                .pos(Pos::new(HPos::Left, VPos::Center));
+            for (g, name) in groups.iter().enumerate() {
+                let (x, y) = chart.backend_coord(&(g as f64, 0.0));
+                root.draw(&Text::new(name.join(" / "), (x, y + 10), style.clone()))
+                    .map_err(|e| e.to_string())?;
+            }
+        }
         let width = 0.8 / per_group as f64;
         let middle = |g: usize, slot: usize| g as f64 - 0.4 + (slot as f64 + 0.5) * width;
         chart
-            .draw_series(bars.iter().map(|&(g, slot, color, v, _)| {
+            .draw_series(bars.iter().map(|&(g, slot, color, v, ..)| {
                 let x = middle(g, slot);
                 Rectangle::new(
                     [(x - 0.42 * width, 0.0), (x + 0.42 * width, v)],
@@ -217,21 +320,40 @@ pub fn draw<DB: DrawingBackend>(
                 )
             }))
             .map_err(|e| e.to_string())?;
-        if panel.ci.is_some() {
-            for &(g, slot, _, v, c) in &bars {
-                super::error_bar(&mut chart, middle(g, slot), v - c, v + c, BLACK)?;
+        if !matches!(panel.ci, Interval::None) {
+            for &(g, slot, _, _, lo, hi, _) in bars {
+                super::error_bar(&mut chart, middle(g, slot), lo, hi, BLACK)?;
             }
         }
-        // Without a sweep there is room to write each value above its bar.
-        if !swept {
+        // The closed form: a black line across the bar, a little wider than it.
+        chart
+            .draw_series(bars.iter().filter_map(|&(g, slot, .., theory)| {
+                let (x, y) = (middle(g, slot), theory?);
+                Some(PathElement::new(
+                    vec![(x - 0.5 * width, y), (x + 0.5 * width, y)],
+                    BLACK.stroke_width(3),
+                ))
+            }))
+            .map_err(|e| e.to_string())?;
+        // Without a sweep each value is written above its bar, with as few decimals as the
+        // values allow, unless a label would be wider than its bar's slot.
+        let decimals = fewest_decimals(bars.iter().map(|b| b.3), panel.decimals);
+        let slot_pixels =
+            chart.plotting_area().dim_in_pixel().0 as usize / (groups.len() * per_group);
+        let widest = bars
+            .iter()
+            .map(|b| format!("{:.decimals$}", b.3).len())
+            .max()
+            .unwrap_or(0);
+        if !swept && widest * 12 < slot_pixels {
             chart
-                .draw_series(bars.iter().map(|&(g, slot, _, v, c)| {
+                .draw_series(bars.iter().map(|&(g, slot, _, v, _, hi, theory)| {
                     Text::new(
                         format!("{v:.decimals$}"),
-                        (middle(g, slot), v + c + top * 0.01),
+                        (middle(g, slot), hi.max(theory.unwrap_or(0.0)) + top * 0.01),
                         (FONT, style::NOTE)
                             .into_font()
-                            .into_text_style(area)
+                            .into_text_style(&area)
                             .pos(Pos::new(HPos::Center, VPos::Bottom)),
                     )
                 }))
@@ -239,6 +361,37 @@ pub fn draw<DB: DrawingBackend>(
         }
     }
     Ok(())
+}
+
+/// A bar's interval as (low, high), unscaled: none is the value itself.
+fn interval(data: &Data, row: &Row, ci: Interval, v: f64) -> (f64, f64) {
+    match ci {
+        Interval::None => (v, v),
+        Interval::HalfWidth(column) => {
+            let c = data.number(row, column).unwrap_or(0.0);
+            (v - c, v + c)
+        }
+        Interval::Binomial { successes, trials } => {
+            match (data.number(row, successes), data.number(row, trials)) {
+                (Some(k), Some(n)) => wilson(k, n),
+                _ => (v, v),
+            }
+        }
+    }
+}
+
+/// The fewest decimals, at most `most`, that write every value as it reads at `most`: three
+/// bars of 1.000 are labelled 1, and 0.978 keeps its three.
+fn fewest_decimals(values: impl Iterator<Item = f64> + Clone, most: usize) -> usize {
+    (0..most)
+        .find(|&d| {
+            values.clone().all(|v| {
+                let full: f64 = format!("{v:.most$}").parse().unwrap_or(v);
+                let short: f64 = format!("{v:.d$}").parse().unwrap_or(v);
+                full == short
+            })
+        })
+        .unwrap_or(most)
 }
 
 /// One swatch and name per configuration, in rows across the top; returns the area below.

@@ -180,33 +180,59 @@ pub fn draw<DB: DrawingBackend>(
         .draw()
         .map_err(|e| e.to_string())?;
 
+    // Series that coincide must all stay visible: the first is drawn widest and each later
+    // one narrower on top, each with a marker of its own shape; on a categorical axis each
+    // series also stands a little to the side of its category.
+    let n = series.len();
+    let dodge = |i: usize| {
+        if categorical && n > 1 {
+            (i as f64 - (n - 1) as f64 / 2.0) * (0.5 / n as f64)
+        } else {
+            0.0
+        }
+    };
     for (i, s) in series.iter().enumerate() {
         let color = style::color(i);
-        let theory_line = theory_path(&s.marks, measure, numeric.is_some());
+        let shift = dodge(i);
+        let size = (9 - 2 * i as i32).max(4);
+        let width = (2 * (n - i) as u32 + 1).min(9);
         if let Some(first) = s.marks.iter().find_map(|m| m.theory) {
-            let line = ShapeStyle::from(color.mix(0.55)).stroke_width(3);
-            chart
-                .draw_series(LineSeries::new(theory_line, line))
+            let line = ShapeStyle::from(color.mix(0.55)).stroke_width(width);
+            let legend = format!(
+                "{} — theory {}",
+                s.label,
+                measure.formula(first.attempts, first.key)
+            );
+            // Between categories there is nothing to join: theory is a dash at each one.
+            let drawn = if categorical {
+                let half = 0.4 / n as f64;
+                chart.draw_series(s.marks.iter().filter_map(|m| {
+                    let t = m.theory?.value;
+                    let x = m.x + shift;
+                    Some(PathElement::new(vec![(x - half, t), (x + half, t)], line))
+                }))
+            } else {
+                let path = theory_path(&s.marks, measure);
+                chart.draw_series(LineSeries::new(path, line))
+            };
+            drawn
                 .map_err(|e| e.to_string())?
-                .label(format!(
-                    "{} — theory {}",
-                    s.label,
-                    measure.formula(first.attempts, first.key)
-                ))
+                .label(legend)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 30, y)], line));
         }
         for m in &s.marks {
-            super::error_bar(&mut chart, m.x, m.mean - m.ci, m.mean + m.ci, color)?;
+            super::error_bar(&mut chart, m.x + shift, m.mean - m.ci, m.mean + m.ci, color)?;
         }
         chart
-            .draw_series(
-                s.marks
-                    .iter()
-                    .map(|m| Circle::new((m.x, m.mean), 6, color.filled())),
-            )
+            .draw_series(s.marks.iter().map(|m| {
+                EmptyElement::at((m.x + shift, m.mean))
+                    + Polygon::new(marker(i, size), color.filled())
+            }))
             .map_err(|e| e.to_string())?
             .label(format!("{} — measured, 95% CI", s.label))
-            .legend(move |(x, y)| Circle::new((x + 15, y), 6, color.filled()));
+            .legend(move |(x, y)| {
+                EmptyElement::at((x + 15, y)) + Polygon::new(marker(i, size.min(7)), color.filled())
+            });
     }
     // The legend goes in the corner that covers the fewest points, upper ones first on a tie.
     let covered = |left: bool, upper: bool| {
@@ -243,6 +269,27 @@ pub fn draw<DB: DrawingBackend>(
         .draw()
         .map_err(|e| e.to_string())?;
     Ok(())
+}
+
+/// Series `i`'s marker shape, as corners around its centre in pixels: a circle, square,
+/// triangle or diamond, by turns, so series stay apart in greyscale and where they coincide.
+fn marker(i: usize, size: i32) -> Vec<(i32, i32)> {
+    let around = |corners: usize, radius: f64, turn: f64| -> Vec<(i32, i32)> {
+        (0..corners)
+            .map(|k| {
+                let angle = turn + k as f64 * std::f64::consts::TAU / corners as f64;
+                let (sin, cos) = angle.sin_cos();
+                ((radius * cos).round() as i32, (radius * sin).round() as i32)
+            })
+            .collect()
+    };
+    let r = f64::from(size);
+    match i % 4 {
+        0 => around(16, r, 0.0),
+        1 => around(4, r * 1.1, std::f64::consts::FRAC_PI_4),
+        2 => around(3, r * 1.4, -std::f64::consts::FRAC_PI_2),
+        _ => around(4, r * 1.4, 0.0),
+    }
 }
 
 fn bounds(xs: &[f64]) -> (f64, f64) {
@@ -316,7 +363,7 @@ fn theory_at(data: &Data, row: &Row, column: &str) -> Option<Theory> {
 /// The theory line through a series: between two neighbouring points with the same attempts
 /// and key, a and b move linearly with x, so the closed form is evaluated along the way and the
 /// line is the true curve; anywhere else it is a straight segment.
-fn theory_path(marks: &[Mark], measure: Measure, numeric: bool) -> Vec<(f64, f64)> {
+fn theory_path(marks: &[Mark], measure: Measure) -> Vec<(f64, f64)> {
     const STEPS: usize = 24;
     let points: Vec<(f64, Theory)> = marks
         .iter()
@@ -326,7 +373,7 @@ fn theory_path(marks: &[Mark], measure: Measure, numeric: bool) -> Vec<(f64, f64
     for pair in points.windows(2) {
         let ((x0, t0), (x1, t1)) = (pair[0], pair[1]);
         path.push((x0, t0.value));
-        if numeric && t0.attempts == t1.attempts && t0.key == t1.key {
+        if t0.attempts == t1.attempts && t0.key == t1.key {
             for step in 1..STEPS {
                 let f = step as f64 / STEPS as f64;
                 let (a, b) = (t0.a + f * (t1.a - t0.a), t0.b + f * (t1.b - t0.b));

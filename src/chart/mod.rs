@@ -8,6 +8,7 @@ mod curve;
 mod data;
 mod grid;
 pub mod lanes;
+mod raster;
 mod style;
 
 use std::fs;
@@ -99,7 +100,6 @@ fn write(
     picture: &impl Picture,
 ) -> Result<(), Error> {
     let stem = path.file_stem().unwrap_or_default().to_string_lossy();
-    // The partial file keeps the extension: the bitmap backend picks its encoder by it.
     let partial = path.with_file_name(format!(".{stem}.partial.{}", format.name()));
     let drawn = match format {
         ChartFormat::Svg => {
@@ -109,10 +109,15 @@ fn write(
                 .and_then(|()| root.present().map_err(|e| e.to_string()))
         }
         ChartFormat::Png => {
-            let root = BitMapBackend::new(&partial, size).into_drawing_area();
-            picture
+            let mut svg = String::new();
+            let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+            let drawn = picture
                 .draw(&root)
-                .and_then(|()| root.present().map_err(|e| e.to_string()))
+                .and_then(|()| root.present().map_err(|e| e.to_string()));
+            drop(root);
+            drawn
+                .and_then(|()| raster::png(&svg))
+                .and_then(|png| fs::write(&partial, png).map_err(|e| e.to_string()))
         }
     };
     if let Err(why) = drawn.and_then(|()| fs::rename(&partial, path).map_err(|e| e.to_string())) {

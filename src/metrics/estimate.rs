@@ -68,6 +68,21 @@ fn t_quantile(level: f64, df: u64) -> f64 {
     t.inverse_cdf(0.5 + level / 2.0)
 }
 
+/// The Wilson score interval at [`LEVEL`] for `successes` out of `trials`, as (low, high): it
+/// stays inside [0, 1] and keeps its width at 0 % and 100 %, where the normal interval
+/// collapses to a point.
+pub fn wilson(successes: f64, trials: f64) -> (f64, f64) {
+    if trials <= 0.0 {
+        return (0.0, 1.0);
+    }
+    let z = statrs::distribution::Normal::standard().inverse_cdf(0.5 + LEVEL / 2.0);
+    let p = successes / trials;
+    let z2n = z * z / trials;
+    let centre = (p + z2n / 2.0) / (1.0 + z2n);
+    let half = z / (1.0 + z2n) * (p * (1.0 - p) / trials + z2n / (4.0 * trials)).sqrt();
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,5 +104,18 @@ mod tests {
         assert!(e.contains(0.0) && !e.contains(1e-9));
         assert_eq!(e.z(0.0), 0.0);
         assert_eq!(e.z(-1.0), f64::INFINITY);
+    }
+
+    /// Wilson's interval for 0 of 10 and 8 of 10, against the published values
+    /// (Newcombe 1998, table I: 0/10 → 0–0.2775; 8/10 → 0.4902–0.9433).
+    #[test]
+    fn the_wilson_interval_matches_published_values() {
+        let (lo, hi) = wilson(0.0, 10.0);
+        assert!(lo == 0.0 && (hi - 0.2775).abs() < 5e-5, "{lo} {hi}");
+        let (lo, hi) = wilson(8.0, 10.0);
+        assert!(
+            (lo - 0.4902).abs() < 5e-5 && (hi - 0.9433).abs() < 5e-5,
+            "{lo} {hi}"
+        );
     }
 }
