@@ -18,6 +18,9 @@ pub struct Sweep {
     pub zip: bool,
     /// In order: the first axis varies slowest in a grid.
     pub points: Vec<Point>,
+    /// The command line's changes to the config, as flags (`--set tool.charge.reply_loss=0.3`),
+    /// for the manifest: what `check` must repeat to rerun the run.
+    pub changes: Vec<String>,
 }
 
 /// One swept key: its path in the config and the values it takes.
@@ -64,6 +67,7 @@ impl Sweep {
                 params: Vec::new(),
                 experiment,
             }],
+            changes: Vec::new(),
         }
     }
 

@@ -121,6 +121,7 @@ pub fn sweep(source: &Source, raw: raw::Config) -> Result<Sweep> {
             .collect(),
         zip,
         points,
+        changes: Vec::new(),
     })
 }
 
@@ -362,7 +363,7 @@ fn combinations(
 }
 
 /// Sets the key at `path` in the config document; says why when the path leads nowhere.
-fn set(doc: &mut Table, path: &str, value: &Value) -> std::result::Result<(), String> {
+pub(super) fn set(doc: &mut Table, path: &str, value: &Value) -> std::result::Result<(), String> {
     let segments: Vec<&str> = path.split('.').collect();
     set_in(doc, &segments, value, path)
 }
@@ -377,7 +378,7 @@ fn set_in(
     if rest.is_empty() {
         if let Some(Value::Table(_)) = table.get(key) {
             return Err(format!(
-                "`{path}` is a table; sweep one of its keys, such as `{path}.<key>`"
+                "`{path}` is a table; name one of its keys, such as `{path}.<key>`"
             ));
         }
         table.insert(key.to_string(), value.clone());
@@ -400,10 +401,23 @@ fn set_in(
                     Value::Table(item) => set_in(item, &rest[1..], value, path),
                     _ => Err(format!("`{key}` is not a list of tables")),
                 },
-                None => items.iter_mut().try_for_each(|item| match item {
+                // `tool.reply_loss`: the key on every tool; `tool.x.reply_loss`: tool x's.
+                None if rest.len() == 1 => items.iter_mut().try_for_each(|item| match item {
                     Value::Table(item) => set_in(item, rest, value, path),
                     _ => Err(format!("`{key}` is not a list of tables")),
                 }),
+                None => {
+                    let names: Vec<String> = items
+                        .iter()
+                        .filter_map(|i| i.get("name").and_then(Value::as_str))
+                        .map(|n| format!("\"{n}\""))
+                        .collect();
+                    Err(format!(
+                        "no {key} is named \"{}\" (the config's: {})",
+                        rest[0],
+                        names.join(", ")
+                    ))
+                }
             }
         }
         _ => Err(format!("`{key}` holds a value, so `{path}` leads nowhere")),

@@ -2,6 +2,7 @@
 //! [`Experiment`](crate::Experiment)s, every error placed at its file, line, column and key path.
 
 mod axes;
+mod changes;
 mod check;
 mod error;
 mod latency;
@@ -9,6 +10,7 @@ mod raw;
 mod resolve;
 mod validate;
 
+pub use changes::Change;
 pub use error::ConfigError;
 pub use resolve::resolved;
 
@@ -84,6 +86,11 @@ impl Source {
     /// Parses and validates the config: every point of its sweep, or its one experiment.
     pub fn sweep(&self) -> Result<Sweep, ConfigError> {
         axes::sweep(self, parse(self)?)
+    }
+
+    /// The sweep with the command line's changes made (see [`Change`]), named for them.
+    pub fn changed(&self, changes: &[Change]) -> Result<Sweep, ConfigError> {
+        changes::apply(self, changes)
     }
 }
 

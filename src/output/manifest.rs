@@ -20,6 +20,11 @@ pub fn write(results: &Results, source: &Source, files: &[String], path: &Path) 
     m.insert("retrysim".into(), env!("CARGO_PKG_VERSION").into());
     m.insert("config".into(), source.name.clone().into());
     m.insert("config_sha256".into(), hex.into());
+    let changes = &results.sweep.changes;
+    if !changes.is_empty() {
+        let flags = changes.iter().map(|c| c.as_str().into()).collect();
+        m.insert("changes".into(), Value::Array(flags));
+    }
     m.insert("seed".into(), Value::Integer(exp.seed as i64));
     m.insert(
         "replications".into(),

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use retrysim::config::Change;
+
 use crate::progress;
 
 #[derive(Parser)]
@@ -42,9 +44,8 @@ pub struct RunArgs {
     /// The folder to write <experiment>/ into.
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
-    /// Run with this seed instead of the config's.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
-    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub changes: Changes,
     /// Also write intents.csv, one row per intent.
     #[arg(long)]
     pub intents: bool,
@@ -93,9 +94,11 @@ pub struct CheckArgs {
     /// The config whose output is checked; without it, the built-in
     /// configs/reliability-layer.toml.
     pub config: Option<PathBuf>,
-    /// The reference folder (default: out/<experiment>).
+    /// The reference folder (default: out/<experiment>, named for any changes).
     #[arg(long)]
     pub against: Option<PathBuf>,
+    #[command(flatten)]
+    pub changes: Changes,
     #[command(flatten)]
     pub pace: Pace,
 }
@@ -158,6 +161,9 @@ pub struct TraceArgs {
     /// text for the terminal, svg or png swimlanes, or a Mermaid sequence diagram.
     #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
     pub format: TraceFormat,
+    /// Changes to a config traced afresh (not to an output folder).
+    #[command(flatten)]
+    pub changes: Changes,
     /// Where to write it (default: stdout for text and mermaid; for svg and png,
     /// trace-<experiment>-<policy>-<intent or task>.<format> in the current folder).
     #[arg(long, short)]
@@ -170,4 +176,29 @@ pub enum TraceFormat {
     Svg,
     Png,
     Mermaid,
+}
+
+/// Changes to the config for this run only. A changed run is named for its changes
+/// (out/<name>+reply_loss=0.3/), never over the output of the config as written.
+#[derive(Args)]
+pub struct Changes {
+    /// Run with this seed instead of the config's.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
+    pub seed: Option<u64>,
+    /// Set any config key: PATH=VALUE, such as tool.charge.reply_loss=0.3 (repeatable).
+    #[arg(long, value_name = "PATH=VALUE")]
+    pub set: Vec<String>,
+    /// Sweep one key: PATH=FROM:TO:STEP or PATH=A,B,C, for a config without a sweep.
+    #[arg(long, value_name = "PATH=VALUES")]
+    pub scan: Option<String>,
+}
+
+impl Changes {
+    /// The changes in the order they apply: the seed, each --set, the scan.
+    pub fn list(&self) -> Vec<Change> {
+        let seed = self.seed.map(Change::Seed);
+        let sets = self.set.iter().cloned().map(Change::Set);
+        let scan = self.scan.clone().map(Change::Scan);
+        seed.into_iter().chain(sets).chain(scan).collect()
+    }
 }

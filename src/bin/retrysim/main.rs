@@ -149,10 +149,7 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
         Some(path) => Source::read(path)?,
         None => Source::builtin(),
     };
-    let mut sweep = source.sweep()?;
-    if let Some(seed) = args.seed {
-        sweep.set_seed(seed);
-    }
+    let mut sweep = source.changed(&args.changes.list())?;
     sweep.trace(args.intents, args.attempts);
     output::Staging::check_target(&args.out, &sweep.base.name)?;
     let (results, staging, secs) = produce(&source, sweep, &args.out, &args.pace)?;
@@ -202,7 +199,7 @@ fn check_command(args: &CheckArgs) -> Result<(), Failure> {
         Some(path) => Source::read(path)?,
         None => Source::builtin(),
     };
-    let sweep = source.sweep()?;
+    let sweep = source.changed(&args.changes.list())?;
     let reference = args
         .against
         .clone()

@@ -14,11 +14,18 @@ use crate::{Failure, Scratch, print, produce};
 
 pub fn command(args: &TraceArgs) -> Result<(), Failure> {
     let scratch;
+    let changes = args.changes.list();
     let dir = if args.target.is_dir() {
+        if let Some(change) = changes.first() {
+            return Err(Failure::Usage(format!(
+                "{change} changes a config, and {} is an output folder: trace the config",
+                args.target.display()
+            )));
+        }
         args.target.clone()
     } else {
         let source = Source::read(&args.target)?;
-        let mut sweep = source.sweep()?;
+        let mut sweep = source.changed(&changes)?;
         sweep.trace(true, true);
         scratch = Scratch::new().map_err(Error::io("cannot make a scratch folder"))?;
         let quiet = Pace {

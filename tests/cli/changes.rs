@@ -1,0 +1,93 @@
+//! Changed runs through the binary: they write beside the config's own output, never over it;
+//! `check` and `plot` work on them; a bad change writes nothing.
+
+use crate::binary;
+
+use std::fs;
+
+use binary::{configs, files, retrysim, text};
+
+#[test]
+fn a_changed_run_writes_beside_the_output_of_the_config_as_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = configs().join("lost-reply.toml");
+    let config = config.to_str().unwrap();
+    let plain = retrysim(&["run", config, "--quiet"], tmp.path());
+    assert!(plain.status.success(), "{}", text(&plain.stderr));
+    let before = files(&tmp.path().join("out/lost-reply"));
+    for (args, folder) in [
+        (
+            vec!["--set", "tool.order.reply_loss=0.3"],
+            "lost-reply+reply_loss=0.3",
+        ),
+        (vec!["--seed", "9"], "lost-reply+seed=9"),
+        (
+            vec!["--scan", "tool.order.reply_loss=0,0.2"],
+            "lost-reply+reply_loss=0,0.2",
+        ),
+    ] {
+        let run = [&["run", config, "--quiet"][..], &args].concat();
+        let o = retrysim(&run, tmp.path());
+        assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+        let dir = tmp.path().join("out").join(folder);
+        let manifest = fs::read_to_string(dir.join("manifest.toml")).unwrap();
+        assert!(
+            manifest.contains(&format!("changes = [\"{}\"]", args.join(" "))),
+            "{manifest}"
+        );
+        // The same changes check against the folder, and plot redraws it.
+        let check = [&["check", config, "--quiet"][..], &args].concat();
+        let c = retrysim(&check, tmp.path());
+        assert!(c.status.success(), "{args:?}: {}", text(&c.stderr));
+        let p = retrysim(&["plot", dir.to_str().unwrap()], tmp.path());
+        assert!(p.status.success(), "{}", text(&p.stderr));
+    }
+    assert_eq!(
+        files(&tmp.path().join("out/lost-reply")),
+        before,
+        "the config's own output is untouched"
+    );
+    // A swept change reads as a sweep: one row per point and configuration.
+    let swept = fs::read_to_string(
+        tmp.path()
+            .join("out/lost-reply+reply_loss=0,0.2/summary.csv"),
+    )
+    .unwrap();
+    assert!(swept.starts_with("tool.order.reply_loss,experiment,"));
+    assert_eq!(swept.lines().count(), 1 + 2 * 2);
+}
+
+#[test]
+fn a_bad_change_writes_nothing_and_says_where() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = configs().join("lost-reply.toml");
+    let o = retrysim(
+        &[
+            "run",
+            config.to_str().unwrap(),
+            "--set",
+            "tool.order.reply_loss=1.5",
+        ],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("the command line (--set):1:23: tool[0].reply_loss: 1.5 is not a probability"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("out").exists());
+    // A change to an output folder is a usage error: trace the config instead.
+    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("out/reconciliation");
+    let t = retrysim(
+        &[
+            "trace",
+            out.to_str().unwrap(),
+            "--set",
+            "tool.orders.reply_loss=0.3",
+        ],
+        tmp.path(),
+    );
+    assert_eq!(t.status.code(), Some(2));
+    assert!(text(&t.stderr).contains("trace the config"));
+}
