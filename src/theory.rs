@@ -402,3 +402,46 @@ mod tests {
         }
     }
 }
+
+/// Where the closed forms stop applying: a safety gate that stops unsafe retries, and drifting
+/// arguments under a key the server honours (a retry ends in a conflict, not a commit).
+#[cfg(test)]
+mod scope {
+    use super::for_policy;
+    use crate::config::Source;
+
+    fn theory_of(policy_lines: &str) -> Vec<bool> {
+        let text = format!(
+            "name = \"t\"\n[workload]\ntasks = 10\n[[tool]]\nname = \"w\"\nrequest_loss = 0.1\n\
+             reply_loss = 0.2\n{policy_lines}"
+        );
+        let sweep = Source {
+            name: "t.toml".into(),
+            text,
+            dir: None,
+        }
+        .sweep()
+        .unwrap();
+        let exp = &sweep.points[0].experiment;
+        exp.policies
+            .iter()
+            .map(|p| for_policy(exp, p).is_some())
+            .collect()
+    }
+
+    #[test]
+    fn a_gate_that_stops_unsafe_retries_has_no_closed_form() {
+        let safe = "[[policy]]\nname = \"safe\"\nmax_attempts = 3\nsafety_gate = true\n\
+                    idempotency_key = \"per_intent\"\n";
+        let unsafe_ = "[[policy]]\nname = \"unsafe\"\nmax_attempts = 3\nsafety_gate = true\n";
+        assert_eq!(theory_of(&format!("{safe}{unsafe_}")), [true, false]);
+    }
+
+    #[test]
+    fn drifting_arguments_under_a_key_have_no_closed_form() {
+        let keyed = "[[policy]]\nname = \"keyed\"\nmax_attempts = 3\npayload_drift = 0.5\n\
+                     idempotency_key = \"per_intent\"\n";
+        let plain = "[[policy]]\nname = \"plain\"\nmax_attempts = 3\npayload_drift = 0.5\n";
+        assert_eq!(theory_of(&format!("{keyed}{plain}")), [false, true]);
+    }
+}

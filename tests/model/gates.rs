@@ -280,3 +280,22 @@ fn a_concurrency_limit_refuses_or_lines_calls_up() {
     // The line holds one: the third call finds it full.
     assert_eq!(run("{ limit = 1, queue = 1 }", "")[2], (limited, 0, vec![]));
 }
+
+/// Each retry layer follows its own rule and backoff: an agent allowing 2 attempts with a
+/// constant 50-tick backoff around an sdk allowing 3 with none, on an endpoint whose every call
+/// fails after 1 tick, makes 2 × 3 calls, the agent's one backoff of 50 ticks between them.
+#[test]
+fn each_layer_retries_by_its_own_rule_and_backoff() {
+    let exp = experiment(
+        "name = \"l\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"e\"\n\
+         script = [{ outcome = \"5xx\", after = 1 }]\n[[policy]]\nname = \"p\"\n\
+         reset_each_layer = true\nlayers = [\n\
+         { name = \"agent\", max_attempts = 2, backoff = { kind = \"constant\", initial_delay = 50, jitter = \"none\" } },\n\
+         { name = \"sdk\", max_attempts = 3, backoff = { kind = \"constant\", initial_delay = 0, jitter = \"none\" } },\n]\n",
+    );
+    let (record, attempts) = common::traced(&exp, 0).remove(0);
+    let dispatched: Vec<u64> = attempts.iter().map(|a| a.dispatch.0).collect();
+    assert_eq!(dispatched, [0, 1, 2, 53, 54, 55]);
+    assert_eq!(record.status, Status::Stopped(StopReason::AttemptLimit));
+    assert_eq!(record.backoff, Tick(50));
+}
