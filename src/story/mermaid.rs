@@ -33,12 +33,7 @@ pub fn render(story: &Story) -> String {
     for i in &story.intents {
         let s = server(&i.tool);
         for a in &i.attempts {
-            let layer = a
-                .path
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join("/");
+            let layer = a.layer_path();
             let send = if a.outcome == "lost_request" {
                 "-x"
             } else {

@@ -46,6 +46,14 @@ pub struct Attempt {
     pub lookup: Option<(String, Tick)>,
 }
 
+impl Attempt {
+    /// Its layer path as `attempts.csv` writes it: `2/1/3`.
+    pub fn layer_path(&self) -> String {
+        let numbers: Vec<String> = self.path.iter().map(u32::to_string).collect();
+        numbers.join("/")
+    }
+}
+
 /// One intent: how it ended and its attempts.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Intent {

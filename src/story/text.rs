@@ -186,12 +186,7 @@ pub fn events(story: &Story) -> Vec<(u64, String, String, String)> {
             String::new()
         };
         for a in &i.attempts {
-            let path = a
-                .path
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join("/");
+            let path = a.layer_path();
             let granted = a
                 .granted
                 .map_or(String::new(), |g| format!(", granted {} ticks", g.0));

@@ -246,35 +246,30 @@ fn output(
             Some(width)
         }
     };
-    if let (None, Some(list)) = (timeline, &raw.charts)
-        && let Some(item) = list
-            .get_ref()
-            .iter()
-            .find(|c| c.get_ref() == ChartKind::CallsOverTime.name())
-    {
-        return check.error_allowing(
-            item.span(),
-            "output.charts",
-            "the calls-over-time chart draws timeline.csv, and no timeline is kept".into(),
+    // A chart drawn from a file the run does not keep is refused where it is named.
+    let needs = [
+        (
+            ChartKind::CallsOverTime,
+            timeline.is_some(),
+            "the calls-over-time chart draws timeline.csv, and no timeline is kept",
             "`timeline = \"1s\"` (the width of its stretches) beside the chart",
-        );
-    }
-    if !(raw.intents && raw.attempts)
-        && let Some(list) = &raw.charts
-        && let Some(item) = list
-            .get_ref()
-            .iter()
-            .find(|c| c.get_ref() == ChartKind::Timeline.name())
-    {
-        return check.error_allowing(
-            item.span(),
-            "output.charts",
+        ),
+        (
+            ChartKind::Timeline,
+            raw.intents && raw.attempts,
             "the timeline chart draws each configuration's story from intents.csv and \
              attempts.csv, and this run does not keep both (calls over time, drawn from \
-             timeline.csv, is the \"calls-over-time\" chart)"
-                .into(),
+             timeline.csv, is the \"calls-over-time\" chart)",
             "`intents = true` and `attempts = true` beside the chart",
-        );
+        ),
+    ];
+    for (kind, kept, why, allowed) in needs {
+        if let Some(list) = &raw.charts
+            && !kept
+            && let Some(item) = list.get_ref().iter().find(|c| c.get_ref() == kind.name())
+        {
+            return check.error_allowing(item.span(), "output.charts", why.into(), allowed);
+        }
     }
     Ok(OutputOptions {
         intents: raw.intents,
