@@ -3,16 +3,14 @@
 //! validated like any config, so a swept value obeys exactly the rules a written one does; a
 //! point that breaks one is reported at the value that made it.
 //!
-//! Paths follow the TOML: `workload.tasks`, `horizon`, `policy.retry-only.max_attempts`.
-//! Under `tool` and `policy` the next segment picks an element by its `name`; without a name
-//! (`tool.reply_loss`) the key is set on every element. A key the base config leaves out is
-//! added, and so is a table on the way to it.
+//! Paths are those of [`super::path`].
 
 use std::ops::Range;
 
 use toml::{Spanned, Table, Value};
 
 use super::check::{Check, Result};
+use super::path::set;
 use super::{ConfigError, Source, raw, validate};
 use crate::sweep::{Axis, Param, Point, Sweep};
 use crate::time::{DURATION_HELP, Tick};
@@ -26,8 +24,6 @@ const FIXED: [&str; 6] = [
     "output",
     "sweep",
 ];
-/// Arrays of tables whose elements a path picks by name.
-const NAMED: [&str; 2] = ["tool", "policy"];
 /// A larger sweep is more likely a typo in a range than an intent.
 const MAX_POINTS: usize = 100_000;
 
@@ -360,68 +356,6 @@ fn combinations(
             combo
         })
         .collect())
-}
-
-/// Sets the key at `path` in the config document; says why when the path leads nowhere.
-pub(super) fn set(doc: &mut Table, path: &str, value: &Value) -> std::result::Result<(), String> {
-    let segments: Vec<&str> = path.split('.').collect();
-    set_in(doc, &segments, value, path)
-}
-
-fn set_in(
-    table: &mut Table,
-    segments: &[&str],
-    value: &Value,
-    path: &str,
-) -> std::result::Result<(), String> {
-    let (&key, rest) = segments.split_first().expect("paths have a segment");
-    if rest.is_empty() {
-        if let Some(Value::Table(_)) = table.get(key) {
-            return Err(format!(
-                "`{path}` is a table; name one of its keys, such as `{path}.<key>`"
-            ));
-        }
-        table.insert(key.to_string(), value.clone());
-        return Ok(());
-    }
-    let entry = table
-        .entry(key.to_string())
-        .or_insert_with(|| Value::Table(Table::new()));
-    match entry {
-        Value::Table(inner) => set_in(inner, rest, value, path),
-        Value::Array(items) if NAMED.contains(&key) => {
-            let named = items
-                .iter()
-                .position(|item| item.get("name").and_then(Value::as_str) == Some(rest[0]));
-            match named {
-                Some(_) if rest.len() == 1 => Err(format!(
-                    "`{path}` names a {key}; add the key to set, such as `{path}.<key>`"
-                )),
-                Some(i) => match &mut items[i] {
-                    Value::Table(item) => set_in(item, &rest[1..], value, path),
-                    _ => Err(format!("`{key}` is not a list of tables")),
-                },
-                // `tool.reply_loss`: the key on every tool; `tool.x.reply_loss`: tool x's.
-                None if rest.len() == 1 => items.iter_mut().try_for_each(|item| match item {
-                    Value::Table(item) => set_in(item, rest, value, path),
-                    _ => Err(format!("`{key}` is not a list of tables")),
-                }),
-                None => {
-                    let names: Vec<String> = items
-                        .iter()
-                        .filter_map(|i| i.get("name").and_then(Value::as_str))
-                        .map(|n| format!("\"{n}\""))
-                        .collect();
-                    Err(format!(
-                        "no {key} is named \"{}\" (the config's: {})",
-                        rest[0],
-                        names.join(", ")
-                    ))
-                }
-            }
-        }
-        _ => Err(format!("`{key}` holds a value, so `{path}` leads nowhere")),
-    }
 }
 
 /// Places an error found at a point on the value that made it: the value of the axis whose key

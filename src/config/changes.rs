@@ -9,7 +9,7 @@ use std::fmt;
 
 use toml::{Table, Value};
 
-use super::{ConfigError, Source, axes};
+use super::{ConfigError, Source, path};
 use crate::experiment::ChartKind;
 use crate::sweep::Sweep;
 
@@ -148,7 +148,7 @@ pub fn apply(source: &Source, changes: &[Change]) -> Result<Sweep, ConfigError> 
                 names.push(format!("{leaf}={}", flag.value_text()));
             }
             _ => {
-                axes::set(&mut doc, &flag.path, &value(flag.value_text()))
+                path::set(&mut doc, &flag.path, &value(flag.value_text()))
                     .map_err(|why| flag.path_error(why))?;
                 pin(&mut doc, &flag.path);
                 names.push(format!("{leaf}={}", flag.value_text()));

@@ -6,6 +6,7 @@ mod changes;
 mod check;
 mod error;
 mod latency;
+mod path;
 mod raw;
 mod resolve;
 mod validate;

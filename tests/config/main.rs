@@ -4,3 +4,4 @@ mod changes;
 mod docs;
 mod reading;
 mod resolved;
+mod sweeps;
