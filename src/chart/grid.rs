@@ -54,8 +54,17 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
         let hi = values.iter().cloned().fold(f64::MIN, f64::max);
         for (p, policy) in data.policies.iter().enumerate() {
             let area = &panels[m * data.policies.len() + p];
+            // A panel of zeros says so in its caption, so it is not read as missing data.
+            let zero = data
+                .rows_of(policy)
+                .all(|r| data.number(r, column) == Some(0.0));
+            let caption = if zero {
+                format!("{policy}: {title} — 0 in every cell")
+            } else {
+                format!("{policy}: {title}")
+            };
             let mut chart = ChartBuilder::on(area)
-                .caption(format!("{policy}: {title}"), (FONT, style::TICK))
+                .caption(caption, (FONT, style::TICK))
                 .margin(8)
                 .x_label_area_size(44)
                 .y_label_area_size(label_width)
