@@ -9,6 +9,7 @@ mod generate;
 mod hedging;
 mod properties;
 mod scenarios;
+mod scope;
 mod simulation;
 mod texts;
 mod timeouts;
