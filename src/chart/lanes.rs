@@ -60,13 +60,10 @@ impl Block {
     }
 }
 
-/// The canvas the blocks need: the usual width, and as tall as their lanes ask.
+/// The canvas the blocks need: the usual width, and as tall as their lanes ask, no taller.
 pub fn size(blocks: &[Block]) -> (u32, u32) {
     let lanes: i32 = blocks.iter().map(|b| b.height() + GAP).sum();
-    (
-        style::SIZE.0,
-        ((TOP + lanes + BOTTOM) as u32).max(style::SIZE.1),
-    )
+    (style::SIZE.0, (TOP + lanes + BOTTOM) as u32)
 }
 
 /// Outcome colours: each outcome one colour of the palette, always the same one.
