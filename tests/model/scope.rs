@@ -86,3 +86,21 @@ fn a_tool_unlike_the_model_has_no_closed_form() {
     let scripted = "script = [{ outcome = \"5xx\", after = 1 }]";
     assert_eq!(theory_of(scripted, RETRIES), [false]);
 }
+
+/// A timeout shorter than every round trip: each attempt times out, no reset or 5xx is ever
+/// seen, so a policy retrying timeouts alone is still described (b = 1 − a: nothing succeeds).
+/// A 5xx the policy does not retry is not.
+#[test]
+fn only_failures_that_can_occur_must_be_retried() {
+    let slow = "request_loss = 0.1\nservice_time = { dist = \"constant\", value = \"10ms\" }";
+    let timeouts_only = "[[policy]]\nname = \"t\"\nmax_attempts = 3\ntimeout = \"5ms\"\n\
+                         retry_on = [\"timeout\"]\n";
+    assert_eq!(theory_of(slow, timeouts_only), [true]);
+    let five_xx = "server_error = 0.1";
+    let no_5xx =
+        "[[policy]]\nname = \"n\"\nmax_attempts = 3\nretry_on = [\"reset\", \"timeout\"]\n";
+    assert_eq!(
+        theory_of(five_xx, &format!("{RETRIES}{no_5xx}")),
+        [true, false]
+    );
+}
