@@ -56,6 +56,8 @@ pub struct Tool {
     pub service_time: Option<Spanned<Latency>>,
     pub reply_latency: Option<Spanned<Latency>>,
     pub workers: Option<Spanned<Value>>,
+    pub line_limit: Option<Spanned<Value>>,
+    pub line_order: Option<Spanned<String>>,
     pub script: Option<Spanned<Vec<Spanned<ScriptStep>>>>,
     #[serde(default)]
     pub outages: Vec<Spanned<Outage>>,

@@ -87,6 +87,15 @@ fn tool(t: &Tool) -> Value {
             .workers
             .map_or("unlimited".into(), |w| Value::Integer(w.into()));
         table.insert("workers".into(), workers);
+        // The line exists only in front of limited workers.
+        if t.workers.is_some() {
+            let limit = t
+                .line
+                .limit
+                .map_or("unlimited".into(), |l| Value::Integer(l.into()));
+            table.insert("line_limit".into(), limit);
+            table.insert("line_order".into(), t.line.order.name().into());
+        }
         if !t.outages.is_empty() {
             let outages = t
                 .outages

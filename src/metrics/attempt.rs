@@ -28,7 +28,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// Every outcome's name, in the order `index` numbers them.
-    pub const NAMES: [&'static str; 11] = [
+    pub const NAMES: [&'static str; 12] = [
         "ok",
         "lost_request",
         "lost_reply",
@@ -40,6 +40,7 @@ impl Outcome {
         "timeout",
         "cancelled",
         "unanswered",
+        "503",
     ];
 
     /// The outcome's position in [`Outcome::NAMES`] (a test holds the two in step).
@@ -54,6 +55,7 @@ impl Outcome {
                 FailureClass::Forbidden => 5,
                 FailureClass::Invalid => 6,
                 FailureClass::Conflict => 7,
+                FailureClass::Overloaded => 11,
                 // Not refusals: a reset or a timeout has its own outcome.
                 FailureClass::Reset | FailureClass::ServerError | FailureClass::Timeout => {
                     unreachable!("only refusals are refused")
@@ -134,6 +136,7 @@ mod tests {
             FailureClass::Forbidden,
             FailureClass::Invalid,
             FailureClass::Conflict,
+            FailureClass::Overloaded,
         ];
         let all = [
             Outcome::Ok,

@@ -21,6 +21,9 @@ pub enum FailureClass {
     Timeout,
     /// Throttled (429): the server refused the request for now.
     Throttled,
+    /// Overloaded (503): the server's line was full and it turned the request away at the
+    /// door, before any work.
+    Overloaded,
     /// Forbidden (403): repeating cannot supply a permission.
     Forbidden,
     /// Another 4xx: the request itself is wrong and will fail again.
@@ -30,11 +33,12 @@ pub enum FailureClass {
 }
 
 impl FailureClass {
-    pub const ALL: [FailureClass; 7] = [
+    pub const ALL: [FailureClass; 8] = [
         FailureClass::Reset,
         FailureClass::ServerError,
         FailureClass::Timeout,
         FailureClass::Throttled,
+        FailureClass::Overloaded,
         FailureClass::Forbidden,
         FailureClass::Invalid,
         FailureClass::Conflict,
@@ -42,11 +46,12 @@ impl FailureClass {
 
     /// The classes retried unless a policy says otherwise: the transient ones. A 403 or another
     /// 4xx would only fail again.
-    pub const TRANSIENT: [FailureClass; 4] = [
+    pub const TRANSIENT: [FailureClass; 5] = [
         FailureClass::Reset,
         FailureClass::ServerError,
         FailureClass::Timeout,
         FailureClass::Throttled,
+        FailureClass::Overloaded,
     ];
 
     /// Whether the class says the request itself will never succeed.
@@ -64,6 +69,7 @@ impl FailureClass {
             FailureClass::ServerError => "5xx",
             FailureClass::Timeout => "timeout",
             FailureClass::Throttled => "429",
+            FailureClass::Overloaded => "503",
             FailureClass::Forbidden => "403",
             FailureClass::Invalid => "4xx",
             FailureClass::Conflict => "conflict",

@@ -42,6 +42,9 @@ pub enum Fate {
     Forbidden,
     /// Refused before the commit: a request that can never succeed (another 4xx).
     Invalid,
+    /// Turned away at the door: the server's line was full (503). Never drawn: the server
+    /// decides it when the request arrives.
+    Overloaded,
 }
 
 impl Faults {

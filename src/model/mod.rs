@@ -16,6 +16,7 @@ pub use fault::{AttemptDraw, Fate, Faults};
 pub use latency::Latency;
 pub use outage::{Outage, OutageMode};
 pub use script::{Script, Step};
+pub use station::{Line, LineOrder};
 pub use workload::{Arrival, Workload};
 
 /// One tool an agent calls: where its calls fail, how the client notices, how long each leg
@@ -37,6 +38,8 @@ pub struct Tool {
     /// Requests the server works on at once; the rest wait in line, first come first served.
     /// `None`: as many as arrive.
     pub workers: Option<u32>,
+    /// The line in front of the workers: its limit and the order it is served in.
+    pub line: Line,
     /// Listed outcomes that replace the faults and latencies.
     pub script: Option<Script>,
     /// Windows in which the server is down.

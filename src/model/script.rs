@@ -36,7 +36,7 @@ impl Script {
 }
 
 impl Fate {
-    pub const ALL: [Fate; 7] = [
+    pub const ALL: [Fate; 8] = [
         Fate::Delivered,
         Fate::ServerError,
         Fate::LostRequest,
@@ -44,6 +44,7 @@ impl Fate {
         Fate::Throttled,
         Fate::Forbidden,
         Fate::Invalid,
+        Fate::Overloaded,
     ];
 
     /// The name in a script.
@@ -56,6 +57,7 @@ impl Fate {
             Fate::Throttled => "429",
             Fate::Forbidden => "403",
             Fate::Invalid => "4xx",
+            Fate::Overloaded => "503",
         }
     }
 }

@@ -28,7 +28,7 @@ impl Row<'_> {
 pub struct Field(pub Column, pub for<'a> fn(&Row<'a>) -> String);
 
 /// The columns after the parameter columns: the counts, then one per attempt outcome.
-pub const FIELDS: [Field; 21] = [
+pub const FIELDS: [Field; 22] = [
     Field(col("experiment", Text), |r| r.experiment.to_string()),
     Field(col("policy", Text), |r| r.policy.to_string()),
     Field(col("tool", Text), |r| r.tool.to_string()),
@@ -60,6 +60,7 @@ pub const FIELDS: [Field; 21] = [
     Field(col("outcome_unanswered", Count), |r| {
         r.outcome("unanswered")
     }),
+    Field(col("outcome_503", Count), |r| r.outcome("503")),
 ];
 
 /// The columns after the parameter columns.

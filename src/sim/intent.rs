@@ -245,6 +245,13 @@ impl Intent {
         draw.service = Tick::ZERO;
     }
 
+    /// A server whose line is full turns attempt `attempt` away at once: a 503, no work.
+    pub fn overload(&mut self, attempt: u32) {
+        let draw = &mut self.attempts.draws[attempt as usize];
+        draw.fate = Fate::Overloaded;
+        draw.service = Tick::ZERO;
+    }
+
     /// Dispatches made in the current scope, which the dispatch cap counts.
     pub fn dispatches_in_scope(&self) -> u32 {
         self.attempts() - self.retry.scope.first

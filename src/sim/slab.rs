@@ -136,6 +136,7 @@ mod tests {
             service_time: crate::model::Latency::Exponential { mean: 100.0 },
             reply_latency: crate::model::Latency::Exponential { mean: 100.0 },
             workers: None,
+            line: crate::model::Line::UNBOUNDED,
             script: None,
             outages: Vec::new(),
             lookup: crate::model::Lookup {

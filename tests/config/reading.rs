@@ -294,3 +294,40 @@ fn empirical_latencies_are_read_beside_the_config_and_nowhere_else() {
     let (_tmp, headless) = with_latencies("ms\n1\n", "pilot.csv");
     assert_says(&headless.unwrap_err(), &["no `latency` column"]);
 }
+
+#[test]
+fn a_line_needs_workers_and_a_count() {
+    let e = error("name = \"t\"\n", "name = \"t\"\nline_limit = 4\n");
+    assert_says(
+        &e,
+        &[
+            "tool[0].line_limit",
+            "a line forms only in front of a limited number of workers",
+            "workers = N",
+        ],
+    );
+    let e = error(
+        "name = \"t\"\n",
+        "name = \"t\"\nworkers = 2\nline_limit = 0\n",
+    );
+    assert_says(
+        &e,
+        &[
+            "tool[0].line_limit",
+            "0 is not a number of requests in line",
+            "\"unlimited\"",
+        ],
+    );
+    let e = error(
+        "name = \"t\"\n",
+        "name = \"t\"\nworkers = 2\nline_order = \"random\"\n",
+    );
+    assert_says(
+        &e,
+        &[
+            "tool[0].line_order",
+            "unknown value \"random\"",
+            "\"fifo\", \"lifo\"",
+        ],
+    );
+}

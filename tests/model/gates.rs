@@ -299,3 +299,65 @@ fn each_layer_retries_by_its_own_rule_and_backoff() {
     assert_eq!(record.status, Status::Stopped(StopReason::AttemptLimit));
     assert_eq!(record.backoff, Tick(50));
 }
+
+/// A server with one worker and room for one request in line: of three calls arriving at
+/// once, one is served, one waits, one is turned away with a 503 — retried by default, a stop
+/// where the policy does not retry it. Last come first served takes the newest request first.
+#[test]
+fn a_full_line_turns_calls_away_with_a_503() {
+    let tool = |line: &str| {
+        format!(
+            "name = \"l\"\n[workload]\ntasks = 3\nclients = 3\n[[tool]]\nname = \"e\"\n\
+             workers = 1\n{line}\nscript = [{{ outcome = \"ok\", after = 10 }}]\n"
+        )
+    };
+    let policies = "[[policy]]\nname = \"once\"\nmax_attempts = 1\n\
+                    [[policy]]\nname = \"no-503\"\nmax_attempts = 3\nretry_on = [\"5xx\"]\n\
+                    [[policy]]\nname = \"retry\"\nmax_attempts = 3\n\
+                    backoff = { kind = \"constant\", initial_delay = 25, jitter = \"none\" }\n";
+    let exp = experiment(&format!("{}{policies}", tool("line_limit = 1")));
+    let ends = |p: usize| -> Vec<(u64, Status)> {
+        let mut r: Vec<(u64, Status)> = records(&exp, p)
+            .iter()
+            .map(|r| (r.end.0, r.status))
+            .collect();
+        r.sort_by_key(|(end, _)| *end);
+        r
+    };
+    let stopped = Status::Stopped;
+    assert_eq!(
+        ends(0),
+        [
+            (0, stopped(StopReason::AttemptLimit)),
+            (10, Status::Succeeded),
+            (20, Status::Succeeded)
+        ]
+    );
+    assert_eq!(ends(1)[0], (0, stopped(StopReason::NotRetryable)));
+    // Turned away at 0, backs off 25 ticks, finds the worker free and is served by 35.
+    assert_eq!(
+        ends(2),
+        [
+            (10, Status::Succeeded),
+            (20, Status::Succeeded),
+            (35, Status::Succeeded)
+        ]
+    );
+    let (_, attempts) = common::traced(&exp, 0)
+        .into_iter()
+        .find(|(r, _)| r.end == Tick(0))
+        .unwrap();
+    assert_eq!(attempts[0].outcome.name(), "503");
+
+    // Without a limit, last come first served: the third arrival is served second.
+    let lifo = experiment(&format!(
+        "{}[[policy]]\nname = \"p\"\n",
+        tool("line_order = \"lifo\"")
+    ));
+    let by_intent: Vec<u64> = {
+        let mut r = records(&lifo, 0);
+        r.sort_by_key(|r| r.intent);
+        r.iter().map(|r| r.end.0).collect()
+    };
+    assert_eq!(by_intent, [10, 30, 20]);
+}

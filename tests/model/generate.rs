@@ -10,7 +10,8 @@ use retrysim::experiment::OutputOptions;
 use retrysim::model::FailureClass;
 use retrysim::model::latency::GammaQuantiles;
 use retrysim::model::{
-    Arrival, Faults, Latency, Lookup, LossSignal, Outage, OutageMode, Tool, ToolKind, Workload,
+    Arrival, Faults, Latency, Line, LineOrder, Lookup, LossSignal, Outage, OutageMode, Tool,
+    ToolKind, Workload,
 };
 use retrysim::policy::{
     Attempts, Backoff, BreakerRule, BudgetRule, ConcurrencyRule, Growth, Jitter, KeyScope, Layer,
@@ -47,7 +48,18 @@ fn latency() -> impl Strategy<Value = Latency> {
 fn tool(index: usize) -> impl Strategy<Value = Tool> {
     let signal = prop_oneof![Just(LossSignal::Reset), Just(LossSignal::Silence)];
     let kind = prop_oneof![4 => Just(ToolKind::Write), 1 => Just(ToolKind::ReadOnly)];
-    let workers = prop_oneof![Just(None), (1u32..3).prop_map(Some)];
+    // Workers with a line that may be bounded and served either way; or no limit at all.
+    let workers = prop_oneof![
+        Just((None, Line::UNBOUNDED)),
+        (1u32..3, prop::option::of(1u32..3), any::<bool>()).prop_map(|(w, limit, lifo)| {
+            let order = if lifo {
+                LineOrder::Lifo
+            } else {
+                LineOrder::Fifo
+            };
+            (Some(w), Line { limit, order })
+        }),
+    ];
     let mode = prop_oneof![Just(OutageMode::FailFast), Just(OutageMode::Hang)];
     let outages =
         proptest::collection::vec((0u64..50_000, 1u64..50_000, mode), 0..2).prop_map(|windows| {
@@ -79,7 +91,7 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                 (a, e, b, total),
                 (request, service, reply),
                 (signal, kind, idempotent),
-                (workers, outages, (t, f, i, retry_after)),
+                ((workers, line), outages, (t, f, i, retry_after)),
             )| {
                 let scale = total / (a + e + b + t + f + i).max(1e-9);
                 Tool {
@@ -100,6 +112,7 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                     service_time: service,
                     reply_latency: reply,
                     workers,
+                    line,
                     script: None,
                     outages,
                     lookup: Lookup {

@@ -4,7 +4,8 @@ use super::default;
 use crate::config::check::{Check, Result};
 use crate::config::raw;
 use crate::model::{
-    Fate, Faults, Latency, Lookup, LossSignal, Outage, OutageMode, Script, Step, Tool, ToolKind,
+    Fate, Faults, Latency, Line, LineOrder, Lookup, LossSignal, Outage, OutageMode, Script, Step,
+    Tool, ToolKind,
 };
 use crate::time::parse_duration;
 use toml::Spanned;
@@ -60,6 +61,7 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             "a whole number ≥ 1, or \"unlimited\"",
         )?,
     };
+    let line = line(check, raw, workers, path)?;
     let script = match &raw.script {
         None => None,
         Some(steps) => Some(script(check, raw, steps, path)?),
@@ -81,6 +83,7 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
         service_time: leg(&raw.service_time, "service_time")?,
         reply_latency: leg(&raw.reply_latency, "reply_latency")?,
         workers,
+        line,
         script,
         outages: raw
             .outages
@@ -196,4 +199,40 @@ pub(super) fn script(
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Script { steps })
+}
+
+/// The line in front of the workers: `line_limit` and `line_order`, which only a server with
+/// workers has.
+fn line(check: &Check, raw: &raw::Tool, workers: Option<u32>, path: &str) -> Result<Line> {
+    let set = [
+        raw.line_limit.as_ref().map(|l| (l.span(), "line_limit")),
+        raw.line_order.as_ref().map(|o| (o.span(), "line_order")),
+    ];
+    if workers.is_none()
+        && let Some((span, key)) = set.into_iter().flatten().next()
+    {
+        return check.error_allowing(
+            span,
+            &format!("{path}.{key}"),
+            "a line forms only in front of a limited number of workers".into(),
+            "`workers = N` beside the line's keys",
+        );
+    }
+    let limit = match &raw.line_limit {
+        None => None,
+        Some(l) => check.count_or_unlimited(
+            l,
+            &format!("{path}.line_limit"),
+            "requests in line",
+            "a whole number ≥ 1 (requests that may wait), or \"unlimited\"",
+        )?,
+    };
+    let order = check.named(
+        raw.line_order.as_ref(),
+        &format!("{path}.line_order"),
+        &LineOrder::ALL,
+        LineOrder::name,
+        LineOrder::Fifo,
+    )?;
+    Ok(Line { limit, order })
 }

@@ -100,7 +100,11 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             workload: &exp.workload,
             calls: policy.calls.as_deref().unwrap_or(&exp.workload.calls),
             policy,
-            stations: exp.tools.iter().map(|t| Station::new(t.workers)).collect(),
+            stations: exp
+                .tools
+                .iter()
+                .map(|t| Station::new(t.workers, t.line))
+                .collect(),
             gates: Gates::new(policy, exp.tools.len()),
             streams,
             arrivals: streams.stream(Source::Arrivals, 0),

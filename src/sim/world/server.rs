@@ -7,6 +7,7 @@ use crate::metrics::{AttemptRecord, IntentRecord, Mark};
 use crate::model::FailureClass;
 use crate::model::outage::{self, OutageMode};
 use crate::model::server::Processed;
+use crate::model::station::Door;
 use crate::model::{Fate, LossSignal, ToolKind};
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
@@ -35,11 +36,15 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                     self.close(at.intent.slot);
                 }
             }
-            None => {
-                if let Some(at) = self.stations[tool].arrive(at) {
-                    self.serve(at, sched);
+            None => match self.stations[tool].arrive(at) {
+                Door::Served(at) => self.serve(at, sched),
+                Door::Waiting => {}
+                // The line is full: a 503 at once, no work done.
+                Door::Refused(at) => {
+                    intent.overload(at.attempt);
+                    self.answer(at, sched);
                 }
-            }
+            },
         }
     }
 
@@ -62,6 +67,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let reply = match draw.fate {
             Fate::ServerError => Reply::Failed(FailureClass::ServerError),
             Fate::Throttled => Reply::Failed(FailureClass::Throttled),
+            Fate::Overloaded => Reply::Failed(FailureClass::Overloaded),
             Fate::Forbidden => Reply::Failed(FailureClass::Forbidden),
             Fate::Invalid => Reply::Failed(FailureClass::Invalid),
             Fate::LostRequest => unreachable!("a lost request never reaches the server"),
