@@ -66,6 +66,7 @@ pub struct Tool {
     pub commit_lag: Option<Spanned<Value>>,
     pub cooperative: Option<Spanned<bool>>,
     pub key_retention: Option<Spanned<Value>>,
+    pub slowdown: Option<Spanned<Value>>,
 }
 
 /// `{ from = "10s", until = "40s", mode = "fail_fast" }`: a window in which a tool is down.

@@ -53,6 +53,10 @@ pub struct Tool {
     /// How long the receiver keeps an idempotency key after its commit; `None`, longer than
     /// any intent.
     pub key_retention: Option<Tick>,
+    /// Latency that grows with load: added to the service time of a request once for every
+    /// request already in service when a worker takes it up (base + k × n, the model of
+    /// published studies of congestive collapse). Zero: load changes nothing.
+    pub slowdown: Tick,
 }
 
 /// A reconciliation lookup: the client asks the server whether the operation's key committed.

@@ -90,6 +90,11 @@ impl<T> Station<T> {
         Door::Waiting
     }
 
+    /// Requests being worked on now.
+    pub fn in_service(&self) -> u32 {
+        self.busy
+    }
+
     /// A worker finishes: the next request in line, which it takes up at once.
     pub fn finish(&mut self) -> Option<T> {
         let next = match self.line.order {

@@ -122,6 +122,7 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                     },
                     cooperative: true,
                     key_retention: None,
+                    slowdown: Tick::ZERO,
                 }
             },
         )

@@ -10,6 +10,7 @@ mod hedging;
 mod properties;
 mod scenarios;
 mod scope;
+mod servers;
 mod simulation;
 mod texts;
 mod timeouts;

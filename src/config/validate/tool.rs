@@ -7,7 +7,7 @@ use crate::model::{
     Fate, Faults, Latency, Line, LineOrder, Lookup, LossSignal, Outage, OutageMode, Script, Step,
     Tool, ToolKind,
 };
-use crate::time::parse_duration;
+use crate::time::{Tick, parse_duration};
 use toml::Spanned;
 
 pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool> {
@@ -108,6 +108,10 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
         key_retention: match &raw.key_retention {
             None => None,
             Some(v) => Some(check.duration(v, &format!("{path}.key_retention"))?),
+        },
+        slowdown: match &raw.slowdown {
+            None => Tick::ZERO,
+            Some(v) => check.duration(v, &format!("{path}.slowdown"))?,
         },
     })
 }

@@ -9,10 +9,16 @@ use crate::model::outage::{self, OutageMode};
 use crate::model::server::Processed;
 use crate::model::station::Door;
 use crate::model::{Fate, LossSignal, ToolKind};
+use crate::time::Tick;
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
+    /// A worker takes the attempt up: its drawn service time, slowed by the load it finds.
     pub(super) fn serve(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
-        let service = self.intents.get(at.intent.slot).draw(at.attempt).service;
+        let intent = self.intents.get(at.intent.slot);
+        let tool = &self.tools[intent.tool];
+        let others = u64::from(self.stations[intent.tool].in_service() - 1);
+        let slowdown = Tick(tool.slowdown.0.saturating_mul(others));
+        let service = intent.draw(at.attempt).service.after(slowdown);
         sched.schedule_in(service, Event::ServerDone(at));
     }
 

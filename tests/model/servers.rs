@@ -1,0 +1,92 @@
+//! Servers that push back, through the library: a bounded line that turns calls away with a
+//! 503, a line served newest first, and latency that grows with the load.
+
+use crate::common::{self, experiment, records};
+use retrysim::metrics::{Status, StopReason};
+use retrysim::time::Tick;
+
+/// A scripted endpoint answering `ok` after 10 ticks, three calls arriving at once, `extra`
+/// set on the tool.
+fn three_at_once(extra: &str) -> String {
+    format!(
+        "name = \"l\"\n[workload]\ntasks = 3\nclients = 3\n[[tool]]\nname = \"e\"\n{extra}\n\
+         script = [{{ outcome = \"ok\", after = 10 }}]\n"
+    )
+}
+
+/// A server with one worker and room for one request in line: of three calls arriving at
+/// once, one is served, one waits, one is turned away with a 503 — retried by default, a stop
+/// where the policy does not retry it. Last come first served takes the newest request first.
+#[test]
+fn a_full_line_turns_calls_away_with_a_503() {
+    let tool = |line: &str| three_at_once(&format!("workers = 1\n{line}"));
+    let policies = "[[policy]]\nname = \"once\"\nmax_attempts = 1\n\
+                    [[policy]]\nname = \"no-503\"\nmax_attempts = 3\nretry_on = [\"5xx\"]\n\
+                    [[policy]]\nname = \"retry\"\nmax_attempts = 3\n\
+                    backoff = { kind = \"constant\", initial_delay = 25, jitter = \"none\" }\n";
+    let exp = experiment(&format!("{}{policies}", tool("line_limit = 1")));
+    let ends = |p: usize| -> Vec<(u64, Status)> {
+        let mut r: Vec<(u64, Status)> = records(&exp, p)
+            .iter()
+            .map(|r| (r.end.0, r.status))
+            .collect();
+        r.sort_by_key(|(end, _)| *end);
+        r
+    };
+    let stopped = Status::Stopped;
+    assert_eq!(
+        ends(0),
+        [
+            (0, stopped(StopReason::AttemptLimit)),
+            (10, Status::Succeeded),
+            (20, Status::Succeeded)
+        ]
+    );
+    assert_eq!(ends(1)[0], (0, stopped(StopReason::NotRetryable)));
+    // Turned away at 0, backs off 25 ticks, finds the worker free and is served by 35.
+    assert_eq!(
+        ends(2),
+        [
+            (10, Status::Succeeded),
+            (20, Status::Succeeded),
+            (35, Status::Succeeded)
+        ]
+    );
+    let (_, attempts) = common::traced(&exp, 0)
+        .into_iter()
+        .find(|(r, _)| r.end == Tick(0))
+        .unwrap();
+    assert_eq!(attempts[0].outcome.name(), "503");
+
+    // Without a limit, last come first served: the third arrival is served second.
+    let lifo = experiment(&format!(
+        "{}[[policy]]\nname = \"p\"\n",
+        tool("line_order = \"lifo\"")
+    ));
+    let by_intent: Vec<u64> = {
+        let mut r = records(&lifo, 0);
+        r.sort_by_key(|r| r.intent);
+        r.iter().map(|r| r.end.0).collect()
+    };
+    assert_eq!(by_intent, [10, 30, 20]);
+}
+
+/// Each request already in service when a worker takes one up adds `slowdown` to its service:
+/// 10, 10 + 4 and 10 + 8 ticks for three calls admitted together.
+#[test]
+fn latency_grows_with_the_requests_in_service() {
+    let exp = experiment(&format!(
+        "{}[[policy]]\nname = \"p\"\n",
+        three_at_once("slowdown = 4")
+    ));
+    let mut ends: Vec<u64> = records(&exp, 0).iter().map(|r| r.end.0).collect();
+    ends.sort_unstable();
+    assert_eq!(ends, [10, 14, 18]);
+    // One at a time, nobody else is in service: no slowdown.
+    let serial = experiment(&format!(
+        "{}[[policy]]\nname = \"p\"\n",
+        three_at_once("slowdown = 4").replace("clients = 3", "clients = 1")
+    ));
+    let ends: Vec<u64> = records(&serial, 0).iter().map(|r| r.end.0).collect();
+    assert_eq!(ends, [10, 20, 30]);
+}
