@@ -227,6 +227,7 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         || tool.key_retention.is_some()
         || tool.script.is_some()
         || tool.slowdown > Tick::ZERO
+        || tool.drop_expired
         || !tool.outages.is_empty()
         || tool.kind == ToolKind::ReadOnly;
     if unlike || gated || drifting {

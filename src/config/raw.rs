@@ -67,6 +67,7 @@ pub struct Tool {
     pub cooperative: Option<Spanned<bool>>,
     pub key_retention: Option<Spanned<Value>>,
     pub slowdown: Option<Spanned<Value>>,
+    pub drop_expired: Option<Spanned<bool>>,
 }
 
 /// `{ from = "10s", until = "40s", mode = "fail_fast" }`: a window in which a tool is down.

@@ -113,6 +113,9 @@ fn tool(t: &Tool) -> Value {
         if let Some(retention) = t.key_retention {
             table.insert("key_retention".into(), duration(retention));
         }
+        if t.drop_expired {
+            table.insert("drop_expired".into(), true.into());
+        }
         if t.slowdown > Tick::ZERO {
             table.insert("slowdown".into(), duration(t.slowdown));
         }

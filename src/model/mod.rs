@@ -57,6 +57,9 @@ pub struct Tool {
     /// request already in service when a worker takes it up (base + k × n, the model of
     /// published studies of congestive collapse). Zero: load changes nothing.
     pub slowdown: Tick,
+    /// The server discards, without commit, a request whose client stopped waiting before a
+    /// worker took it up (the client's deadline travels with the request, as gRPC's does).
+    pub drop_expired: bool,
 }
 
 /// A reconciliation lookup: the client asks the server whether the operation's key committed.

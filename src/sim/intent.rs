@@ -212,6 +212,13 @@ impl Intent {
         }
     }
 
+    /// When the client stops waiting for attempt `attempt`, as the request carries it: its
+    /// dispatch plus the wait granted it; `None` without a timeout or deadline.
+    pub fn expires(&self, attempt: u32) -> Option<Tick> {
+        let a = &self.attempts.log[attempt as usize];
+        a.granted.map(|g| a.dispatch.after(g))
+    }
+
     /// The payload version attempt `attempt` carries.
     pub fn payload_of(&self, attempt: u32) -> u32 {
         self.attempts.payloads[attempt as usize]

@@ -147,6 +147,7 @@ mod tests {
             cooperative: true,
             key_retention: None,
             slowdown: Tick::ZERO,
+            drop_expired: false,
         };
         let mut slab = Slab::new(streams);
         let first = slab.start(7, 0, Tick(3));

@@ -123,6 +123,7 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                     cooperative: true,
                     key_retention: None,
                     slowdown: Tick::ZERO,
+                    drop_expired: false,
                 }
             },
         )

@@ -90,3 +90,22 @@ fn latency_grows_with_the_requests_in_service() {
     let ends: Vec<u64> = records(&serial, 0).iter().map(|r| r.end.0).collect();
     assert_eq!(ends, [10, 20, 30]);
 }
+
+/// One worker, three calls at once, a 15-tick timeout: the second is taken up at 10, times
+/// out at 15 and still commits at 20; the third reaches the worker at 20, after its client
+/// gave up. A server that drops expired work discards it uncommitted.
+#[test]
+fn a_server_may_drop_work_whose_client_gave_up() {
+    let effects = |drop: bool| -> (u64, u64) {
+        let exp = experiment(&format!(
+            "{}[[policy]]\nname = \"p\"\nmax_attempts = 1\ntimeout = 15\n",
+            three_at_once(&format!("workers = 1\ndrop_expired = {drop}"))
+        ));
+        let rs = records(&exp, 0);
+        let effects = rs.iter().map(|r| u64::from(r.effects)).sum();
+        let succeeded = rs.iter().filter(|r| r.status == Status::Succeeded).count() as u64;
+        (effects, succeeded)
+    };
+    assert_eq!(effects(false), (3, 1));
+    assert_eq!(effects(true), (2, 1));
+}

@@ -12,14 +12,33 @@ use crate::model::{Fate, LossSignal, ToolKind};
 use crate::time::Tick;
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
-    /// A worker takes the attempt up: its drawn service time, slowed by the load it finds.
-    pub(super) fn serve(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
-        let intent = self.intents.get(at.intent.slot);
-        let tool = &self.tools[intent.tool];
-        let others = u64::from(self.stations[intent.tool].in_service() - 1);
-        let slowdown = Tick(tool.slowdown.0.saturating_mul(others));
-        let service = intent.draw(at.attempt).service.after(slowdown);
-        sched.schedule_in(service, Event::ServerDone(at));
+    /// A worker takes the attempt up: its drawn service time, slowed by the load it finds. A
+    /// server that drops expired work discards, without commit, an attempt whose client
+    /// stopped waiting before it got a worker, and takes up the next in line instead.
+    pub(super) fn serve(&mut self, mut at: AttemptRef, sched: &mut Scheduler<Event>) {
+        loop {
+            let now = sched.now();
+            let intent = self.intents.get(at.intent.slot);
+            let tool = &self.tools[intent.tool];
+            let expired = intent.expires(at.attempt).is_some_and(|t| t <= now);
+            // A call that cannot be interrupted is still awaited: it is never dropped.
+            if !(tool.drop_expired && tool.cooperative && expired) {
+                let others = u64::from(self.stations[intent.tool].in_service() - 1);
+                let slowdown = Tick(tool.slowdown.0.saturating_mul(others));
+                let service = intent.draw(at.attempt).service.after(slowdown);
+                sched.schedule_in(service, Event::ServerDone(at));
+                return;
+            }
+            let t = intent.tool;
+            intent.server.at_server -= 1;
+            if intent.is_over() {
+                self.close(at.intent.slot);
+            }
+            match self.stations[t].finish() {
+                Some(next) => at = next,
+                None => return,
+            }
+        }
     }
 
     pub(super) fn on_server_arrive(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
