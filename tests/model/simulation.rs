@@ -424,7 +424,9 @@ fn reconciliation_has_its_own_closed_forms() {
         let p = &result.policies[0];
         let theory = retrysim::theory::reconciled(0.1 + 0.05, 0.2, n);
         assert_eq!(p.theory, Some(theory), "{n:?}");
-        assert_eq!((theory.duplicates, theory.ghost), (0.0, 0.0));
+        // No duplicates, no ghosts, and the tool's own losses reported.
+        let reported = (theory.duplicates, theory.ghost, theory.a, theory.b);
+        assert_eq!(reported, (0.0, 0.0, 0.1 + 0.05, 0.2));
         assert_ne!(
             theory.attempts,
             closed_forms(0.1 + 0.05, 0.2, n, KeyScope::PerIntent).attempts
