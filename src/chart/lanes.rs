@@ -72,6 +72,7 @@ fn outcome_colour(outcome: &str) -> RGBColor {
         "ok" => style::PALETTE[2],
         "5xx" => style::PALETTE[1],
         "429" | "403" | "4xx" | "conflict" => style::PALETTE[4],
+        "503" => style::PALETTE[9],
         "lost_request" => style::PALETTE[3],
         "lost_reply" => style::PALETTE[0],
         "timeout" => style::PALETTE[8],

@@ -259,6 +259,7 @@ pub fn outcome_words(outcome: &str) -> String {
         "cancelled" => "cancelled: the client stopped waiting".into(),
         "unanswered" => "still unanswered when the run ended".into(),
         "conflict" => "refused: the key is held with another payload".into(),
+        "503" => "turned away: the server's line was full (503), no work done".into(),
         other => format!("failed: {other}"),
     }
 }
