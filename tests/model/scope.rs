@@ -96,11 +96,15 @@ fn only_failures_that_can_occur_must_be_retried() {
     let timeouts_only = "[[policy]]\nname = \"t\"\nmax_attempts = 3\ntimeout = \"5ms\"\n\
                          retry_on = [\"timeout\"]\n";
     assert_eq!(theory_of(slow, timeouts_only), [true]);
-    // Nor is a 5xx that always comes after the timeout.
-    let slow_5xx = format!("{slow}\nserver_error = 0.1");
-    assert_eq!(theory_of(&slow_5xx, timeouts_only), [true]);
-    // A 403 is permanent and not retried by default: the intent stops, off the forms.
+    // Nor is a 5xx, 403 or 4xx that always comes after the timeout.
+    let refusals = "server_error = 0.1\nforbidden = 0.1\ninvalid = 0.1";
+    assert_eq!(
+        theory_of(&format!("{slow}\n{refusals}"), timeouts_only),
+        [true]
+    );
+    // A 403 or a 4xx is permanent and not retried by default: the intent stops, off the forms.
     assert_eq!(theory_of("forbidden = 0.1", RETRIES), [false]);
+    assert_eq!(theory_of("invalid = 0.1", RETRIES), [false]);
     let five_xx = "server_error = 0.1";
     let no_5xx =
         "[[policy]]\nname = \"n\"\nmax_attempts = 3\nretry_on = [\"reset\", \"timeout\"]\n";
