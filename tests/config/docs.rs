@@ -192,3 +192,76 @@ fn every_committed_cell_has_its_columns_type() {
     }
     assert!(cells > 50_000, "only {cells} cells checked");
 }
+
+/// Every default configs/README.md writes as one literal (`"1ms"`, `0`, `false`) is the value
+/// the code fills in: read from the `[resolved]` table of a config that sets nothing it need
+/// not. Keys the resolved table leaves out when unset (such as `slowdown`) are skipped.
+#[test]
+fn the_documented_defaults_are_the_codes() {
+    let text = "name = \"d\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"t\"\n\
+                [[tool]]\nname = \"u\"\nworkers = 2\n[[policy]]\nname = \"p\"\n";
+    let source = retrysim::config::Source {
+        name: "d.toml".into(),
+        text: text.into(),
+        dir: None,
+    };
+    let resolved = retrysim::config::resolved(&source.sweep().unwrap());
+    let first = |key: &str| -> Vec<&toml::Table> {
+        let list = resolved[key].as_array().unwrap();
+        list.iter().filter_map(toml::Value::as_table).collect()
+    };
+    let sections: [(&str, Vec<&toml::Table>); 5] = [
+        ("## Top level", vec![&resolved]),
+        (
+            "## `[workload]`",
+            vec![resolved["workload"].as_table().unwrap()],
+        ),
+        ("## `[[tool]]`", first("tool")),
+        ("## `[[policy]]`", first("policy")),
+        (
+            "## `[output]`",
+            vec![resolved["output"].as_table().unwrap()],
+        ),
+    ];
+    let doc = read("configs/README.md");
+    let same = |a: &toml::Value, b: &toml::Value| match (a.as_float(), b.as_float()) {
+        _ if a == b => true,
+        (Some(x), _) | (_, Some(x)) => {
+            let other = |v: &toml::Value| v.as_integer().map(|i| i as f64).or(v.as_float());
+            other(a) == Some(x) && other(b) == Some(x)
+        }
+        _ => false,
+    };
+    let (mut compared, mut wrong) = (0, Vec::new());
+    for (heading, tables) in sections {
+        let start = doc.find(heading).unwrap_or_else(|| panic!("no {heading}"));
+        let section = &doc[start + heading.len()..];
+        let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+        let section = &section[..section.find("\n### ").unwrap_or(section.len())];
+        for line in section.lines().filter(|l| l.starts_with("| `")) {
+            let cells: Vec<&str> = line.split(" | ").collect();
+            let (key, default) = (cells[0].trim_matches(['|', ' ', '`']), cells[1].trim());
+            let Some(literal) = default.strip_prefix('`').and_then(|d| d.strip_suffix('`')) else {
+                continue;
+            };
+            if literal.contains('`') {
+                continue;
+            }
+            let Ok(mut parsed) = toml::from_str::<toml::Table>(&format!("v = {literal}")) else {
+                continue;
+            };
+            let documented = parsed.remove("v").unwrap();
+            let Some(actual) = tables.iter().find_map(|t| t.get(key)) else {
+                continue;
+            };
+            compared += 1;
+            if !same(&documented, actual) {
+                wrong.push(format!(
+                    "{heading} {key}: documented {documented}, code {actual}"
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(compared >= 30, "only {compared} defaults compared");
+}
