@@ -2,7 +2,6 @@
 //! run kept one, `timeline.csv`, and nothing else, so `retrysim plot` redraws exactly what
 //! `retrysim run` drew.
 
-use std::fs;
 use std::path::Path;
 
 use toml::{Table, Value};
@@ -10,6 +9,7 @@ use toml::{Table, Value};
 use super::lanes::Block;
 use crate::error::Error;
 use crate::experiment::{ChartFormat, ChartKind};
+use crate::output::manifest::{Written, list};
 use crate::output::table::CsvTable;
 use crate::output::{summary, timeline};
 use crate::story::Stories;
@@ -63,24 +63,15 @@ pub struct Stretch {
 impl Data {
     /// Reads `summary.csv` and `manifest.toml` from `dir`.
     pub fn read(dir: &Path) -> Result<Data, Error> {
-        let manifest_path = dir.join("manifest.toml");
-        let bad_manifest =
-            |why: &str| Error::BadOutput(format!("{}: {why}", manifest_path.display()));
-        let text = fs::read_to_string(&manifest_path)
-            .map_err(|e| bad_manifest(&format!("cannot read: {e}")))?;
-        let manifest: Table = toml::from_str(&text).map_err(|e| bad_manifest(e.message()))?;
-        let resolved = manifest
-            .get("resolved")
-            .and_then(Value::as_table)
-            .ok_or_else(|| bad_manifest("no [resolved] table"))?;
+        let written = Written::read(dir)?;
+        let bad_manifest = |why: &str| written.bad(why);
+        let manifest = &written.table;
+        let resolved = written.resolved()?;
         let string = |t: &Table, key: &str| {
             t.get(key)
                 .and_then(Value::as_str)
                 .map(String::from)
                 .ok_or_else(|| bad_manifest(&format!("no `{key}`")))
-        };
-        let list = |t: Option<&Value>| -> Vec<Value> {
-            t.and_then(Value::as_array).cloned().unwrap_or_default()
         };
         let axes = list(resolved.get("sweep").and_then(|s| s.get("axis")))
             .iter()

@@ -44,22 +44,18 @@ struct Flag {
 }
 
 impl Flag {
-    fn read(change: &Change) -> Option<Result<Flag, ConfigError>> {
-        let (flag, text) = match change {
-            Change::Seed(_) => return None,
-            Change::Set(t) => ("--set", t),
-            Change::Scan(t) => ("--scan", t),
-        };
+    /// Reads the text of flag `flag` (`--set` or `--scan`).
+    fn read(flag: &str, text: &str) -> Result<Flag, ConfigError> {
         let source = Source {
             name: format!("the command line ({flag})"),
-            text: text.clone(),
+            text: text.to_string(),
             dir: None,
         };
         let Some(eq) = text.find('=') else {
             let e = ConfigError::at(&source, 0..text.len(), "", "no `=` between key and value");
-            return Some(Err(e.allowed(format!(
+            return Err(e.allowed(format!(
                 "{flag} PATH=VALUE, such as {flag} tool.charge.reply_loss=0.3"
-            ))));
+            )));
         };
         let path = text[..eq].trim().to_string();
         if path.is_empty() || path.split('.').any(str::is_empty) {
@@ -69,9 +65,9 @@ impl Flag {
                 "",
                 format!("\"{path}\" is not a key path"),
             );
-            return Some(Err(e.allowed(
+            return Err(e.allowed(
                 "keys joined by dots, such as \"tool.charge.reply_loss\" or \"workload.tasks\"",
-            )));
+            ));
         }
         if path == "sweep" || path.starts_with("sweep.") || path == "name" {
             let what = if path == "name" {
@@ -79,18 +75,18 @@ impl Flag {
             } else {
                 "a sweep is changed in its file; --scan makes a one-axis sweep"
             };
-            return Some(Err(ConfigError::at(
+            return Err(ConfigError::at(
                 &source,
                 0..eq,
                 &path,
                 format!("`{path}` cannot be changed here: {what}"),
-            )));
+            ));
         }
-        Some(Ok(Flag {
+        Ok(Flag {
             source,
             path,
             value: eq + 1..text.len(),
-        }))
+        })
     }
 
     fn value_text(&self) -> &str {
@@ -134,7 +130,11 @@ pub fn apply(source: &Source, changes: &[Change]) -> Result<Sweep, ConfigError> 
             names.push(format!("seed={s}"));
             continue;
         }
-        let flag = Flag::read(change).expect("not a seed")?;
+        let flag = match change {
+            Change::Seed(_) => unreachable!("seeds are taken above"),
+            Change::Set(text) => Flag::read("--set", text)?,
+            Change::Scan(text) => Flag::read("--scan", text)?,
+        };
         let leaf = flag.path.rsplit('.').next().unwrap_or_default().to_string();
         match change {
             Change::Scan(_) => {

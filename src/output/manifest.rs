@@ -3,12 +3,13 @@
 //! Nothing in it depends on the machine or the time of the run.
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 use toml::{Table, Value};
 
 use crate::config::{Source, resolved};
+use crate::error::Error;
 use crate::run::Results;
 
 pub fn write(results: &Results, source: &Source, files: &[String], path: &Path) -> io::Result<()> {
@@ -43,4 +44,40 @@ pub fn write(results: &Results, source: &Source, files: &[String], path: &Path) 
         path,
         format!("# Written by retrysim run; see out/README.md.\n{text}"),
     )
+}
+
+/// A manifest read back, for the charts and the stories: its table, and its path for errors
+/// that name the file.
+pub struct Written {
+    pub path: PathBuf,
+    pub table: Table,
+}
+
+impl Written {
+    /// Reads `dir/manifest.toml`.
+    pub fn read(dir: &Path) -> Result<Written, Error> {
+        let path = dir.join("manifest.toml");
+        let bad = |why: &str| Error::BadOutput(format!("{}: {why}", path.display()));
+        let text = std::fs::read_to_string(&path).map_err(|e| bad(&format!("cannot read: {e}")))?;
+        let table = toml::from_str(&text).map_err(|e| bad(e.message()))?;
+        Ok(Written { path, table })
+    }
+
+    /// An error about this manifest.
+    pub fn bad(&self, why: &str) -> Error {
+        Error::BadOutput(format!("{}: {why}", self.path.display()))
+    }
+
+    /// The `[resolved]` table: the config with every default filled in.
+    pub fn resolved(&self) -> Result<&Table, Error> {
+        self.table
+            .get("resolved")
+            .and_then(Value::as_table)
+            .ok_or_else(|| self.bad("no [resolved] table"))
+    }
+}
+
+/// The elements of a TOML array, none if `value` is absent or not one.
+pub fn list(value: Option<&Value>) -> Vec<Value> {
+    value.and_then(Value::as_array).cloned().unwrap_or_default()
 }

@@ -1,13 +1,13 @@
 //! Stories read back from an output folder: the manifest for each configuration's marks, the
 //! traces for what happened.
 
-use std::fs;
 use std::path::Path;
 
-use toml::{Table, Value};
+use toml::Value;
 
 use super::{Attempt, Intent, Marks, Story};
 use crate::error::Error;
+use crate::output::manifest::{Written, list};
 use crate::output::table::CsvTable;
 use crate::output::trace::Trace;
 use crate::time::{Tick, parse_duration};
@@ -24,15 +24,9 @@ pub struct Stories {
 impl Stories {
     /// Reads the manifest and both traces of the unswept run in `dir`.
     pub fn read(dir: &Path) -> Result<Stories, Error> {
-        let manifest_path = dir.join("manifest.toml");
-        let bad = |why: String| Error::BadOutput(format!("{}: {why}", manifest_path.display()));
-        let text =
-            fs::read_to_string(&manifest_path).map_err(|e| bad(format!("cannot read: {e}")))?;
-        let manifest: Table = toml::from_str(&text).map_err(|e| bad(e.message().into()))?;
-        let resolved = manifest
-            .get("resolved")
-            .and_then(Value::as_table)
-            .ok_or_else(|| bad("no [resolved] table".into()))?;
+        let written = Written::read(dir)?;
+        let bad = |why: String| written.bad(&why);
+        let resolved = written.resolved()?;
         if resolved.get("sweep").is_some() {
             return Err(Error::NotInOutput(format!(
                 "{} is a sweep: a story is told of one run; pin every swept key with --set \
@@ -40,7 +34,6 @@ impl Stories {
                 dir.display()
             )));
         }
-        let list = |v: Option<&Value>| v.and_then(Value::as_array).cloned().unwrap_or_default();
         let text_of = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(String::from);
         let duration = |v: &Value, key: &str| -> Result<Option<Tick>, Error> {
             match text_of(v, key) {

@@ -20,9 +20,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             let now = sched.now();
             let intent = self.intents.get(at.intent.slot);
             let tool = &self.tools[intent.tool];
-            let expired = intent.expires(at.attempt).is_some_and(|t| t <= now);
             // A call that cannot be interrupted is still awaited: it is never dropped.
-            if !(tool.drop_expired && tool.cooperative && expired) {
+            let dropped = tool.drop_expired
+                && tool.cooperative
+                && intent.expires(at.attempt).is_some_and(|t| t <= now);
+            if !dropped {
                 let others = u64::from(self.stations[intent.tool].in_service() - 1);
                 let slowdown = Tick(tool.slowdown.0.saturating_mul(others));
                 let service = intent.draw(at.attempt).service.after(slowdown);
