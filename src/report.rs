@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::metrics::{Estimate, Measure, StopReason};
-use crate::model::{Tool, ToolKind};
+use crate::model::{Tool, ToolKind, Workload};
 use crate::policy::{Backoff, LimitRule, Policy, Refuses, Trip, Wait};
 use crate::run::{PolicyResult, Results};
 
@@ -180,11 +180,11 @@ pub fn table(results: &Results) -> String {
     };
     let _ = writeln!(
         out,
-        "seed {} · {} replication{} · {} tasks each · {}{points}\n95% intervals {across}\n",
+        "seed {} · {} replication{} · {} · {}{points}\n95% intervals {across}\n",
         exp.seed,
         reps,
         if reps == 1 { "" } else { "s" },
-        exp.workload.tasks,
+        arrivals(&exp.workload),
         tools.join("; "),
     );
 
@@ -360,4 +360,14 @@ fn tasks(results: &Results) -> String {
         }
     }
     aligned(&rows)
+}
+
+/// How many tasks each replication runs, or for how long they arrive.
+fn arrivals(w: &Workload) -> String {
+    match (w.tasks, w.duration) {
+        (Some(n), None) => format!("{n} tasks each"),
+        (None, Some(d)) => format!("tasks arriving for {d} each"),
+        (Some(n), Some(d)) => format!("up to {n} tasks arriving for {d} each"),
+        (None, None) => unreachable!("validated: a count or a duration"),
+    }
 }

@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, mpsc};
 
 use crate::experiment::Experiment;
+use crate::metrics::recovery::{self, Recovery};
 use crate::metrics::{
-    AttemptRecord, Estimate, IntentRecord, Measure, Moments, Quantiles, Sample, StopReason,
-    Timeline, ToolTotals, Totals,
+    AttemptRecord, Estimate, IntentRecord, Measure, Moments, Quantiles, Sample, SeriesStats,
+    StopReason, ToolTotals, Totals,
 };
 use crate::policy::Policy;
 use crate::sim::{self, Job, RunResult};
@@ -24,8 +25,10 @@ pub struct PolicyResult {
     /// Replications folded in.
     pub replications: u64,
     /// Every replication's totals added up. Once the point is handed on, its completion
-    /// histogram and timeline are dropped (see [`PolicyResult::shed`]).
+    /// histogram is dropped (see [`PolicyResult::shed`]).
     pub totals: Totals,
+    /// Every replication's time series, where the run keeps them; dropped with the histogram.
+    pub series: Option<SeriesStats>,
     /// Each measure's mean in each replication, for the interval across replications.
     means: [Moments; Measure::ALL.len()],
     /// Events the engine processed, over every replication.
@@ -35,6 +38,9 @@ pub struct PolicyResult {
     pub completion_p99: Tick,
     /// The closed forms, where they apply to this configuration.
     pub theory: Option<ClosedForms>,
+    /// How goodput recovered from the workload's trigger, where it has one and the run keeps a
+    /// time series.
+    pub recovery: Option<Recovery>,
 }
 
 impl PolicyResult {
@@ -42,6 +48,12 @@ impl PolicyResult {
     pub fn add(&mut self, run: &RunResult) {
         self.replications += 1;
         self.totals.merge(&run.totals);
+        if let Some(series) = &run.totals.series {
+            (self
+                .series
+                .get_or_insert_with(|| SeriesStats::new(series.width())))
+            .add(series);
+        }
         for m in Measure::ALL {
             self.means[m as usize].push(run.totals.get(m).mean());
         }
@@ -73,11 +85,6 @@ impl PolicyResult {
         sum
     }
 
-    /// The timeline summed over the replications, if the run kept one.
-    pub fn timeline(&self) -> Option<&Timeline> {
-        self.totals.timeline.as_ref()
-    }
-
     /// Whether theory lies inside the intervals of both headline measures, attempts and
     /// duplicates; `None` where no closed form applies.
     pub fn agrees(&self) -> Option<bool> {
@@ -99,13 +106,17 @@ impl PolicyResult {
         } else {
             theory::for_policy(exp, policy)
         };
+        if let (Some(series), Some(windows)) = (&self.series, exp.recovery_windows()) {
+            let tools: Vec<usize> = exp.called(exp.calls_of(policy)).collect();
+            self.recovery = Some(recovery::measure(series, &tools, &windows));
+        }
     }
 
-    /// Drops what only the output files need, the completion histogram and the timeline, so a
+    /// Drops what only the output files need, the completion histogram and the time series, so a
     /// finished point kept for the printed table costs a few hundred bytes per configuration.
     pub fn shed(&mut self) {
         self.totals.completion = Quantiles::default();
-        self.totals.timeline = None;
+        self.series = None;
     }
 }
 

@@ -399,6 +399,18 @@ pub(super) fn legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     data: &Data,
 ) -> Result<DrawingArea<DB, Shift>, String> {
+    let entries: Vec<(&str, RGBColor)> = (data.policies.iter())
+        .enumerate()
+        .map(|(s, name)| (name.as_str(), style::color(s)))
+        .collect();
+    legend_of(area, &entries)
+}
+
+/// One swatch and name per entry, in rows across the top; returns the area below.
+pub(super) fn legend_of<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(&str, RGBColor)],
+) -> Result<DrawingArea<DB, Shift>, String> {
     let font = (FONT, style::LABEL).into_font();
     let text = font
         .clone()
@@ -407,7 +419,7 @@ pub(super) fn legend<DB: DrawingBackend>(
     // Lay the entries out first: a new row when the next would pass the right edge.
     let (mut x, mut row) = (40, 0);
     let mut places = Vec::new();
-    for name in &data.policies {
+    for (name, _) in entries {
         let width = area
             .estimate_text_size(name, &font.clone().into_text_style(area))
             .map_err(|e| e.to_string())?
@@ -419,14 +431,11 @@ pub(super) fn legend<DB: DrawingBackend>(
         x += 34 + width + 40;
     }
     let (top, body) = area.split_vertically(18 + 32 * (row as u32 + 1));
-    for (s, (name, &(x, row))) in data.policies.iter().zip(&places).enumerate() {
+    for (&(name, color), &(x, row)) in entries.iter().zip(&places) {
         let y = 14 + 32 * row;
-        top.draw(&Rectangle::new(
-            [(x, y), (x + 26, y + 24)],
-            style::color(s).filled(),
-        ))
-        .map_err(|e| e.to_string())?;
-        top.draw(&Text::new(name.clone(), (x + 34, y + 12), text.clone()))
+        top.draw(&Rectangle::new([(x, y), (x + 26, y + 24)], color.filled()))
+            .map_err(|e| e.to_string())?;
+        top.draw(&Text::new(name.to_string(), (x + 34, y + 12), text.clone()))
             .map_err(|e| e.to_string())?;
     }
     Ok(body)

@@ -1,6 +1,6 @@
 //! What charts are drawn from: an output folder's `summary.csv`, `manifest.toml` and, where the
-//! run kept one, `timeline.csv`, and nothing else, so `retrysim plot` redraws exactly what
-//! `retrysim run` drew.
+//! run kept them, `timeseries.csv` and the traces, and nothing else, so `retrysim plot` redraws
+//! exactly what `retrysim run` drew.
 
 use std::path::Path;
 
@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::experiment::{ChartFormat, ChartKind};
 use crate::output::manifest::{Written, list};
 use crate::output::table::CsvTable;
-use crate::output::{summary, timeline};
+use crate::output::{summary, timeseries};
 use crate::story::Stories;
 use crate::time::{Tick, parse_duration};
 
@@ -43,21 +43,28 @@ pub struct Data {
     pub formats: Vec<ChartFormat>,
     pub rows: Vec<Row>,
     columns: Vec<String>,
-    /// `timeline.csv` and the width of its stretches, where the run kept one.
-    pub timeline: Option<(Tick, Vec<Stretch>)>,
+    /// `timeseries.csv`, where the run kept one.
+    pub timeseries: Option<Vec<Bin>>,
     /// Each tool's outage windows, by tool name.
     pub outages: Vec<(String, Tick, Tick)>,
+    /// The trigger recovery is measured from, as the manifest states it.
+    pub trigger: Option<(Tick, Tick)>,
     /// The traces' stories, where a chart draws them.
     stories: Option<Stories>,
 }
 
-/// One row of `timeline.csv`: a configuration's calls to a tool in one stretch of time.
+/// One row of `timeseries.csv`: a configuration's load on a tool in one bin of time, per
+/// second.
 #[derive(Clone, Debug)]
-pub struct Stretch {
+pub struct Bin {
     pub policy: String,
     pub tool: String,
-    pub from: Tick,
-    pub calls: u64,
+    pub from_s: f64,
+    pub to_s: f64,
+    pub offered: f64,
+    pub first_tries: f64,
+    pub retries: f64,
+    pub goodput: f64,
 }
 
 impl Data {
@@ -172,10 +179,15 @@ impl Data {
                 outages.push((name.to_string(), from, until));
             }
         }
-        let timeline = match duration(output.and_then(|o| o.get("timeline"))) {
+        let timeseries = match output.and_then(|o| o.get("timeseries")) {
             None => None,
-            Some(width) => Some((width, stretches(&dir.join("timeline.csv"), &paths)?)),
+            Some(_) => Some(bins(&dir.join("timeseries.csv"), &paths)?),
         };
+        let trigger = manifest
+            .get("recovery")
+            .and_then(|r| r.get("trigger"))
+            .and_then(Value::as_array)
+            .and_then(|span| Some((duration(span.first())?, duration(span.get(1))?)));
         let stories = if charts.contains(&ChartKind::Timeline) {
             Some(Stories::read(dir)?)
         } else {
@@ -191,8 +203,9 @@ impl Data {
             formats,
             rows,
             columns,
-            timeline,
+            timeseries,
             outages,
+            trigger,
         })
     }
 
@@ -229,37 +242,66 @@ impl Data {
             .collect()
     }
 
+    /// What the goodput chart says of a configuration's recovery, from `summary.csv`: empty
+    /// without a trigger.
+    pub fn recovery_note(&self, policy: &str) -> String {
+        let Some(row) = self.rows_of(policy).next() else {
+            return String::new();
+        };
+        match (
+            self.text(row, "recovered"),
+            self.number(row, "time_to_recover_s"),
+        ) {
+            (Some("yes"), Some(t)) => {
+                format!(" — recovered {} s after the trigger", super::tick(t))
+            }
+            (Some("no"), _) => " — did not recover".into(),
+            _ => String::new(),
+        }
+    }
+
+    /// When a configuration's goodput recovered, in seconds from the run's start.
+    pub fn recovered_at(&self, policy: &str) -> Option<f64> {
+        let row = self.rows_of(policy).next()?;
+        let (_, until) = self.trigger?;
+        Some(until.0 as f64 / 1e6 + self.number(row, "time_to_recover_s")?)
+    }
+
     /// The rows of one configuration, in point order.
     pub fn rows_of<'a>(&'a self, policy: &'a str) -> impl Iterator<Item = &'a Row> {
         self.rows.iter().filter(move |r| r.policy == policy)
     }
 }
 
-/// The rows of `timeline.csv`, checked like `summary.csv`.
-fn stretches(path: &Path, axes: &[String]) -> Result<Vec<Stretch>, Error> {
-    let table = CsvTable::read(path, axes, &timeline::columns())?;
-    let (policy, tool) = (table.at("policy"), table.at("tool"));
-    let (from, calls) = (table.at("from_tick"), table.at("calls"));
-    table
+/// The rows of `timeseries.csv`, checked like `summary.csv`.
+fn bins(path: &Path, axes: &[String]) -> Result<Vec<Bin>, Error> {
+    let table = CsvTable::read(path, axes, &timeseries::columns())?;
+    let at = |name: &str| table.at(name);
+    let (policy, tool) = (at("policy"), at("tool"));
+    let (from, to) = (at("from_s"), at("to_s"));
+    let (offered, first, retries, goodput) = (
+        at("offered"),
+        at("first_tries"),
+        at("retries"),
+        at("goodput"),
+    );
+    Ok(table
         .rows()
-        .map(|(line, cells)| {
-            let count = |i: usize| {
-                cells[i].parse::<u64>().map_err(|_| {
-                    Error::BadOutput(format!(
-                        "{}: line {line}: `{}` is too large a count",
-                        path.display(),
-                        cells[i]
-                    ))
-                })
-            };
-            Ok(Stretch {
+        .map(|(_, cells)| {
+            // The table has checked every cell is a number.
+            let number = |i: usize| cells[i].parse::<f64>().unwrap_or(f64::NAN);
+            Bin {
                 policy: cells[policy].clone(),
                 tool: cells[tool].clone(),
-                from: Tick(count(from)?),
-                calls: count(calls)?,
-            })
+                from_s: number(from),
+                to_s: number(to),
+                offered: number(offered),
+                first_tries: number(first),
+                retries: number(retries),
+                goodput: number(goodput),
+            }
         })
-        .collect()
+        .collect())
 }
 
 /// A swept value as its CSV cell shows it.

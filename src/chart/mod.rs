@@ -3,9 +3,9 @@
 //! DejaVu Sans, never a system font, so the files are the same bytes on every machine.
 
 mod bars;
-mod calls;
 mod curve;
 mod data;
+mod goodput;
 mod grid;
 pub mod lanes;
 mod raster;
@@ -142,7 +142,7 @@ fn draw<DB: DrawingBackend>(
         }
         ChartKind::Latency => bars::draw(root, data, "Completion times", &bars::LATENCY),
         ChartKind::Tasks => bars::draw(root, data, "Tasks", &bars::TASKS),
-        ChartKind::CallsOverTime => calls::draw(root, data),
+        ChartKind::Goodput => goodput::draw(root, data),
         ChartKind::Timeline => {
             let blocks = data.blocks()?;
             lanes::draw(

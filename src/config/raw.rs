@@ -31,11 +31,22 @@ pub struct Config {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Workload {
-    pub tasks: Spanned<u64>,
+    pub tasks: Option<Spanned<u64>>,
     pub calls: Option<Spanned<Vec<Spanned<String>>>>,
     pub clients: Option<Spanned<u32>>,
     pub arrival: Option<Spanned<String>>,
     pub mean_interarrival: Option<Spanned<Value>>,
+    pub rate: Option<Spanned<Vec<Spanned<RatePoint>>>>,
+    pub duration: Option<Spanned<Value>>,
+}
+
+/// One point of `[[workload.rate]]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RatePoint {
+    pub at: Spanned<Value>,
+    pub per_second: Spanned<f64>,
+    pub ramp: Option<Spanned<bool>>,
 }
 
 #[derive(Deserialize)]
@@ -176,7 +187,7 @@ pub struct Output {
     pub attempts: bool,
     pub charts: Option<Spanned<Vec<Spanned<String>>>>,
     pub chart_formats: Option<Spanned<Vec<Spanned<String>>>>,
-    pub timeline: Option<Spanned<Value>>,
+    pub timeseries: Option<Spanned<Value>>,
 }
 
 /// `[sweep]`: the axes to vary and how to combine them.

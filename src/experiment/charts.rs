@@ -16,8 +16,9 @@ pub enum ChartKind {
     /// Configurations side by side on the task view: tasks succeeded, calls per task, calls to a
     /// tool that was down, duplicates per task.
     Tasks,
-    /// Calls to each tool over time, one line per configuration, outages shaded.
-    CallsOverTime,
+    /// Load and goodput over time, a panel per configuration and tool: retries stacked on first
+    /// tries, the offered load and the goodput as lines, the trigger shaded, recovery marked.
+    Goodput,
     /// One story per configuration (its first task) as swimlanes on one time axis in ticks:
     /// each attempt a bar coloured by outcome, the deadline and cancellation marked.
     Timeline,
@@ -33,7 +34,7 @@ impl ChartKind {
         ChartKind::Comparison,
         ChartKind::Latency,
         ChartKind::Tasks,
-        ChartKind::CallsOverTime,
+        ChartKind::Goodput,
         ChartKind::Timeline,
         ChartKind::Grid,
     ];
@@ -47,7 +48,7 @@ impl ChartKind {
             ChartKind::Comparison => "comparison",
             ChartKind::Latency => "latency",
             ChartKind::Tasks => "tasks",
-            ChartKind::CallsOverTime => "calls-over-time",
+            ChartKind::Goodput => "goodput",
             ChartKind::Timeline => "timeline",
             ChartKind::Grid => "grid",
         }
@@ -61,8 +62,8 @@ impl ChartKind {
             }
             ChartKind::Comparison | ChartKind::Latency | ChartKind::Tasks => (0, usize::MAX),
             ChartKind::Grid => (2, 2),
-            // One line, or one story, per configuration: a sweep would need a chart per point.
-            ChartKind::CallsOverTime | ChartKind::Timeline => (0, 0),
+            // A panel, or a story, per configuration: a sweep would need a chart per point.
+            ChartKind::Goodput | ChartKind::Timeline => (0, 0),
         }
     }
 

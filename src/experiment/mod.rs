@@ -2,7 +2,8 @@
 
 mod charts;
 
-use crate::model::{Tool, Workload};
+use crate::metrics::recovery::Windows;
+use crate::model::{Arrival, Tool, Workload};
 use crate::policy::Policy;
 use crate::time::Tick;
 pub use charts::{ChartFormat, ChartKind, files as chart_files};
@@ -34,8 +35,8 @@ pub struct OutputOptions {
     pub charts: Vec<ChartKind>,
     /// Each chart is written once per format.
     pub chart_formats: Vec<ChartFormat>,
-    /// The width of the stretches `timeline.csv` counts in; none writes no timeline.
-    pub timeline: Option<Tick>,
+    /// The width of the bins `timeseries.csv` counts in; none writes no time series.
+    pub timeseries: Option<Tick>,
 }
 
 impl Experiment {
@@ -56,5 +57,21 @@ impl Experiment {
     /// The tools in `calls`, each once, in order of first call.
     pub fn called_tools<'a>(&'a self, calls: &'a [usize]) -> impl Iterator<Item = &'a Tool> {
         self.called(calls).map(|t| &self.tools[t])
+    }
+
+    /// The windows recovery is measured in, for a workload that arrives for a duration and has
+    /// a trigger: from the first outage, or the first rise of the arrival rate above its
+    /// starting rate, to the end of the last outage, or the last fall back to it.
+    pub fn recovery_windows(&self) -> Option<Windows> {
+        let end = self.workload.duration?;
+        let mut spans: Vec<(Tick, Tick)> = (self.tools.iter())
+            .flat_map(|t| t.outages.iter().map(|o| (o.from, o.until)))
+            .collect();
+        if let Arrival::Scheduled(schedule) = &self.workload.arrival {
+            spans.extend(schedule.above_start());
+        }
+        let from = spans.iter().map(|s| s.0).min()?;
+        let until = spans.iter().map(|s| s.1).max()?;
+        Windows::around(from, until, end)
     }
 }

@@ -7,7 +7,8 @@ pub mod estimate;
 pub mod moments;
 pub mod quantiles;
 pub mod record;
-pub mod timeline;
+pub mod recovery;
+pub mod series;
 pub mod totals;
 
 pub use attempt::{AttemptRecord, Lookup, Outcome};
@@ -15,5 +16,5 @@ pub use estimate::Estimate;
 pub use moments::{Moments, Sample, Sums};
 pub use quantiles::Quantiles;
 pub use record::{BusinessState, IntentRecord, Status, StopReason};
-pub use timeline::{Mark, Timeline};
+pub use series::{Count, Level, Series, SeriesStats};
 pub use totals::{Measure, ToolTotals, Totals};

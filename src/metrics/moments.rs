@@ -68,6 +68,14 @@ pub struct Moments {
 }
 
 impl Moments {
+    /// `n` values of zero.
+    pub fn zeros(n: u64) -> Self {
+        Moments {
+            count: n,
+            ..Moments::default()
+        }
+    }
+
     pub fn push(&mut self, x: f64) {
         self.count += 1;
         let delta = x - self.mean;

@@ -1,8 +1,8 @@
 //! Running totals of one run (one configuration, one replication), fed one intent at a time.
 
 use super::{
-    AttemptRecord, IntentRecord, Mark, Outcome, Quantiles, Sample, Status, StopReason, Sums,
-    Timeline,
+    AttemptRecord, Count, IntentRecord, Level, Outcome, Quantiles, Sample, Series, Status,
+    StopReason, Sums,
 };
 use crate::time::Tick;
 
@@ -60,8 +60,9 @@ pub struct Totals {
     pub hedges: u64,
     /// Ticks from each intent's start to its end.
     pub completion: Quantiles,
-    /// What happened at each tool over time, where the output asks for it.
-    pub timeline: Option<Timeline>,
+    /// What happened at each tool over time, where the output asks for it. One run's own:
+    /// runs are gathered by [`super::SeriesStats`], not merged here.
+    pub series: Option<Series>,
     /// What happened at each tool, by tool index.
     pub tools: Vec<ToolTotals>,
 }
@@ -128,8 +129,8 @@ impl Totals {
         }
     }
 
-    /// Adds another run's totals: counts and sums exactly, histograms and timelines bucket by
-    /// bucket, so totals over replications do not depend on the order they are added in.
+    /// Adds another run's totals: counts and sums exactly, histograms bucket by bucket, so
+    /// totals over replications do not depend on the order they are added in.
     pub fn merge(&mut self, other: &Totals) {
         for (mine, theirs) in self.measures.iter_mut().zip(&other.measures) {
             mine.merge(theirs);
@@ -144,11 +145,6 @@ impl Totals {
         self.lookups += other.lookups;
         self.hedges += other.hedges;
         self.completion.merge(&other.completion);
-        match (&mut self.timeline, &other.timeline) {
-            (Some(mine), Some(theirs)) => mine.merge(theirs),
-            (None, Some(theirs)) => self.timeline = Some(theirs.clone()),
-            _ => {}
-        }
         if self.tools.len() < other.tools.len() {
             self.tools
                 .resize_with(other.tools.len(), ToolTotals::default);
@@ -158,18 +154,25 @@ impl Totals {
         }
     }
 
-    /// Empty totals that keep `timeline`, if any.
-    pub fn keeping(timeline: Option<Timeline>) -> Self {
+    /// Empty totals that keep `series`, if any.
+    pub fn keeping(series: Option<Series>) -> Self {
         Totals {
-            timeline,
+            series,
             ..Totals::default()
         }
     }
 
-    /// Counts an event on the timeline, if the run keeps one.
-    pub fn mark(&mut self, tool: usize, at: Tick, mark: Mark) {
-        if let Some(timeline) = &mut self.timeline {
-            timeline.mark(tool, at, mark);
+    /// Counts an event in the time series, if the run keeps one.
+    pub fn count(&mut self, tool: usize, at: Tick, count: Count) {
+        if let Some(series) = &mut self.series {
+            series.count(tool, at, count);
+        }
+    }
+
+    /// Sets a level in the time series, if the run keeps one.
+    pub fn level(&mut self, tool: usize, at: Tick, level: Level, value: f64) {
+        if let Some(series) = &mut self.series {
+            series.level(tool, at, level, value);
         }
     }
 

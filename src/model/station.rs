@@ -95,6 +95,11 @@ impl<T> Station<T> {
         self.busy
     }
 
+    /// Requests waiting in line now.
+    pub fn waiting(&self) -> usize {
+        self.waiting.len()
+    }
+
     /// A worker finishes: the next request in line, which it takes up at once.
     pub fn finish(&mut self) -> Option<T> {
         let next = match self.line.order {

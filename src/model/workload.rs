@@ -1,25 +1,36 @@
-//! The workload: how many tasks, which tools each task calls in order, when tasks arrive, and how
-//! many clients serve them.
+//! The workload: how many tasks (or for how long they arrive), which tools each task calls in
+//! order, when tasks arrive, and how many clients serve them.
 
+use super::schedule::RateSchedule;
 use crate::time::Tick;
 use crate::variate::unit_open_low;
 
 /// When tasks arrive.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Arrival {
     /// Every task is there at tick 0.
     Batch,
     /// A Poisson stream: exponential gaps with this mean, in ticks.
     Poisson { mean_gap: f64 },
+    /// A Poisson stream whose rate follows a schedule.
+    Scheduled(RateSchedule),
 }
 
 impl Arrival {
-    /// The gap before the next task, from one word of the arrival stream.
-    pub fn gap(&self, word: u64) -> Tick {
-        match *self {
-            Arrival::Batch => Tick::ZERO,
+    /// When the task after one that arrived at `now` arrives, from one word of the arrival
+    /// stream; `None` if none ever does. A schedule keeps the exact time of the last arrival in
+    /// `clock`, so rounding to ticks never accumulates: a constant-rate stream rounds each gap,
+    /// as it always has, which keeps its runs the same.
+    pub fn next(&self, now: Tick, clock: &mut f64, word: u64) -> Option<Tick> {
+        let exp1 = -libm::log(unit_open_low(word));
+        match self {
+            Arrival::Batch => Some(now),
             Arrival::Poisson { mean_gap } => {
-                Tick(libm::round(-mean_gap * libm::log(unit_open_low(word))) as u64)
+                Some(now.after(Tick(libm::round(mean_gap * exp1) as u64)))
+            }
+            Arrival::Scheduled(schedule) => {
+                *clock = schedule.next(*clock, exp1)?;
+                Some(Tick(libm::round(*clock) as u64).max(now))
             }
         }
     }
@@ -29,7 +40,11 @@ impl Arrival {
 /// free client; each client runs one task at a time, tasks taken in order of arrival.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Workload {
-    pub tasks: u64,
+    /// The most tasks that arrive; `None`: as many as arrive within `duration`.
+    pub tasks: Option<u64>,
+    /// Tasks stop arriving at this time, and the run drains what is under way; `None`: they
+    /// arrive until there are `tasks` of them.
+    pub duration: Option<Tick>,
     pub calls: Vec<usize>,
     pub arrival: Arrival,
     pub clients: u32,

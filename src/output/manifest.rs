@@ -10,7 +10,9 @@ use toml::{Table, Value};
 
 use crate::config::{Source, resolved};
 use crate::error::Error;
+use crate::metrics::recovery::{SMOOTHING, WITHIN, Windows};
 use crate::run::Results;
+use crate::time::Tick;
 
 pub fn write(results: &Results, source: &Source, files: &[String], path: &Path) -> io::Result<()> {
     let exp = &results.sweep.base;
@@ -38,12 +40,31 @@ pub fn write(results: &Results, source: &Source, files: &[String], path: &Path) 
         "files".into(),
         Value::Array(files.iter().map(|f| f.as_str().into()).collect()),
     );
+    if let Some(w) = exp.recovery_windows() {
+        m.insert("recovery".into(), Value::Table(recovery(&w)));
+    }
     m.insert("resolved".into(), Value::Table(resolved(&results.sweep)));
     let text = toml::to_string(&m).map_err(io::Error::other)?;
     std::fs::write(
         path,
         format!("# Written by retrysim run; see out/README.md.\n{text}"),
     )
+}
+
+/// The windows `summary.csv` measures recovery in (at the base point; a sweep that moves the
+/// trigger or the duration moves them by the same rule), each as `[from, until]`.
+fn recovery(w: &Windows) -> Table {
+    let span = |(from, until): (Tick, Tick)| {
+        Value::Array(vec![from.to_string().into(), until.to_string().into()])
+    };
+    let mut t = Table::new();
+    t.insert("trigger".into(), span(w.trigger));
+    t.insert("before".into(), span(w.before));
+    t.insert("after".into(), span(w.after));
+    t.insert("judged_until".into(), w.end.to_string().into());
+    t.insert("smoothing".into(), SMOOTHING.to_string().into());
+    t.insert("within".into(), WITHIN.into());
+    t
 }
 
 /// A manifest read back, for the charts and the stories: its table, and its path for errors

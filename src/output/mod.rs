@@ -7,7 +7,7 @@ pub mod runs;
 mod staging;
 pub mod summary;
 pub mod table;
-pub mod timeline;
+pub mod timeseries;
 pub mod tools;
 pub mod trace;
 
@@ -80,8 +80,8 @@ impl Writer {
             Box::new(runs::Runs),
             Box::new(tools::Tools),
         ];
-        if sweep.base.output.timeline.is_some() {
-            chosen.push(Box::new(timeline::Timeline));
+        if sweep.base.output.timeseries.is_some() {
+            chosen.push(Box::new(timeseries::Timeseries));
         }
         let mut exports = Vec::new();
         for export in chosen {

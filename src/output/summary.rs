@@ -7,13 +7,15 @@ use super::Export;
 use super::column::{Column, Kind::*, col, mean_seconds, seconds};
 use super::fixed;
 use crate::experiment::Experiment;
+use crate::metrics::recovery::Recovery;
 use crate::metrics::{Estimate, Measure, StopReason, ToolTotals};
 use crate::policy::Policy;
 use crate::run::{PointResult, PolicyResult};
 use crate::sweep::Point;
 use crate::theory::ClosedForms;
 
-/// What `agrees` says: both theory values inside their intervals, not, or no closed form.
+/// What `agrees` says: both theory values inside their intervals, not, or no closed form; and
+/// what `recovered` says: goodput came back after the trigger, it did not, or no trigger.
 const AGREES: [&str; 3] = ["yes", "no", "none"];
 const KEYS: [&str; 3] = ["none", "per_intent", "per_attempt"];
 
@@ -58,6 +60,11 @@ impl Row<'_> {
         self.result.totals.stopped(reason).to_string()
     }
 
+    /// A measure of recovery from the trigger, or empty where there is none.
+    fn recovery(&self, f: fn(&Recovery) -> String) -> String {
+        self.result.recovery.as_ref().map_or(String::new(), f)
+    }
+
     fn per_task(&self, count: u64) -> String {
         fixed(count as f64 / self.result.totals.tasks.max(1) as f64)
     }
@@ -67,7 +74,7 @@ impl Row<'_> {
 pub struct Field(pub Column, pub for<'a> fn(&Row<'a>) -> String);
 
 /// The columns after the parameter columns, each with its value.
-pub const FIELDS: [Field; 56] = [
+pub const FIELDS: [Field; 60] = [
     Field(col("experiment", Text), |r| r.exp.name.clone()),
     Field(col("policy", Text), |r| r.policy.name.clone()),
     Field(col("seed", Count), |r| r.exp.seed.to_string()),
@@ -217,6 +224,22 @@ pub const FIELDS: [Field; 56] = [
     }),
     Field(col("stopped_concurrency_limited", Count), |r| {
         r.stopped(StopReason::ConcurrencyLimited)
+    }),
+    Field(col("goodput_before", NumberOrEmpty), |r| {
+        r.recovery(|v| fixed(v.before))
+    }),
+    Field(col("goodput_after", NumberOrEmpty), |r| {
+        r.recovery(|v| fixed(v.after))
+    }),
+    Field(col("recovered", Word(&AGREES)), |r| {
+        match r.result.recovery {
+            None => "none".into(),
+            Some(v) if v.time_to_recover.is_some() => "yes".into(),
+            Some(_) => "no".into(),
+        }
+    }),
+    Field(col("time_to_recover_s", NumberOrEmpty), |r| {
+        r.recovery(|v| v.time_to_recover.map_or(String::new(), |t| seconds(t.0)))
     }),
 ];
 

@@ -106,6 +106,15 @@ impl Breaker {
         &self.rule
     }
 
+    /// Until when the breaker refuses every call, if it was last seen open. It turns half-open
+    /// only when a call comes after that time.
+    pub fn open_until(&self) -> Option<Tick> {
+        match self.state {
+            State::Open { until } => Some(until),
+            _ => None,
+        }
+    }
+
     /// Whether a call may be dispatched at `now`; an open breaker whose time is up turns
     /// half-open here, and the call is one of its probes.
     pub fn admit(&mut self, now: Tick) -> bool {

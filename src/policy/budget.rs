@@ -73,6 +73,14 @@ impl RetryBudget {
         }
     }
 
+    /// The tokens a bucket holds; `None` for a ratio, which holds none.
+    pub fn tokens(&self) -> Option<f64> {
+        match self.rule {
+            BudgetRule::Ratio { .. } => None,
+            _ => Some(self.tokens),
+        }
+    }
+
     /// A first attempt goes out at `now`.
     pub fn first_attempt(&mut self, now: Tick) {
         if let BudgetRule::Ratio { .. } = self.rule {

@@ -214,6 +214,16 @@ impl Gates {
         }
     }
 
+    /// Until when `tool`'s breaker is open, if it is.
+    pub fn open_until(&self, tool: usize) -> Option<Tick> {
+        self.breakers[tool].as_ref().and_then(Breaker::open_until)
+    }
+
+    /// The tokens in `tool`'s retry budget, if it is a bucket.
+    pub fn tokens(&self, tool: usize) -> Option<f64> {
+        self.budgets[tool].as_ref().and_then(RetryBudget::tokens)
+    }
+
     /// The client stopped waiting for an attempt on `tool` (a hedge's loser, or one in flight
     /// when its operation ended): it no longer holds a concurrency slot.
     pub fn abandoned(&mut self, tool: usize) {

@@ -41,8 +41,11 @@ pub fn simulate(
     let mut world = world::World::new(exp, &exp.policies[job.policy], streams, sink);
     let mut sched = Scheduler::new();
     world.begin(&mut sched);
-    engine::run(&mut world, &mut sched, exp.horizon);
-    let totals = world.finish(exp.horizon);
+    let end = match engine::run(&mut world, &mut sched, exp.horizon) {
+        engine::Ending::Drained => sched.now(),
+        engine::Ending::Horizon => exp.horizon,
+    };
+    let totals = world.finish(exp.horizon, end);
     RunResult {
         totals,
         events: sched.processed(),

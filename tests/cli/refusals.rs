@@ -265,7 +265,7 @@ fn config_cases() -> Vec<Case> {
         config_case(
             "a timeline for a sweep",
             format!(
-                "{GOOD}[output]\ncharts = [\"timeline\"]\ntimeline = \"1s\"\n[sweep]\n[[sweep.axis]]\npath = \"tool.charge.reply_loss\"\nvalues = [0.1]\n"
+                "{GOOD}[output]\ncharts = [\"timeline\"]\ntimeseries = \"1s\"\n[sweep]\n[[sweep.axis]]\npath = \"tool.charge.reply_loss\"\nvalues = [0.1]\n"
             ),
             &["c.toml:17:11: output.charts", "timeline"],
         ),

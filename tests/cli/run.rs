@@ -33,9 +33,9 @@ fn the_default_run_needs_no_arguments() {
     assert!(summary.starts_with("experiment,policy,seed,replications,tasks,intents,"));
     for file in [
         "manifest.toml",
-        "timeline.csv",
+        "timeseries.csv",
         "charts/tasks.svg",
-        "charts/calls-over-time.svg",
+        "charts/goodput.svg",
     ] {
         let path = tmp.path().join("out/reliability-layer").join(file);
         assert!(path.exists(), "{}", path.display());

@@ -61,7 +61,7 @@ fn a_set_changes_one_key_and_names_the_run_for_it() {
     let exp = &sweep.points[0].experiment;
     assert_eq!(exp.name, "c+seed=7+reply_loss=0.3+tasks=25");
     assert_eq!(sweep.base.name, exp.name);
-    assert_eq!((exp.seed, exp.workload.tasks), (7, 25));
+    assert_eq!((exp.seed, exp.workload.tasks), (7, Some(25)));
     assert_eq!(exp.tools[0].faults.reply_loss, 0.3);
     assert_eq!(exp.tools[1].faults.reply_loss, 0.0, "tool u is untouched");
     assert_eq!(

@@ -8,7 +8,7 @@ use std::path::Path;
 use retrysim::config::Source;
 use retrysim::output::column::Column;
 use retrysim::output::trace::Trace;
-use retrysim::output::{runs, summary, timeline, tools};
+use retrysim::output::{runs, summary, timeseries, tools};
 
 fn read(path: &str) -> String {
     fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
@@ -125,7 +125,7 @@ fn output_files() -> Vec<(&'static str, Vec<Column>)> {
         ("summary.csv", summary::columns()),
         ("runs.csv", runs::columns()),
         ("tools.csv", tools::columns()),
-        ("timeline.csv", timeline::columns()),
+        ("timeseries.csv", timeseries::columns()),
         ("intents.csv", Trace::Intents.columns()),
         ("attempts.csv", Trace::Attempts.columns()),
     ]

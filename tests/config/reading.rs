@@ -199,42 +199,94 @@ fn layers_take_the_retry_rule_and_are_checked_one_by_one() {
 }
 
 #[test]
-fn a_timeline_needs_a_width_that_fits_the_horizon() {
+fn a_time_series_needs_a_width_that_fits_the_horizon() {
     let e = error(
         "name = \"p\"\n",
-        "name = \"p\"\n[output]\ncharts = [\"calls-over-time\"]\n",
+        "name = \"p\"\n[output]\ncharts = [\"goodput\"]\n",
     );
     assert_says(
         &e,
-        &["output.charts", "no timeline is kept", "timeline = \"1s\""],
+        &[
+            "output.charts",
+            "no time series is kept",
+            "timeseries = \"1s\"",
+        ],
     );
-    // The story timeline is drawn from the traces: a config that keeps the old calls-over-time
-    // table only is told which chart it meant.
+    // The story timeline is drawn from the traces: a config that keeps the time series only is
+    // told which chart it meant.
     let e = error(
         "name = \"p\"\n",
-        "name = \"p\"\n[output]\ntimeline = \"1s\"\ncharts = [\"timeline\"]\n",
+        "name = \"p\"\n[output]\ntimeseries = \"1s\"\ncharts = [\"timeline\"]\n",
     );
     assert_says(
         &e,
         &[
             "output.charts",
             "intents.csv and attempts.csv",
-            "calls-over-time",
+            "\"goodput\" chart",
             "attempts = true",
         ],
     );
     let e = error(
         "name = \"p\"\n",
-        "name = \"p\"\n[output]\ntimeline = \"1us\"\n",
+        "name = \"p\"\n[output]\ntimeseries = \"1ms\"\n",
     );
     assert_says(
         &e,
         &[
-            "output.timeline",
-            "more than 10000000 stretches",
-            "at least 8.64ms",
+            "output.timeseries",
+            "more than 1000000 bins",
+            "at least 86.4ms",
         ],
     );
+}
+
+/// A rate schedule starts at 0s, moves forward, ramps only towards a next point, and brings
+/// some task; a duration needs a stream, and a workload needs a count or a duration.
+#[test]
+fn a_rate_schedule_and_a_duration_are_checked() {
+    let stream = |points: &str| format!("tasks = 10\narrival = \"poisson\"\nrate = [{points}]");
+    let cases = [
+        (
+            stream(r#"{ at = "1s", per_second = 5 }"#),
+            vec!["workload.rate[0].at", "starts at 1s", "\"0s\""],
+        ),
+        (
+            stream(r#"{ at = "0s", per_second = 5 }, { at = "0s", per_second = 9 }"#),
+            vec!["workload.rate[1].at", "does not come after", "time order"],
+        ),
+        (
+            stream(r#"{ at = "0s", per_second = 5, ramp = true }"#),
+            vec!["workload.rate[0].ramp", "no next point"],
+        ),
+        (
+            stream(r#"{ at = "0s", per_second = -1 }"#),
+            vec!["workload.rate[0].per_second", "-1 is not a rate"],
+        ),
+        (
+            stream(r#"{ at = "0s", per_second = 0 }"#),
+            vec!["workload.rate", "zero throughout"],
+        ),
+        (
+            "tasks = 10\nrate = [{ at = \"0s\", per_second = 5 }]".into(),
+            vec!["workload.rate", "batch arrivals have no rate"],
+        ),
+        (
+            "tasks = 10\nduration = \"1m\"".into(),
+            vec!["workload.duration", "no duration"],
+        ),
+        (
+            "arrival = \"poisson\"\nmean_interarrival = \"1s\"".into(),
+            vec!["workload.tasks", "neither how many tasks nor for how long"],
+        ),
+        (
+            "tasks = 10\narrival = \"poisson\"\nmean_interarrival = \"1s\"\nrate = []".into(),
+            vec!["workload.mean_interarrival", "not both"],
+        ),
+    ];
+    for (workload, says) in cases {
+        assert_says(&error("tasks = 10", &workload), &says);
+    }
 }
 
 #[test]

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::common::{self, shipped, traced};
 use retrysim::config::Source;
-use retrysim::metrics::{IntentRecord, Outcome, Status};
+use retrysim::metrics::{IntentRecord, Status};
 
 /// The reliability layer's relations: retries recover blips, retry-only charges twice, the key
 /// stops that, and the breaker spares the tool that is down for a success or a few.
@@ -102,43 +102,6 @@ fn retry_budgets_hold_the_load_down() {
         }
     }
     assert_eq!(checked, ["0.2", "1"]);
-}
-
-/// The timeline of the default experiment adds up to its tool totals, stretch by stretch, and
-/// its calls to a tool that is down all fall inside the outage (20 s to 35 s).
-#[test]
-fn the_timeline_adds_up_to_the_tool_totals() {
-    let exp = shipped("reliability-layer.toml");
-    let width = exp.output.timeline.expect("the default keeps a timeline");
-    let result = common::run_one(exp.clone());
-    let search = exp.tools.iter().position(|t| t.name == "search").unwrap();
-    let ok = Outcome::Ok.index();
-    for (policy, r) in exp.policies.iter().zip(&result.policies) {
-        let timeline = r.timeline().expect("kept");
-        for t in 0..exp.tools.len() {
-            let buckets = timeline.buckets(t);
-            let sum = |f: fn(&retrysim::metrics::timeline::Bucket) -> u64| -> u64 {
-                buckets.iter().map(f).sum()
-            };
-            let totals = r.tool_totals(t);
-            let at = format!("{} at {}", policy.name, exp.tools[t].name);
-            assert_eq!(sum(|b| b.calls), totals.calls, "{at}");
-            assert_eq!(sum(|b| b.calls_while_down), totals.calls_while_down, "{at}");
-            assert_eq!(sum(|b| b.short_circuited), totals.short_circuited, "{at}");
-            assert_eq!(sum(|b| b.successes), totals.outcomes[ok], "{at}");
-        }
-        let down: Vec<u64> = (timeline.buckets(search).iter().enumerate())
-            .filter(|(_, b)| b.calls_while_down > 0)
-            .map(|(i, _)| i as u64 * width.0)
-            .collect();
-        assert!(!down.is_empty(), "{}", policy.name);
-        assert!(
-            down.iter()
-                .all(|&from| (20_000_000..35_000_000).contains(&from)),
-            "{}: {down:?}",
-            policy.name
-        );
-    }
 }
 
 /// `configs/concurrency-limit.toml`: a limit moves the waiting from the server's line, where an

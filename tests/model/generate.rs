@@ -347,7 +347,8 @@ pub fn experiment() -> impl Strategy<Value = Experiment> {
                 horizon: Tick(3_600_000_000),
                 tools,
                 workload: Workload {
-                    tasks,
+                    tasks: Some(tasks),
+                    duration: None,
                     calls,
                     arrival,
                     clients,

@@ -12,5 +12,6 @@ mod scenarios;
 mod scope;
 mod servers;
 mod simulation;
+mod storms;
 mod texts;
 mod timeouts;

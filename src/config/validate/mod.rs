@@ -6,20 +6,20 @@ mod concurrency;
 mod guards;
 mod policy;
 mod tool;
-
-use toml::Spanned;
+mod workload;
 
 use super::check::{Check, Result};
 use super::{Source, raw};
 use crate::experiment::{ChartFormat, ChartKind, Experiment, OutputOptions};
-use crate::model::{Arrival, Tool, Workload};
+use crate::model::Tool;
 use crate::policy::{KeyScope, Policy, Wait, safety};
-use crate::time::{DURATION_HELP, Tick};
+use crate::time::Tick;
 use policy::{TIMEOUT_HELP, policy, refuse_endless_retries};
 use tool::tool;
+use workload::{calls, workload};
 
 /// The defaults of every optional key, documented in `configs/README.md`.
-mod default {
+pub(super) mod default {
     pub const REPLICATIONS: u64 = 1;
     pub const HORIZON: &str = "24h";
     pub const CLIENTS: u32 = 100;
@@ -157,7 +157,7 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         policies.push(policy);
     }
 
-    let one_task = workload.tasks == 1 && replications == 1;
+    let one_task = workload.tasks == Some(1) && replications == 1;
     let output = output(&check, &raw.output, axes, horizon, one_task)?;
     Ok(Experiment {
         name,
@@ -172,8 +172,9 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
     })
 }
 
-/// The most stretches a timeline may cut the horizon into.
-const TIMELINE_BUCKETS: u64 = 10_000_000;
+/// The most bins a time series may cut the horizon into: a million bins of one tool take
+/// about 300 MB across a configuration's replications.
+const TIMESERIES_BINS: u64 = 1_000_000;
 
 /// The output options; `one_task` says the run is a single task in a single replication.
 fn output(
@@ -231,16 +232,21 @@ fn output(
             ChartFormat::name,
         )?,
     };
-    let timeline = match &raw.timeline {
+    let timeseries = match &raw.timeseries {
         None => None,
         Some(v) => {
-            let width = check.duration(v, "output.timeline")?;
-            if width == Tick::ZERO || horizon.0 / width.0 > TIMELINE_BUCKETS {
+            let width = check.duration(v, "output.timeseries")?;
+            if width == Tick::ZERO || horizon.0 / width.0 > TIMESERIES_BINS {
                 return check.error_allowing(
                     v.span(),
-                    "output.timeline",
-                    format!("{width} cuts the horizon ({horizon}) into more than {TIMELINE_BUCKETS} stretches"),
-                    &format!("a positive duration of at least {}", Tick(horizon.0.div_ceil(TIMELINE_BUCKETS))),
+                    "output.timeseries",
+                    format!(
+                        "{width} cuts the horizon ({horizon}) into more than {TIMESERIES_BINS} bins"
+                    ),
+                    &format!(
+                        "a positive duration of at least {}, or a shorter horizon",
+                        Tick(horizon.0.div_ceil(TIMESERIES_BINS))
+                    ),
                 );
             }
             Some(width)
@@ -249,17 +255,17 @@ fn output(
     // A chart drawn from a file the run does not keep is refused where it is named.
     let needs = [
         (
-            ChartKind::CallsOverTime,
-            timeline.is_some(),
-            "the calls-over-time chart draws timeline.csv, and no timeline is kept",
-            "`timeline = \"1s\"` (the width of its stretches) beside the chart",
+            ChartKind::Goodput,
+            timeseries.is_some(),
+            "the goodput chart draws timeseries.csv, and no time series is kept",
+            "`timeseries = \"1s\"` (the width of its bins) beside the chart",
         ),
         (
             ChartKind::Timeline,
             raw.intents && raw.attempts,
             "the timeline chart draws each configuration's story from intents.csv and \
-             attempts.csv, and this run does not keep both (calls over time, drawn from \
-             timeline.csv, is the \"calls-over-time\" chart)",
+             attempts.csv, and this run does not keep both (load over time, drawn from \
+             timeseries.csv, is the \"goodput\" chart)",
             "`intents = true` and `attempts = true` beside the chart",
         ),
     ];
@@ -276,95 +282,6 @@ fn output(
         attempts: raw.attempts,
         charts,
         chart_formats,
-        timeline,
-    })
-}
-
-/// A list of tool names: the tools a task calls, in order.
-fn calls(
-    check: &Check,
-    list: &Spanned<Vec<Spanned<String>>>,
-    path: &str,
-    tools: &[Tool],
-) -> Result<Vec<usize>> {
-    if list.get_ref().is_empty() {
-        return check.error_allowing(
-            list.span(),
-            path,
-            "a task must call at least one tool".into(),
-            "a list of tool names",
-        );
-    }
-    let options: Vec<(&str, usize)> = tools
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.name.as_str(), i))
-        .collect();
-    list.get_ref()
-        .iter()
-        .enumerate()
-        .map(|(i, name)| check.choice(name, &format!("{path}[{i}]"), &options))
-        .collect()
-}
-
-fn workload(check: &Check, spanned: &Spanned<raw::Workload>, tools: &[Tool]) -> Result<Workload> {
-    let raw = spanned.get_ref();
-    let tasks = check.count(Some(&raw.tasks), "workload.tasks", 0, "0 tasks run nothing")?;
-    let calls = match &raw.calls {
-        None => (0..tools.len()).collect(),
-        Some(list) => calls(check, list, "workload.calls", tools)?,
-    };
-    let clients = check.count(
-        raw.clients.as_ref(),
-        "workload.clients",
-        default::CLIENTS,
-        "0 clients serve no task",
-    )?;
-    let batch = raw.arrival.as_ref().map_or(Ok(true), |a| {
-        check.choice(
-            a,
-            "workload.arrival",
-            &[("batch", true), ("poisson", false)],
-        )
-    })?;
-    let arrival = match (batch, &raw.mean_interarrival) {
-        (true, None) => Arrival::Batch,
-        (true, Some(gap)) => {
-            return check.error_allowing(
-                gap.span(),
-                "workload.mean_interarrival",
-                "batch arrivals have no interarrival time".into(),
-                "arrival = \"poisson\" with mean_interarrival, or neither",
-            );
-        }
-        (false, Some(gap)) => {
-            let mean = check.duration(gap, "workload.mean_interarrival")?;
-            if mean == Tick::ZERO {
-                return check.error_allowing(
-                    gap.span(),
-                    "workload.mean_interarrival",
-                    "a Poisson stream needs a positive mean gap".into(),
-                    "a positive duration",
-                );
-            }
-            Arrival::Poisson {
-                mean_gap: mean.0 as f64,
-            }
-        }
-        (false, None) => {
-            let span = raw.arrival.as_ref().map_or(spanned.span(), |a| a.span());
-            return check.error_allowing(
-                span,
-                "workload.mean_interarrival",
-                "arrival = \"poisson\" needs mean_interarrival".into(),
-                DURATION_HELP,
-            );
-        }
-    };
-    Ok(Workload {
-        tasks,
-        calls,
-        arrival,
-        clients,
+        timeseries,
     })
 }

@@ -25,7 +25,8 @@ use crate::engine::rng::{Source, Streams, word};
 use crate::engine::{Model, Scheduler};
 use crate::experiment::Experiment;
 use crate::metrics::{
-    AttemptRecord, BusinessState, IntentRecord, Outcome, Status, StopReason, Timeline, Totals,
+    AttemptRecord, BusinessState, Count, IntentRecord, Level, Outcome, Series, Status, StopReason,
+    Totals,
 };
 use crate::model::FailureClass;
 use crate::model::station::Station;
@@ -84,11 +85,15 @@ pub struct World<'a, S> {
     stations: Vec<Station<AttemptRef>>,
     streams: Streams,
     arrivals: ChaCha8Rng,
+    /// The exact time of the last arrival of a scheduled stream, before rounding to a tick.
+    arrival_clock: f64,
     /// Tasks arrived so far; tasks `started..arrived` wait for a client.
     arrived: u64,
     started: u64,
     idle_clients: u32,
     intents: Slab,
+    /// Per tool, attempts sent that its server has not answered yet.
+    in_flight: Vec<u32>,
     totals: Totals,
     sink: S,
 }
@@ -108,12 +113,14 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             gates: Gates::new(policy, exp.tools.len()),
             streams,
             arrivals: streams.stream(Source::Arrivals, 0),
+            arrival_clock: 0.0,
             arrived: 0,
             started: 0,
             idle_clients: exp.workload.clients,
             intents: Slab::new(streams),
+            in_flight: vec![0; exp.tools.len()],
             totals: Totals::keeping(
-                (exp.output.timeline).map(|width| Timeline::new(width, exp.tools.len())),
+                (exp.output.timeseries).map(|width| Series::new(width, exp.tools.len())),
             ),
             sink,
         }
@@ -123,17 +130,20 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     pub fn begin(&mut self, sched: &mut Scheduler<Event>) {
         match self.workload.arrival {
             Arrival::Batch => {
-                self.arrived = self.workload.tasks;
+                self.arrived = self.workload.tasks.expect("validated: a batch has a count");
                 self.start_waiting_tasks(sched);
             }
-            Arrival::Poisson { .. } => self.schedule_arrival(sched),
+            Arrival::Poisson { .. } | Arrival::Scheduled(_) => self.schedule_arrival(sched),
         }
     }
 
-    /// Ends the run. Intents still waiting are `hung` at the horizon — caught there, or waiting
-    /// in silence with nothing left to happen; intents the client had finished keep their
-    /// ending, with what their abandoned attempts did so far.
-    pub fn finish(mut self, horizon: Tick) -> Totals {
+    /// Ends the run, whose last event came at `end`. Intents still waiting are `hung` at the
+    /// horizon — caught there, or waiting in silence with nothing left to happen; intents the
+    /// client had finished keep their ending, with what their abandoned attempts did so far.
+    pub fn finish(mut self, horizon: Tick, end: Tick) -> Totals {
+        if let Some(series) = &mut self.totals.series {
+            series.close(end);
+        }
         for slot in self.intents.live() {
             let intent = self.intents.get(slot);
             if intent.client.ended.is_none() {
@@ -145,14 +155,22 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         self.totals
     }
 
+    /// Schedules the next task, unless the stream has ended: its rate fell to zero for good,
+    /// or the next would come after the workload's duration.
     fn schedule_arrival(&mut self, sched: &mut Scheduler<Event>) {
-        let gap = self.workload.arrival.gap(word(&mut self.arrivals));
-        sched.schedule_in(gap, Event::Arrival);
+        let w = word(&mut self.arrivals);
+        let next = self
+            .workload
+            .arrival
+            .next(sched.now(), &mut self.arrival_clock, w);
+        if let Some(at) = next.filter(|&at| self.workload.duration.is_none_or(|d| at < d)) {
+            sched.schedule_at(at, Event::Arrival);
+        }
     }
 
     fn on_arrival(&mut self, sched: &mut Scheduler<Event>) {
         self.arrived += 1;
-        if self.arrived < self.workload.tasks {
+        if self.workload.tasks.is_none_or(|n| self.arrived < n) {
             self.schedule_arrival(sched);
         }
         self.start_waiting_tasks(sched);
@@ -169,6 +187,8 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     fn start_intent(&mut self, task: u64, call: usize, sched: &mut Scheduler<Event>) {
         let id = task * self.calls.len() as u64 + call as u64;
         let handle = self.intents.start(id, self.calls[call], sched.now());
+        self.totals
+            .count(self.calls[call], sched.now(), Count::Offered);
         self.intents
             .get(handle.slot)
             .retry
@@ -216,6 +236,9 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             (0..abandoned).for_each(|_| self.gates.abandoned(tool));
             self.wake_waiting(tool, sched);
         }
+        if status == Status::Succeeded {
+            self.totals.count(tool, now, Count::Goodput);
+        }
         if status == Status::Succeeded && next_call < self.calls.len() {
             return self.start_intent(task, next_call, sched);
         }
@@ -233,6 +256,28 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         self.totals.add(&record, intent.log());
         (self.sink)(&record, intent.log());
         self.intents.remove(slot);
+    }
+}
+
+impl<S> World<'_, S> {
+    /// Sets every tool's levels in the time series as they stand after an event.
+    fn watch_levels(&mut self, now: Tick) {
+        for tool in 0..self.tools.len() {
+            let station = &self.stations[tool];
+            let levels = [
+                (Level::InFlight, f64::from(self.in_flight[tool])),
+                (Level::QueueLength, station.waiting() as f64),
+                (Level::BusyWorkers, f64::from(station.in_service())),
+                (Level::BudgetTokens, self.gates.tokens(tool).unwrap_or(0.0)),
+            ];
+            for (level, value) in levels {
+                self.totals.level(tool, now, level, value);
+            }
+            let open = self.gates.open_until(tool);
+            if let Some(series) = &mut self.totals.series {
+                series.breaker(tool, now, open);
+            }
+        }
     }
 }
 
@@ -302,6 +347,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
             Event::Lookup { intent, class } => self.on_lookup(intent, class, sched),
             Event::Hedge(at) => self.on_hedge(at, sched),
             Event::DeadlineInLine(handle) => self.on_deadline_in_line(handle, sched),
+        }
+        if self.totals.series.is_some() {
+            self.watch_levels(sched.now());
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use super::{AttemptRef, Event, Reply, World};
 use crate::engine::Scheduler;
-use crate::metrics::{AttemptRecord, IntentRecord, Mark, Outcome, Status, StopReason};
+use crate::metrics::{AttemptRecord, Count, IntentRecord, Outcome, Status, StopReason};
 use crate::model::FailureClass;
 use crate::model::Fate;
 
@@ -28,6 +28,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Reply::Failed(class) => Some(class),
         };
         intent.client.ambiguous |= failure == Some(FailureClass::Reset);
+        if let Some(FailureClass::Throttled | FailureClass::Overloaded) = failure {
+            self.totals.count(intent.tool, now, Count::Rejected);
+        }
         // Only a call that could not be abandoned answers after the deadline: the overrun is
         // found on return, its evidence kept, and nothing is retried.
         let late = limits.past_deadline(intent.retry.scope.start, now);
@@ -57,6 +60,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         intent.settle(at.attempt, Outcome::Timeout, now);
         intent.client.timeouts += 1;
         intent.client.ambiguous = true;
+        self.totals.count(intent.tool, now, Count::Timeout);
         let racing = !intent.awaiting().is_empty();
         let (tool, start, cost) = (intent.tool, intent.retry.scope.start, intent.retry.cost);
         self.observe(tool, Some(FailureClass::Timeout), cost, sched);
@@ -70,9 +74,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         self.after_failure(at.intent.slot, FailureClass::Timeout, None, sched);
     }
 
-    /// Tells the gates (the tool's breaker, budget and concurrency limit) and the timeline how a
-    /// call ended, and lets a call waiting for a slot go out; `cost` is what the budget took
-    /// for it, if it was a retry.
+    /// Tells the gates (the tool's breaker, budget and concurrency limit) how a call ended, and
+    /// lets a call waiting for a slot go out; `cost` is what the budget took for it, if it was
+    /// a retry.
     pub(super) fn observe(
         &mut self,
         tool: usize,
@@ -82,9 +86,6 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     ) {
         let now = sched.now();
         self.gates.feedback(tool, now, failure, cost);
-        if failure.is_none() {
-            self.totals.mark(tool, now, Mark::Success);
-        }
         self.wake_waiting(tool, sched);
     }
 }

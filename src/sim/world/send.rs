@@ -3,7 +3,7 @@
 
 use super::{AttemptRef, Event, Reply, World};
 use crate::engine::Scheduler;
-use crate::metrics::{AttemptRecord, IntentRecord, Mark, Status, StopReason};
+use crate::metrics::{AttemptRecord, Count, IntentRecord, Status, StopReason};
 use crate::model::FailureClass;
 use crate::model::{Fate, LossSignal};
 use crate::policy::gate::{Ask, Gate, Moment, Refusal};
@@ -53,7 +53,12 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let granted = limits.grant(self.policy.waits[intent.tool].timeout, start, now);
         let wait = granted.filter(|_| tool.cooperative);
         let (attempt, draw) = intent.draw_attempt(tool, now, granted);
-        self.totals.mark(intent.tool, now, Mark::Call);
+        let count = if attempt == 0 {
+            Count::FirstTry
+        } else {
+            Count::Retry
+        };
+        self.totals.count(intent.tool, now, count);
         let at = AttemptRef {
             intent: handle,
             attempt,
@@ -77,6 +82,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             (Fate::LostRequest, LossSignal::Silence) => {}
             _ => {
                 intent.server.at_server += 1;
+                self.in_flight[intent.tool] += 1;
                 sched.schedule_in(draw.request, Event::ServerArrive(at));
             }
         }
@@ -170,7 +176,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if refusal.gate == Gate::Breaker {
             let intent = self.intents.get(slot);
             intent.client.short_circuited += 1;
-            self.totals.mark(intent.tool, now, Mark::ShortCircuited);
+            self.totals.count(intent.tool, now, Count::ShortCircuited);
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use super::{AttemptRef, Event, Reply, World};
 use crate::engine::Scheduler;
-use crate::metrics::{AttemptRecord, IntentRecord, Mark};
+use crate::metrics::{AttemptRecord, Count, IntentRecord};
 use crate::model::FailureClass;
 use crate::model::outage::{self, OutageMode};
 use crate::model::server::Processed;
@@ -33,6 +33,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             }
             let t = intent.tool;
             intent.server.at_server -= 1;
+            self.in_flight[t] -= 1;
             if intent.is_over() {
                 self.close(at.intent.slot);
             }
@@ -49,7 +50,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let down = outage::down_at(&self.tools[tool].outages, sched.now());
         if down.is_some() {
             intent.server.calls_while_down += 1;
-            self.totals.mark(tool, sched.now(), Mark::CallWhileDown);
+            self.totals.count(tool, sched.now(), Count::CallWhileDown);
         }
         match down {
             // Refused at the door: no worker, no line.
@@ -59,6 +60,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             }
             Some(OutageMode::Hang) => {
                 intent.server.at_server -= 1;
+                self.in_flight[tool] -= 1;
                 if intent.is_over() {
                     self.close(at.intent.slot);
                 }
@@ -91,6 +93,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let tool = intent.tool;
         let draw = intent.draw(at.attempt);
         intent.server.at_server -= 1;
+        self.in_flight[tool] -= 1;
         let reply = match draw.fate {
             Fate::ServerError => Reply::Failed(FailureClass::ServerError),
             Fate::Throttled => Reply::Failed(FailureClass::Throttled),

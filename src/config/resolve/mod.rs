@@ -1,10 +1,12 @@
 //! An experiment written back as a config, every default filled in: what the manifest records,
-//! so a reader sees exactly what ran and can run it again.
+//! so a reader sees exactly what ran and can run it again. A tool's table is written in [`tool`].
+
+mod tool;
 
 use toml::{Table, Value};
 
 use crate::experiment::Experiment;
-use crate::model::{Arrival, Latency, Tool};
+use crate::model::{Arrival, RatePoint, Tool, Workload};
 use crate::policy::{
     Attempts, Backoff, BreakerRule, BudgetRule, ConcurrencyRule, Layers, LimitRule, Policy,
     Refuses, Retry, Tie, Trip, Wait, Window,
@@ -12,149 +14,21 @@ use crate::policy::{
 use crate::sweep::Sweep;
 use crate::time::Tick;
 
-fn duration(t: Tick) -> Value {
+pub(super) fn duration(t: Tick) -> Value {
     Value::String(t.to_string())
 }
 
 /// Float ticks (distribution parameters) written back as the nearest whole tick, which is
 /// what they were parsed from.
-fn float_ticks(t: f64) -> Value {
+pub(super) fn float_ticks(t: f64) -> Value {
     duration(Tick(libm::round(t) as u64))
 }
 
-fn table<const N: usize>(entries: [(&str, Value); N]) -> Table {
+pub(super) fn table<const N: usize>(entries: [(&str, Value); N]) -> Table {
     entries
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect()
-}
-
-fn latency(l: &Latency) -> Value {
-    Value::Table(match l {
-        Latency::Constant(t) => table([("dist", "constant".into()), ("value", duration(*t))]),
-        Latency::Uniform { min, max } => table([
-            ("dist", "uniform".into()),
-            ("min", duration(*min)),
-            ("max", duration(*max)),
-        ]),
-        Latency::Exponential { mean } => {
-            table([("dist", "exponential".into()), ("mean", float_ticks(*mean))])
-        }
-        Latency::LogNormal { median, sigma } => table([
-            ("dist", "lognormal".into()),
-            ("median", float_ticks(*median)),
-            ("sigma", (*sigma).into()),
-        ]),
-        Latency::Gamma(g) => table([
-            ("dist", "gamma".into()),
-            ("shape", g.shape.into()),
-            ("mean", float_ticks(g.shape * g.scale)),
-        ]),
-        Latency::Weibull { shape, scale } => table([
-            ("dist", "weibull".into()),
-            ("shape", (*shape).into()),
-            ("scale", float_ticks(*scale)),
-        ]),
-        Latency::Empirical(e) => table([
-            ("dist", "empirical".into()),
-            ("file", e.file.clone().into()),
-        ]),
-    })
-}
-
-fn tool(t: &Tool) -> Value {
-    let mut v = Value::Table(table([
-        ("name", t.name.clone().into()),
-        ("kind", t.kind.name().into()),
-        ("idempotent", t.idempotent.into()),
-        ("request_loss", t.faults.request_loss.into()),
-        ("server_error", t.faults.server_error.into()),
-        ("reply_loss", t.faults.reply_loss.into()),
-        ("throttled", t.faults.throttled.into()),
-        ("forbidden", t.faults.forbidden.into()),
-        ("invalid", t.faults.invalid.into()),
-        ("loss_seen_as", t.loss_seen_as.name().into()),
-        ("request_latency", latency(&t.request_latency)),
-        ("service_time", latency(&t.service_time)),
-        ("reply_latency", latency(&t.reply_latency)),
-        ("lookup_time", duration(t.lookup.time)),
-        ("lookup_failure", t.lookup.failure.into()),
-        ("commit_lag", duration(t.lookup.lag)),
-        ("cooperative", t.cooperative.into()),
-    ]));
-    if let Value::Table(table) = &mut v {
-        let workers = t
-            .workers
-            .map_or("unlimited".into(), |w| Value::Integer(w.into()));
-        table.insert("workers".into(), workers);
-        // The line exists only in front of limited workers.
-        if t.workers.is_some() {
-            let limit = t
-                .line
-                .limit
-                .map_or("unlimited".into(), |l| Value::Integer(l.into()));
-            table.insert("line_limit".into(), limit);
-            table.insert("line_order".into(), t.line.order.name().into());
-        }
-        if !t.outages.is_empty() {
-            let outages = t
-                .outages
-                .iter()
-                .map(|o| {
-                    Value::Table(self::table([
-                        ("from", duration(o.from)),
-                        ("until", duration(o.until)),
-                        ("mode", o.mode.name().into()),
-                    ]))
-                })
-                .collect();
-            table.insert("outages".into(), Value::Array(outages));
-        }
-        if let Some(retention) = t.key_retention {
-            table.insert("key_retention".into(), duration(retention));
-        }
-        if t.drop_expired {
-            table.insert("drop_expired".into(), true.into());
-        }
-        if t.slowdown > Tick::ZERO {
-            table.insert("slowdown".into(), duration(t.slowdown));
-        }
-        if let Some(wait) = t.faults.retry_after {
-            table.insert("retry_after".into(), duration(wait));
-        }
-        if let Some(script) = &t.script {
-            // A scripted tool's faults and latencies are not used: its script stands for them.
-            for key in [
-                "request_loss",
-                "server_error",
-                "reply_loss",
-                "throttled",
-                "forbidden",
-                "invalid",
-                "request_latency",
-                "service_time",
-                "reply_latency",
-            ] {
-                table.remove(key);
-            }
-            let steps = script
-                .steps
-                .iter()
-                .map(|s| {
-                    let mut step = self::table([
-                        ("outcome", s.fate.name().into()),
-                        ("after", duration(s.after)),
-                    ]);
-                    if let Some(wait) = s.retry_after {
-                        step.insert("retry_after".into(), duration(wait));
-                    }
-                    Value::Table(step)
-                })
-                .collect();
-            table.insert("script".into(), Value::Array(steps));
-        }
-    }
-    v
 }
 
 fn backoff(b: &Backoff) -> Value {
@@ -392,31 +266,49 @@ pub fn resolved(sweep: &Sweep) -> Table {
     t
 }
 
-/// The experiment as a config table.
-fn experiment(exp: &Experiment) -> Table {
-    let w = &exp.workload;
-    let mut workload = table([
-        ("tasks", Value::Integer(w.tasks as i64)),
-        (
-            "calls",
-            Value::Array(
-                w.calls
-                    .iter()
-                    .map(|&t| exp.tools[t].name.clone().into())
-                    .collect(),
-            ),
-        ),
-        ("clients", Value::Integer(w.clients.into())),
-    ]);
-    match w.arrival {
-        Arrival::Batch => {
-            workload.insert("arrival".into(), "batch".into());
-        }
+/// The workload as a config table.
+fn workload(w: &Workload, tools: &[Tool]) -> Table {
+    let mut t = Table::new();
+    if let Some(tasks) = w.tasks {
+        t.insert("tasks".into(), Value::Integer(tasks as i64));
+    }
+    if let Some(d) = w.duration {
+        t.insert("duration".into(), duration(d));
+    }
+    let calls = w.calls.iter().map(|&c| tools[c].name.clone().into());
+    t.insert("calls".into(), Value::Array(calls.collect()));
+    t.insert("clients".into(), Value::Integer(w.clients.into()));
+    let kind = if w.arrival == Arrival::Batch {
+        "batch"
+    } else {
+        "poisson"
+    };
+    t.insert("arrival".into(), kind.into());
+    match &w.arrival {
+        Arrival::Batch => {}
         Arrival::Poisson { mean_gap } => {
-            workload.insert("arrival".into(), "poisson".into());
-            workload.insert("mean_interarrival".into(), float_ticks(mean_gap));
+            t.insert("mean_interarrival".into(), float_ticks(*mean_gap));
+        }
+        Arrival::Scheduled(s) => {
+            let point = |p: &RatePoint| {
+                Value::Table(table([
+                    ("at", duration(p.at)),
+                    ("per_second", p.per_second.into()),
+                    ("ramp", p.ramp.into()),
+                ]))
+            };
+            t.insert(
+                "rate".into(),
+                Value::Array(s.points().iter().map(point).collect()),
+            );
         }
     }
+    t
+}
+
+/// The experiment as a config table.
+fn experiment(exp: &Experiment) -> Table {
+    let workload = workload(&exp.workload, &exp.tools);
     let names = |names: Vec<&str>| Value::Array(names.into_iter().map(Value::from).collect());
     let mut output = table([
         ("intents", exp.output.intents.into()),
@@ -440,14 +332,14 @@ fn experiment(exp: &Experiment) -> Table {
     ]);
     t.insert(
         "tool".into(),
-        Value::Array(exp.tools.iter().map(tool).collect()),
+        Value::Array(exp.tools.iter().map(tool::tool).collect()),
     );
     t.insert(
         "policy".into(),
         Value::Array(exp.policies.iter().map(|p| policy(p, &exp.tools)).collect()),
     );
-    if let Some(width) = exp.output.timeline {
-        output.insert("timeline".into(), duration(width));
+    if let Some(width) = exp.output.timeseries {
+        output.insert("timeseries".into(), duration(width));
     }
     t.insert("output".into(), Value::Table(output));
     t

@@ -1,0 +1,153 @@
+//! Goodput over time: a panel per configuration (and tool, where a task calls several), the
+//! calls sent each second — retries stacked on first tries — under the load the clients offered
+//! and the goodput they got, the trigger and outages shaded, and the moment goodput recovered
+//! marked. A retry storm reads at a glance: calls far above the offered load, goodput on the
+//! floor, long after the shaded trigger has passed.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::bars;
+use super::data::{Bin, Data};
+use super::style::{self, FONT};
+use crate::time::Tick;
+
+/// Ticks to seconds, the unit of the time axis.
+fn seconds(t: Tick) -> f64 {
+    t.0 as f64 / 1e6
+}
+
+const FIRST: RGBColor = style::PALETTE[5];
+const RETRY: RGBColor = style::PALETTE[1];
+const GOODPUT: RGBColor = style::PALETTE[2];
+const OFFERED: RGBColor = style::PALETTE[6];
+
+pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> Result<(), String> {
+    let bins = data
+        .timeseries
+        .as_ref()
+        .ok_or("the run kept no time series (`[output] timeseries`)")?;
+    let mut panels: Vec<(&str, &str)> = Vec::new();
+    for policy in &data.policies {
+        for b in bins.iter().filter(|b| &b.policy == policy) {
+            if !panels.contains(&(policy.as_str(), b.tool.as_str())) {
+                panels.push((policy, &b.tool));
+            }
+        }
+    }
+    if panels.is_empty() {
+        return Err("timeseries.csv has no rows".into());
+    }
+    let body = super::heading(
+        root,
+        &format!("Goodput over time — {}", data.name),
+        &data.description,
+    )?;
+    let entries = [
+        ("first tries", FIRST),
+        ("retries", RETRY),
+        ("offered", OFFERED),
+        ("goodput", GOODPUT),
+    ];
+    let body = bars::legend_of(&body, &entries)?;
+    let x_hi = bins.iter().map(|b| b.to_s).fold(0.0, f64::max);
+    let y_hi = bins
+        .iter()
+        .map(|b| (b.first_tries + b.retries).max(b.offered).max(b.goodput))
+        .fold(0.0, f64::max)
+        .max(1.0)
+        * 1.1;
+    let columns = if panels.len() >= 4 { 2 } else { 1 };
+    let rows = panels.len().div_ceil(columns);
+    let areas = body.split_evenly((rows, columns));
+    let several_tools = panels.iter().any(|p| p.1 != panels[0].1);
+    for (i, (area, &(policy, tool))) in areas.iter().zip(&panels).enumerate() {
+        let bottom = i + columns >= panels.len();
+        let mine: Vec<&Bin> = bins
+            .iter()
+            .filter(|b| b.policy == policy && b.tool == tool)
+            .collect();
+        let name = if several_tools {
+            format!("{policy} · {tool}")
+        } else {
+            policy.to_string()
+        };
+        let caption = format!("{name}{}", data.recovery_note(policy));
+        let mut chart = ChartBuilder::on(area)
+            .caption(caption, (FONT, style::TICK))
+            .margin(10)
+            .margin_right(30)
+            .x_label_area_size(if bottom { 56 } else { 28 })
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..x_hi, 0.0..y_hi)
+            .map_err(|e| e.to_string())?;
+        let mut mesh = chart.configure_mesh();
+        mesh.x_labels(10)
+            .y_labels(4)
+            .x_label_formatter(&|x| super::tick(*x))
+            .y_label_formatter(&|y| super::tick(*y))
+            .label_style((FONT, style::NOTE))
+            .axis_desc_style((FONT, style::NOTE))
+            .light_line_style(WHITE.mix(0.0))
+            .bold_line_style(BLACK.mix(0.08));
+        if bottom {
+            mesh.x_desc("time (s); per second");
+        }
+        mesh.draw().map_err(|e| e.to_string())?;
+        // The trigger and the tool's outages, shaded.
+        let shaded = (data.trigger.iter().copied())
+            .chain(
+                (data.outages.iter())
+                    .filter(|(t, _, _)| t == tool)
+                    .map(|&(_, from, until)| (from, until)),
+            )
+            .map(|(from, until)| {
+                Rectangle::new(
+                    [(seconds(from), 0.0), (seconds(until).min(x_hi), y_hi)],
+                    BLACK.mix(0.1).filled(),
+                )
+            });
+        chart.draw_series(shaded).map_err(|e| e.to_string())?;
+        // A step per bin: level across it, so a bin reads as the rate it holds.
+        let steps = |value: fn(&Bin) -> f64| -> Vec<(f64, f64)> {
+            mine.iter()
+                .flat_map(|b| [(b.from_s, value(b)), (b.to_s, value(b))])
+                .collect()
+        };
+        for (value, color) in [
+            (
+                (|b: &Bin| b.first_tries + b.retries) as fn(&Bin) -> f64,
+                RETRY,
+            ),
+            (|b: &Bin| b.first_tries, FIRST),
+        ] {
+            chart
+                .draw_series(AreaSeries::new(steps(value), 0.0, color.filled()))
+                .map_err(|e| e.to_string())?;
+        }
+        chart
+            .draw_series(DashedLineSeries::new(
+                steps(|b| b.offered),
+                8,
+                6,
+                OFFERED.stroke_width(2),
+            ))
+            .map_err(|e| e.to_string())?;
+        chart
+            .draw_series(LineSeries::new(
+                steps(|b| b.goodput),
+                GOODPUT.stroke_width(3),
+            ))
+            .map_err(|e| e.to_string())?;
+        if let Some(at) = data.recovered_at(policy) {
+            let line = BLACK.stroke_width(2);
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(at, 0.0), (at, y_hi)],
+                    line,
+                )))
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,135 @@
+//! A tool written back as a config table: its faults, latencies, server and outages.
+
+use toml::Value;
+
+use super::{duration, float_ticks, table};
+use crate::model::{Latency, Tool};
+use crate::time::Tick;
+
+fn latency(l: &Latency) -> Value {
+    Value::Table(match l {
+        Latency::Constant(t) => table([("dist", "constant".into()), ("value", duration(*t))]),
+        Latency::Uniform { min, max } => table([
+            ("dist", "uniform".into()),
+            ("min", duration(*min)),
+            ("max", duration(*max)),
+        ]),
+        Latency::Exponential { mean } => {
+            table([("dist", "exponential".into()), ("mean", float_ticks(*mean))])
+        }
+        Latency::LogNormal { median, sigma } => table([
+            ("dist", "lognormal".into()),
+            ("median", float_ticks(*median)),
+            ("sigma", (*sigma).into()),
+        ]),
+        Latency::Gamma(g) => table([
+            ("dist", "gamma".into()),
+            ("shape", g.shape.into()),
+            ("mean", float_ticks(g.shape * g.scale)),
+        ]),
+        Latency::Weibull { shape, scale } => table([
+            ("dist", "weibull".into()),
+            ("shape", (*shape).into()),
+            ("scale", float_ticks(*scale)),
+        ]),
+        Latency::Empirical(e) => table([
+            ("dist", "empirical".into()),
+            ("file", e.file.clone().into()),
+        ]),
+    })
+}
+
+pub(super) fn tool(t: &Tool) -> Value {
+    let mut v = Value::Table(table([
+        ("name", t.name.clone().into()),
+        ("kind", t.kind.name().into()),
+        ("idempotent", t.idempotent.into()),
+        ("request_loss", t.faults.request_loss.into()),
+        ("server_error", t.faults.server_error.into()),
+        ("reply_loss", t.faults.reply_loss.into()),
+        ("throttled", t.faults.throttled.into()),
+        ("forbidden", t.faults.forbidden.into()),
+        ("invalid", t.faults.invalid.into()),
+        ("loss_seen_as", t.loss_seen_as.name().into()),
+        ("request_latency", latency(&t.request_latency)),
+        ("service_time", latency(&t.service_time)),
+        ("reply_latency", latency(&t.reply_latency)),
+        ("lookup_time", duration(t.lookup.time)),
+        ("lookup_failure", t.lookup.failure.into()),
+        ("commit_lag", duration(t.lookup.lag)),
+        ("cooperative", t.cooperative.into()),
+    ]));
+    if let Value::Table(table) = &mut v {
+        let workers = t
+            .workers
+            .map_or("unlimited".into(), |w| Value::Integer(w.into()));
+        table.insert("workers".into(), workers);
+        // The line exists only in front of limited workers.
+        if t.workers.is_some() {
+            let limit = t
+                .line
+                .limit
+                .map_or("unlimited".into(), |l| Value::Integer(l.into()));
+            table.insert("line_limit".into(), limit);
+            table.insert("line_order".into(), t.line.order.name().into());
+        }
+        if !t.outages.is_empty() {
+            let outages = t
+                .outages
+                .iter()
+                .map(|o| {
+                    Value::Table(self::table([
+                        ("from", duration(o.from)),
+                        ("until", duration(o.until)),
+                        ("mode", o.mode.name().into()),
+                    ]))
+                })
+                .collect();
+            table.insert("outages".into(), Value::Array(outages));
+        }
+        if let Some(retention) = t.key_retention {
+            table.insert("key_retention".into(), duration(retention));
+        }
+        if t.drop_expired {
+            table.insert("drop_expired".into(), true.into());
+        }
+        if t.slowdown > Tick::ZERO {
+            table.insert("slowdown".into(), duration(t.slowdown));
+        }
+        if let Some(wait) = t.faults.retry_after {
+            table.insert("retry_after".into(), duration(wait));
+        }
+        if let Some(script) = &t.script {
+            // A scripted tool's faults and latencies are not used: its script stands for them.
+            for key in [
+                "request_loss",
+                "server_error",
+                "reply_loss",
+                "throttled",
+                "forbidden",
+                "invalid",
+                "request_latency",
+                "service_time",
+                "reply_latency",
+            ] {
+                table.remove(key);
+            }
+            let steps = script
+                .steps
+                .iter()
+                .map(|s| {
+                    let mut step = self::table([
+                        ("outcome", s.fate.name().into()),
+                        ("after", duration(s.after)),
+                    ]);
+                    if let Some(wait) = s.retry_after {
+                        step.insert("retry_after".into(), duration(wait));
+                    }
+                    Value::Table(step)
+                })
+                .collect();
+            table.insert("script".into(), Value::Array(steps));
+        }
+    }
+    v
+}

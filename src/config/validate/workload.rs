@@ -1,0 +1,225 @@
+//! The workload: how many tasks or for how long they arrive, the tools each calls, and when
+//! they arrive — all at once, as a Poisson stream of constant rate, or one whose rate follows
+//! a schedule of steps and ramps.
+
+use toml::Spanned;
+
+use super::super::check::{Check, Result};
+use super::super::raw;
+use super::default;
+use crate::model::{Arrival, RatePoint, RateSchedule, Tool, Workload};
+use crate::time::{DURATION_HELP, Tick};
+
+/// A list of tool names: the tools a task calls, in order.
+pub(super) fn calls(
+    check: &Check,
+    list: &Spanned<Vec<Spanned<String>>>,
+    path: &str,
+    tools: &[Tool],
+) -> Result<Vec<usize>> {
+    if list.get_ref().is_empty() {
+        return check.error_allowing(
+            list.span(),
+            path,
+            "a task must call at least one tool".into(),
+            "a list of tool names",
+        );
+    }
+    let options: Vec<(&str, usize)> = tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.as_str(), i))
+        .collect();
+    list.get_ref()
+        .iter()
+        .enumerate()
+        .map(|(i, name)| check.choice(name, &format!("{path}[{i}]"), &options))
+        .collect()
+}
+
+pub(super) fn workload(
+    check: &Check,
+    spanned: &Spanned<raw::Workload>,
+    tools: &[Tool],
+) -> Result<Workload> {
+    let raw = spanned.get_ref();
+    let tasks = match &raw.tasks {
+        None => None,
+        Some(n) => Some(check.count(Some(n), "workload.tasks", 0, "0 tasks run nothing")?),
+    };
+    let calls = match &raw.calls {
+        None => (0..tools.len()).collect(),
+        Some(list) => calls(check, list, "workload.calls", tools)?,
+    };
+    let clients = check.count(
+        raw.clients.as_ref(),
+        "workload.clients",
+        default::CLIENTS,
+        "0 clients serve no task",
+    )?;
+    let arrival = arrival(check, spanned)?;
+    let duration = match &raw.duration {
+        None => None,
+        Some(_) if arrival == Arrival::Batch => {
+            return check.error_allowing(
+                raw.duration.as_ref().map_or(0..0, |d| d.span()),
+                "workload.duration",
+                "a batch arrives at once: it has no duration".into(),
+                "arrival = \"poisson\" beside a duration, or tasks = N",
+            );
+        }
+        Some(d) => {
+            let duration = check.duration(d, "workload.duration")?;
+            if duration == Tick::ZERO {
+                return check.error_allowing(
+                    d.span(),
+                    "workload.duration",
+                    "arrivals for 0s bring no task".into(),
+                    "a positive duration",
+                );
+            }
+            Some(duration)
+        }
+    };
+    if tasks.is_none() && duration.is_none() {
+        return check.error_allowing(
+            spanned.span(),
+            "workload.tasks",
+            "the workload says neither how many tasks nor for how long they arrive".into(),
+            "tasks = N, or (for a Poisson stream) duration = \"60s\"",
+        );
+    }
+    Ok(Workload {
+        tasks,
+        duration,
+        calls,
+        arrival,
+        clients,
+    })
+}
+
+/// When tasks arrive: `batch` (the default), or `poisson` with a mean gap or a rate schedule.
+fn arrival(check: &Check, spanned: &Spanned<raw::Workload>) -> Result<Arrival> {
+    let raw = spanned.get_ref();
+    let batch = raw.arrival.as_ref().map_or(Ok(true), |a| {
+        check.choice(
+            a,
+            "workload.arrival",
+            &[("batch", true), ("poisson", false)],
+        )
+    })?;
+    let poisson_help = "arrival = \"poisson\" with mean_interarrival or a rate schedule";
+    match (batch, &raw.mean_interarrival, &raw.rate) {
+        (_, Some(gap), Some(_)) => check.error_allowing(
+            gap.span(),
+            "workload.mean_interarrival",
+            "a stream has one rate: a mean gap, or a schedule, not both".into(),
+            "mean_interarrival, or [[workload.rate]] points",
+        ),
+        (true, None, None) => Ok(Arrival::Batch),
+        (true, Some(gap), None) => check.error_allowing(
+            gap.span(),
+            "workload.mean_interarrival",
+            "batch arrivals have no interarrival time".into(),
+            &format!("{poisson_help}, or neither"),
+        ),
+        (true, None, Some(rate)) => check.error_allowing(
+            rate.span(),
+            "workload.rate",
+            "batch arrivals have no rate".into(),
+            &format!("{poisson_help}, or neither"),
+        ),
+        (false, Some(gap), None) => {
+            let mean = check.duration(gap, "workload.mean_interarrival")?;
+            if mean == Tick::ZERO {
+                return check.error_allowing(
+                    gap.span(),
+                    "workload.mean_interarrival",
+                    "a Poisson stream needs a positive mean gap".into(),
+                    "a positive duration",
+                );
+            }
+            Ok(Arrival::Poisson {
+                mean_gap: mean.0 as f64,
+            })
+        }
+        (false, None, Some(rate)) => schedule(check, rate).map(Arrival::Scheduled),
+        (false, None, None) => {
+            let span = raw.arrival.as_ref().map_or(spanned.span(), |a| a.span());
+            check.error_allowing(
+                span,
+                "workload.mean_interarrival",
+                "arrival = \"poisson\" needs mean_interarrival or a rate schedule".into(),
+                DURATION_HELP,
+            )
+        }
+    }
+}
+
+/// The points of `[[workload.rate]]`: the first at 0s, each later than the one before, rates
+/// of zero or more, some of them positive, and no ramp from the last (it has nowhere to go).
+fn schedule(check: &Check, list: &Spanned<Vec<Spanned<raw::RatePoint>>>) -> Result<RateSchedule> {
+    let mut points: Vec<RatePoint> = Vec::new();
+    for (i, spanned) in list.get_ref().iter().enumerate() {
+        let path = format!("workload.rate[{i}]");
+        let raw = spanned.get_ref();
+        let at = check.duration(&raw.at, &format!("{path}.at"))?;
+        let first = points.is_empty();
+        if first && at != Tick::ZERO {
+            return check.error_allowing(
+                raw.at.span(),
+                &format!("{path}.at"),
+                format!("the schedule starts at {at}: the rate before it is unknown"),
+                "a first point at \"0s\"",
+            );
+        }
+        if let Some(before) = points.last().filter(|p| at <= p.at) {
+            return check.error_allowing(
+                raw.at.span(),
+                &format!("{path}.at"),
+                format!("{at} does not come after the point before ({})", before.at),
+                "points in time order, each later than the one before",
+            );
+        }
+        let per_second = check.number(
+            Some(&raw.per_second),
+            &format!("{path}.per_second"),
+            0.0,
+            |r| r.is_finite() && r >= 0.0,
+            "a rate",
+            "arrivals per second, zero or more",
+        )?;
+        let ramp = raw.ramp.as_ref().is_some_and(|r| *r.get_ref());
+        points.push(RatePoint {
+            at,
+            per_second,
+            ramp,
+        });
+    }
+    let Some(last) = points.last() else {
+        return check.error_allowing(
+            list.span(),
+            "workload.rate",
+            "a schedule needs at least one point".into(),
+            "[[workload.rate]] points with at and per_second",
+        );
+    };
+    if last.ramp {
+        let span = list.get_ref().last().map_or(0..0, |p| p.span());
+        return check.error_allowing(
+            span,
+            &format!("workload.rate[{}].ramp", points.len() - 1),
+            "the last point has no next point to ramp to".into(),
+            "ramp = false on the last point, or another point after it",
+        );
+    }
+    if points.iter().all(|p| p.per_second == 0.0) {
+        return check.error_allowing(
+            list.span(),
+            "workload.rate",
+            "a rate of zero throughout brings no task".into(),
+            "some point with a positive per_second",
+        );
+    }
+    Ok(RateSchedule::new(points))
+}

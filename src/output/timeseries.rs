@@ -1,0 +1,193 @@
+//! `timeseries.csv` (opt-in, `[output] timeseries`): one row per sweep point × configuration ×
+//! tool it calls × bin of time — what happened over time, averaged over the replications with
+//! a 95 % interval across them. Counts are per second; levels are averages over the bin. Every
+//! configuration of a point gets the same bins, from tick 0 to the last one anything happened
+//! in at that point. One table: each column with its type and how a row gives its value.
+//! Columns are documented in `out/README.md`.
+
+use super::column::{Column, Kind::*, col, seconds};
+use super::{Export, fixed};
+use crate::metrics::{Count, Estimate, Level, Moments, Sample, SeriesStats};
+use crate::run::PointResult;
+use crate::sweep::Point;
+use crate::time::{TICKS_PER_SECOND, Tick};
+
+/// One configuration's bin at one tool, as its row reads it.
+pub struct Row<'a> {
+    experiment: &'a str,
+    policy: &'a str,
+    tool: &'a str,
+    from: Tick,
+    width: Tick,
+    stats: &'a SeriesStats,
+    tool_index: usize,
+    bin: usize,
+}
+
+/// What a value column reads from a bin.
+#[derive(Clone, Copy)]
+enum Value {
+    PerSecond(Count),
+    Mean(Level),
+}
+
+impl Row<'_> {
+    fn moments(&self, v: Value) -> (Moments, f64) {
+        match v {
+            Value::PerSecond(c) => (
+                self.stats.count(self.tool_index, self.bin, c),
+                self.width.0 as f64 / TICKS_PER_SECOND as f64,
+            ),
+            Value::Mean(l) => (self.stats.level(self.tool_index, self.bin, l), 1.0),
+        }
+    }
+
+    fn mean(&self, v: Value) -> String {
+        let (m, scale) = self.moments(v);
+        fixed(m.mean() / scale)
+    }
+
+    /// Half the 95 % interval across replications; empty with one.
+    fn ci95(&self, v: Value) -> String {
+        let (m, scale) = self.moments(v);
+        if m.count() < 2 {
+            return String::new();
+        }
+        fixed(Estimate::from_sample(&m).half_width / scale)
+    }
+}
+
+/// A column and how a row gives its value.
+pub struct Field(pub Column, pub for<'a> fn(&Row<'a>) -> String);
+
+macro_rules! value_fields {
+    ($(($name:literal, $ci:literal, $value:expr)),* $(,)?) => {
+        [$(
+            Field(col($name, Number), |r| r.mean($value)),
+            Field(col($ci, NumberOrEmpty), |r| r.ci95($value)),
+        )*]
+    };
+}
+
+/// The columns naming the row.
+const KEYS: [Field; 7] = [
+    Field(col("experiment", Text), |r| r.experiment.to_string()),
+    Field(col("policy", Text), |r| r.policy.to_string()),
+    Field(col("tool", Text), |r| r.tool.to_string()),
+    Field(col("from_tick", Count), |r| r.from.0.to_string()),
+    Field(col("to_tick", Count), |r| {
+        r.from.after(r.width).0.to_string()
+    }),
+    Field(col("from_s", Number), |r| seconds(r.from.0)),
+    Field(col("to_s", Number), |r| seconds(r.from.after(r.width).0)),
+];
+
+/// Each value with its interval, in the order `out/README.md` lists them.
+const VALUES: [Field; 26] = value_fields![
+    ("offered", "offered_ci95", Value::PerSecond(Count::Offered)),
+    (
+        "first_tries",
+        "first_tries_ci95",
+        Value::PerSecond(Count::FirstTry)
+    ),
+    ("retries", "retries_ci95", Value::PerSecond(Count::Retry)),
+    ("goodput", "goodput_ci95", Value::PerSecond(Count::Goodput)),
+    (
+        "timeouts",
+        "timeouts_ci95",
+        Value::PerSecond(Count::Timeout)
+    ),
+    (
+        "rejected",
+        "rejected_ci95",
+        Value::PerSecond(Count::Rejected)
+    ),
+    (
+        "calls_while_down",
+        "calls_while_down_ci95",
+        Value::PerSecond(Count::CallWhileDown)
+    ),
+    (
+        "short_circuited",
+        "short_circuited_ci95",
+        Value::PerSecond(Count::ShortCircuited)
+    ),
+    ("in_flight", "in_flight_ci95", Value::Mean(Level::InFlight)),
+    (
+        "queue_length",
+        "queue_length_ci95",
+        Value::Mean(Level::QueueLength)
+    ),
+    (
+        "busy_workers",
+        "busy_workers_ci95",
+        Value::Mean(Level::BusyWorkers)
+    ),
+    (
+        "breaker_open",
+        "breaker_open_ci95",
+        Value::Mean(Level::BreakerOpen)
+    ),
+    (
+        "budget_tokens",
+        "budget_tokens_ci95",
+        Value::Mean(Level::BudgetTokens)
+    ),
+];
+
+/// The columns after the parameter columns.
+pub fn columns() -> Vec<Column> {
+    KEYS.iter().chain(&VALUES).map(|f| f.0).collect()
+}
+
+/// The rows of one point, configurations and their tools in config order.
+pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
+    let exp = &point.experiment;
+    let bins = (result.policies.iter())
+        .filter_map(|p| p.series.as_ref())
+        .flat_map(|s| (0..exp.tools.len()).map(|tool| s.len(tool)))
+        .max()
+        .unwrap_or(0);
+    let mut rows = Vec::new();
+    for (policy, result) in exp.policies.iter().zip(&result.policies) {
+        let Some(stats) = &result.series else {
+            continue;
+        };
+        for (t, tool) in exp.tools.iter().enumerate() {
+            if !exp.calls_of(policy).contains(&t) {
+                continue;
+            }
+            for bin in 0..bins {
+                let row = Row {
+                    experiment: &exp.name,
+                    policy: &policy.name,
+                    tool: &tool.name,
+                    from: Tick(bin as u64 * stats.width().0),
+                    width: stats.width(),
+                    stats,
+                    tool_index: t,
+                    bin,
+                };
+                let params = point.params.iter().map(ToString::to_string);
+                let cells = KEYS.iter().chain(&VALUES).map(|f| (f.1)(&row));
+                rows.push(params.chain(cells).collect());
+            }
+        }
+    }
+    rows
+}
+
+/// `timeseries.csv` as the output folder writes it.
+pub struct Timeseries;
+
+impl Export for Timeseries {
+    fn file(&self) -> &'static str {
+        "timeseries.csv"
+    }
+    fn columns(&self) -> Vec<Column> {
+        columns()
+    }
+    fn point_rows(&self, point: &Point, result: &PointResult) -> Vec<Vec<String>> {
+        rows(point, result)
+    }
+}

@@ -1,0 +1,108 @@
+//! Servers that push back, over time: arrivals that follow a rate schedule, the time series
+//! that watches them, and the retry storm of `configs/retry-storm.toml`.
+
+use retrysim::metrics::{Count, Sample, SeriesStats};
+use retrysim::run::PointResult;
+use retrysim::time::{TICKS_PER_SECOND, Tick};
+
+use crate::common::{self, shipped};
+
+const S: u64 = TICKS_PER_SECOND;
+
+/// A configuration's series and recovery, by name.
+fn policy<'a>(
+    exp: &retrysim::experiment::Experiment,
+    result: &'a PointResult,
+    name: &str,
+) -> &'a retrysim::run::PolicyResult {
+    let i = exp.policies.iter().position(|p| p.name == name).unwrap();
+    &result.policies[i]
+}
+
+/// The count `c` at `tool` summed over the runs and the bins from `from` to `until` seconds.
+fn total(stats: &SeriesStats, tool: usize, c: Count, from: u64, until: u64) -> f64 {
+    let width = stats.width().0;
+    ((from * S / width) as usize..(until * S / width) as usize)
+        .map(|i| {
+            let m = stats.count(tool, i, c);
+            m.mean() * m.count() as f64
+        })
+        .sum()
+}
+
+/// The shipped storm: after the spike, retrying at once keeps the server down for good, while
+/// no retries, backoff with jitter and a retry budget each bring goodput back within 10 s.
+#[test]
+fn a_retry_storm_outlives_its_spike_unless_retries_are_spread_or_budgeted() {
+    let exp = shipped("retry-storm.toml");
+    let result = common::run_one(exp.clone());
+    let windows = exp.recovery_windows().expect("a spike, and time around it");
+    assert_eq!(windows.trigger, (Tick(30 * S), Tick(35 * S)));
+    for name in ["no-retry", "backoff-jitter", "retry-budget"] {
+        let r = policy(&exp, &result, name).recovery.unwrap();
+        let back = r.time_to_recover.unwrap_or(Tick::MAX);
+        assert!(back <= Tick(10 * S), "{name}: {r:?}");
+        assert!(r.before > 0.95, "{name}: {r:?}");
+    }
+    let storm = policy(&exp, &result, "retry-immediately");
+    assert_eq!(storm.recovery.unwrap().time_to_recover, None);
+    // Goodput under half the offered load in every 5 s from 15 s after the spike to the end
+    // of arrivals: well over the 30 s the storm must last.
+    let stats = storm.series.as_ref().unwrap();
+    for from in (50..120).step_by(5) {
+        let offered = total(stats, 0, Count::Offered, from, from + 5);
+        let goodput = total(stats, 0, Count::Goodput, from, from + 5);
+        assert!(goodput < 0.5 * offered, "{from} s: {goodput} of {offered}");
+    }
+}
+
+/// Arrivals follow the schedule: the tasks offered in each stretch are a Poisson count with the
+/// schedule's mean, inside four standard deviations (√mean) over the five replications.
+#[test]
+fn arrivals_follow_the_rate_schedule() {
+    let exp = shipped("retry-storm.toml");
+    let result = common::run_one(exp.clone());
+    let stats = policy(&exp, &result, "no-retry").series.as_ref().unwrap();
+    let runs = exp.replications as f64;
+    for (from, until, rate) in [(0, 30, 50.0), (30, 35, 135.0), (35, 120, 50.0)] {
+        let expected = runs * rate * (until - from) as f64;
+        let got = total(stats, 0, Count::Offered, from, until);
+        assert!(
+            (got - expected).abs() < 4.0 * expected.sqrt(),
+            "{from}–{until} s: {got} offered, {expected} expected"
+        );
+    }
+    assert_eq!(total(stats, 0, Count::Offered, 120, 200), 0.0);
+}
+
+/// The series counts what the totals count, tool by tool: every attempt once as a first try
+/// or a retry, every intent once as offered, every success once as goodput; and the default
+/// experiment's calls to a tool that is down all fall inside its outage (20 s to 35 s).
+#[test]
+fn the_time_series_adds_up_to_the_totals() {
+    for config in ["retry-storm.toml", "reliability-layer.toml"] {
+        let exp = shipped(config);
+        let result = common::run_one(exp.clone());
+        for (policy, r) in exp.policies.iter().zip(&result.policies) {
+            let stats = r.series.as_ref().unwrap();
+            for t in 0..exp.tools.len() {
+                let all = |c: Count| {
+                    let bins = stats.len(t) as u64 * stats.width().0 / S;
+                    total(stats, t, c, 0, bins)
+                };
+                let totals = r.tool_totals(t);
+                let at = format!("{config}: {} at {}", policy.name, exp.tools[t].name);
+                let calls = all(Count::FirstTry) + all(Count::Retry);
+                assert_eq!(calls, totals.calls as f64, "{at}");
+                assert_eq!(all(Count::Offered), totals.intents as f64, "{at}");
+                assert_eq!(all(Count::Goodput), totals.successes as f64, "{at}");
+                let down = all(Count::CallWhileDown);
+                assert_eq!(down, totals.calls_while_down as f64, "{at}");
+                let refused = all(Count::ShortCircuited);
+                assert_eq!(refused, totals.short_circuited as f64, "{at}");
+                let inside = total(stats, t, Count::CallWhileDown, 20, 35);
+                assert_eq!(inside, down, "{at}");
+            }
+        }
+    }
+}
