@@ -34,6 +34,7 @@ pub struct Workload {
     pub tasks: Option<Spanned<u64>>,
     pub calls: Option<Spanned<Vec<Spanned<String>>>>,
     pub clients: Option<Spanned<u32>>,
+    pub callers: Option<Spanned<u32>>,
     pub arrival: Option<Spanned<String>>,
     pub mean_interarrival: Option<Spanned<Value>>,
     pub rate: Option<Spanned<Vec<Spanned<RatePoint>>>>,
@@ -79,6 +80,17 @@ pub struct Tool {
     pub key_retention: Option<Spanned<Value>>,
     pub slowdown: Option<Spanned<Value>>,
     pub drop_expired: Option<Spanned<bool>>,
+    pub rate_limit: Option<Spanned<RateLimit>>,
+}
+
+/// `{ per_second = 10, burst = 20, scope = "tool" }`: a token bucket in front of a tool.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimit {
+    pub per_second: Spanned<f64>,
+    pub burst: Option<Spanned<u32>>,
+    pub scope: Option<Spanned<String>>,
+    pub retry_after_unit: Option<Spanned<Value>>,
 }
 
 /// `{ from = "10s", until = "40s", mode = "fail_fast" }`: a window in which a tool is down.
@@ -134,6 +146,8 @@ pub struct Policy {
     pub breaker: Option<Spanned<Breaker>>,
     pub retry_budget: Option<Spanned<RetryBudget>>,
     pub retry_after: Option<Spanned<String>>,
+    pub retry_after_jitter: Option<Spanned<Value>>,
+    pub scope: Option<Spanned<String>>,
     pub admission: Option<Spanned<Admission>>,
     #[serde(default)]
     pub lookup_before_retry: bool,

@@ -24,6 +24,8 @@ pub enum Source {
     Lookups = 4,
     /// Whether each retry regenerates the request's payload (one stream per intent).
     Payloads = 5,
+    /// Which caller each task belongs to (one stream for the whole workload).
+    Callers = 6,
 }
 
 /// The key of a run's streams: everything but the source and the entity.

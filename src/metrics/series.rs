@@ -50,9 +50,10 @@ pub enum Level {
     QueueLength,
     /// Requests being worked on.
     BusyWorkers,
-    /// 1 while the breaker is open (refusing), else 0: set by [`Series::breaker`].
+    /// 1 while the breaker is open (refusing), else 0; the share of callers' breakers open where
+    /// each keeps its own. Set by [`Series::breaker`].
     BreakerOpen,
-    /// The retry budget's tokens.
+    /// The retry budget's tokens; the mean over callers where each keeps its own.
     BudgetTokens,
 }
 
@@ -79,8 +80,12 @@ pub struct Bin {
 struct Track {
     bins: Vec<Bin>,
     levels: [(f64, Tick); Level::ALL.len()],
-    /// The breaker's current opening: from when, until when.
-    open: Option<(Tick, Tick)>,
+    /// Each breaker's current opening (one per caller where each keeps its own): from when,
+    /// until when.
+    open: Vec<Option<(Tick, Tick)>>,
+    /// Each budget's tokens, and their sum.
+    tokens: Vec<f64>,
+    token_sum: f64,
 }
 
 /// Per tool, the bins of `width` ticks from tick 0, as far as anything happened.
@@ -127,24 +132,49 @@ impl Series {
         self.tools[tool].levels[level as usize] = (value, at);
     }
 
-    /// The breaker of `tool` is open until `until` (`None`: not open) as of `at`. An opening
-    /// is known in full when it starts, so its end needs no event of its own.
-    pub fn breaker(&mut self, tool: usize, at: Tick, until: Option<Tick>) {
-        let open = until.map(|u| (at, u));
-        let track = &self.tools[tool];
-        if track.open.map(|o| o.1) == until {
+    /// Breaker `index` of `shares` at `tool` is open until `until` (`None`: not open) as of
+    /// `at`. An opening is known in full when it starts, so its end needs no event of its own.
+    pub fn breaker(
+        &mut self,
+        tool: usize,
+        (index, shares): (usize, usize),
+        at: Tick,
+        until: Option<Tick>,
+    ) {
+        let open = &mut self.tools[tool].open;
+        if open.len() < shares {
+            open.resize(shares, None);
+        }
+        let was = open[index];
+        if was.map(|o| o.1) == until {
             return;
         }
-        if let Some((from, to)) = track.open {
-            self.integrate(tool, Level::BreakerOpen, 1.0, from, to.min(at));
+        open[index] = until.map(|u| (at, u));
+        if let Some((from, to)) = was {
+            let weight = 1.0 / shares as f64;
+            self.integrate(tool, Level::BreakerOpen, weight, from, to.min(at));
         }
-        self.tools[tool].open = open;
+    }
+
+    /// Budget `index` of `shares` at `tool` holds `tokens` from `at` on; the level is their mean.
+    pub fn share(&mut self, tool: usize, (index, shares): (usize, usize), at: Tick, tokens: f64) {
+        let track = &mut self.tools[tool];
+        if track.tokens.len() < shares {
+            track.tokens.resize(shares, 0.0);
+        }
+        track.token_sum += tokens - track.tokens[index];
+        track.tokens[index] = tokens;
+        let mean = track.token_sum / shares as f64;
+        self.level(tool, at, Level::BudgetTokens, mean);
     }
 
     /// Ends the run at `end`: every level is integrated up to it.
     pub fn close(&mut self, end: Tick) {
         for tool in 0..self.tools.len() {
-            self.breaker(tool, end, None);
+            let shares = self.tools[tool].open.len();
+            for index in 0..shares {
+                self.breaker(tool, (index, shares), end, None);
+            }
             for level in Level::ALL {
                 let (value, since) = self.tools[tool].levels[level as usize];
                 self.integrate(tool, level, value, since, end);

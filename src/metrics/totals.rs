@@ -1,8 +1,8 @@
 //! Running totals of one run (one configuration, one replication), fed one intent at a time.
 
 use super::{
-    AttemptRecord, Count, IntentRecord, Level, Outcome, Quantiles, Sample, Series, Status,
-    StopReason, Sums,
+    AttemptRecord, Count, IntentRecord, Outcome, Quantiles, Sample, Series, Status, StopReason,
+    Sums,
 };
 use crate::time::Tick;
 
@@ -166,13 +166,6 @@ impl Totals {
     pub fn count(&mut self, tool: usize, at: Tick, count: Count) {
         if let Some(series) = &mut self.series {
             series.count(tool, at, count);
-        }
-    }
-
-    /// Sets a level in the time series, if the run keeps one.
-    pub fn level(&mut self, tool: usize, at: Tick, level: Level, value: f64) {
-        if let Some(series) = &mut self.series {
-            series.level(tool, at, level, value);
         }
     }
 

@@ -4,6 +4,7 @@
 pub mod call;
 pub mod fault;
 pub mod latency;
+pub mod limiter;
 pub mod outage;
 pub mod schedule;
 pub mod script;
@@ -15,6 +16,7 @@ use crate::time::Tick;
 pub use call::{FailureClass, Key};
 pub use fault::{AttemptDraw, Fate, Faults};
 pub use latency::Latency;
+pub use limiter::{LimitScope, RateLimit};
 pub use outage::{Outage, OutageMode};
 pub use schedule::{RatePoint, RateSchedule};
 pub use script::{Script, Step};
@@ -62,6 +64,9 @@ pub struct Tool {
     /// The server discards, without commit, a request whose client stopped waiting before a
     /// worker took it up (the client's deadline travels with the request, as gRPC's does).
     pub drop_expired: bool,
+    /// A token bucket in front of the server: a request that finds it empty gets a 429 at
+    /// once, with a Retry-After for the next token.
+    pub rate_limit: Option<RateLimit>,
 }
 
 /// A reconciliation lookup: the client asks the server whether the operation's key committed.

@@ -48,4 +48,8 @@ pub struct Workload {
     pub calls: Vec<usize>,
     pub arrival: Arrival,
     pub clients: u32,
+    /// The independent callers (agents, service instances) the tasks come from, each task
+    /// from one drawn uniformly, so each caller's tasks are a Poisson stream of their own
+    /// when the whole is. Breakers, budgets and rate-limit buckets can be kept per caller.
+    pub callers: u32,
 }

@@ -23,9 +23,12 @@
 //! Every attempt that went out reports how it ended to [`Gates::feedback`] (a reply or a
 //! timeout) or [`Gates::abandoned`] (the client stopped waiting for it): breakers, budgets and
 //! limits all hear of it there.
+//!
+//! Each tool has one set of stateful gates, or one per caller when the policy's scope is
+//! [`GateScope::Caller`]: every function takes the tool and the caller, and finds its set.
 
 use super::concurrency::{Concurrency, Full};
-use super::{Breaker, Limits, Policy, Refuses, RetryBudget};
+use super::{Breaker, GateScope, Limits, Policy, Refuses, RetryBudget};
 use crate::metrics::StopReason;
 use crate::model::FailureClass;
 use crate::time::Tick;
@@ -45,6 +48,8 @@ pub enum Moment {
 #[derive(Clone, Copy, Debug)]
 pub struct Ask {
     pub tool: usize,
+    /// The caller the intent's task belongs to.
+    pub caller: u32,
     pub now: Tick,
     /// Where the deadline and the dispatch cap count from.
     pub scope_start: Tick,
@@ -85,34 +90,88 @@ pub struct Pass {
     pub retry_cost: Option<f64>,
 }
 
-/// The gates of one configuration in one run, with the state of each tool's breaker and budget.
+/// The gates of one configuration in one run, with the state of each set of stateful gates: a
+/// breaker, a budget and a concurrency limit per tool, or per tool and caller.
 pub struct Gates {
     limits: Limits,
+    /// Sets per tool: 1, or the number of callers.
+    per_tool: usize,
     breakers: Vec<Option<Breaker>>,
     budgets: Vec<Option<RetryBudget>>,
     concurrency: Vec<Option<Concurrency>>,
+    /// The sets whose breaker or budget may have changed since [`Gates::touched`] last said,
+    /// kept only when someone watches.
+    touched: Option<Vec<usize>>,
 }
 
 impl Gates {
-    /// Fresh gates for `tools` tools, each with its own breaker and budget where the policy has
-    /// them.
-    pub fn new(policy: &Policy, tools: usize) -> Gates {
+    /// Fresh gates for `tools` tools and `callers` callers, each set with its own breaker and
+    /// budget where the policy has them. `watched` keeps the list of sets touched.
+    pub fn new(policy: &Policy, tools: usize, callers: u32, watched: bool) -> Gates {
+        let per_tool = match policy.scope {
+            GateScope::Tool => 1,
+            GateScope::Caller => callers as usize,
+        };
+        let sets = tools * per_tool;
         Gates {
             limits: policy.limits,
-            breakers: (0..tools)
+            per_tool,
+            breakers: (0..sets)
                 .map(|_| policy.breaker.map(Breaker::new))
                 .collect(),
-            budgets: (0..tools)
+            budgets: (0..sets)
                 .map(|_| policy.retry_budget.map(RetryBudget::new))
                 .collect(),
-            concurrency: (0..tools)
+            concurrency: (0..sets)
                 .map(|_| policy.concurrency.map(Concurrency::new))
                 .collect(),
+            // Every set starts touched, so a watcher reads each one's starting state.
+            touched: watched.then(|| (0..sets).collect()),
         }
+    }
+
+    /// The set of `tool`'s gates that `caller` uses.
+    fn set(&self, tool: usize, caller: u32) -> usize {
+        tool * self.per_tool + (caller as usize % self.per_tool)
+    }
+
+    /// Notes that set `i` may have changed, for whoever watches.
+    fn touch(&mut self, i: usize) {
+        if let Some(touched) = &mut self.touched {
+            touched.push(i);
+        }
+    }
+
+    /// Sets per tool: 1, or one per caller.
+    pub fn per_tool(&self) -> usize {
+        self.per_tool
+    }
+
+    /// The sets touched since the last call, as (tool, index within the tool), each once per
+    /// touch; the list is emptied.
+    pub fn touched(&mut self) -> Vec<(usize, usize)> {
+        let per_tool = self.per_tool;
+        (self.touched.as_mut())
+            .map(|t| t.drain(..).map(|i| (i / per_tool, i % per_tool)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Until when breaker `index` of `tool` is open, if it is.
+    pub fn open_until(&self, tool: usize, index: usize) -> Option<Tick> {
+        let breaker = &self.breakers[tool * self.per_tool + index];
+        breaker.as_ref().and_then(Breaker::open_until)
+    }
+
+    /// The tokens in budget `index` of `tool`, if it is a bucket.
+    pub fn tokens(&self, tool: usize, index: usize) -> Option<f64> {
+        let budget = &self.budgets[tool * self.per_tool + index];
+        budget.as_ref().and_then(RetryBudget::tokens)
     }
 
     /// Whether the dispatch `ask` describes may go, in the order of the table above.
     pub fn admit(&mut self, ask: &Ask) -> Result<Pass, Refusal> {
+        let set = self.set(ask.tool, ask.caller);
+        self.touch(set);
         let refuse = |gate, reason| {
             Err(Refusal {
                 gate,
@@ -143,9 +202,9 @@ impl Gates {
         {
             return refuse(Gate::Admission, StopReason::BudgetTooSmall);
         }
-        let limited = (sending || hedging) && self.concurrency[ask.tool].is_some();
+        let limited = (sending || hedging) && self.concurrency[set].is_some();
         if limited
-            && let Some(limit) = &mut self.concurrency[ask.tool]
+            && let Some(limit) = &mut self.concurrency[set]
             && !limit.has_room()
         {
             // A first try or a retry may wait for a slot; a hedge never does.
@@ -159,13 +218,13 @@ impl Gates {
         // A retry-only breaker never stands in a first try's way.
         let first = ask.moment == Moment::Send { first: true };
         if (sending || hedging)
-            && let Some(breaker) = &mut self.breakers[ask.tool]
+            && let Some(breaker) = &mut self.breakers[set]
             && !(first && breaker.rule().refuses == Refuses::Retries)
             && !breaker.admit(ask.now)
         {
             return refuse(Gate::Breaker, StopReason::BreakerOpen);
         }
-        let pass = match (&mut self.budgets[ask.tool], ask.moment) {
+        let pass = match (&mut self.budgets[set], ask.moment) {
             (None, _) => Pass::default(),
             (Some(budget), Moment::Send { first }) => {
                 if first {
@@ -187,60 +246,55 @@ impl Gates {
                 }
             }
         };
-        if limited && let Some(limit) = &mut self.concurrency[ask.tool] {
+        if limited && let Some(limit) = &mut self.concurrency[set] {
             limit.take();
         }
         Ok(pass)
     }
 
-    /// How an attempt on `tool` ended at `now` (`failure` none for a reply that answered),
-    /// for the breaker and the budget; `cost` is what the budget took for it, if it was a
-    /// retry.
+    /// How an attempt on `tool` by `caller` ended at `now` (`failure` none for a reply that
+    /// answered), for the breaker and the budget; `cost` is what the budget took for it, if it
+    /// was a retry.
     pub fn feedback(
         &mut self,
-        tool: usize,
+        (tool, caller): (usize, u32),
         now: Tick,
         failure: Option<FailureClass>,
         cost: Option<f64>,
     ) {
-        if let Some(breaker) = &mut self.breakers[tool] {
+        let set = self.set(tool, caller);
+        self.touch(set);
+        if let Some(breaker) = &mut self.breakers[set] {
             breaker.record(now, failure);
         }
-        if let Some(budget) = &mut self.budgets[tool] {
+        if let Some(budget) = &mut self.budgets[set] {
             budget.outcome(failure, cost);
         }
-        if let Some(limit) = &mut self.concurrency[tool] {
+        if let Some(limit) = &mut self.concurrency[set] {
             limit.end(Some(failure));
         }
     }
 
-    /// Until when `tool`'s breaker is open, if it is.
-    pub fn open_until(&self, tool: usize) -> Option<Tick> {
-        self.breakers[tool].as_ref().and_then(Breaker::open_until)
-    }
-
-    /// The tokens in `tool`'s retry budget, if it is a bucket.
-    pub fn tokens(&self, tool: usize) -> Option<f64> {
-        self.budgets[tool].as_ref().and_then(RetryBudget::tokens)
-    }
-
-    /// The client stopped waiting for an attempt on `tool` (a hedge's loser, or one in flight
-    /// when its operation ended): it no longer holds a concurrency slot.
-    pub fn abandoned(&mut self, tool: usize) {
-        if let Some(limit) = &mut self.concurrency[tool] {
+    /// The client stopped waiting for an attempt on `tool` by `caller` (a hedge's loser, or
+    /// one in flight when its operation ended): it no longer holds a concurrency slot.
+    pub fn abandoned(&mut self, tool: usize, caller: u32) {
+        let set = self.set(tool, caller);
+        if let Some(limit) = &mut self.concurrency[set] {
             limit.end(None);
         }
     }
 
-    /// The first call waiting for a concurrency slot on `tool`, out of the line, if a slot is
-    /// free; it must ask again, and will be let through.
-    pub fn next_waiting(&mut self, tool: usize) -> Option<u64> {
-        self.concurrency[tool].as_mut()?.next_waiting()
+    /// The first call waiting for a concurrency slot on `tool` by `caller`, out of the line, if
+    /// a slot is free; it must ask again, and will be let through.
+    pub fn next_waiting(&mut self, tool: usize, caller: u32) -> Option<u64> {
+        let set = self.set(tool, caller);
+        self.concurrency[set].as_mut()?.next_waiting()
     }
 
-    /// Takes the call `ticket` out of `tool`'s line; whether it was waiting there.
-    pub fn leave_line(&mut self, tool: usize, ticket: u64) -> bool {
-        self.concurrency[tool]
+    /// Takes the call `ticket` out of the line on `tool` by `caller`; whether it was waiting.
+    pub fn leave_line(&mut self, tool: usize, caller: u32, ticket: u64) -> bool {
+        let set = self.set(tool, caller);
+        self.concurrency[set]
             .as_mut()
             .is_some_and(|limit| limit.leave(ticket))
     }

@@ -26,6 +26,7 @@ pub use retry::{Attempts, Retry, RetryAfter, RetryDecision, RetryOn};
 pub use timeout::{Tie, Wait, Waits};
 
 use crate::model::Tool;
+use crate::time::Tick;
 
 /// One client configuration: how it retries, how long it waits for a reply and between
 /// attempts, and which idempotency key its requests carry.
@@ -39,10 +40,15 @@ pub struct Policy {
     pub limits: Limits,
     /// Retries only calls that are safe to send again (see [`safety`]).
     pub safety_gate: bool,
-    /// A circuit breaker per tool, shared by all the tasks of a run.
+    /// A circuit breaker per tool (per tool and caller, with [`GateScope::Caller`]).
     pub breaker: Option<BreakerRule>,
-    /// A retry budget per tool, shared by all the tasks of a run.
+    /// A retry budget per tool (per tool and caller, with [`GateScope::Caller`]).
     pub retry_budget: Option<BudgetRule>,
+    /// Whose calls share a breaker, a retry budget and a concurrency limit.
+    pub scope: GateScope,
+    /// A wait drawn uniformly up to this long, added to a Retry-After the policy honours, so
+    /// that clients told the same time do not all come back at once.
+    pub retry_after_jitter: Tick,
     /// After an ambiguous failure of a write, ask the server about the key before sending again.
     pub lookup_before_retry: bool,
     /// The tools this configuration's tasks call, by index, when not the workload's.
@@ -56,7 +62,7 @@ pub struct Policy {
     /// Retry layers around the one that calls the tool; `retry` and `backoff` are the
     /// innermost's.
     pub layers: Option<Layers>,
-    /// A concurrency limit per tool, shared by all the tasks of a run.
+    /// A concurrency limit per tool (per tool and caller, with [`GateScope::Caller`]).
     pub concurrency: Option<ConcurrencyRule>,
     /// Which side of the timeout a reply at exactly its tick falls on.
     pub timeout_tie: Tie,
@@ -64,6 +70,27 @@ pub struct Policy {
     /// tool this configuration calls (and left empty for the others), so that a run never
     /// meets a rule its tool cannot answer.
     pub waits: Vec<Waits>,
+}
+
+/// Whose calls share the client's stateful gates: a breaker, a retry budget, a concurrency
+/// limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GateScope {
+    /// One of each per tool, shared by every caller: a client library shared by a process.
+    Tool,
+    /// One of each per tool and caller: every agent or service instance keeps its own.
+    Caller,
+}
+
+impl GateScope {
+    pub const ALL: [GateScope; 2] = [GateScope::Tool, GateScope::Caller];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GateScope::Tool => "tool",
+            GateScope::Caller => "caller",
+        }
+    }
 }
 
 impl Policy {

@@ -75,15 +75,18 @@ pub enum RetryAfter {
     Honour,
     /// Stops: the server said not now, and the operation will not wait.
     Stop,
+    /// Backs off by its own rule only, as if the server had said nothing.
+    Ignore,
 }
 
 impl RetryAfter {
-    pub const ALL: [RetryAfter; 2] = [RetryAfter::Honour, RetryAfter::Stop];
+    pub const ALL: [RetryAfter; 3] = [RetryAfter::Honour, RetryAfter::Stop, RetryAfter::Ignore];
 
     pub fn name(self) -> &'static str {
         match self {
             RetryAfter::Honour => "honour",
             RetryAfter::Stop => "stop",
+            RetryAfter::Ignore => "ignore",
         }
     }
 }

@@ -20,6 +20,9 @@ pub struct Intent {
     /// task × calls per task + the call's position in the task.
     pub id: u64,
     pub tool: usize,
+    /// The caller its task belongs to, from 0: whose breaker, budget and rate-limit bucket it
+    /// uses where those are kept per caller.
+    pub caller: u32,
     pub start: Tick,
     /// What the client saw and did.
     pub client: Client,
@@ -122,6 +125,7 @@ impl Intent {
         Intent {
             id,
             tool,
+            caller: 0,
             start: now,
             client: Client::default(),
             retry: RetryState::new(now),
@@ -145,7 +149,7 @@ impl Intent {
         a.log.clear();
         a.awaiting = Awaited::default();
         a.faults = streams.stream(Source::Faults, id);
-        (self.id, self.tool, self.start) = (id, tool, now);
+        (self.id, self.tool, self.caller, self.start) = (id, tool, 0, now);
         self.client = Client::default();
         self.retry = RetryState::new(now);
         self.server = ServerSide::default();
@@ -250,6 +254,15 @@ impl Intent {
         let draw = &mut self.attempts.draws[attempt as usize];
         draw.fate = Fate::ServerError;
         draw.service = Tick::ZERO;
+    }
+
+    /// A rate limiter with no token turns attempt `attempt` away at once: a 429, no work, and a
+    /// Retry-After of `wait`.
+    pub fn throttle(&mut self, attempt: u32, wait: Tick) {
+        let draw = &mut self.attempts.draws[attempt as usize];
+        draw.fate = Fate::Throttled;
+        draw.service = Tick::ZERO;
+        draw.retry_after = Some(wait);
     }
 
     /// A server whose line is full turns attempt `attempt` away at once: a 503, no work.

@@ -148,6 +148,7 @@ mod tests {
             key_retention: None,
             slowdown: Tick::ZERO,
             drop_expired: false,
+            rate_limit: None,
         };
         let mut slab = Slab::new(streams);
         let first = slab.start(7, 0, Tick(3));

@@ -383,3 +383,52 @@ fn a_line_needs_workers_and_a_count() {
         ],
     );
 }
+
+/// A rate limit needs a rate a bucket can refill at and a bucket that holds something; jitter
+/// goes on top of a Retry-After the policy honours; scopes and callers are named or counted.
+#[test]
+fn rate_limits_scopes_and_retry_after_jitter_are_checked() {
+    let tool = |extra: &str| error("name = \"t\"\n", &format!("name = \"t\"\n{extra}\n"));
+    let policy = |extra: &str| error("name = \"p\"\n", &format!("name = \"p\"\n{extra}\n"));
+    let cases = [
+        (
+            tool("rate_limit = { per_second = 0 }"),
+            vec![
+                "tool[0].rate_limit.per_second",
+                "0 is not a rate",
+                "above 0",
+            ],
+        ),
+        (
+            tool("rate_limit = { per_second = 5, burst = 0 }"),
+            vec!["tool[0].rate_limit.burst", "lets nothing through"],
+        ),
+        (
+            tool("rate_limit = { per_second = 5, scope = \"agent\" }"),
+            vec!["tool[0].rate_limit.scope", "\"tool\"", "\"caller\""],
+        ),
+        (
+            tool("rate_limit = { per_second = 5, retry_after_unit = \"0s\" }"),
+            vec!["tool[0].rate_limit.retry_after_unit", "units of 0"],
+        ),
+        (
+            tool("rate_limit = { per_second = 5, refill = 1 }"),
+            vec!["rate_limit.refill", "unknown field"],
+        ),
+        (
+            policy("retry_after = \"stop\"\nretry_after_jitter = \"1s\""),
+            vec!["policy[0].retry_after_jitter", "\"stop\"", "honour"],
+        ),
+        (
+            policy("scope = \"everyone\""),
+            vec!["policy[0].scope", "\"tool\"", "\"caller\""],
+        ),
+        (
+            error("tasks = 10", "tasks = 10\ncallers = 0"),
+            vec!["workload.callers", "0 callers"],
+        ),
+    ];
+    for (message, says) in cases {
+        assert_says(&message, &says);
+    }
+}

@@ -14,8 +14,9 @@ use retrysim::model::{
     ToolKind, Workload,
 };
 use retrysim::policy::{
-    Attempts, Backoff, BreakerRule, BudgetRule, ConcurrencyRule, Growth, Jitter, KeyScope, Layer,
-    Layers, LimitRule, Limits, Policy, Refuses, Retry, RetryAfter, RetryOn, Tie, Trip, Wait,
+    Attempts, Backoff, BreakerRule, BudgetRule, ConcurrencyRule, GateScope, Growth, Jitter,
+    KeyScope, Layer, Layers, LimitRule, Limits, Policy, Refuses, Retry, RetryAfter, RetryOn, Tie,
+    Trip, Wait,
 };
 use retrysim::time::Tick;
 
@@ -124,6 +125,7 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                     key_retention: None,
                     slowdown: Tick::ZERO,
                     drop_expired: false,
+                    rate_limit: None,
                 }
             },
         )
@@ -296,6 +298,8 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     key,
                     limits,
                     safety_gate,
+                    scope: GateScope::Tool,
+                    retry_after_jitter: Tick::ZERO,
                     breaker,
                     retry_budget,
                     // Lookups change when a keyed policy resends, which the key property below compares.
@@ -352,6 +356,7 @@ pub fn experiment() -> impl Strategy<Value = Experiment> {
                     calls,
                     arrival,
                     clients,
+                    callers: 1,
                 },
                 policies: vec![plain, keyed],
                 output: OutputOptions::default(),

@@ -7,6 +7,7 @@ mod experiments;
 mod gates;
 mod generate;
 mod hedging;
+mod limits;
 mod properties;
 mod scenarios;
 mod scope;

@@ -8,8 +8,8 @@ use toml::{Table, Value};
 use crate::experiment::Experiment;
 use crate::model::{Arrival, RatePoint, Tool, Workload};
 use crate::policy::{
-    Attempts, Backoff, BreakerRule, BudgetRule, ConcurrencyRule, Layers, LimitRule, Policy,
-    Refuses, Retry, Tie, Trip, Wait, Window,
+    Attempts, Backoff, BreakerRule, BudgetRule, ConcurrencyRule, GateScope, Layers, LimitRule,
+    Policy, Refuses, Retry, Tie, Trip, Wait, Window,
 };
 use crate::sweep::Sweep;
 use crate::time::Tick;
@@ -183,6 +183,12 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
     if p.hedge != Wait::None {
         t.insert("hedge_delay".into(), p.hedge.to_string().into());
     }
+    if p.retry_after_jitter > Tick::ZERO {
+        t.insert("retry_after_jitter".into(), duration(p.retry_after_jitter));
+    }
+    if p.scope != GateScope::Tool {
+        t.insert("scope".into(), p.scope.name().into());
+    }
     if p.timeout_tie != Tie::Late {
         t.insert("timeout_tie".into(), p.timeout_tie.name().into());
     }
@@ -278,6 +284,9 @@ fn workload(w: &Workload, tools: &[Tool]) -> Table {
     let calls = w.calls.iter().map(|&c| tools[c].name.clone().into());
     t.insert("calls".into(), Value::Array(calls.collect()));
     t.insert("clients".into(), Value::Integer(w.clients.into()));
+    if w.callers > 1 {
+        t.insert("callers".into(), Value::Integer(w.callers.into()));
+    }
     let kind = if w.arrival == Arrival::Batch {
         "batch"
     } else {

@@ -93,6 +93,15 @@ pub(super) fn tool(t: &Tool) -> Value {
         if t.drop_expired {
             table.insert("drop_expired".into(), true.into());
         }
+        if let Some(limit) = &t.rate_limit {
+            let bucket = self::table([
+                ("per_second", limit.rate().into()),
+                ("burst", i64::from(limit.burst).into()),
+                ("scope", limit.scope.name().into()),
+                ("retry_after_unit", duration(limit.unit)),
+            ]);
+            table.insert("rate_limit".into(), Value::Table(bucket));
+        }
         if t.slowdown > Tick::ZERO {
             table.insert("slowdown".into(), duration(t.slowdown));
         }

@@ -33,6 +33,8 @@ pub(super) mod default {
     pub const WINDOW_CALLS: u32 = 100;
     pub const LOOKUP_TIME: &str = "1ms";
     pub const COMMIT_LAG: &str = "0s";
+    /// HTTP's Retry-After header counts whole seconds.
+    pub const RETRY_AFTER_UNIT: &str = "1s";
     /// gRPC's `retryThrottling` example.
     pub const MAX_TOKENS: f64 = 10.0;
     pub const TOKEN_RATIO: f64 = 0.1;

@@ -9,8 +9,8 @@ use crate::config::raw;
 use crate::model::FailureClass;
 use crate::model::{Fate, Tool, Workload};
 use crate::policy::{
-    Admission, Attempts, Backoff, Growth, Jitter, KeyScope, Layer, Layers, Limits, Policy, Retry,
-    RetryAfter, RetryOn, Tie, Wait,
+    Admission, Attempts, Backoff, GateScope, Growth, Jitter, KeyScope, Layer, Layers, Limits,
+    Policy, Retry, RetryAfter, RetryOn, Tie, Wait,
 };
 use crate::time::{Tick, parse_duration};
 use toml::{Spanned, Value};
@@ -138,6 +138,29 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
         concurrency: match &raw.concurrency {
             None => None,
             Some(c) => Some(concurrency(check, c, &format!("{path}.concurrency"))?),
+        },
+        scope: check.named(
+            raw.scope.as_ref(),
+            &format!("{path}.scope"),
+            &GateScope::ALL,
+            GateScope::name,
+            GateScope::Tool,
+        )?,
+        retry_after_jitter: match &raw.retry_after_jitter {
+            None => Tick::ZERO,
+            Some(_) if retry_after != RetryAfter::Honour => {
+                let span = raw.retry_after_jitter.as_ref().map_or(0..0, |v| v.span());
+                return check.error_allowing(
+                    span,
+                    &format!("{path}.retry_after_jitter"),
+                    format!(
+                        "jitter goes on top of a Retry-After the policy honours, and this one's is \"{}\"",
+                        retry_after.name()
+                    ),
+                    "retry_after = \"honour\" (the default) beside retry_after_jitter",
+                );
+            }
+            Some(v) => check.duration(v, &format!("{path}.retry_after_jitter"))?,
         },
         lookup_before_retry: raw.lookup_before_retry,
         calls: None,

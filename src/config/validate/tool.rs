@@ -1,13 +1,13 @@
-//! A `[[tool]]`: its faults, latencies, outages and script.
+//! A `[[tool]]`: its faults, latencies, server, rate limit, outages and script.
 
 use super::default;
 use crate::config::check::{Check, Result};
 use crate::config::raw;
 use crate::model::{
-    Fate, Faults, Latency, Line, LineOrder, Lookup, LossSignal, Outage, OutageMode, Script, Step,
-    Tool, ToolKind,
+    Fate, Faults, Latency, LimitScope, Line, LineOrder, Lookup, LossSignal, Outage, OutageMode,
+    RateLimit, Script, Step, Tool, ToolKind,
 };
-use crate::time::{Tick, parse_duration};
+use crate::time::{TICKS_PER_SECOND, Tick, parse_duration};
 use toml::Spanned;
 
 pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool> {
@@ -114,7 +114,56 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             None => Tick::ZERO,
             Some(v) => check.duration(v, &format!("{path}.slowdown"))?,
         },
+        rate_limit: match &raw.rate_limit {
+            None => None,
+            Some(r) => Some(rate_limit(
+                check,
+                r.get_ref(),
+                &format!("{path}.rate_limit"),
+            )?),
+        },
     })
+}
+
+/// A token bucket: a positive rate (at most one token a tick), a burst of one or more (one
+/// second's worth by default), and the unit its Retry-After is rounded up to.
+fn rate_limit(check: &Check, raw: &raw::RateLimit, path: &str) -> Result<RateLimit> {
+    let per_second = check.number(
+        Some(&raw.per_second),
+        &format!("{path}.per_second"),
+        0.0,
+        |r| r > 0.0 && r <= TICKS_PER_SECOND as f64,
+        "a rate a bucket can refill at",
+        "requests per second, above 0 and at most 1000000 (a token a tick)",
+    )?;
+    let burst = check.count(
+        raw.burst.as_ref(),
+        &format!("{path}.burst"),
+        (per_second.round() as u32).max(1),
+        "a bucket of 0 tokens lets nothing through",
+    )?;
+    let scope = check.named(
+        raw.scope.as_ref(),
+        &format!("{path}.scope"),
+        &LimitScope::ALL,
+        LimitScope::name,
+        LimitScope::Tool,
+    )?;
+    let unit = check.duration_or(
+        &raw.retry_after_unit,
+        &format!("{path}.retry_after_unit"),
+        default::RETRY_AFTER_UNIT,
+    )?;
+    if unit == Tick::ZERO {
+        let span = raw.retry_after_unit.as_ref().map_or(0..0, |u| u.span());
+        return check.error_allowing(
+            span,
+            &format!("{path}.retry_after_unit"),
+            "a Retry-After cannot be counted in units of 0".into(),
+            "a positive duration: \"1s\" (an HTTP header), \"1ms\" (a retry-after-ms header)",
+        );
+    }
+    Ok(RateLimit::per_second(per_second, burst, scope, unit))
 }
 
 pub(super) fn outage(check: &Check, raw: &raw::Outage, path: &str) -> Result<Outage> {

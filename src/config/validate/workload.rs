@@ -57,6 +57,12 @@ pub(super) fn workload(
         default::CLIENTS,
         "0 clients serve no task",
     )?;
+    let callers = check.count(
+        raw.callers.as_ref(),
+        "workload.callers",
+        1,
+        "0 callers send no task",
+    )?;
     let arrival = arrival(check, spanned)?;
     let duration = match &raw.duration {
         None => None,
@@ -95,6 +101,7 @@ pub(super) fn workload(
         calls,
         arrival,
         clients,
+        callers,
     })
 }
 

@@ -29,11 +29,13 @@ use crate::metrics::{
     Totals,
 };
 use crate::model::FailureClass;
+use crate::model::limiter::Bucket;
 use crate::model::station::Station;
-use crate::model::{Arrival, Tool, ToolKind, Workload};
+use crate::model::{Arrival, LimitScope, Tool, ToolKind, Workload};
 use crate::policy::Policy;
 use crate::policy::gate::Gates;
 use crate::time::Tick;
+use crate::variate::integer_in;
 
 /// What reaches the client at the end of an attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,6 +89,10 @@ pub struct World<'a, S> {
     arrivals: ChaCha8Rng,
     /// The exact time of the last arrival of a scheduled stream, before rounding to a tick.
     arrival_clock: f64,
+    /// Which caller each task comes from, drawn as tasks start (only with several callers).
+    callers: ChaCha8Rng,
+    /// Per tool, its rate limiter's buckets: one, or one per caller.
+    buckets: Vec<Vec<Bucket>>,
     /// Tasks arrived so far; tasks `started..arrived` wait for a client.
     arrived: u64,
     started: u64,
@@ -110,10 +116,25 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 .iter()
                 .map(|t| Station::new(t.workers, t.line))
                 .collect(),
-            gates: Gates::new(policy, exp.tools.len()),
+            gates: Gates::new(
+                policy,
+                exp.tools.len(),
+                exp.workload.callers,
+                exp.output.timeseries.is_some(),
+            ),
             streams,
             arrivals: streams.stream(Source::Arrivals, 0),
             arrival_clock: 0.0,
+            callers: streams.stream(Source::Callers, 0),
+            buckets: (exp.tools.iter())
+                .map(|t| match t.rate_limit.map(|l| l.scope) {
+                    None => Vec::new(),
+                    Some(LimitScope::Tool) => vec![Bucket::default()],
+                    Some(LimitScope::Caller) => {
+                        vec![Bucket::default(); exp.workload.callers as usize]
+                    }
+                })
+                .collect(),
             arrived: 0,
             started: 0,
             idle_clients: exp.workload.clients,
@@ -180,13 +201,18 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         while self.idle_clients > 0 && self.started < self.arrived {
             self.idle_clients -= 1;
             self.started += 1;
-            self.start_intent(self.started - 1, 0, sched);
+            let caller = match self.workload.callers {
+                1 => 0,
+                n => integer_in(word(&mut self.callers), 0, u64::from(n) - 1) as u32,
+            };
+            self.start_intent(self.started - 1, 0, caller, sched);
         }
     }
 
-    fn start_intent(&mut self, task: u64, call: usize, sched: &mut Scheduler<Event>) {
+    fn start_intent(&mut self, task: u64, call: usize, caller: u32, sched: &mut Scheduler<Event>) {
         let id = task * self.calls.len() as u64 + call as u64;
         let handle = self.intents.start(id, self.calls[call], sched.now());
+        self.intents.get(handle.slot).caller = caller;
         self.totals
             .count(self.calls[call], sched.now(), Count::Offered);
         self.intents
@@ -219,7 +245,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         let intent = self.intents.get(slot);
         // The client stops waiting on any attempt still out: a hedge's loser, or an attempt
         // in flight at a cancellation. The server still does its work.
-        let (tool, mut abandoned) = (intent.tool, 0);
+        let (tool, caller, mut abandoned) = (intent.tool, intent.caller, 0);
         for attempt in intent.awaiting().attempts() {
             intent.settle(attempt, Outcome::Cancelled, now);
             intent.client.ambiguous |= status != Status::Succeeded;
@@ -233,14 +259,14 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         }
         // Their concurrency slots are free: the calls waiting for one go first.
         if abandoned > 0 {
-            (0..abandoned).for_each(|_| self.gates.abandoned(tool));
-            self.wake_waiting(tool, sched);
+            (0..abandoned).for_each(|_| self.gates.abandoned(tool, caller));
+            self.wake_waiting(tool, caller, sched);
         }
         if status == Status::Succeeded {
             self.totals.count(tool, now, Count::Goodput);
         }
         if status == Status::Succeeded && next_call < self.calls.len() {
-            return self.start_intent(task, next_call, sched);
+            return self.start_intent(task, next_call, caller, sched);
         }
         if status == Status::Succeeded {
             self.totals.tasks_succeeded += 1;
@@ -260,23 +286,33 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
 }
 
 impl<S> World<'_, S> {
-    /// Sets every tool's levels in the time series as they stand after an event.
+    /// Sets the levels in the time series as they stand after an event: every tool's server,
+    /// and the breakers and budgets the event touched.
     fn watch_levels(&mut self, now: Tick) {
+        let Some(series) = &mut self.totals.series else {
+            return;
+        };
         for tool in 0..self.tools.len() {
             let station = &self.stations[tool];
             let levels = [
                 (Level::InFlight, f64::from(self.in_flight[tool])),
                 (Level::QueueLength, station.waiting() as f64),
                 (Level::BusyWorkers, f64::from(station.in_service())),
-                (Level::BudgetTokens, self.gates.tokens(tool).unwrap_or(0.0)),
             ];
             for (level, value) in levels {
-                self.totals.level(tool, now, level, value);
+                series.level(tool, now, level, value);
             }
-            let open = self.gates.open_until(tool);
-            if let Some(series) = &mut self.totals.series {
-                series.breaker(tool, now, open);
-            }
+        }
+        let shares = self.gates.per_tool();
+        for (tool, index) in self.gates.touched() {
+            let tokens = self.gates.tokens(tool, index).unwrap_or(0.0);
+            series.share(tool, (index, shares), now, tokens);
+            series.breaker(
+                tool,
+                (index, shares),
+                now,
+                self.gates.open_until(tool, index),
+            );
         }
     }
 }

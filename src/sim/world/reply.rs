@@ -37,7 +37,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         intent.client.late_receipt = late && failure.is_none();
         // A failure while a hedge (or its primary) is still out: wait for that one.
         let racing = failure.is_some() && !intent.awaiting().is_empty();
-        let (tool, cost) = (intent.tool, intent.retry.cost);
+        let (tool, cost) = ((intent.tool, intent.caller), intent.retry.cost);
         self.observe(tool, failure, cost, sched);
         if late {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
@@ -62,7 +62,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         intent.client.ambiguous = true;
         self.totals.count(intent.tool, now, Count::Timeout);
         let racing = !intent.awaiting().is_empty();
-        let (tool, start, cost) = (intent.tool, intent.retry.scope.start, intent.retry.cost);
+        let tool = (intent.tool, intent.caller);
+        let (start, cost) = (intent.retry.scope.start, intent.retry.cost);
         self.observe(tool, Some(FailureClass::Timeout), cost, sched);
         if self.policy.limits.past_deadline(start, now) {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
@@ -74,18 +75,18 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         self.after_failure(at.intent.slot, FailureClass::Timeout, None, sched);
     }
 
-    /// Tells the gates (the tool's breaker, budget and concurrency limit) how a call ended, and
-    /// lets a call waiting for a slot go out; `cost` is what the budget took for it, if it was
-    /// a retry.
+    /// Tells the gates (the breaker, budget and concurrency limit of the tool and caller) how a
+    /// call ended, and lets a call waiting for a slot go out; `cost` is what the budget took for
+    /// it, if it was a retry.
     pub(super) fn observe(
         &mut self,
-        tool: usize,
+        tool: (usize, u32),
         failure: Option<FailureClass>,
         cost: Option<f64>,
         sched: &mut Scheduler<Event>,
     ) {
         let now = sched.now();
         self.gates.feedback(tool, now, failure, cost);
-        self.wake_waiting(tool, sched);
+        self.wake_waiting(tool.0, tool.1, sched);
     }
 }

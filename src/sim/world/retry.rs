@@ -11,7 +11,7 @@ use crate::policy::reconcile::{self, Answer};
 use crate::policy::{RetryAfter, RetryDecision, safety};
 use crate::sim::slab::Handle;
 use crate::time::Tick;
-use crate::variate::happens;
+use crate::variate::{happens, integer_in};
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// After a failed attempt: a lookup first if the outcome of a write is unknown and the
@@ -148,7 +148,12 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             0
         };
         let backoff_delay = backoff.delay(retry, intent.retry.last_delay, word);
-        let delay = backoff_delay.max(retry_after.unwrap_or(Tick::ZERO));
+        let (id, retries) = (intent.id, intent.retry.retries);
+        let asked = match (policy.retry.retry_after, retry_after) {
+            (RetryAfter::Ignore, _) | (_, None) => Tick::ZERO,
+            (_, Some(wait)) => wait.after(self.retry_after_jitter(id, retries)),
+        };
+        let delay = backoff_delay.max(asked);
         let ask = Ask {
             // A new attempt of an outer layer starts a fresh cap where each layer resets it.
             fresh_scope: policy.resets_each_layer() && layer + 1 < policy.depth(),
@@ -178,5 +183,19 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Some(deadline) => until.min(start.after(deadline)),
             None => until,
         })
+    }
+
+    /// The jitter added to a Retry-After before retry `retries` + 1: uniform up to the policy's
+    /// `retry_after_jitter`, from the intent's jitter stream at words of its own (past every
+    /// backoff's), so adding it leaves the backoff draws as they were.
+    fn retry_after_jitter(&self, id: u64, retries: u32) -> Tick {
+        let most = self.policy.retry_after_jitter;
+        if most == Tick::ZERO {
+            return Tick::ZERO;
+        }
+        let word = self
+            .streams
+            .word_at(Source::Jitter, id, (1 << 32) | u64::from(retries));
+        Tick(integer_in(word, 0, most.0))
     }
 }

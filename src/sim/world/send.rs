@@ -119,6 +119,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(slot);
         Ask {
             tool: intent.tool,
+            caller: intent.caller,
             now,
             scope_start: intent.retry.scope.start,
             dispatches: intent.dispatches_in_scope(),
@@ -147,16 +148,19 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         else {
             return;
         };
-        if self.gates.leave_line(intent.tool, ticket(handle)) {
+        if self
+            .gates
+            .leave_line(intent.tool, intent.caller, ticket(handle))
+        {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
             self.end_intent(handle.slot, stop, sched);
         }
     }
 
-    /// Lets the calls waiting for a slot on `tool` go out, first come first served, while there
-    /// are free slots; a call whose operation ended meanwhile is passed over.
-    pub(super) fn wake_waiting(&mut self, tool: usize, sched: &mut Scheduler<Event>) {
-        while let Some(t) = self.gates.next_waiting(tool) {
+    /// Lets the calls waiting for a slot on `tool` by `caller` go out, first come first served,
+    /// while there are free slots; a call whose operation ended meanwhile is passed over.
+    pub(super) fn wake_waiting(&mut self, tool: usize, caller: u32, sched: &mut Scheduler<Event>) {
+        while let Some(t) = self.gates.next_waiting(tool, caller) {
             let handle = Handle {
                 slot: t as u32,
                 generation: (t >> 32) as u32,

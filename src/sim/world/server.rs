@@ -8,7 +8,7 @@ use crate::model::FailureClass;
 use crate::model::outage::{self, OutageMode};
 use crate::model::server::Processed;
 use crate::model::station::Door;
-use crate::model::{Fate, LossSignal, ToolKind};
+use crate::model::{Fate, LimitScope, LossSignal, ToolKind};
 use crate::time::Tick;
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
@@ -44,9 +44,23 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         }
     }
 
+    /// The request reaches the tool: its rate limiter first (a gateway in front of the server),
+    /// then an outage, then the line for a worker.
     pub(super) fn on_server_arrive(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
         let intent = self.intents.get(at.intent.slot);
         let tool = intent.tool;
+        if let Some(limit) = &self.tools[tool].rate_limit {
+            let buckets = &mut self.buckets[tool];
+            let bucket = match limit.scope {
+                LimitScope::Tool => &mut buckets[0],
+                LimitScope::Caller => &mut buckets[intent.caller as usize],
+            };
+            if let Err(wait) = bucket.take(limit, sched.now()) {
+                // A 429 at once, no work done, and when to come back.
+                intent.throttle(at.attempt, wait);
+                return self.answer(at, sched);
+            }
+        }
         let down = outage::down_at(&self.tools[tool].outages, sched.now());
         if down.is_some() {
             intent.server.calls_while_down += 1;

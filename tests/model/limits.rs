@@ -1,0 +1,122 @@
+//! A provider's rate limit (`configs/rate-limited-provider.toml`): the bucket's bound holds on
+//! every window, honouring the same Retry-After brings clients back in waves that jitter
+//! spreads, and per-caller state with one caller is the shared state.
+
+use retrysim::metrics::{Count, Outcome, Sample};
+use retrysim::model::{FailureClass, LimitScope};
+use retrysim::policy::GateScope;
+use retrysim::time::{TICKS_PER_SECOND, Tick};
+
+use crate::common::{self, shipped};
+
+/// Every request the limiter let through, for each configuration: over every window of length
+/// W, fewer than W / T + burst (T the interval between tokens). The network leg is a constant
+/// 20 ms, so a request reaches the limiter 20 ms after it was sent.
+#[test]
+fn no_window_lets_through_more_than_the_rate_and_the_burst() {
+    let exp = shipped("rate-limited-provider.toml");
+    let limit = exp.tools[0].rate_limit.expect("the provider has a limit");
+    let leg = Tick(20_000);
+    for policy in 0..exp.policies.len() {
+        let mut accepted: Vec<u64> = common::traced(&exp, policy)
+            .iter()
+            .flat_map(|(_, attempts)| attempts.iter())
+            .filter(|a| a.outcome != Outcome::Refused(FailureClass::Throttled))
+            .map(|a| a.dispatch.after(leg).0)
+            .collect();
+        accepted.sort_unstable();
+        assert!(accepted.len() > 400, "{}", accepted.len());
+        for window in [1, 100_000, 1_000_000, 10_000_000] {
+            let bound = window as f64 / limit.interval.0 as f64 + f64::from(limit.burst);
+            let mut end = 0;
+            for (i, &from) in accepted.iter().enumerate() {
+                while end < accepted.len() && accepted[end] < from + window {
+                    end += 1;
+                }
+                assert!(((end - i) as f64) < bound, "{} from {from}", end - i);
+            }
+        }
+    }
+}
+
+/// Clients told the same Retry-After come back together: in the backlog after the burst,
+/// honouring it sends retries in waves a second apart, and jitter on top spreads them. The
+/// peak quarter-second of retries stands further above the mean without jitter; and honouring
+/// without jitter meets the most 429s, ignoring the header the fewest.
+#[test]
+fn the_same_retry_after_brings_waves_that_jitter_spreads() {
+    let exp = shipped("rate-limited-provider.toml");
+    let result = common::run_one(exp.clone());
+    let by = |name: &str| {
+        let i = exp.policies.iter().position(|p| p.name == name).unwrap();
+        &result.policies[i]
+    };
+    let peakiness = |name: &str| {
+        let stats = by(name).series.as_ref().unwrap();
+        let bins = |s: u64| (s * TICKS_PER_SECOND / stats.width().0) as usize;
+        let retries: Vec<f64> = (bins(23)..bins(33))
+            .map(|i| stats.count(0, i, Count::Retry).mean())
+            .collect();
+        let mean = retries.iter().sum::<f64>() / retries.len() as f64;
+        retries.iter().fold(0.0, |m: f64, &r| m.max(r)) / mean
+    };
+    let (waves, spread) = (
+        peakiness("honour-retry-after"),
+        peakiness("honour-retry-after-jitter"),
+    );
+    assert!(waves > 1.5 * spread, "{waves} vs {spread}");
+    let throttled = |name: &str| {
+        let i = Outcome::Refused(FailureClass::Throttled).index();
+        by(name).tool_totals(0).outcomes[i]
+    };
+    let names = [
+        "ignore-retry-after",
+        "honour-retry-after-jitter",
+        "honour-retry-after",
+    ];
+    let counts = names.map(throttled);
+    assert!(counts[0] < counts[1] && counts[1] < counts[2], "{counts:?}");
+}
+
+/// Per-caller gates and buckets with a single caller are the shared ones: the same run, bin
+/// for bin.
+#[test]
+fn one_caller_with_its_own_gates_is_the_shared_gates() {
+    for config in ["retry-storm.toml", "rate-limited-provider.toml"] {
+        let mut shared = shipped(config);
+        shared.workload.callers = 1;
+        let mut own = shared.clone();
+        for p in &mut own.policies {
+            p.scope = GateScope::Caller;
+        }
+        for t in &mut own.tools {
+            if let Some(limit) = &mut t.rate_limit {
+                limit.scope = LimitScope::Caller;
+            }
+        }
+        let (a, b) = (common::run_one(shared), common::run_one(own));
+        for (x, y) in a.policies.iter().zip(&b.policies) {
+            assert_eq!(x.totals, y.totals, "{config}");
+            assert_eq!(x.series, y.series, "{config}");
+        }
+    }
+}
+
+/// Goodput never runs ahead of the load: by the end of every bin, the intents that succeeded
+/// are at most the intents offered so far.
+#[test]
+fn goodput_never_exceeds_the_load_offered_so_far() {
+    for config in ["retry-storm.toml", "rate-limited-provider.toml"] {
+        let exp = shipped(config);
+        let result = common::run_one(exp.clone());
+        for r in &result.policies {
+            let stats = r.series.as_ref().unwrap();
+            let (mut offered, mut goodput) = (0.0, 0.0);
+            for i in 0..stats.len(0) {
+                offered += stats.count(0, i, Count::Offered).mean();
+                goodput += stats.count(0, i, Count::Goodput).mean();
+                assert!(goodput <= offered + 1e-9, "{config}: bin {i}");
+            }
+        }
+    }
+}
