@@ -217,9 +217,9 @@ fn reconciles_exactly(tool: &Tool, policy: &Policy) -> bool {
 /// (a, b) for one tool under one policy that sets the timer `wait` on it, if the closed forms
 /// can describe it.
 fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)> {
-    // A line at the server, a receiver that forgets keys, a script, an outage, a lookup that
-    // commits nothing, or a gate that may stop a retry: none of these is the model the closed
-    // forms describe.
+    // A line at the server, a rate limit, a receiver that forgets keys, a script, an outage, a
+    // lookup that commits nothing, or a gate that may stop a retry: none of these is the model
+    // the closed forms describe.
     let gated = policy.safety_gate && !safety::replay_is_safe(tool, policy.key);
     // Under a key the server honours, a retry with other arguments ends in a conflict.
     let drifting = policy.payload_drift > 0.0 && safety::replay_is_safe(tool, policy.key);
@@ -228,6 +228,7 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         || tool.script.is_some()
         || tool.slowdown > Tick::ZERO
         || tool.drop_expired
+        || tool.rate_limit.is_some()
         || !tool.outages.is_empty()
         || tool.kind == ToolKind::ReadOnly;
     if unlike || gated || drifting {

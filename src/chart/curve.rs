@@ -3,6 +3,7 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::data::{Data, Row};
 use super::style::{self, FONT};
@@ -140,7 +141,15 @@ pub fn draw<DB: DrawingBackend>(
         &format!("{} — {}", measure.title(), data.name),
         &data.description,
     )?;
-    let mut chart = ChartBuilder::on(&body)
+    // Many series: the legend takes a column of its own rather than covering the curves.
+    let aside = series.len() > SIDE_LEGEND;
+    let (plot, column) = if aside {
+        let (plot, column) = body.split_horizontally(style::SIZE.0 - 400);
+        (plot, Some(column))
+    } else {
+        (body, None)
+    };
+    let mut chart = ChartBuilder::on(&plot)
         .margin_left(20)
         .margin_right(40)
         .margin_bottom(10)
@@ -215,24 +224,33 @@ pub fn draw<DB: DrawingBackend>(
                 let path = theory_path(&s.marks, measure);
                 chart.draw_series(LineSeries::new(path, line))
             };
-            drawn
-                .map_err(|e| e.to_string())?
-                .label(legend)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 30, y)], line));
+            let drawn = drawn.map_err(|e| e.to_string())?;
+            if !aside {
+                drawn
+                    .label(legend)
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 30, y)], line));
+            }
         }
         for m in &s.marks {
             super::error_bar(&mut chart, m.x + shift, m.mean - m.ci, m.mean + m.ci, color)?;
         }
-        chart
+        let drawn = chart
             .draw_series(s.marks.iter().map(|m| {
                 EmptyElement::at((m.x + shift, m.mean))
                     + Polygon::new(marker(i, size), color.filled())
             }))
-            .map_err(|e| e.to_string())?
-            .label(format!("{} — measured, 95% CI", s.label))
-            .legend(move |(x, y)| {
-                EmptyElement::at((x + 15, y)) + Polygon::new(marker(i, size.min(7)), color.filled())
-            });
+            .map_err(|e| e.to_string())?;
+        if !aside {
+            drawn
+                .label(format!("{} — measured, 95% CI", s.label))
+                .legend(move |(x, y)| {
+                    EmptyElement::at((x + 15, y))
+                        + Polygon::new(marker(i, size.min(7)), color.filled())
+                });
+        }
+    }
+    if let Some(column) = column {
+        return side_legend(&column, &series, measure);
     }
     // The legend goes in the corner that covers the fewest points, upper ones first on a tie.
     let covered = |left: bool, upper: bool| {
@@ -268,6 +286,51 @@ pub fn draw<DB: DrawingBackend>(
         .label_font((FONT, style::NOTE))
         .draw()
         .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// Above this many series the legend goes in a column beside the chart.
+const SIDE_LEGEND: usize = 6;
+
+/// The legend as a column: per series, its theory line with its marker on it and its name,
+/// the closed form beneath where it has one.
+fn side_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    series: &[Series],
+    measure: Measure,
+) -> Result<(), String> {
+    let text = |size: u32| {
+        (FONT, size)
+            .into_font()
+            .into_text_style(area)
+            .pos(Pos::new(HPos::Left, VPos::Center))
+    };
+    let header = "line: theory · mark: measured, 95% CI";
+    area.draw(&Text::new(header, (10, 16), text(style::NOTE)))
+        .map_err(|e| e.to_string())?;
+    let theories = series
+        .iter()
+        .filter(|s| s.marks.iter().any(|m| m.theory.is_some()));
+    let row = if theories.count() > 0 { 44 } else { 28 };
+    for (i, s) in series.iter().enumerate() {
+        let y = 52 + row * i as i32;
+        let color = style::color(i);
+        let theory = s.marks.iter().find_map(|m| m.theory);
+        if theory.is_some() {
+            let line = ShapeStyle::from(color.mix(0.55)).stroke_width(5);
+            area.draw(&PathElement::new(vec![(10, y), (44, y)], line))
+                .map_err(|e| e.to_string())?;
+        }
+        area.draw(&(EmptyElement::at((27, y)) + Polygon::new(marker(i, 7), color.filled())))
+            .map_err(|e| e.to_string())?;
+        area.draw(&Text::new(s.label.clone(), (54, y), text(style::NOTE)))
+            .map_err(|e| e.to_string())?;
+        if let Some(t) = theory {
+            let formula = format!("theory {}", measure.formula(t.attempts, t.key));
+            area.draw(&Text::new(formula, (54, y + 20), text(style::NOTE - 4)))
+                .map_err(|e| e.to_string())?;
+        }
+    }
     Ok(())
 }
 

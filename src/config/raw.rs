@@ -253,6 +253,10 @@ pub struct RetryBudget {
     pub ttl: Option<Spanned<Value>>,
     pub min_per_second: Option<Spanned<f64>>,
     pub percent: Option<Spanned<f64>>,
+    pub size: Option<Spanned<f64>>,
+    pub deposit: Option<Spanned<f64>>,
+    pub deposit_on: Option<Spanned<String>>,
+    pub ratio: Option<Spanned<f64>>,
 }
 
 /// `admission = { reserve, min_attempt, timeout_cap }`: cooperative admission.

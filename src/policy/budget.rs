@@ -12,6 +12,12 @@
 //!   `success_credit`.
 //! - `ratio` (Finagle `RetryBudget`, tower `TpsBudget`): over the last `ttl`, retries may number
 //!   `percent` of the first attempts plus a reserve of `min_per_second` · ttl.
+//! - `adaptive` (the adaptive retry bucket of published token-bucket-versus-breaker studies): a
+//!   bucket of `size` tokens, full at the start, gains `deposit` on every first try (or every
+//!   success); a retry goes out while it holds more than one token, and takes one.
+//! - `failure_ratio` (the "retry breaker" of the same studies): retries go out while the
+//!   failed attempts so far, retries included, are at most `ratio` of the first tries. It never
+//!   resets and never stops a first try.
 
 use std::collections::VecDeque;
 
@@ -36,6 +42,15 @@ pub enum BudgetRule {
         min_per_second: f64,
         percent: f64,
     },
+    Adaptive {
+        size: f64,
+        deposit: f64,
+        /// Deposits on a success rather than on a first try.
+        on_success: bool,
+    },
+    FailureRatio {
+        ratio: f64,
+    },
 }
 
 impl BudgetRule {
@@ -44,6 +59,8 @@ impl BudgetRule {
             BudgetRule::TokenBucket { .. } => "token_bucket",
             BudgetRule::AwsStandard { .. } => "aws_standard",
             BudgetRule::Ratio { .. } => "ratio",
+            BudgetRule::Adaptive { .. } => "adaptive",
+            BudgetRule::FailureRatio { .. } => "failure_ratio",
         }
     }
 }
@@ -56,6 +73,9 @@ pub struct RetryBudget {
     /// First attempts and retries sent in the last `ttl`, for a ratio.
     firsts: VecDeque<Tick>,
     retries: VecDeque<Tick>,
+    /// First tries and failed attempts since the start, for a failure ratio.
+    first_tries: u64,
+    failures: u64,
 }
 
 impl RetryBudget {
@@ -63,28 +83,38 @@ impl RetryBudget {
         let tokens = match rule {
             BudgetRule::TokenBucket { max_tokens, .. } => max_tokens,
             BudgetRule::AwsStandard { capacity, .. } => capacity,
-            BudgetRule::Ratio { .. } => 0.0,
+            BudgetRule::Adaptive { size, .. } => size,
+            BudgetRule::Ratio { .. } | BudgetRule::FailureRatio { .. } => 0.0,
         };
         RetryBudget {
             rule,
             tokens,
             firsts: VecDeque::new(),
             retries: VecDeque::new(),
+            first_tries: 0,
+            failures: 0,
         }
     }
 
     /// The tokens a bucket holds; `None` for a ratio, which holds none.
     pub fn tokens(&self) -> Option<f64> {
         match self.rule {
-            BudgetRule::Ratio { .. } => None,
+            BudgetRule::Ratio { .. } | BudgetRule::FailureRatio { .. } => None,
             _ => Some(self.tokens),
         }
     }
 
     /// A first attempt goes out at `now`.
     pub fn first_attempt(&mut self, now: Tick) {
-        if let BudgetRule::Ratio { .. } = self.rule {
-            self.firsts.push_back(now);
+        match self.rule {
+            BudgetRule::Ratio { .. } => self.firsts.push_back(now),
+            BudgetRule::Adaptive {
+                size,
+                deposit,
+                on_success: false,
+            } => self.tokens = (self.tokens + deposit).min(size),
+            BudgetRule::FailureRatio { .. } => self.first_tries += 1,
+            _ => {}
         }
     }
 
@@ -113,7 +143,15 @@ impl RetryBudget {
                 };
                 self.tokens = (self.tokens + refund).min(capacity);
             }
-            BudgetRule::Ratio { .. } => {}
+            BudgetRule::Adaptive {
+                size,
+                deposit,
+                on_success: true,
+            } if failure.is_none() => self.tokens = (self.tokens + deposit).min(size),
+            BudgetRule::FailureRatio { .. } if failure.is_some() => self.failures += 1,
+            BudgetRule::Ratio { .. }
+            | BudgetRule::Adaptive { .. }
+            | BudgetRule::FailureRatio { .. } => {}
         }
     }
 
@@ -155,6 +193,13 @@ impl RetryBudget {
                     0.0
                 })
             }
+            BudgetRule::Adaptive { .. } => (self.tokens > 1.0).then(|| {
+                self.tokens -= 1.0;
+                1.0
+            }),
+            BudgetRule::FailureRatio { ratio } => {
+                (self.failures as f64 <= ratio * self.first_tries as f64).then_some(0.0)
+            }
         }
     }
 }
@@ -188,6 +233,45 @@ mod tests {
             b.withdraw(Tick(0), FailureClass::ServerError).is_some(),
             "6 after 10 successes"
         );
+    }
+
+    /// Five tokens, full: four retries take it to one, which is not more than one; five first
+    /// tries deposit half a token, which buys one retry and no more.
+    #[test]
+    fn the_adaptive_bucket_retries_while_above_one_and_refills_on_first_tries() {
+        let mut b = RetryBudget::new(BudgetRule::Adaptive {
+            size: 5.0,
+            deposit: 0.1,
+            on_success: false,
+        });
+        let retry = |b: &mut RetryBudget| b.withdraw(Tick(0), FailureClass::ServerError);
+        for _ in 0..4 {
+            assert_eq!(retry(&mut b), Some(1.0));
+        }
+        assert_eq!(retry(&mut b), None);
+        (0..5).for_each(|_| b.first_attempt(Tick(0)));
+        assert!(retry(&mut b).is_some());
+        assert_eq!(retry(&mut b), None);
+        // Deposits stop at the size.
+        (0..1000).for_each(|_| b.first_attempt(Tick(0)));
+        assert_eq!(b.tokens(), Some(5.0));
+    }
+
+    /// Retries go while failures are at most a tenth of the first tries, and the count never
+    /// resets.
+    #[test]
+    fn the_failure_ratio_blocks_retries_once_failures_pass_the_ratio() {
+        let mut b = RetryBudget::new(BudgetRule::FailureRatio { ratio: 0.1 });
+        let retry = |b: &mut RetryBudget| b.withdraw(Tick(0), FailureClass::ServerError);
+        (0..20).for_each(|_| b.first_attempt(Tick(0)));
+        b.outcome(FAIL, None);
+        b.outcome(FAIL, None);
+        assert!(retry(&mut b).is_some(), "2 of 20");
+        b.outcome(FAIL, None);
+        assert!(retry(&mut b).is_none(), "3 of 20");
+        (0..10).for_each(|_| b.first_attempt(Tick(0)));
+        assert!(retry(&mut b).is_some(), "3 of 30");
+        assert_eq!(b.tokens(), None);
     }
 
     #[test]

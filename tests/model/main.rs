@@ -2,6 +2,7 @@
 //! hedges, the seeds' scenarios to the tick, and properties of random small experiments. One
 //! binary for the area, so the suite links the crate few times.
 
+mod amplification;
 mod common;
 mod experiments;
 mod gates;

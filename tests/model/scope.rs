@@ -76,6 +76,9 @@ fn a_tool_unlike_the_model_has_no_closed_form() {
         "key_retention = \"1s\"",
         "kind = \"read_only\"",
         "outages = [{ from = \"1s\", until = \"2s\" }]",
+        "rate_limit = { per_second = 1000 }",
+        "slowdown = \"1ms\"",
+        "drop_expired = true",
     ] {
         assert_eq!(
             theory_of(&format!("{LOSSES}\n{unlike}"), RETRIES),

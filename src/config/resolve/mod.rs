@@ -127,6 +127,19 @@ fn retry_budget(b: &BudgetRule) -> Value {
             ("min_per_second", min_per_second.into()),
             ("percent", percent.into()),
         ],
+        BudgetRule::Adaptive {
+            size,
+            deposit,
+            on_success,
+        } => vec![
+            ("size", size.into()),
+            ("deposit", deposit.into()),
+            (
+                "deposit_on",
+                if on_success { "success" } else { "first_try" }.into(),
+            ),
+        ],
+        BudgetRule::FailureRatio { ratio } => vec![("ratio", ratio.into())],
     };
     t.extend(settings.into_iter().map(|(k, v)| (k.to_string(), v)));
     Value::Table(t)

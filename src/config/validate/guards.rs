@@ -110,10 +110,13 @@ enum Kind {
     TokenBucket,
     AwsStandard,
     Ratio,
+    Adaptive,
+    FailureRatio,
 }
 
 /// A retry budget: its kind, and that kind's settings (the defaults of gRPC's example, the AWS
-/// SDKs' standard mode, and Finagle); a setting of another kind is refused.
+/// SDKs' standard mode, Finagle, and the published studies' adaptive bucket and retry
+/// breaker); a setting of another kind is refused.
 pub(super) fn retry_budget(
     check: &Check,
     spanned: &Spanned<raw::RetryBudget>,
@@ -125,6 +128,8 @@ pub(super) fn retry_budget(
         ("token_bucket", TokenBucket),
         ("aws_standard", AwsStandard),
         ("ratio", Ratio),
+        ("adaptive", Adaptive),
+        ("failure_ratio", FailureRatio),
     ];
     let kind = check.choice(&raw.kind, &format!("{path}.kind"), &kinds)?;
     let keys = [
@@ -136,23 +141,34 @@ pub(super) fn retry_budget(
         ("success_credit", AwsStandard, &raw.success_credit),
         ("min_per_second", Ratio, &raw.min_per_second),
         ("percent", Ratio, &raw.percent),
+        ("size", Adaptive, &raw.size),
+        ("deposit", Adaptive, &raw.deposit),
+        ("ratio", FailureRatio, &raw.ratio),
     ];
-    let ttl_span = raw
-        .ttl
-        .as_ref()
-        .filter(|_| kind != Ratio)
-        .map(Spanned::span);
+    // The settings that are not numbers, with the kind each belongs to.
+    let others = [
+        ("ttl", Ratio, raw.ttl.as_ref().map(Spanned::span)),
+        (
+            "deposit_on",
+            Adaptive,
+            raw.deposit_on.as_ref().map(Spanned::span),
+        ),
+    ];
     let stray = keys
         .iter()
         .find(|(_, k, v)| *k != kind && v.is_some())
         .map(|(name, _, v)| (*name, v.as_ref().expect("some").span()))
-        .or(ttl_span.map(|s| ("ttl", s)));
+        .or(others
+            .iter()
+            .find(|(_, k, span)| *k != kind && span.is_some())
+            .map(|(name, _, span)| (*name, span.clone().expect("some"))));
     if let Some((key, span)) = stray {
         let takes: Vec<&str> = keys
             .iter()
-            .filter(|(_, k, _)| *k == kind)
-            .map(|(n, _, _)| *n)
-            .chain((kind == Ratio).then_some("ttl"))
+            .map(|(n, k, _)| (n, k))
+            .chain(others.iter().map(|(n, k, _)| (n, k)))
+            .filter(|(_, k)| **k == kind)
+            .map(|(n, _)| *n)
             .collect();
         return check.error_allowing(
             span,
@@ -195,6 +211,21 @@ pub(super) fn retry_budget(
             ttl: check.duration_or(&raw.ttl, &format!("{path}.ttl"), default::TTL)?,
             min_per_second: number("min_per_second", default::MIN_PER_SECOND)?,
             percent: number("percent", default::PERCENT)?,
+        },
+        Adaptive => BudgetRule::Adaptive {
+            size: number("size", default::ADAPTIVE_SIZE)?,
+            deposit: number("deposit", default::ADAPTIVE_DEPOSIT)?,
+            on_success: match &raw.deposit_on {
+                None => false,
+                Some(on) => check.choice(
+                    on,
+                    &format!("{path}.deposit_on"),
+                    &[("first_try", false), ("success", true)],
+                )?,
+            },
+        },
+        FailureRatio => BudgetRule::FailureRatio {
+            ratio: number("ratio", default::FAILURE_RATIO)?,
         },
     })
 }

@@ -47,6 +47,10 @@ pub(super) mod default {
     pub const TTL: &str = "10s";
     pub const MIN_PER_SECOND: f64 = 10.0;
     pub const PERCENT: f64 = 0.2;
+    /// The adaptive retry bucket and the retry breaker of the published studies.
+    pub const ADAPTIVE_SIZE: f64 = 5.0;
+    pub const ADAPTIVE_DEPOSIT: f64 = 0.1;
+    pub const FAILURE_RATIO: f64 = 0.1;
     /// Netflix's `AIMDLimit` bounds and steps (a 0.9 backoff ratio, +1 per success), with the
     /// floor at one call.
     pub const AIMD_MIN: u32 = 1;
