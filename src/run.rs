@@ -9,7 +9,7 @@ use std::sync::{Condvar, Mutex, mpsc};
 use crate::experiment::Experiment;
 use crate::metrics::recovery::{self, Recovery};
 use crate::metrics::{
-    AttemptRecord, Estimate, IntentRecord, Measure, Moments, Quantiles, Sample, SeriesStats,
+    AttemptRecord, Estimate, IntentRecord, Level, Measure, Moments, Quantiles, Sample, SeriesStats,
     StopReason, ToolTotals, Totals,
 };
 use crate::policy::Policy;
@@ -41,6 +41,9 @@ pub struct PolicyResult {
     /// How goodput recovered from the workload's trigger, where it has one and the run keeps a
     /// time series.
     pub recovery: Option<Recovery>,
+    /// The longest line at any tool it calls, averaged over a bin of the time series and over
+    /// the replications, where the run keeps one.
+    pub peak_queue: Option<f64>,
 }
 
 impl PolicyResult {
@@ -106,10 +109,15 @@ impl PolicyResult {
         } else {
             theory::for_policy(exp, policy)
         };
+        let tools: Vec<usize> = exp.called(exp.calls_of(policy)).collect();
         if let (Some(series), Some(windows)) = (&self.series, exp.recovery_windows()) {
-            let tools: Vec<usize> = exp.called(exp.calls_of(policy)).collect();
             self.recovery = Some(recovery::measure(series, &tools, &windows));
         }
+        self.peak_queue = self.series.as_ref().map(|s| {
+            (tools.iter())
+                .flat_map(|&t| (0..s.len(t)).map(move |i| s.level(t, i, Level::QueueLength).mean()))
+                .fold(0.0, f64::max)
+        });
     }
 
     /// Drops what only the output files need, the completion histogram and the time series, so a

@@ -51,12 +51,6 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
     ];
     let body = bars::legend_of(&body, &entries)?;
     let x_hi = bins.iter().map(|b| b.to_s).fold(0.0, f64::max);
-    let y_hi = bins
-        .iter()
-        .map(|b| (b.first_tries + b.retries).max(b.offered).max(b.goodput))
-        .fold(0.0, f64::max)
-        .max(1.0)
-        * 1.1;
     let columns = if panels.len() >= 4 { 2 } else { 1 };
     let rows = panels.len().div_ceil(columns);
     let areas = body.split_evenly((rows, columns));
@@ -67,6 +61,13 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
             .iter()
             .filter(|b| b.policy == policy && b.tool == tool)
             .collect();
+        // Each panel to its own scale: a storm's calls can be a hundred times another's.
+        let y_hi = mine
+            .iter()
+            .map(|b| (b.first_tries + b.retries).max(b.offered).max(b.goodput))
+            .fold(0.0, f64::max)
+            .max(1.0)
+            * 1.1;
         let name = if several_tools {
             format!("{policy} · {tool}")
         } else {

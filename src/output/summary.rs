@@ -74,7 +74,7 @@ impl Row<'_> {
 pub struct Field(pub Column, pub for<'a> fn(&Row<'a>) -> String);
 
 /// The columns after the parameter columns, each with its value.
-pub const FIELDS: [Field; 60] = [
+pub const FIELDS: [Field; 61] = [
     Field(col("experiment", Text), |r| r.exp.name.clone()),
     Field(col("policy", Text), |r| r.policy.name.clone()),
     Field(col("seed", Count), |r| r.exp.seed.to_string()),
@@ -240,6 +240,9 @@ pub const FIELDS: [Field; 60] = [
     }),
     Field(col("time_to_recover_s", NumberOrEmpty), |r| {
         r.recovery(|v| v.time_to_recover.map_or(String::new(), |t| seconds(t.0)))
+    }),
+    Field(col("peak_queue", NumberOrEmpty), |r| {
+        r.result.peak_queue.map_or(String::new(), fixed)
     }),
 ];
 

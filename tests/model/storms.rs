@@ -1,7 +1,7 @@
 //! Servers that push back, over time: arrivals that follow a rate schedule, the time series
 //! that watches them, and the retry storm of `configs/retry-storm.toml`.
 
-use retrysim::metrics::{Count, Sample, SeriesStats};
+use retrysim::metrics::{Count, Measure, Sample, SeriesStats};
 use retrysim::run::PointResult;
 use retrysim::time::{TICKS_PER_SECOND, Tick};
 
@@ -105,4 +105,30 @@ fn the_time_series_adds_up_to_the_totals() {
             }
         }
     }
+}
+
+/// The shipped herd: jitter keeps the line short and finishes soonest; backoff without jitter
+/// brings the whole herd back at once; no backoff hammers the tool while it is down and never
+/// drains; a breaker per client keeps the line empty by failing every call.
+#[test]
+fn jitter_breaks_up_the_herd_that_backoff_alone_keeps_together() {
+    let exp = shipped("thundering-herd.toml");
+    let result = common::run_one(exp.clone());
+    let get = |name: &str| policy(&exp, &result, name);
+    let (none, exp_, jitter, breaker) = (
+        get("no-backoff"),
+        get("exponential"),
+        get("full-jitter"),
+        get("breaker-per-client"),
+    );
+    let peak = |r: &retrysim::run::PolicyResult| r.peak_queue.unwrap();
+    assert!(peak(jitter) < 20.0 && peak(exp_) > 50.0 * peak(jitter));
+    assert!(peak(none) > peak(exp_) && peak(breaker) == 0.0);
+    let down = |r: &retrysim::run::PolicyResult| r.tool_totals(0).calls_while_down;
+    assert!(down(none) > 10 * down(exp_) && down(breaker) < down(exp_));
+    assert!(jitter.completion_p50 < exp_.completion_p50);
+    assert!(jitter.completion_p99 < exp_.completion_p99);
+    let success = |r: &retrysim::run::PolicyResult| r.estimate(Measure::Success).mean;
+    assert_eq!((success(jitter), success(exp_)), (1.0, 1.0));
+    assert!(success(none) < 0.5 && success(breaker) == 0.0);
 }
