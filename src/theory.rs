@@ -229,6 +229,7 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         || tool.slowdown > Tick::ZERO
         || tool.drop_expired
         || tool.rate_limit.is_some()
+        || !tool.capacity.is_empty()
         || !tool.outages.is_empty()
         || tool.kind == ToolKind::ReadOnly;
     if unlike || gated || drifting {

@@ -1,6 +1,7 @@
 //! The grid view of a two-axis sweep: for each configuration a heat map of attempts and one of
 //! duplicates per intent, cells labelled with their value, one colour scale per measure so the
-//! configurations can be compared at a glance.
+//! configurations can be compared at a glance. The recovery map is the same view of how long
+//! goodput took to come back after the trigger, the cells where it never did marked apart.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -9,8 +10,11 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::data::Data;
 use super::style::{self, FONT};
 
-/// The rows of panels: title, column, and the colour of the scale's top.
-const MEASURES: [(&str, &str, RGBColor); 2] = [
+/// A row of panels: title, column, and the colour of the scale's top.
+type Measure = (&'static str, &'static str, RGBColor);
+
+/// The grid's rows of panels.
+pub const MEASURES: [Measure; 2] = [
     (
         "attempts per intent",
         "attempts_per_intent",
@@ -23,19 +27,46 @@ const MEASURES: [(&str, &str, RGBColor); 2] = [
     ),
 ];
 
-pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> Result<(), String> {
+/// The recovery map's one row: seconds from the trigger's end until goodput was back.
+pub const RECOVERY: [Measure; 1] = [(
+    "seconds to recover",
+    "time_to_recover_s",
+    RGBColor(0, 120, 90),
+)];
+
+/// Where goodput never came back.
+const NEVER: RGBColor = RGBColor(150, 20, 40);
+
+/// What a cell holds.
+#[derive(Clone, Copy)]
+enum Cell {
+    Value(f64),
+    /// No value because goodput never recovered.
+    Never,
+}
+
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    data: &Data,
+    measures: &[Measure],
+) -> Result<(), String> {
     let (xs, ys) = (&data.axes[0], &data.axes[1]);
+    let what = if measures == RECOVERY {
+        "Recovery map"
+    } else {
+        "Grid"
+    };
     let body = super::heading(
         root,
         &format!(
-            "Grid of {} × {} — {}",
-            leaf(&xs.path),
-            leaf(&ys.path),
+            "{what} of {} × {} — {}",
+            short(&xs.path),
+            short(&ys.path),
             data.name
         ),
         &data.description,
     )?;
-    let panels = body.split_evenly((MEASURES.len(), data.policies.len()));
+    let panels = body.split_evenly((measures.len(), data.policies.len()));
     // Room for the longest value label of the vertical axis, and its title.
     let longest = ys
         .values
@@ -44,7 +75,12 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
         .max()
         .unwrap_or(1);
     let label_width = 44 + 12 * longest as u32;
-    for (m, (title, column, top)) in MEASURES.into_iter().enumerate() {
+    let cell = |r: &super::data::Row, column: &str| match data.number(r, column) {
+        Some(v) => Some(Cell::Value(v)),
+        None if data.text(r, "recovered") == Some("no") => Some(Cell::Never),
+        None => None,
+    };
+    for (m, &(title, column, top)) in measures.iter().enumerate() {
         let values: Vec<f64> = data
             .rows
             .iter()
@@ -88,35 +124,43 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
                 .y_labels(ys.values.len() * 2 + 1)
                 .x_label_formatter(&|v| name(&xs.values, *v))
                 .y_label_formatter(&|v| name(&ys.values, *v))
-                .x_desc(leaf(&xs.path))
-                .y_desc(leaf(&ys.path))
+                .x_desc(style::axis_title(&xs.path))
+                .y_desc(short(&ys.path))
                 .label_style((FONT, style::NOTE))
                 .axis_desc_style((FONT, style::NOTE))
                 .draw()
                 .map_err(|e| e.to_string())?;
-            let cells: Vec<(f64, f64, f64)> = data
+            let cells: Vec<(f64, f64, Cell)> = data
                 .rows_of(policy)
                 .filter_map(|r| {
                     let x = xs.values.iter().position(|v| *v == r.params[0])? as f64;
                     let y = ys.values.iter().position(|v| *v == r.params[1])? as f64;
-                    Some((x, y, data.number(r, column)?))
+                    Some((x, y, cell(r, column)?))
                 })
                 .collect();
-            chart
-                .draw_series(cells.iter().map(|&(x, y, v)| {
+            // A cell's colour, its label and the label's ink.
+            let look = |c: Cell| match c {
+                Cell::Value(v) => {
                     let f = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
-                    Rectangle::new(
-                        [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
-                        shade(top, f).filled(),
+                    let ink = if f > 0.55 { WHITE } else { BLACK };
+                    (
+                        shade(top, f),
+                        super::tick_fixed(v, measures == RECOVERY),
+                        ink,
                     )
+                }
+                Cell::Never => (NEVER, "never".to_string(), WHITE),
+            };
+            chart
+                .draw_series(cells.iter().map(|&(x, y, c)| {
+                    Rectangle::new([(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)], look(c).0.filled())
                 }))
                 .map_err(|e| e.to_string())?;
             chart
-                .draw_series(cells.iter().map(|&(x, y, v)| {
-                    let f = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
-                    let ink = if f > 0.55 { WHITE } else { BLACK };
+                .draw_series(cells.iter().map(|&(x, y, c)| {
+                    let (_, label, ink) = look(c);
                     Text::new(
-                        format!("{v:.3}"),
+                        label,
                         (x, y),
                         (FONT, style::NOTE)
                             .into_font()
@@ -136,6 +180,15 @@ fn shade(top: RGBColor, f: f64) -> RGBColor {
     RGBColor(mix(top.0), mix(top.1), mix(top.2))
 }
 
-fn leaf(path: &str) -> &str {
-    path.rsplit('.').next().unwrap_or(path)
+/// A swept path without its table: `rate.2.at` for `workload.rate.2.at`, `reply_loss` for
+/// `tool.charge.reply_loss`.
+fn short(path: &str) -> &str {
+    let segments: Vec<&str> = path.split('.').collect();
+    let skip = match segments.first() {
+        Some(&"tool" | &"policy") if segments.len() > 2 => 2,
+        Some(&"workload") if segments.len() > 1 => 1,
+        _ => 0,
+    };
+    let start: usize = segments[..skip].iter().map(|s| s.len() + 1).sum();
+    &path[start..]
 }

@@ -152,7 +152,8 @@ fn draw<DB: DrawingBackend>(
                 &blocks,
             )
         }
-        ChartKind::Grid => grid::draw(root, data),
+        ChartKind::Grid => grid::draw(root, data, &grid::MEASURES),
+        ChartKind::RecoveryMap => grid::draw(root, data, &grid::RECOVERY),
     }
 }
 
@@ -203,6 +204,11 @@ fn error_bar<DB: DrawingBackend>(
         .and_then(|_| area.draw(&cap(lo)))
         .and_then(|_| area.draw(&cap(hi)))
         .map_err(|e| e.to_string())
+}
+
+/// A cell's number: seconds as few decimals as they need, other values to three.
+fn tick_fixed(x: f64, seconds: bool) -> String {
+    if seconds { tick(x) } else { format!("{x:.3}") }
 }
 
 /// An axis number, short: as few decimals as it needs, up to four.

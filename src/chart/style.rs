@@ -60,6 +60,7 @@ pub fn axis_title(path: &str) -> String {
         "server_error" => "P(5xx before commit)",
         "max_attempts" => "attempts allowed (counting the first)",
         "tasks" => "tasks",
+        "rate_scale" => "load, × the rate schedule",
         "clients" => "clients",
         _ => return path.to_string(),
     };

@@ -2,8 +2,9 @@
 //!
 //! Paths follow the TOML: `workload.tasks`, `horizon`, `policy.retry-only.max_attempts`.
 //! Under `tool` and `policy` the next segment picks an element by its `name`; without a name
-//! (`tool.reply_loss`) the key is set on every element. A key the document leaves out is
-//! added, and so is a table on the way to it.
+//! (`tool.reply_loss`) the key is set on every element. In any other list a number picks an
+//! element by its position from 0 (`workload.rate.2.at`, `tool.api.outages.0.until`). A key
+//! the document leaves out is added, and so is a table on the way to it.
 
 use toml::{Table, Value};
 
@@ -66,6 +67,27 @@ fn set_in(
                         names.join(", ")
                     ))
                 }
+            }
+        }
+        Value::Array(items) => {
+            let Ok(i) = rest[0].parse::<usize>() else {
+                return Err(format!(
+                    "`{key}` is a list: pick an element by its position from 0, such as `{key}.0`"
+                ));
+            };
+            let len = items.len();
+            match items.get_mut(i) {
+                None => Err(format!(
+                    "`{key}` has {len} elements, from 0; `{path}` asks for element {i}"
+                )),
+                Some(slot) if rest.len() == 1 => {
+                    *slot = value.clone();
+                    Ok(())
+                }
+                Some(Value::Table(item)) => set_in(item, &rest[1..], value, path),
+                Some(_) => Err(format!(
+                    "element {i} of `{key}` holds a value, so `{path}` leads nowhere"
+                )),
             }
         }
         _ => Err(format!("`{key}` holds a value, so `{path}` leads nowhere")),

@@ -38,6 +38,7 @@ pub struct Workload {
     pub arrival: Option<Spanned<String>>,
     pub mean_interarrival: Option<Spanned<Value>>,
     pub rate: Option<Spanned<Vec<Spanned<RatePoint>>>>,
+    pub rate_scale: Option<Spanned<f64>>,
     pub duration: Option<Spanned<Value>>,
 }
 
@@ -73,6 +74,8 @@ pub struct Tool {
     pub script: Option<Spanned<Vec<Spanned<ScriptStep>>>>,
     #[serde(default)]
     pub outages: Vec<Spanned<Outage>>,
+    #[serde(default)]
+    pub capacity: Vec<Spanned<CapacityWindow>>,
     pub lookup_time: Option<Spanned<Value>>,
     pub lookup_failure: Option<Spanned<f64>>,
     pub commit_lag: Option<Spanned<Value>>,
@@ -91,6 +94,15 @@ pub struct RateLimit {
     pub burst: Option<Spanned<u32>>,
     pub scope: Option<Spanned<String>>,
     pub retry_after_unit: Option<Spanned<Value>>,
+}
+
+/// `{ from = "30s", until = "40s", fraction = 0.5 }`: a window of reduced capacity.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapacityWindow {
+    pub from: Spanned<Value>,
+    pub until: Spanned<Value>,
+    pub fraction: Spanned<f64>,
 }
 
 /// `{ from = "10s", until = "40s", mode = "fail_fast" }`: a window in which a tool is down.

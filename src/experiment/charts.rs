@@ -24,10 +24,13 @@ pub enum ChartKind {
     Timeline,
     /// A heat map per configuration over a two-axis sweep.
     Grid,
+    /// Over a two-axis sweep, per configuration, how long goodput took to recover from the
+    /// trigger, and where it never did.
+    RecoveryMap,
 }
 
 impl ChartKind {
-    pub const ALL: [ChartKind; 9] = [
+    pub const ALL: [ChartKind; 10] = [
         ChartKind::DuplicateCurve,
         ChartKind::AttemptsCurve,
         ChartKind::SuccessCurve,
@@ -37,6 +40,7 @@ impl ChartKind {
         ChartKind::Goodput,
         ChartKind::Timeline,
         ChartKind::Grid,
+        ChartKind::RecoveryMap,
     ];
 
     /// The name in configs, and the chart's file stem.
@@ -51,6 +55,7 @@ impl ChartKind {
             ChartKind::Goodput => "goodput",
             ChartKind::Timeline => "timeline",
             ChartKind::Grid => "grid",
+            ChartKind::RecoveryMap => "recovery-map",
         }
     }
 
@@ -61,7 +66,7 @@ impl ChartKind {
                 (1, usize::MAX)
             }
             ChartKind::Comparison | ChartKind::Latency | ChartKind::Tasks => (0, usize::MAX),
-            ChartKind::Grid => (2, 2),
+            ChartKind::Grid | ChartKind::RecoveryMap => (2, 2),
             // A panel, or a story, per configuration: a sweep would need a chart per point.
             ChartKind::Goodput | ChartKind::Timeline => (0, 0),
         }

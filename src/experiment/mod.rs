@@ -60,12 +60,15 @@ impl Experiment {
     }
 
     /// The windows recovery is measured in, for a workload that arrives for a duration and has
-    /// a trigger: from the first outage, or the first rise of the arrival rate above its
-    /// starting rate, to the end of the last outage, or the last fall back to it.
+    /// a trigger: from the first outage, capacity window, or rise of the arrival rate above its
+    /// starting rate, to the end of the last of them.
     pub fn recovery_windows(&self) -> Option<Windows> {
         let end = self.workload.duration?;
         let mut spans: Vec<(Tick, Tick)> = (self.tools.iter())
-            .flat_map(|t| t.outages.iter().map(|o| (o.from, o.until)))
+            .flat_map(|t| {
+                let outages = t.outages.iter().map(|o| (o.from, o.until));
+                outages.chain(t.capacity.iter().map(|c| (c.from, c.until)))
+            })
             .collect();
         if let Arrival::Scheduled(schedule) = &self.workload.arrival {
             spans.extend(schedule.above_start());

@@ -2,6 +2,7 @@
 //! side effects, and the workload of tasks that call the tools.
 
 pub mod call;
+pub mod capacity;
 pub mod fault;
 pub mod latency;
 pub mod limiter;
@@ -14,6 +15,7 @@ pub mod workload;
 
 use crate::time::Tick;
 pub use call::{FailureClass, Key};
+pub use capacity::CapacityWindow;
 pub use fault::{AttemptDraw, Fate, Faults};
 pub use latency::Latency;
 pub use limiter::{LimitScope, RateLimit};
@@ -48,6 +50,8 @@ pub struct Tool {
     pub script: Option<Script>,
     /// Windows in which the server is down.
     pub outages: Vec<Outage>,
+    /// Windows in which the server has only part of its workers and its rate limit's rate.
+    pub capacity: Vec<CapacityWindow>,
     /// How the server answers a reconciliation lookup.
     pub lookup: Lookup,
     /// The client can stop waiting for a call. A non-cooperative endpoint (a blocking call that

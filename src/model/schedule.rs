@@ -20,29 +20,31 @@ pub struct RatePoint {
     pub ramp: bool,
 }
 
-/// A rate over time, from tick 0 on; the last point's rate holds for ever.
+/// A rate over time, from tick 0 on; the last point's rate holds for ever. Every rate is
+/// multiplied by `scale`, so one number moves the whole schedule, spike and all (a load axis).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RateSchedule {
     points: Vec<RatePoint>,
+    scale: f64,
 }
 
 impl RateSchedule {
     /// A schedule from points validated as such: the first at tick 0, each later than the one
-    /// before, rates finite and non-negative, no ramp on the last.
-    pub fn new(points: Vec<RatePoint>) -> Self {
+    /// before, rates finite and non-negative, no ramp on the last; and a positive scale.
+    pub fn new(points: Vec<RatePoint>, scale: f64) -> Self {
         debug_assert!(points.first().is_some_and(|p| p.at == Tick::ZERO));
         debug_assert!(points.windows(2).all(|w| w[0].at < w[1].at));
         debug_assert!(points.last().is_some_and(|p| !p.ramp));
-        RateSchedule { points }
+        RateSchedule { points, scale }
     }
 
+    /// The points as written, before the scale.
     pub fn points(&self) -> &[RatePoint] {
         &self.points
     }
 
-    /// The highest rate anywhere, per second.
-    pub fn peak(&self) -> f64 {
-        self.points.iter().map(|p| p.per_second).fold(0.0, f64::max)
+    pub fn scale(&self) -> f64 {
+        self.scale
     }
 
     /// Segment `i`: where it starts and ends (in ticks; the last never ends), its rate at the
@@ -50,13 +52,14 @@ impl RateSchedule {
     fn segment(&self, i: usize) -> (f64, f64, f64, f64) {
         let p = self.points[i];
         let start = p.at.0 as f64;
-        let rate = p.per_second / TICKS_PER_SECOND as f64;
+        let per_tick = self.scale / TICKS_PER_SECOND as f64;
+        let rate = p.per_second * per_tick;
         match self.points.get(i + 1) {
             None => (start, f64::INFINITY, rate, 0.0),
             Some(next) => {
                 let end = next.at.0 as f64;
                 let slope = if p.ramp {
-                    (next.per_second / TICKS_PER_SECOND as f64 - rate) / (end - start)
+                    (next.per_second * per_tick - rate) / (end - start)
                 } else {
                     0.0
                 };
@@ -151,45 +154,55 @@ mod tests {
 
     #[test]
     fn a_step_holds_and_a_ramp_moves_linearly() {
-        let s = RateSchedule::new(vec![
-            point(0, 10.0, false),
-            point(10, 40.0, true),
-            point(20, 0.0, false),
-        ]);
+        let s = RateSchedule::new(
+            vec![
+                point(0, 10.0, false),
+                point(10, 40.0, true),
+                point(20, 0.0, false),
+            ],
+            1.0,
+        );
         assert_eq!(s.rate_at(5.0 * S), 10.0);
         assert_eq!(s.rate_at(10.0 * S), 40.0);
         assert!((s.rate_at(15.0 * S) - 20.0).abs() < 1e-9);
         assert_eq!(s.rate_at(25.0 * S), 0.0);
         assert!((s.expected(0.0, 20.0 * S) - (100.0 + 200.0)).abs() < 1e-6);
-        assert_eq!(s.peak(), 40.0);
         // Above the starting 10/s from the ramp's start at 10 s to its end at 20 s.
         assert_eq!(
             s.above_start(),
             Some((Tick(10 * TICKS_PER_SECOND), Tick(20 * TICKS_PER_SECOND)))
         );
-        let spike = RateSchedule::new(vec![
-            point(0, 10.0, false),
-            point(30, 20.0, false),
-            point(35, 10.0, false),
-        ]);
+        let spike = RateSchedule::new(
+            vec![
+                point(0, 10.0, false),
+                point(30, 20.0, false),
+                point(35, 10.0, false),
+            ],
+            1.0,
+        );
         let expected = (Tick(30 * TICKS_PER_SECOND), Tick(35 * TICKS_PER_SECOND));
         assert_eq!(spike.above_start(), Some(expected));
-        assert_eq!(
-            RateSchedule::new(vec![point(0, 10.0, false)]).above_start(),
-            None
-        );
+        let flat = RateSchedule::new(vec![point(0, 10.0, false)], 1.0);
+        assert_eq!(flat.above_start(), None);
+        // The scale moves every rate, and no time.
+        let half = RateSchedule::new(spike.points().to_vec(), 0.5);
+        assert_eq!(half.rate_at(32.0 * S), 10.0);
+        assert_eq!(half.above_start(), Some(expected));
     }
 
     /// Inverting Λ: the next arrival lands where the expected count since the last one is the
     /// draw, across segment ends and up and down ramps alike.
     #[test]
     fn the_next_arrival_is_where_the_expected_count_reaches_the_draw() {
-        let s = RateSchedule::new(vec![
-            point(0, 2.0, true),
-            point(10, 50.0, true),
-            point(20, 5.0, false),
-            point(30, 0.0, false),
-        ]);
+        let s = RateSchedule::new(
+            vec![
+                point(0, 2.0, true),
+                point(10, 50.0, true),
+                point(20, 5.0, false),
+                point(30, 0.0, false),
+            ],
+            1.3,
+        );
         for from in [0.0, 3.5 * S, 9.9 * S, 12.0 * S, 19.0 * S, 25.0 * S] {
             for e in [1e-6, 0.3, 1.0, 7.0, 40.0, 200.0] {
                 let total = s.expected(from, 30.0 * S);
@@ -208,7 +221,7 @@ mod tests {
     /// A constant rate gives the constant-rate stream's gaps: −ln(U)/λ.
     #[test]
     fn a_constant_rate_gives_exponential_gaps() {
-        let s = RateSchedule::new(vec![point(0, 4.0, false)]);
+        let s = RateSchedule::new(vec![point(0, 4.0, false)], 1.0);
         let t = s.next(2.0 * S, 1.5).unwrap();
         assert!((t - (2.0 * S + 1.5 / 4.0 * S)).abs() < 1e-6);
     }

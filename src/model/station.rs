@@ -100,16 +100,37 @@ impl<T> Station<T> {
         self.waiting.len()
     }
 
-    /// A worker finishes: the next request in line, which it takes up at once.
+    /// A worker finishes: the next request in line, which it takes up at once — unless the
+    /// workers were cut below the number busy, when the worker leaves instead.
     pub fn finish(&mut self) -> Option<T> {
-        let next = match self.line.order {
-            LineOrder::Fifo => self.waiting.pop_front(),
-            LineOrder::Lifo => self.waiting.pop_back(),
-        };
+        let over = self.workers.is_some_and(|w| self.busy > w);
+        let next = if over { None } else { self.next_in_line() };
         if next.is_none() {
             self.busy -= 1;
         }
         next
+    }
+
+    /// The workers become `workers`: the requests in line that new workers take up at once.
+    /// Fewer workers stop no request in service; they take up no more until below the count.
+    pub fn set_workers(&mut self, workers: u32) -> Vec<T> {
+        self.workers = Some(workers);
+        let mut started = Vec::new();
+        while self.busy < workers {
+            let Some(next) = self.next_in_line() else {
+                break;
+            };
+            self.busy += 1;
+            started.push(next);
+        }
+        started
+    }
+
+    fn next_in_line(&mut self) -> Option<T> {
+        match self.line.order {
+            LineOrder::Fifo => self.waiting.pop_front(),
+            LineOrder::Lifo => self.waiting.pop_back(),
+        }
     }
 }
 
@@ -127,6 +148,22 @@ mod tests {
         assert_eq!(s.finish(), Some('c'));
         assert_eq!(s.finish(), None);
         assert_eq!(s.arrive('d'), Door::Served('d'));
+    }
+
+    #[test]
+    fn a_cut_lets_work_in_service_finish_and_a_return_takes_up_the_line() {
+        let mut s = Station::new(Some(2), Line::UNBOUNDED);
+        assert_eq!(s.arrive('a'), Door::Served('a'));
+        assert_eq!(s.arrive('b'), Door::Served('b'));
+        assert_eq!(s.arrive('c'), Door::Waiting);
+        assert_eq!(s.set_workers(1), Vec::<char>::new());
+        // Two busy, one worker: the first to finish leaves; the second takes up the line.
+        assert_eq!(s.finish(), None);
+        assert_eq!(s.finish(), Some('c'));
+        assert_eq!(s.arrive('d'), Door::Waiting);
+        assert_eq!(s.arrive('e'), Door::Waiting);
+        assert_eq!(s.set_workers(3), vec!['d', 'e']);
+        assert_eq!(s.in_service(), 3);
     }
 
     #[test]

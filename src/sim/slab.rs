@@ -149,6 +149,7 @@ mod tests {
             slowdown: Tick::ZERO,
             drop_expired: false,
             rate_limit: None,
+            capacity: Vec::new(),
         };
         let mut slab = Slab::new(streams);
         let first = slab.start(7, 0, Tick(3));

@@ -427,6 +427,29 @@ fn rate_limits_scopes_and_retry_after_jitter_are_checked() {
             error("tasks = 10", "tasks = 10\ncallers = 0"),
             vec!["workload.callers", "0 callers"],
         ),
+        (
+            tool("capacity = [{ from = \"1s\", until = \"2s\", fraction = 0.5 }]"),
+            vec!["tool[0].capacity[0]", "has neither", "workers = N"],
+        ),
+        (
+            tool("workers = 2\ncapacity = [{ from = \"1s\", until = \"2s\", fraction = 1 }]"),
+            vec!["tool[0].capacity[0].fraction", "up to but not including 1"],
+        ),
+        (
+            tool("workers = 2\ncapacity = [{ from = \"3s\", until = \"2s\", fraction = 0.5 }]"),
+            vec!["tool[0].capacity[0].until", "no later than it starts"],
+        ),
+        (
+            tool(
+                "workers = 2\ncapacity = [{ from = \"1s\", until = \"5s\", fraction = 0.5 }, \
+                 { from = \"4s\", until = \"6s\", fraction = 0.5 }]",
+            ),
+            vec!["tool[0].capacity[1].from", "before the one before it ends"],
+        ),
+        (
+            error("tasks = 10", "tasks = 10\nrate_scale = 2"),
+            vec!["workload.rate_scale", "no rate schedule"],
+        ),
     ];
     for (message, says) in cases {
         assert_says(&message, &says);

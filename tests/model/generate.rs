@@ -126,6 +126,7 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                     slowdown: Tick::ZERO,
                     drop_expired: false,
                     rate_limit: None,
+                    capacity: Vec::new(),
                 }
             },
         )

@@ -109,3 +109,46 @@ fn a_server_may_drop_work_whose_client_gave_up() {
     assert_eq!(effects(false), (3, 1));
     assert_eq!(effects(true), (2, 1));
 }
+
+/// A capacity window: two workers, one of them gone from tick 5 to 25. Of four calls at once,
+/// two are served at once; when they finish at 10 only one worker takes up the line, so the
+/// last finishes at 30 rather than 20. Outside the window nothing changes.
+#[test]
+fn a_capacity_window_cuts_the_workers_for_its_span() {
+    let ends = |window: &str| -> Vec<u64> {
+        let exp = experiment(&format!(
+            "name = \"c\"\n[workload]\ntasks = 4\nclients = 4\n[[tool]]\nname = \"e\"\n\
+             workers = 2\n{window}\nscript = [{{ outcome = \"ok\", after = 10 }}]\n\
+             [[policy]]\nname = \"p\"\n"
+        ));
+        let mut ends: Vec<u64> = records(&exp, 0).iter().map(|r| r.end.0).collect();
+        ends.sort_unstable();
+        ends
+    };
+    assert_eq!(ends(""), [10, 10, 20, 20]);
+    let cut = "capacity = [{ from = 5, until = 25, fraction = 0.5 }]";
+    assert_eq!(ends(cut), [10, 10, 20, 30]);
+    let later = "capacity = [{ from = 40, until = 50, fraction = 0.5 }]";
+    assert_eq!(ends(later), [10, 10, 20, 20]);
+}
+
+/// A rate limit cut to nothing turns every call away until the window ends, and says so: the
+/// Retry-After reaches to the window's end, and a client that honours it gets through then.
+#[test]
+fn a_rate_limit_cut_to_nothing_sends_callers_to_the_window_end() {
+    let exp = experiment(
+        "name = \"c\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"e\"\n\
+         request_latency = { dist = \"constant\", value = 1 }\n\
+         service_time = { dist = \"constant\", value = 0 }\n\
+         reply_latency = { dist = \"constant\", value = 1 }\n\
+         rate_limit = { per_second = 1000, retry_after_unit = \"1us\" }\n\
+         capacity = [{ from = 0, until = 100, fraction = 0 }]\n\
+         [[policy]]\nname = \"p\"\nmax_attempts = 2\n",
+    );
+    let (record, attempts) = common::traced(&exp, 0).remove(0);
+    assert_eq!(record.status, Status::Succeeded);
+    assert_eq!(attempts[0].outcome.name(), "429");
+    // Refused on arrival at tick 1, told to wait 99: sent again at 101 (after the reply at 2,
+    // the wait is counted from the refusal's answer), through at 103.
+    assert_eq!((attempts[1].dispatch, record.end), (Tick(101), Tick(103)));
+}

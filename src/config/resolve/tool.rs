@@ -87,6 +87,18 @@ pub(super) fn tool(t: &Tool) -> Value {
                 .collect();
             table.insert("outages".into(), Value::Array(outages));
         }
+        if !t.capacity.is_empty() {
+            let windows = (t.capacity.iter())
+                .map(|w| {
+                    Value::Table(self::table([
+                        ("from", duration(w.from)),
+                        ("until", duration(w.until)),
+                        ("fraction", w.fraction.into()),
+                    ]))
+                })
+                .collect();
+            table.insert("capacity".into(), Value::Array(windows));
+        }
         if let Some(retention) = t.key_retention {
             table.insert("key_retention".into(), duration(retention));
         }

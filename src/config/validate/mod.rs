@@ -267,6 +267,12 @@ fn output(
             "`timeseries = \"1s\"` (the width of its bins) beside the chart",
         ),
         (
+            ChartKind::RecoveryMap,
+            timeseries.is_some(),
+            "the recovery map draws the recovery columns, which need a time series, and none is kept",
+            "`timeseries = \"1s\"` (the width of its bins) beside the chart",
+        ),
+        (
             ChartKind::Timeline,
             raw.intents && raw.attempts,
             "the timeline chart draws each configuration's story from intents.csv and \

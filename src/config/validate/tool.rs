@@ -4,8 +4,8 @@ use super::default;
 use crate::config::check::{Check, Result};
 use crate::config::raw;
 use crate::model::{
-    Fate, Faults, Latency, LimitScope, Line, LineOrder, Lookup, LossSignal, Outage, OutageMode,
-    RateLimit, Script, Step, Tool, ToolKind,
+    CapacityWindow, Fate, Faults, Latency, LimitScope, Line, LineOrder, Lookup, LossSignal, Outage,
+    OutageMode, RateLimit, Script, Step, Tool, ToolKind,
 };
 use crate::time::{TICKS_PER_SECOND, Tick, parse_duration};
 use toml::Spanned;
@@ -91,6 +91,7 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             .enumerate()
             .map(|(i, o)| outage(check, o.get_ref(), &format!("{path}.outages[{i}]")))
             .collect::<Result<_>>()?,
+        capacity: capacity(check, raw, workers, path)?,
         lookup: Lookup {
             time: check.duration_or(
                 &raw.lookup_time,
@@ -164,6 +165,64 @@ fn rate_limit(check: &Check, raw: &raw::RateLimit, path: &str) -> Result<RateLim
         );
     }
     Ok(RateLimit::per_second(per_second, burst, scope, unit))
+}
+
+/// Capacity windows: each a span with a share in [0, 1) of the workers and the rate limit, in
+/// time order and apart; a tool with neither workers nor a rate limit has nothing to cut.
+fn capacity(
+    check: &Check,
+    raw: &raw::Tool,
+    workers: Option<u32>,
+    path: &str,
+) -> Result<Vec<CapacityWindow>> {
+    let mut windows: Vec<CapacityWindow> = Vec::new();
+    for (i, spanned) in raw.capacity.iter().enumerate() {
+        let at = format!("{path}.capacity[{i}]");
+        if workers.is_none() && raw.rate_limit.is_none() {
+            return check.error_allowing(
+                spanned.span(),
+                &at,
+                "a capacity window cuts workers or a rate limit, and this tool has neither".into(),
+                "`workers = N` or a `rate_limit` beside `capacity`",
+            );
+        }
+        let w = spanned.get_ref();
+        let from = check.duration(&w.from, &format!("{at}.from"))?;
+        let until = check.duration(&w.until, &format!("{at}.until"))?;
+        if until <= from {
+            return check.error_allowing(
+                w.until.span(),
+                &format!("{at}.until"),
+                format!("the window ends ({until}) no later than it starts ({from})"),
+                "until > from",
+            );
+        }
+        if let Some(before) = windows.last().filter(|b| from < b.until) {
+            return check.error_allowing(
+                w.from.span(),
+                &format!("{at}.from"),
+                format!(
+                    "the window starts before the one before it ends ({})",
+                    before.until
+                ),
+                "windows in time order, apart",
+            );
+        }
+        let fraction = check.number(
+            Some(&w.fraction),
+            &format!("{at}.fraction"),
+            1.0,
+            |f| (0.0..1.0).contains(&f),
+            "a share of capacity to keep",
+            "a number from 0 (nothing left) up to but not including 1",
+        )?;
+        windows.push(CapacityWindow {
+            from,
+            until,
+            fraction,
+        });
+    }
+    Ok(windows)
 }
 
 pub(super) fn outage(check: &Check, raw: &raw::Outage, path: &str) -> Result<Outage> {

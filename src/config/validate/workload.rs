@@ -116,6 +116,14 @@ fn arrival(check: &Check, spanned: &Spanned<raw::Workload>) -> Result<Arrival> {
         )
     })?;
     let poisson_help = "arrival = \"poisson\" with mean_interarrival or a rate schedule";
+    if let (Some(scale), None) = (&raw.rate_scale, &raw.rate) {
+        return check.error_allowing(
+            scale.span(),
+            "workload.rate_scale",
+            "there is no rate schedule to scale".into(),
+            "a [[workload.rate]] schedule beside rate_scale",
+        );
+    }
     match (batch, &raw.mean_interarrival, &raw.rate) {
         (_, Some(gap), Some(_)) => check.error_allowing(
             gap.span(),
@@ -150,7 +158,7 @@ fn arrival(check: &Check, spanned: &Spanned<raw::Workload>) -> Result<Arrival> {
                 mean_gap: mean.0 as f64,
             })
         }
-        (false, None, Some(rate)) => schedule(check, rate).map(Arrival::Scheduled),
+        (false, None, Some(rate)) => schedule(check, rate, &raw.rate_scale).map(Arrival::Scheduled),
         (false, None, None) => {
             let span = raw.arrival.as_ref().map_or(spanned.span(), |a| a.span());
             check.error_allowing(
@@ -164,8 +172,13 @@ fn arrival(check: &Check, spanned: &Spanned<raw::Workload>) -> Result<Arrival> {
 }
 
 /// The points of `[[workload.rate]]`: the first at 0s, each later than the one before, rates
-/// of zero or more, some of them positive, and no ramp from the last (it has nowhere to go).
-fn schedule(check: &Check, list: &Spanned<Vec<Spanned<raw::RatePoint>>>) -> Result<RateSchedule> {
+/// of zero or more, some of them positive, and no ramp from the last (it has nowhere to go);
+/// and the positive scale every rate is multiplied by.
+fn schedule(
+    check: &Check,
+    list: &Spanned<Vec<Spanned<raw::RatePoint>>>,
+    scale: &Option<Spanned<f64>>,
+) -> Result<RateSchedule> {
     let mut points: Vec<RatePoint> = Vec::new();
     for (i, spanned) in list.get_ref().iter().enumerate() {
         let path = format!("workload.rate[{i}]");
@@ -228,5 +241,13 @@ fn schedule(check: &Check, list: &Spanned<Vec<Spanned<raw::RatePoint>>>) -> Resu
             "some point with a positive per_second",
         );
     }
-    Ok(RateSchedule::new(points))
+    let scale = check.number(
+        scale.as_ref(),
+        "workload.rate_scale",
+        1.0,
+        |s| s.is_finite() && s > 0.0,
+        "a scale for a rate",
+        "a positive number: 0.8 runs the schedule at 80 %",
+    )?;
+    Ok(RateSchedule::new(points, scale))
 }

@@ -74,6 +74,8 @@ pub enum Event {
     Hedge(AttemptRef),
     /// The operation's deadline, for a call that may still wait for a concurrency slot.
     DeadlineInLine(Handle),
+    /// A capacity window of the tool opens or closes.
+    Capacity(usize),
 }
 
 pub struct World<'a, S> {
@@ -147,8 +149,15 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         }
     }
 
-    /// Starts the arrivals: a batch is all there at tick 0, a stream schedules its first task.
+    /// Starts the arrivals — a batch is all there at tick 0, a stream schedules its first task —
+    /// and sets every capacity window's edges.
     pub fn begin(&mut self, sched: &mut Scheduler<Event>) {
+        for (t, tool) in self.tools.iter().enumerate() {
+            for w in &tool.capacity {
+                sched.schedule_at(w.from, Event::Capacity(t));
+                sched.schedule_at(w.until, Event::Capacity(t));
+            }
+        }
         match self.workload.arrival {
             Arrival::Batch => {
                 self.arrived = self.workload.tasks.expect("validated: a batch has a count");
@@ -383,6 +392,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
             Event::Lookup { intent, class } => self.on_lookup(intent, class, sched),
             Event::Hedge(at) => self.on_hedge(at, sched),
             Event::DeadlineInLine(handle) => self.on_deadline_in_line(handle, sched),
+            Event::Capacity(tool) => self.on_capacity(tool, sched),
         }
         if self.totals.series.is_some() {
             self.watch_levels(sched.now());

@@ -5,6 +5,7 @@ use super::{AttemptRef, Event, Reply, World};
 use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, Count, IntentRecord};
 use crate::model::FailureClass;
+use crate::model::capacity;
 use crate::model::outage::{self, OutageMode};
 use crate::model::server::Processed;
 use crate::model::station::Door;
@@ -50,12 +51,23 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(at.intent.slot);
         let tool = intent.tool;
         if let Some(limit) = &self.tools[tool].rate_limit {
+            let now = sched.now();
+            let windows = &self.tools[tool].capacity;
             let buckets = &mut self.buckets[tool];
             let bucket = match limit.scope {
                 LimitScope::Tool => &mut buckets[0],
                 LimitScope::Caller => &mut buckets[intent.caller as usize],
             };
-            if let Err(wait) = bucket.take(limit, sched.now()) {
+            let refused = match capacity::rate_limit(limit, capacity::fraction_at(windows, now)) {
+                Some(limit) => bucket.take(&limit, now).err(),
+                // No token comes before the window ends: come back then.
+                None => {
+                    let until = capacity::window_at(windows, now).map_or(now, |w| w.until);
+                    let unit = limit.unit.0;
+                    Some(Tick(until.since(now).0.div_ceil(unit) * unit))
+                }
+            };
+            if let Some(wait) = refused {
                 // A 429 at once, no work done, and when to come back.
                 intent.throttle(at.attempt, wait);
                 return self.answer(at, sched);
@@ -88,6 +100,19 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                     self.answer(at, sched);
                 }
             },
+        }
+    }
+
+    /// A capacity window of `tool` opens or closes: its workers become the share the window
+    /// leaves (all of them outside one), and any the change frees take up the line.
+    pub(super) fn on_capacity(&mut self, tool: usize, sched: &mut Scheduler<Event>) {
+        let t = &self.tools[tool];
+        let Some(all) = t.workers else {
+            return;
+        };
+        let fraction = capacity::fraction_at(&t.capacity, sched.now());
+        for at in self.stations[tool].set_workers(capacity::workers(all, fraction)) {
+            self.serve(at, sched);
         }
     }
 
