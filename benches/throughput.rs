@@ -13,7 +13,7 @@ use retrysim::run::{Options, jobs};
 use retrysim::sweep::Sweep;
 
 /// The workloads, each a shipped config: the baseline first.
-const WORKLOADS: [(&str, &str); 5] = [
+const WORKLOADS: [(&str, &str); 6] = [
     (
         "lost-reply-1m.toml",
         "1M orders, retries and a key (baseline)",
@@ -28,7 +28,32 @@ const WORKLOADS: [(&str, &str); 5] = [
     ),
     ("hedging.toml", "hedged requests on a lognormal tail"),
     ("retry-budgets.toml", "retry budgets over a failure sweep"),
+    (
+        "retry-storm.toml",
+        "a retry storm: a schedule, a slowing server",
+    ),
 ];
+
+/// Calls in flight for the scaling rows: 200 000 tasks at 10 000 a second, each call held
+/// `in_flight / 10 000` seconds at the server, so about that many are in flight at once.
+const IN_FLIGHT: [u64; 4] = [100, 1_000, 10_000, 100_000];
+
+/// A config whose calls keep about `in_flight` in flight.
+fn in_flight(in_flight: u64) -> Sweep {
+    let text = format!(
+        "name = \"in-flight\"\nreplications = 1\n[workload]\ntasks = 200000\nclients = 1000000\n\
+         arrival = \"poisson\"\nmean_interarrival = \"100us\"\n[[tool]]\nname = \"t\"\n\
+         kind = \"read_only\"\nservice_time = {{ dist = \"constant\", value = \"{}us\" }}\n\
+         [[policy]]\nname = \"p\"\n[output]\ncharts = []\n",
+        in_flight * 100
+    );
+    let source = Source {
+        name: format!("in-flight {in_flight}"),
+        text,
+        dir: None,
+    };
+    source.sweep().unwrap_or_else(|e| panic!("{e}"))
+}
 
 const TRIES: usize = 3;
 
@@ -91,4 +116,23 @@ fn main() {
         "\ncost/event: seconds per event against the first row; ×cores: one thread's time over \
          {cores} threads'."
     );
+    if !filter.is_empty() && !filter.iter().any(|f| "in-flight".contains(f.as_str())) {
+        return;
+    }
+    println!(
+        "\n{:<12} {:>11} {:>9} {:>11}",
+        "in flight", "events", "M ev/s", "cost/event"
+    );
+    let mut first = None;
+    for n in IN_FLIGHT {
+        let (one, events) = measure(&in_flight(n), Some(1));
+        let per_event = one.as_secs_f64() / events as f64;
+        let base = *first.get_or_insert(per_event);
+        println!(
+            "{n:<12} {events:>11} {:>9.2} {:>10.2}×",
+            events as f64 / one.as_secs_f64() / 1e6,
+            per_event / base
+        );
+    }
+    println!("\ncost/event: seconds per event against 100 in flight.");
 }

@@ -252,6 +252,7 @@ impl Data {
             self.text(row, "recovered"),
             self.number(row, "time_to_recover_s"),
         ) {
+            (Some("yes"), Some(0.0)) => " — goodput back as the trigger ended".into(),
             (Some("yes"), Some(t)) => {
                 format!(" — recovered {} s after the trigger", super::tick(t))
             }

@@ -2,6 +2,7 @@
 //! that watches them, and the retry storm of `configs/retry-storm.toml`.
 
 use retrysim::metrics::{Count, Measure, Sample, SeriesStats};
+use retrysim::model::{Arrival, RateSchedule};
 use retrysim::run::PointResult;
 use retrysim::time::{TICKS_PER_SECOND, Tick};
 
@@ -131,4 +132,59 @@ fn jitter_breaks_up_the_herd_that_backoff_alone_keeps_together() {
     let success = |r: &retrysim::run::PolicyResult| r.estimate(Measure::Success).mean;
     assert_eq!((success(jitter), success(exp_)), (1.0, 1.0));
     assert!(success(none) < 0.5 && success(breaker) == 0.0);
+}
+
+/// The ramp: while the load is over capacity every configuration collapses, retries or not;
+/// once it falls back, no retries and a retry budget come back, and retrying at once does not.
+#[test]
+fn on_a_ramp_everyone_collapses_over_capacity_and_retries_decide_the_way_back() {
+    let exp = shipped("retry-storm-ramp.toml");
+    let result = common::run_one(exp.clone());
+    for p in &exp.policies {
+        let stats = policy(&exp, &result, &p.name).series.as_ref().unwrap();
+        let offered = total(stats, 0, Count::Offered, 80, 100);
+        let goodput = total(stats, 0, Count::Goodput, 80, 100);
+        assert!(
+            goodput < 0.5 * offered,
+            "{}: {goodput} of {offered}",
+            p.name
+        );
+    }
+    let back = |name: &str| {
+        policy(&exp, &result, name)
+            .recovery
+            .unwrap()
+            .time_to_recover
+    };
+    assert!(back("no-retry").is_some() && back("retry-budget").is_some());
+    assert_eq!(back("retry-immediately"), None);
+}
+
+/// The metastability map at three of its corners: a short spike at full load and a long one at
+/// 70 % leave both configurations unharmed; a long spike at full load keeps retrying at once
+/// down for good, while the budget brings goodput back.
+#[test]
+fn a_long_spike_at_full_load_is_what_tips_retries_into_a_storm() {
+    let at = |end: u64, scale: f64| {
+        let mut exp = shipped("metastability-map.toml");
+        let Arrival::Scheduled(schedule) = &exp.workload.arrival else {
+            panic!("the map's arrivals follow a schedule");
+        };
+        let mut points = schedule.points().to_vec();
+        points[2].at = Tick(end * S);
+        exp.workload.arrival = Arrival::Scheduled(RateSchedule::new(points, scale));
+        let result = common::run_one(exp.clone());
+        let back = |name: &str| {
+            policy(&exp, &result, name)
+                .recovery
+                .unwrap()
+                .time_to_recover
+        };
+        (back("retry-immediately"), back("retry-budget"))
+    };
+    assert_eq!(at(31, 1.0), (Some(Tick::ZERO), Some(Tick::ZERO)));
+    assert_eq!(at(40, 0.7), (Some(Tick::ZERO), Some(Tick::ZERO)));
+    let (storm, budget) = at(40, 1.0);
+    assert_eq!(storm, None);
+    assert!(budget.is_some_and(|t| t <= Tick(20 * S)), "{budget:?}");
 }
