@@ -7,6 +7,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::data::{Data, Row};
+use super::legend;
 use super::style::{self, FONT};
 use crate::metrics::estimate::wilson;
 
@@ -203,7 +204,7 @@ pub fn draw<DB: DrawingBackend>(
     let mut area = if named_below {
         body
     } else {
-        legend(&body, data)?
+        legend::legend(&body, data)?
     };
     if !left_out.is_empty() {
         let (note, rest) = area.split_vertically(30);
@@ -392,51 +393,4 @@ fn fewest_decimals(values: impl Iterator<Item = f64> + Clone, most: usize) -> us
             })
         })
         .unwrap_or(most)
-}
-
-/// One swatch and name per configuration, in rows across the top; returns the area below.
-pub(super) fn legend<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    data: &Data,
-) -> Result<DrawingArea<DB, Shift>, String> {
-    let entries: Vec<(&str, RGBColor)> = (data.policies.iter())
-        .enumerate()
-        .map(|(s, name)| (name.as_str(), style::color(s)))
-        .collect();
-    legend_of(area, &entries)
-}
-
-/// One swatch and name per entry, in rows across the top; returns the area below.
-pub(super) fn legend_of<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    entries: &[(&str, RGBColor)],
-) -> Result<DrawingArea<DB, Shift>, String> {
-    let font = (FONT, style::LABEL).into_font();
-    let text = font
-        .clone()
-        .into_text_style(area)
-        .pos(Pos::new(HPos::Left, VPos::Center));
-    // Lay the entries out first: a new row when the next would pass the right edge.
-    let (mut x, mut row) = (40, 0);
-    let mut places = Vec::new();
-    for (name, _) in entries {
-        let width = area
-            .estimate_text_size(name, &font.clone().into_text_style(area))
-            .map_err(|e| e.to_string())?
-            .0 as i32;
-        if x + 34 + width > style::SIZE.0 as i32 - 20 && x > 40 {
-            (x, row) = (40, row + 1);
-        }
-        places.push((x, row));
-        x += 34 + width + 40;
-    }
-    let (top, body) = area.split_vertically(18 + 32 * (row as u32 + 1));
-    for (&(name, color), &(x, row)) in entries.iter().zip(&places) {
-        let y = 14 + 32 * row;
-        top.draw(&Rectangle::new([(x, y), (x + 26, y + 24)], color.filled()))
-            .map_err(|e| e.to_string())?;
-        top.draw(&Text::new(name.to_string(), (x + 34, y + 12), text.clone()))
-            .map_err(|e| e.to_string())?;
-    }
-    Ok(body)
 }

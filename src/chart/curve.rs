@@ -3,9 +3,9 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::data::{Data, Row};
+use super::legend;
 use super::style::{self, FONT};
 use crate::policy::{Attempts, KeyScope};
 use crate::theory::{ClosedForms, closed_forms};
@@ -60,7 +60,7 @@ impl Measure {
     }
 
     /// The closed form a series follows, in words for its legend.
-    fn formula(self, attempts: Attempts, key: KeyScope) -> String {
+    pub(super) fn formula(self, attempts: Attempts, key: KeyScope) -> String {
         match (self, attempts, key) {
             (Measure::Duplicates, _, KeyScope::PerIntent) => "0 with a per-intent key".into(),
             (Measure::Duplicates, Attempts::Unlimited, _) => "b/(1−a−b)".into(),
@@ -76,27 +76,27 @@ impl Measure {
 }
 
 /// One measured point of a series.
-struct Mark {
+pub(super) struct Mark {
     x: f64,
     mean: f64,
     ci: f64,
-    theory: Option<Theory>,
+    pub(super) theory: Option<Theory>,
 }
 
 /// The closed form at a point, with what it was computed from, so the line between two points
 /// can be drawn exactly rather than as a chord.
 #[derive(Clone, Copy)]
-struct Theory {
+pub(super) struct Theory {
     value: f64,
     a: f64,
     b: f64,
-    attempts: Attempts,
-    key: KeyScope,
+    pub(super) attempts: Attempts,
+    pub(super) key: KeyScope,
 }
 
-struct Series {
-    label: String,
-    marks: Vec<Mark>,
+pub(super) struct Series {
+    pub(super) label: String,
+    pub(super) marks: Vec<Mark>,
 }
 
 pub fn draw<DB: DrawingBackend>(
@@ -142,7 +142,7 @@ pub fn draw<DB: DrawingBackend>(
         &data.description,
     )?;
     // Many series: the legend takes a column of its own rather than covering the curves.
-    let aside = series.len() > SIDE_LEGEND;
+    let aside = series.len() > legend::SIDE_LEGEND;
     let (plot, column) = if aside {
         let (plot, column) = body.split_horizontally(style::SIZE.0 - 400);
         (plot, Some(column))
@@ -250,7 +250,7 @@ pub fn draw<DB: DrawingBackend>(
         }
     }
     if let Some(column) = column {
-        return side_legend(&column, &series, measure);
+        return legend::side_legend(&column, &series, measure);
     }
     // The legend goes in the corner that covers the fewest points, upper ones first on a tie.
     let covered = |left: bool, upper: bool| {
@@ -289,54 +289,9 @@ pub fn draw<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Above this many series the legend goes in a column beside the chart.
-const SIDE_LEGEND: usize = 6;
-
-/// The legend as a column: per series, its theory line with its marker on it and its name,
-/// the closed form beneath where it has one.
-fn side_legend<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    series: &[Series],
-    measure: Measure,
-) -> Result<(), String> {
-    let text = |size: u32| {
-        (FONT, size)
-            .into_font()
-            .into_text_style(area)
-            .pos(Pos::new(HPos::Left, VPos::Center))
-    };
-    let header = "line: theory · mark: measured, 95% CI";
-    area.draw(&Text::new(header, (10, 16), text(style::NOTE)))
-        .map_err(|e| e.to_string())?;
-    let theories = series
-        .iter()
-        .filter(|s| s.marks.iter().any(|m| m.theory.is_some()));
-    let row = if theories.count() > 0 { 44 } else { 28 };
-    for (i, s) in series.iter().enumerate() {
-        let y = 52 + row * i as i32;
-        let color = style::color(i);
-        let theory = s.marks.iter().find_map(|m| m.theory);
-        if theory.is_some() {
-            let line = ShapeStyle::from(color.mix(0.55)).stroke_width(5);
-            area.draw(&PathElement::new(vec![(10, y), (44, y)], line))
-                .map_err(|e| e.to_string())?;
-        }
-        area.draw(&(EmptyElement::at((27, y)) + Polygon::new(marker(i, 7), color.filled())))
-            .map_err(|e| e.to_string())?;
-        area.draw(&Text::new(s.label.clone(), (54, y), text(style::NOTE)))
-            .map_err(|e| e.to_string())?;
-        if let Some(t) = theory {
-            let formula = format!("theory {}", measure.formula(t.attempts, t.key));
-            area.draw(&Text::new(formula, (54, y + 20), text(style::NOTE - 4)))
-                .map_err(|e| e.to_string())?;
-        }
-    }
-    Ok(())
-}
-
 /// Series `i`'s marker shape, as corners around its centre in pixels: a circle, square,
 /// triangle or diamond, by turns, so series stay apart in greyscale and where they coincide.
-fn marker(i: usize, size: i32) -> Vec<(i32, i32)> {
+pub(super) fn marker(i: usize, size: i32) -> Vec<(i32, i32)> {
     let around = |corners: usize, radius: f64, turn: f64| -> Vec<(i32, i32)> {
         (0..corners)
             .map(|k| {

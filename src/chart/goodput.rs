@@ -7,8 +7,8 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::bars;
 use super::data::{Bin, Data};
+use super::legend;
 use super::style::{self, FONT};
 use crate::time::Tick;
 
@@ -49,7 +49,7 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
         ("offered", OFFERED),
         ("goodput", GOODPUT),
     ];
-    let body = bars::legend_of(&body, &entries)?;
+    let body = legend::legend_of(&body, &entries)?;
     let x_hi = bins.iter().map(|b| b.to_s).fold(0.0, f64::max);
     let columns = if panels.len() >= 4 { 2 } else { 1 };
     let rows = panels.len().div_ceil(columns);

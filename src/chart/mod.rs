@@ -8,6 +8,7 @@ mod data;
 mod goodput;
 mod grid;
 pub mod lanes;
+mod legend;
 mod raster;
 mod style;
 

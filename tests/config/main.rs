@@ -2,6 +2,7 @@
 
 mod changes;
 mod docs;
+mod load;
 mod reading;
 mod resolved;
 mod sweeps;

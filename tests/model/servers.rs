@@ -2,7 +2,7 @@
 //! 503, a line served newest first, and latency that grows with the load.
 
 use crate::common::{self, experiment, records};
-use retrysim::metrics::{Status, StopReason};
+use retrysim::metrics::{Level, Sample, Status, StopReason};
 use retrysim::time::Tick;
 
 /// A scripted endpoint answering `ok` after 10 ticks, three calls arriving at once, `extra`
@@ -151,4 +151,27 @@ fn a_rate_limit_cut_to_nothing_sends_callers_to_the_window_end() {
     // Refused on arrival at tick 1, told to wait 99: sent again at 101 (after the reply at 2,
     // the wait is counted from the refusal's answer), through at 103.
     assert_eq!((attempts[1].dispatch, record.end), (Tick(101), Tick(103)));
+}
+
+/// With a line limit, the line never passes it: 200 calls arrive in bursts at one worker with
+/// room for 3 in line, and the series, kept in bins of one tick, sees the line at 3 and never
+/// above — while the same calls without a limit make a line far longer.
+#[test]
+fn a_bounded_line_never_exceeds_its_limit() {
+    let longest = |limit: &str| {
+        let exp = experiment(&format!(
+            "name = \"l\"\nhorizon = \"100ms\"\n[workload]\ntasks = 200\nclients = 200\n\
+             arrival = \"poisson\"\nmean_interarrival = 20\n[[tool]]\nname = \"e\"\n\
+             kind = \"read_only\"\nworkers = 1\n{limit}\n\
+             service_time = {{ dist = \"exponential\", mean = 30 }}\n\
+             [[policy]]\nname = \"p\"\nmax_attempts = 3\n[output]\ntimeseries = 1\ncharts = []\n"
+        ));
+        let result = common::run_one(exp);
+        let stats = result.policies[0].series.clone().unwrap();
+        (0..stats.len(0))
+            .map(|i| stats.level(0, i, Level::QueueLength).mean())
+            .fold(0.0, f64::max)
+    };
+    assert_eq!(longest("line_limit = 3"), 3.0);
+    assert!(longest("") > 20.0);
 }
