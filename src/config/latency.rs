@@ -15,7 +15,7 @@ use crate::time::{DURATION_HELP, Tick, parse_duration};
 const Z99: f64 = 2.326_347_874_040_841;
 
 /// The distributions, each with the keys it requires; `lognormal` takes `sigma` or `p99`.
-const DISTRIBUTIONS: [(&str, &[&str]); 7] = [
+const DISTRIBUTIONS: [(&str, &[&str]); 8] = [
     ("constant", &["value"]),
     ("uniform", &["min", "max"]),
     ("exponential", &["mean"]),
@@ -23,6 +23,7 @@ const DISTRIBUTIONS: [(&str, &[&str]); 7] = [
     ("gamma", &["shape", "mean"]),
     ("weibull", &["shape", "scale"]),
     ("empirical", &["file"]),
+    ("folded_normal", &["mean", "sd"]),
 ];
 
 pub fn latency(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Result<Latency> {
@@ -55,6 +56,7 @@ pub fn latency(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Re
         ("shape", raw.shape.as_ref().map(Spanned::span)),
         ("scale", raw.scale.as_ref().map(Spanned::span)),
         ("file", raw.file.as_ref().map(Spanned::span)),
+        ("sd", raw.sd.as_ref().map(Spanned::span)),
     ];
     let allowed = match dist {
         "lognormal" => "for dist = \"lognormal\": median, and sigma or p99".to_string(),
@@ -122,6 +124,20 @@ pub fn latency(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Re
                 dur(&raw.mean, "mean")?.0 as f64 / shape,
             ))
         }
+        "folded_normal" => Latency::FoldedNormal {
+            mean: dur(&raw.mean, "mean")?.0 as f64,
+            sd: match dur(&raw.sd, "sd")? {
+                Tick::ZERO => {
+                    return check.error_allowing(
+                        raw.sd.as_ref().expect("checked").span(),
+                        &format!("{path}.sd"),
+                        "a spread of 0 is a constant".into(),
+                        "a positive duration, or dist = \"constant\"",
+                    );
+                }
+                sd => sd.0 as f64,
+            },
+        },
         "weibull" => Latency::Weibull {
             shape: positive(&raw.shape, "shape")?,
             scale: dur(&raw.scale, "scale")?.0 as f64,

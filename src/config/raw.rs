@@ -138,6 +138,7 @@ pub struct Latency {
     pub shape: Option<Spanned<f64>>,
     pub scale: Option<Spanned<Value>>,
     pub file: Option<Spanned<String>>,
+    pub sd: Option<Spanned<Value>>,
 }
 
 #[derive(Deserialize)]
@@ -202,6 +203,7 @@ pub struct Backoff {
     pub multiplier: Option<Spanned<f64>>,
     pub max_delay: Option<Spanned<Value>>,
     pub jitter: Option<Spanned<String>>,
+    pub count_from: Option<Spanned<u32>>,
 }
 
 #[derive(Deserialize, Default)]

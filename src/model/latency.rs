@@ -39,6 +39,12 @@ pub enum Latency {
     },
     /// Measured latencies, each drawn with equal chance (resampling).
     Empirical(Empirical),
+    /// |μ + σZ|, Z standard normal by the Box–Muller transform: the network delay the
+    /// published contention studies draw for every message.
+    FoldedNormal {
+        mean: f64,
+        sd: f64,
+    },
 }
 
 /// Latencies read from a file, sorted.
@@ -60,13 +66,12 @@ impl Latency {
             }
             Latency::Exponential { mean } => -mean * libm::log(unit_open_low(word)),
             Latency::LogNormal { median, sigma } => {
-                // Box–Muller on the word's two 32-bit halves: Z is exact in distribution up to
-                // |Z| ≈ 6.7, where 32-bit uniforms run out, far in the tail of any latency.
-                let (high, low) = (word >> 32, word & 0xFFFF_FFFF);
-                let u1 = (high + 1) as f64 / (1u64 << 32) as f64;
-                let u2 = low as f64 / (1u64 << 32) as f64;
-                let radius = libm::sqrt(-2.0 * libm::log(u1));
-                median * libm::exp(sigma * radius * libm::cos(std::f64::consts::TAU * u2))
+                let (radius, cosine) = normal(word);
+                median * libm::exp(sigma * radius * cosine)
+            }
+            Latency::FoldedNormal { mean, sd } => {
+                let (radius, cosine) = normal(word);
+                (mean + sd * radius * cosine).abs()
             }
             Latency::Gamma(g) => {
                 // The open unit interval: neither 0 nor 1 has a finite quantile to return.
@@ -105,6 +110,7 @@ impl Latency {
             }
             Latency::Gamma(g) => standard_gamma(g.shape).sf(x / g.scale),
             Latency::Weibull { shape, scale } => libm::exp(-libm::pow(x / scale, *shape)),
+            Latency::FoldedNormal { mean, sd } => folded_exceeds(*mean, *sd, x),
         }
     }
 
@@ -133,6 +139,19 @@ impl Latency {
             Latency::Weibull { shape, scale } => {
                 continuous(scale * libm::pow(-libm::log(1.0 - p), 1.0 / shape))
             }
+            Latency::FoldedNormal { mean, sd } => {
+                // P(|X| > x) falls as x grows: bisect for the x it crosses 1 − p at.
+                let (mut lo, mut hi) = (0.0, mean.abs() + 40.0 * sd);
+                for _ in 0..200 {
+                    let mid = (lo + hi) / 2.0;
+                    if folded_exceeds(*mean, *sd, mid) > 1.0 - p {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                continuous(hi)
+            }
         }
     }
 
@@ -145,6 +164,25 @@ impl Latency {
             _ => None,
         }
     }
+}
+
+/// A standard normal from one word, as its two factors (the product is Z): Box–Muller on the
+/// word's two 32-bit halves, exact in distribution up to |Z| ≈ 6.7, where 32-bit uniforms run
+/// out, far in the tail of any latency.
+fn normal(word: u64) -> (f64, f64) {
+    let (high, low) = (word >> 32, word & 0xFFFF_FFFF);
+    let u1 = (high + 1) as f64 / (1u64 << 32) as f64;
+    let u2 = low as f64 / (1u64 << 32) as f64;
+    (
+        libm::sqrt(-2.0 * libm::log(u1)),
+        libm::cos(std::f64::consts::TAU * u2),
+    )
+}
+
+/// P(|μ + σZ| > x) for x ≥ 0: the normal's mass above x and below −x.
+fn folded_exceeds(mean: f64, sd: f64, x: f64) -> f64 {
+    let tail = |z: f64| 0.5 * libm::erfc(z / std::f64::consts::SQRT_2);
+    tail((x - mean) / sd) + tail((x + mean) / sd)
 }
 
 /// A gamma latency with the quantiles of its standard form tabled once, so a draw costs a
@@ -222,6 +260,12 @@ mod tests {
             Latency::LogNormal { median, sigma } => median * libm::exp(sigma * sigma / 2.0),
             Latency::Gamma(g) => g.shape * g.scale,
             Latency::Weibull { shape, scale } => scale * libm::tgamma(1.0 + 1.0 / shape),
+            // E|X| = σ·√(2/π)·exp(−μ²/2σ²) + μ·(1 − 2Φ(−μ/σ)).
+            Latency::FoldedNormal { mean, sd } => {
+                let z = mean / sd;
+                sd * libm::sqrt(2.0 / std::f64::consts::PI) * libm::exp(-z * z / 2.0)
+                    + mean * (1.0 - libm::erfc(z / std::f64::consts::SQRT_2))
+            }
             Latency::Empirical(e) => {
                 e.samples.iter().map(|t| t.0 as f64).sum::<f64>() / e.samples.len() as f64
             }
@@ -279,6 +323,11 @@ mod tests {
                 scale: 4_000.0,
             },
             empirical(&[100, 200, 200, 900, 1_000]),
+            // Folded where it matters: a mean of one σ puts a sixth of the mass below zero.
+            Latency::FoldedNormal {
+                mean: 2_000.0,
+                sd: 2_000.0,
+            },
         ]
     }
 

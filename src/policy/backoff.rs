@@ -1,9 +1,13 @@
 //! How long to wait before a retry.
 //!
 //! Before retry n (n ≥ 1) the capped delay is
-//! `v = min(max_delay, d(n))` with `d(n) = initial_delay` (constant), `initial_delay · n`
-//! (linear) or `initial_delay · multiplier^(n−1)` (exponential). The cap is applied **before**
-//! jitter, so `max_delay` is a hard bound. Jitter then gives, in whole ticks:
+//! `v = min(max_delay, d(k))` with k = n − 1 + `count_from` and `d(k) = initial_delay`
+//! (constant), `initial_delay · (k + 1)` (linear) or `initial_delay · multiplier^k`
+//! (exponential). `count_from` is the retry counter at the first failure: 0 by default (the
+//! first ceiling is `initial_delay`), 1 as the AWS architecture blog's simulator counts (the
+//! first ceiling is `initial_delay · multiplier`); the two conventions differ in work by about a
+//! tenth under contention. The cap is applied **before** jitter, so `max_delay` is a hard
+//! bound. Jitter then gives, in whole ticks:
 //! `none` → v; `full` → U{0..v}; `equal` → ⌈v/2⌉ + U{0..⌊v/2⌋};
 //! `decorrelated` → min(max_delay, U{initial_delay .. 3·previous}) with previous = initial_delay
 //! before the first retry (this rule replaces the growth curve altogether).
@@ -67,6 +71,8 @@ pub struct Backoff {
     pub multiplier: f64,
     pub max_delay: Tick,
     pub jitter: Jitter,
+    /// The retry counter at the first failure: 0 or 1.
+    pub count_from: u32,
 }
 
 impl Backoff {
@@ -77,6 +83,7 @@ impl Backoff {
         multiplier: 1.0,
         max_delay: Tick::ZERO,
         jitter: Jitter::None,
+        count_from: 0,
     };
 
     /// Whether a delay needs a random word (the caller then reads one from the jitter stream).
@@ -87,10 +94,11 @@ impl Backoff {
     /// The capped delay before retry `n`, before jitter.
     pub fn capped(&self, n: u32) -> Tick {
         let initial = self.initial_delay.0 as f64;
+        let k = n - 1 + self.count_from;
         let grown = match self.growth {
             Growth::Constant => initial,
-            Growth::Linear => initial * n as f64,
-            Growth::Exponential => initial * libm::pow(self.multiplier, (n - 1) as f64),
+            Growth::Linear => initial * (k + 1) as f64,
+            Growth::Exponential => initial * libm::pow(self.multiplier, k as f64),
         };
         // Comparing in floats first keeps an overflowing curve (inf) at the cap.
         if grown >= self.max_delay.0 as f64 {
@@ -132,6 +140,7 @@ mod tests {
             multiplier: 2.0,
             max_delay: Tick(1_000),
             jitter,
+            count_from: 0,
         }
     }
 
@@ -151,6 +160,13 @@ mod tests {
             [100, 200, 300, 400]
         );
         assert_eq!(backoff(Growth::Constant, Jitter::None).capped(9), Tick(100));
+        // Counting from 1, every ceiling moves one step on.
+        let from_one = Backoff {
+            count_from: 1,
+            ..exp
+        };
+        let delays: Vec<u64> = (1..=5).map(|n| from_one.capped(n).0).collect();
+        assert_eq!(delays, [200, 400, 800, 1_000, 1_000]);
     }
 
     /// Every jittered delay stays inside its formula's range, and the ranges are really used:

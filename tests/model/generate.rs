@@ -151,6 +151,7 @@ fn backoff() -> impl Strategy<Value = Backoff> {
             multiplier,
             max_delay: Tick(initial + extra),
             jitter,
+            count_from: 0,
         },
     )
 }

@@ -32,13 +32,17 @@ pub(super) fn table<const N: usize>(entries: [(&str, Value); N]) -> Table {
 }
 
 fn backoff(b: &Backoff) -> Value {
-    Value::Table(table([
+    let mut t = table([
         ("kind", b.growth.name().into()),
         ("initial_delay", duration(b.initial_delay)),
         ("multiplier", b.multiplier.into()),
         ("max_delay", duration(b.max_delay)),
         ("jitter", b.jitter.name().into()),
-    ]))
+    ]);
+    if b.count_from != 0 {
+        t.insert("count_from".into(), i64::from(b.count_from).into());
+    }
+    Value::Table(t)
 }
 
 fn breaker(b: &BreakerRule) -> Value {

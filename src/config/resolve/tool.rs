@@ -27,6 +27,11 @@ fn latency(l: &Latency) -> Value {
             ("shape", g.shape.into()),
             ("mean", float_ticks(g.shape * g.scale)),
         ]),
+        Latency::FoldedNormal { mean, sd } => table([
+            ("dist", "folded_normal".into()),
+            ("mean", float_ticks(*mean)),
+            ("sd", float_ticks(*sd)),
+        ]),
         Latency::Weibull { shape, scale } => table([
             ("dist", "weibull".into()),
             ("shape", (*shape).into()),

@@ -357,12 +357,25 @@ pub(super) fn backoff(check: &Check, raw: &raw::Backoff, path: &str) -> Result<B
         "a multiplier that grows the delay",
         "a finite number ≥ 1",
     )?;
+    let count_from = match &raw.count_from {
+        None => 0,
+        Some(c) if *c.get_ref() <= 1 => *c.get_ref(),
+        Some(c) => {
+            return check.error_allowing(
+                c.span(),
+                &format!("{path}.count_from"),
+                format!("{} is not a convention for the first retry", c.get_ref()),
+                "0 (the first ceiling is initial_delay) or 1 (initial_delay × multiplier)",
+            );
+        }
+    };
     Ok(Backoff {
         growth,
         initial_delay,
         multiplier,
         max_delay,
         jitter,
+        count_from,
     })
 }
 
