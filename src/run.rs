@@ -41,6 +41,8 @@ pub struct PolicyResult {
     /// How goodput recovered from the workload's trigger, where it has one and the run keeps a
     /// time series.
     pub recovery: Option<Recovery>,
+    /// Each replication's makespan, the time of its last success, in seconds.
+    pub makespan: Moments,
     /// The longest line at any tool it calls, averaged over a bin of the time series and over
     /// the replications, where the run keeps one.
     pub peak_queue: Option<f64>,
@@ -51,6 +53,8 @@ impl PolicyResult {
     pub fn add(&mut self, run: &RunResult) {
         self.replications += 1;
         self.totals.merge(&run.totals);
+        self.makespan
+            .push(run.totals.last_success.0 as f64 / crate::time::TICKS_PER_SECOND as f64);
         if let Some(series) = &run.totals.series {
             (self
                 .series

@@ -231,7 +231,7 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         || tool.rate_limit.is_some()
         || !tool.capacity.is_empty()
         || !tool.outages.is_empty()
-        || tool.kind == ToolKind::ReadOnly;
+        || tool.kind != ToolKind::Write;
     if unlike || gated || drifting {
         return None;
     }

@@ -16,6 +16,10 @@ pub enum Measure {
     Duplicates,
     Attempts,
     Success,
+    /// Conditional writes per client on a contended record; no closed form.
+    Work,
+    /// The time of the last success; no closed form.
+    Makespan,
 }
 
 impl Measure {
@@ -32,6 +36,9 @@ impl Measure {
                 "theory_attempts_per_intent",
             ),
             Measure::Success => ("success_rate", "success_ci95", "theory_success_rate"),
+            // No closed form: a theory column no file has.
+            Measure::Work => ("work_per_client", "work_ci95", ""),
+            Measure::Makespan => ("makespan_s", "makespan_ci95", ""),
         }
     }
 
@@ -40,6 +47,7 @@ impl Measure {
             Measure::Duplicates => t.duplicates,
             Measure::Attempts => t.attempts,
             Measure::Success => t.success,
+            Measure::Work | Measure::Makespan => f64::NAN,
         }
     }
 
@@ -48,6 +56,8 @@ impl Measure {
             Measure::Duplicates => "Duplicate side effects per intent",
             Measure::Attempts => "Attempts per intent",
             Measure::Success => "Success rate",
+            Measure::Work => "Work per client",
+            Measure::Makespan => "Time to the last success",
         }
     }
 
@@ -56,6 +66,8 @@ impl Measure {
             Measure::Duplicates => "duplicates per intent (effects beyond the first)",
             Measure::Attempts => "attempts per intent (first try included)",
             Measure::Success => "share of intents that succeeded",
+            Measure::Work => "writes that reached the record, per client",
+            Measure::Makespan => "time of the last success (s)",
         }
     }
 
@@ -71,6 +83,7 @@ impl Measure {
             (Measure::Attempts, Attempts::AtMost(n), _) => format!("(1−qᴺ)/(1−q), N = {n}"),
             (Measure::Success, Attempts::Unlimited, _) => "1".into(),
             (Measure::Success, Attempts::AtMost(n), _) => format!("1 − qᴺ, N = {n}"),
+            (Measure::Work | Measure::Makespan, _, _) => String::new(),
         }
     }
 }
@@ -125,14 +138,14 @@ pub fn draw<DB: DrawingBackend>(
     };
     let y_hi = ys.iter().cloned().fold(0.0, f64::max);
     let y_hi = match measure {
-        Measure::Duplicates if y_hi > 0.0 => y_hi * 1.12,
-        Measure::Duplicates => 1.0,
+        Measure::Duplicates | Measure::Work | Measure::Makespan if y_hi > 0.0 => y_hi * 1.12,
+        Measure::Duplicates | Measure::Work | Measure::Makespan => 1.0,
         Measure::Attempts => 1.0 + (y_hi - 1.0).max(0.1) * 1.12,
         Measure::Success => 1.05,
     };
     // Attempts never go below 1: their axis starts just under it, so the curve fills the chart.
     let y_lo = match measure {
-        Measure::Duplicates | Measure::Success => 0.0,
+        Measure::Duplicates | Measure::Success | Measure::Work | Measure::Makespan => 0.0,
         Measure::Attempts => 1.0 - 0.04 * (y_hi - 1.0),
     };
 
@@ -317,13 +330,18 @@ fn bounds(xs: &[f64]) -> (f64, f64) {
 }
 
 /// The series of the chart: each configuration, crossed with the values of axes after the
-/// first, in the order the CSV lists them.
+/// first, in the order the CSV lists them — unless the axes are zipped, when the others move
+/// with the first and every configuration is one series.
 fn collect(data: &Data, measure: Measure, position: &dyn Fn(&str) -> f64) -> Vec<Series> {
     let (mean, ci, theory) = measure.columns();
     let mut series: Vec<(String, Vec<String>, Series)> = Vec::new();
     for policy in &data.policies {
         for row in data.rows_of(policy) {
-            let rest = row.params[1..].to_vec();
+            let rest = if data.zipped {
+                Vec::new()
+            } else {
+                row.params[1..].to_vec()
+            };
             let slot = match series
                 .iter()
                 .position(|(p, r, _)| p == policy && *r == rest)

@@ -37,6 +37,8 @@ pub struct Data {
     pub name: String,
     pub description: String,
     pub axes: Vec<Axis>,
+    /// The axes move together (`mode = "zip"`) rather than across each other.
+    pub zipped: bool,
     /// The configurations in the config's order.
     pub policies: Vec<String>,
     pub charts: Vec<ChartKind>,
@@ -92,6 +94,11 @@ impl Data {
                 .ok_or_else(|| bad_manifest("a sweep axis has no path"))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let zipped = resolved
+            .get("sweep")
+            .and_then(|s| s.get("mode"))
+            .and_then(Value::as_str)
+            == Some("zip");
         let policies: Vec<String> = list(resolved.get("policy"))
             .iter()
             .filter_map(|p| p.get("name").and_then(Value::as_str).map(String::from))
@@ -198,6 +205,7 @@ impl Data {
             name: string(resolved, "name")?,
             description: string(resolved, "description").unwrap_or_default(),
             axes,
+            zipped,
             policies,
             charts,
             formats,

@@ -138,6 +138,8 @@ fn draw<DB: DrawingBackend>(
         ChartKind::DuplicateCurve => curve::draw(root, data, curve::Measure::Duplicates),
         ChartKind::AttemptsCurve => curve::draw(root, data, curve::Measure::Attempts),
         ChartKind::SuccessCurve => curve::draw(root, data, curve::Measure::Success),
+        ChartKind::WorkCurve => curve::draw(root, data, curve::Measure::Work),
+        ChartKind::MakespanCurve => curve::draw(root, data, curve::Measure::Makespan),
         ChartKind::Comparison => {
             bars::draw(root, data, "Configurations compared", &bars::COMPARISON)
         }

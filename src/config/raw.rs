@@ -84,6 +84,7 @@ pub struct Tool {
     pub slowdown: Option<Spanned<Value>>,
     pub drop_expired: Option<Spanned<bool>>,
     pub rate_limit: Option<Spanned<RateLimit>>,
+    pub version_check: Option<Spanned<String>>,
 }
 
 /// `{ per_second = 10, burst = 20, scope = "tool" }`: a token bucket in front of a tool.

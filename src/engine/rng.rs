@@ -26,6 +26,9 @@ pub enum Source {
     Payloads = 5,
     /// Which caller each task belongs to (one stream for the whole workload).
     Callers = 6,
+    /// The two network legs of each attempt's read of a versioned record (one stream per
+    /// intent), so a record's reads leave every other draw as it was.
+    Reads = 7,
 }
 
 /// The key of a run's streams: everything but the source and the entity.

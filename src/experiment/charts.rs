@@ -9,6 +9,10 @@ pub enum ChartKind {
     AttemptsCurve,
     /// The success rate against the first swept parameter, with theory and 95 % CIs.
     SuccessCurve,
+    /// Conditional writes per client on a contended record against the first swept parameter.
+    WorkCurve,
+    /// The time of the last success against the first swept parameter.
+    MakespanCurve,
     /// Configurations side by side on success rate, attempts and duplicates.
     Comparison,
     /// Configurations side by side on median and 99th-percentile completion time, and load.
@@ -30,10 +34,12 @@ pub enum ChartKind {
 }
 
 impl ChartKind {
-    pub const ALL: [ChartKind; 10] = [
+    pub const ALL: [ChartKind; 12] = [
         ChartKind::DuplicateCurve,
         ChartKind::AttemptsCurve,
         ChartKind::SuccessCurve,
+        ChartKind::WorkCurve,
+        ChartKind::MakespanCurve,
         ChartKind::Comparison,
         ChartKind::Latency,
         ChartKind::Tasks,
@@ -49,6 +55,8 @@ impl ChartKind {
             ChartKind::DuplicateCurve => "duplicate-curve",
             ChartKind::AttemptsCurve => "attempts-curve",
             ChartKind::SuccessCurve => "success-curve",
+            ChartKind::WorkCurve => "work-curve",
+            ChartKind::MakespanCurve => "makespan-curve",
             ChartKind::Comparison => "comparison",
             ChartKind::Latency => "latency",
             ChartKind::Tasks => "tasks",
@@ -62,9 +70,11 @@ impl ChartKind {
     /// How many sweep axes the chart needs, as (fewest, most).
     pub fn axes(self) -> (usize, usize) {
         match self {
-            ChartKind::DuplicateCurve | ChartKind::AttemptsCurve | ChartKind::SuccessCurve => {
-                (1, usize::MAX)
-            }
+            ChartKind::DuplicateCurve
+            | ChartKind::AttemptsCurve
+            | ChartKind::SuccessCurve
+            | ChartKind::WorkCurve
+            | ChartKind::MakespanCurve => (1, usize::MAX),
             ChartKind::Comparison | ChartKind::Latency | ChartKind::Tasks => (0, usize::MAX),
             ChartKind::Grid | ChartKind::RecoveryMap => (2, 2),
             // A panel, or a story, per configuration: a sweep would need a chart per point.

@@ -28,7 +28,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// Every outcome's name, in the order `index` numbers them.
-    pub const NAMES: [&'static str; 12] = [
+    pub const NAMES: [&'static str; 13] = [
         "ok",
         "lost_request",
         "lost_reply",
@@ -41,6 +41,7 @@ impl Outcome {
         "cancelled",
         "unanswered",
         "503",
+        "conflict_version",
     ];
 
     /// The outcome's position in [`Outcome::NAMES`] (a test holds the two in step).
@@ -56,6 +57,7 @@ impl Outcome {
                 FailureClass::Invalid => 6,
                 FailureClass::Conflict => 7,
                 FailureClass::Overloaded => 11,
+                FailureClass::VersionConflict => 12,
                 // Not refusals: a reset or a timeout has its own outcome.
                 FailureClass::Reset | FailureClass::ServerError | FailureClass::Timeout => {
                     unreachable!("only refusals are refused")

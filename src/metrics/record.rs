@@ -139,6 +139,10 @@ pub struct IntentRecord {
     pub hedges: u32,
     /// Attempts that reached the tool while it was down.
     pub calls_while_down: u32,
+    /// On a versioned record: reads that reached it, and conditional writes that reached it
+    /// (the work each client puts on a contended record).
+    pub reads: u32,
+    pub writes: u32,
     pub status: Status,
     pub business_state: BusinessState,
     pub start: Tick,

@@ -18,16 +18,19 @@ pub enum Measure {
     Ghost,
     /// Ticks from the intent's first dispatch to its end.
     Completion,
+    /// Conditional writes that reached a versioned record: the work a client put on it.
+    Writes,
 }
 
 impl Measure {
-    pub const ALL: [Measure; 6] = [
+    pub const ALL: [Measure; 7] = [
         Measure::Attempts,
         Measure::Effects,
         Measure::Duplicates,
         Measure::Success,
         Measure::Ghost,
         Measure::Completion,
+        Measure::Writes,
     ];
 
     fn of(self, r: &IntentRecord) -> u64 {
@@ -38,6 +41,7 @@ impl Measure {
             Measure::Success => (r.status == Status::Succeeded).into(),
             Measure::Ghost => r.is_ghost().into(),
             Measure::Completion => r.end.since(r.start).0,
+            Measure::Writes => r.writes.into(),
         }
     }
 }
@@ -50,6 +54,8 @@ pub struct Totals {
     stops: [u64; StopReason::ALL.len()],
     pub tasks: u64,
     pub tasks_succeeded: u64,
+    /// When the last intent to succeed did: the makespan of a closed population.
+    pub last_success: Tick,
     /// Attempts abandoned at their timeout.
     pub timeouts: u64,
     /// Calls the circuit breaker refused.
@@ -80,6 +86,9 @@ pub struct ToolTotals {
     pub successes: u64,
     /// Calls that reached the tool while it was down.
     pub calls_while_down: u64,
+    /// On a versioned record: reads and conditional writes that reached it.
+    pub reads: u64,
+    pub writes: u64,
     /// Attempts by how they ended, in the order of [`Outcome::NAMES`].
     pub outcomes: [u64; Outcome::NAMES.len()],
 }
@@ -94,6 +103,8 @@ impl ToolTotals {
         self.duplicates += other.duplicates;
         self.successes += other.successes;
         self.calls_while_down += other.calls_while_down;
+        self.reads += other.reads;
+        self.writes += other.writes;
         for (a, b) in self.outcomes.iter_mut().zip(other.outcomes) {
             *a += b;
         }
@@ -124,6 +135,11 @@ impl Totals {
         tool.duplicates += u64::from(r.duplicates());
         tool.successes += u64::from(r.status == Status::Succeeded);
         tool.calls_while_down += u64::from(r.calls_while_down);
+        tool.reads += u64::from(r.reads);
+        tool.writes += u64::from(r.writes);
+        if r.status == Status::Succeeded {
+            self.last_success = self.last_success.max(r.end);
+        }
         for a in attempts {
             tool.outcomes[a.outcome.index()] += 1;
         }
@@ -140,6 +156,7 @@ impl Totals {
         }
         self.tasks += other.tasks;
         self.tasks_succeeded += other.tasks_succeeded;
+        self.last_success = self.last_success.max(other.last_success);
         self.timeouts += other.timeouts;
         self.short_circuited += other.short_circuited;
         self.lookups += other.lookups;

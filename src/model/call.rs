@@ -30,10 +30,12 @@ pub enum FailureClass {
     Invalid,
     /// The key is bound to another payload (409): the server will not apply this request.
     Conflict,
+    /// A conditional write found the record's version moved on: read again and retry.
+    VersionConflict,
 }
 
 impl FailureClass {
-    pub const ALL: [FailureClass; 8] = [
+    pub const ALL: [FailureClass; 9] = [
         FailureClass::Reset,
         FailureClass::ServerError,
         FailureClass::Timeout,
@@ -42,16 +44,18 @@ impl FailureClass {
         FailureClass::Forbidden,
         FailureClass::Invalid,
         FailureClass::Conflict,
+        FailureClass::VersionConflict,
     ];
 
     /// The classes retried unless a policy says otherwise: the transient ones. A 403 or another
     /// 4xx would only fail again.
-    pub const TRANSIENT: [FailureClass; 5] = [
+    pub const TRANSIENT: [FailureClass; 6] = [
         FailureClass::Reset,
         FailureClass::ServerError,
         FailureClass::Timeout,
         FailureClass::Throttled,
         FailureClass::Overloaded,
+        FailureClass::VersionConflict,
     ];
 
     /// Whether the class says the request itself will never succeed.
@@ -73,6 +77,7 @@ impl FailureClass {
             FailureClass::Forbidden => "403",
             FailureClass::Invalid => "4xx",
             FailureClass::Conflict => "conflict",
+            FailureClass::VersionConflict => "conflict_version",
         }
     }
 }

@@ -45,6 +45,9 @@ pub enum Fate {
     /// Turned away at the door: the server's line was full (503). Never drawn: the server
     /// decides it when the request arrives.
     Overloaded,
+    /// A conditional write that found the record's version moved on. Never drawn: the record
+    /// decides it.
+    VersionConflict,
 }
 
 impl Faults {

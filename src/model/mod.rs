@@ -7,6 +7,7 @@ pub mod fault;
 pub mod latency;
 pub mod limiter;
 pub mod outage;
+pub mod record;
 pub mod schedule;
 pub mod script;
 pub mod server;
@@ -20,6 +21,7 @@ pub use fault::{AttemptDraw, Fate, Faults};
 pub use latency::Latency;
 pub use limiter::{LimitScope, RateLimit};
 pub use outage::{Outage, OutageMode};
+pub use record::{Record, VersionCheck};
 pub use schedule::{RatePoint, RateSchedule};
 pub use script::{Script, Step};
 pub use station::{Line, LineOrder};
@@ -71,6 +73,8 @@ pub struct Tool {
     /// A token bucket in front of the server: a request that finds it empty gets a 429 at
     /// once, with a Retry-After for the next token.
     pub rate_limit: Option<RateLimit>,
+    /// For a versioned record: when a conditional write's version is checked.
+    pub version_check: VersionCheck,
 }
 
 /// A reconciliation lookup: the client asks the server whether the operation's key committed.
@@ -91,15 +95,19 @@ pub enum ToolKind {
     Write,
     /// A lookup: it commits nothing, and can be repeated freely.
     ReadOnly,
+    /// A versioned record updated by read-modify-write: each attempt reads the version, then
+    /// writes conditionally on it (see [`record`]).
+    Record,
 }
 
 impl ToolKind {
-    pub const ALL: [ToolKind; 2] = [ToolKind::Write, ToolKind::ReadOnly];
+    pub const ALL: [ToolKind; 3] = [ToolKind::Write, ToolKind::ReadOnly, ToolKind::Record];
 
     pub fn name(self) -> &'static str {
         match self {
             ToolKind::Write => "write",
             ToolKind::ReadOnly => "read_only",
+            ToolKind::Record => "record",
         }
     }
 }

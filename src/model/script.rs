@@ -36,6 +36,7 @@ impl Script {
 }
 
 impl Fate {
+    /// The fates a script may list; a version conflict is the record's to decide.
     pub const ALL: [Fate; 8] = [
         Fate::Delivered,
         Fate::ServerError,
@@ -58,6 +59,7 @@ impl Fate {
             Fate::Forbidden => "403",
             Fate::Invalid => "4xx",
             Fate::Overloaded => "503",
+            Fate::VersionConflict => "conflict_version",
         }
     }
 }

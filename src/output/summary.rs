@@ -8,7 +8,7 @@ use super::column::{Column, Kind::*, col, mean_seconds, seconds};
 use super::fixed;
 use crate::experiment::Experiment;
 use crate::metrics::recovery::Recovery;
-use crate::metrics::{Estimate, Measure, StopReason, ToolTotals};
+use crate::metrics::{Estimate, Measure, Sample, StopReason, ToolTotals};
 use crate::policy::Policy;
 use crate::run::{PointResult, PolicyResult};
 use crate::sweep::Point;
@@ -74,7 +74,7 @@ impl Row<'_> {
 pub struct Field(pub Column, pub for<'a> fn(&Row<'a>) -> String);
 
 /// The columns after the parameter columns, each with its value.
-pub const FIELDS: [Field; 61] = [
+pub const FIELDS: [Field; 65] = [
     Field(col("experiment", Text), |r| r.exp.name.clone()),
     Field(col("policy", Text), |r| r.policy.name.clone()),
     Field(col("seed", Count), |r| r.exp.seed.to_string()),
@@ -244,6 +244,14 @@ pub const FIELDS: [Field; 61] = [
     Field(col("peak_queue", NumberOrEmpty), |r| {
         r.result.peak_queue.map_or(String::new(), fixed)
     }),
+    Field(col("makespan_s", Number), |r| {
+        fixed(r.result.makespan.mean())
+    }),
+    Field(col("makespan_ci95", Number), |r| {
+        fixed(Estimate::from_sample(&r.result.makespan).half_width)
+    }),
+    Field(col("work_per_client", Number), |r| r.mean(Measure::Writes)),
+    Field(col("work_ci95", Number), |r| r.half_width(Measure::Writes)),
 ];
 
 /// The columns after the parameter columns.

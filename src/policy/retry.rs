@@ -5,13 +5,16 @@ use std::fmt;
 use crate::model::FailureClass;
 
 /// A class's bit in a [`RetryOn`].
-fn bit(class: FailureClass) -> u8 {
-    1 << class as u8
+fn bit(class: FailureClass) -> u16 {
+    1 << class as u16
 }
 
 /// The set of failure classes a policy retries.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RetryOn(u8);
+pub struct RetryOn(u16);
+
+// Every class has a bit.
+const _: () = assert!(FailureClass::ALL.len() <= u16::BITS as usize);
 
 impl RetryOn {
     pub fn contains(self, class: FailureClass) -> bool {

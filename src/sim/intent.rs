@@ -101,6 +101,9 @@ pub struct ServerSide {
     pub calls_while_down: u32,
     /// Attempts on their way to the server or at it.
     pub at_server: u32,
+    /// Reads of a versioned record that reached it, and conditional writes that reached it.
+    pub reads: u32,
+    pub writes: u32,
     /// The server's idempotency record for this intent's key.
     pub keys: KeyStore,
 }
@@ -112,6 +115,8 @@ struct Attempts {
     draws: Vec<AttemptDraw>,
     /// The payload version of every attempt so far, in order.
     payloads: Vec<u32>,
+    /// The record version each attempt's read returned, for a versioned record.
+    versions: Vec<u64>,
     /// What became of every attempt so far, in order.
     log: Vec<AttemptRecord>,
     /// The attempts the client is waiting on: none between attempts and after the end, two
@@ -133,6 +138,7 @@ impl Intent {
             attempts: Attempts {
                 draws: Vec::new(),
                 payloads: Vec::new(),
+                versions: Vec::new(),
                 log: Vec::new(),
                 awaiting: Awaited::default(),
                 faults: streams.stream(Source::Faults, id),
@@ -146,6 +152,7 @@ impl Intent {
         let a = &mut self.attempts;
         a.draws.clear();
         a.payloads.clear();
+        a.versions.clear();
         a.log.clear();
         a.awaiting = Awaited::default();
         a.faults = streams.stream(Source::Faults, id);
@@ -263,6 +270,28 @@ impl Intent {
         draw.fate = Fate::Throttled;
         draw.service = Tick::ZERO;
         draw.retry_after = Some(wait);
+    }
+
+    /// Attempt `attempt`'s read of a versioned record returned `version`.
+    pub fn read(&mut self, attempt: u32, version: u64) {
+        let versions = &mut self.attempts.versions;
+        if versions.len() <= attempt as usize {
+            versions.resize(attempt as usize + 1, 0);
+        }
+        versions[attempt as usize] = version;
+        self.server.reads += 1;
+    }
+
+    /// The version attempt `attempt` read.
+    pub fn read_version(&self, attempt: u32) -> u64 {
+        self.attempts.versions[attempt as usize]
+    }
+
+    /// Attempt `attempt`'s conditional write found the version moved on: no effect.
+    pub fn version_conflict(&mut self, attempt: u32) {
+        let draw = &mut self.attempts.draws[attempt as usize];
+        draw.fate = Fate::VersionConflict;
+        draw.service = Tick::ZERO;
     }
 
     /// A server whose line is full turns attempt `attempt` away at once: a 503, no work.

@@ -150,6 +150,7 @@ mod tests {
             drop_expired: false,
             rate_limit: None,
             capacity: Vec::new(),
+            version_check: crate::model::VersionCheck::Arrival,
         };
         let mut slab = Slab::new(streams);
         let first = slab.start(7, 0, Tick(3));

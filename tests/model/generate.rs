@@ -11,7 +11,7 @@ use retrysim::model::FailureClass;
 use retrysim::model::latency::GammaQuantiles;
 use retrysim::model::{
     Arrival, Faults, Latency, Line, LineOrder, Lookup, LossSignal, Outage, OutageMode, Tool,
-    ToolKind, Workload,
+    ToolKind, VersionCheck, Workload,
 };
 use retrysim::policy::{
     Attempts, Backoff, BreakerRule, BudgetRule, ConcurrencyRule, GateScope, Growth, Jitter,
@@ -127,6 +127,7 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                     drop_expired: false,
                     rate_limit: None,
                     capacity: Vec::new(),
+                    version_check: VersionCheck::Arrival,
                 }
             },
         )

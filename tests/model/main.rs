@@ -4,6 +4,7 @@
 
 mod amplification;
 mod common;
+mod contention;
 mod experiments;
 mod gates;
 mod generate;

@@ -3,7 +3,7 @@
 use toml::Value;
 
 use super::{duration, float_ticks, table};
-use crate::model::{Latency, Tool};
+use crate::model::{Latency, Tool, ToolKind};
 use crate::time::Tick;
 
 fn latency(l: &Latency) -> Value {
@@ -109,6 +109,9 @@ pub(super) fn tool(t: &Tool) -> Value {
         }
         if t.drop_expired {
             table.insert("drop_expired".into(), true.into());
+        }
+        if t.kind == ToolKind::Record {
+            table.insert("version_check".into(), t.version_check.name().into());
         }
         if let Some(limit) = &t.rate_limit {
             let bucket = self::table([

@@ -5,7 +5,7 @@ use crate::config::check::{Check, Result};
 use crate::config::raw;
 use crate::model::{
     CapacityWindow, Fate, Faults, Latency, LimitScope, Line, LineOrder, Lookup, LossSignal, Outage,
-    OutageMode, RateLimit, Script, Step, Tool, ToolKind,
+    OutageMode, RateLimit, Script, Step, Tool, ToolKind, VersionCheck,
 };
 use crate::time::{TICKS_PER_SECOND, Tick, parse_duration};
 use toml::Spanned;
@@ -114,6 +114,23 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
         slowdown: match &raw.slowdown {
             None => Tick::ZERO,
             Some(v) => check.duration(v, &format!("{path}.slowdown"))?,
+        },
+        version_check: match &raw.version_check {
+            Some(v) if kind != ToolKind::Record => {
+                return check.error_allowing(
+                    v.span(),
+                    &format!("{path}.version_check"),
+                    "only a versioned record checks a version".into(),
+                    "kind = \"record\" beside version_check",
+                );
+            }
+            v => check.named(
+                v.as_ref(),
+                &format!("{path}.version_check"),
+                &VersionCheck::ALL,
+                VersionCheck::name,
+                VersionCheck::Arrival,
+            )?,
         },
         rate_limit: match &raw.rate_limit {
             None => None,

@@ -8,10 +8,15 @@
 //! `Timeout` set at dispatch abandons the attempt if no reply came first; the attempt itself goes
 //! on, and may still commit. A `Hedge` set at dispatch may send a second attempt beside it.
 //!
+//! On a versioned record each attempt is a read-modify-write: `Dispatch` → `ReadArrive` (the
+//! record's version) → `ReadBack` → the conditional write's `ServerArrive` and on as above.
+//!
 //! This file holds the events and an intent's life from arrival to record; the steps between
 //! live beside it: [`send`] the gates of a dispatch and the hedge, [`server`] the server's side,
-//! [`reply`] what comes back, [`retry`] the decision after a failure.
+//! [`record`] a versioned record's read, [`reply`] what comes back, [`retry`] the decision after
+//! a failure.
 
+mod record;
 mod reply;
 mod retry;
 mod send;
@@ -30,6 +35,7 @@ use crate::metrics::{
 };
 use crate::model::FailureClass;
 use crate::model::limiter::Bucket;
+use crate::model::record::Record;
 use crate::model::station::Station;
 use crate::model::{Arrival, LimitScope, Tool, ToolKind, Workload};
 use crate::policy::Policy;
@@ -76,6 +82,10 @@ pub enum Event {
     DeadlineInLine(Handle),
     /// A capacity window of the tool opens or closes.
     Capacity(usize),
+    /// The attempt's read reaches the versioned record.
+    ReadArrive(AttemptRef),
+    /// The read's answer reaches the client, which sends the conditional write.
+    ReadBack(AttemptRef),
 }
 
 pub struct World<'a, S> {
@@ -95,6 +105,8 @@ pub struct World<'a, S> {
     callers: ChaCha8Rng,
     /// Per tool, its rate limiter's buckets: one, or one per caller.
     buckets: Vec<Vec<Bucket>>,
+    /// Per tool, its versioned record (used by record tools only).
+    records: Vec<Record>,
     /// Tasks arrived so far; tasks `started..arrived` wait for a client.
     arrived: u64,
     started: u64,
@@ -128,6 +140,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             arrivals: streams.stream(Source::Arrivals, 0),
             arrival_clock: 0.0,
             callers: streams.stream(Source::Callers, 0),
+            records: vec![Record::default(); exp.tools.len()],
             buckets: (exp.tools.iter())
                 .map(|t| match t.rate_limit.map(|l| l.scope) {
                     None => Vec::new(),
@@ -343,6 +356,8 @@ fn record_of(intent: &Intent, tool: &Tool) -> IntentRecord {
         lookups: intent.client.lookups,
         hedges: intent.client.hedges,
         calls_while_down: intent.server.calls_while_down,
+        reads: intent.server.reads,
+        writes: intent.server.writes,
         status,
         business_state: business_state(intent, status, tool),
         start: intent.start,
@@ -393,6 +408,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
             Event::Hedge(at) => self.on_hedge(at, sched),
             Event::DeadlineInLine(handle) => self.on_deadline_in_line(handle, sched),
             Event::Capacity(tool) => self.on_capacity(tool, sched),
+            Event::ReadArrive(at) => self.on_read_arrive(at, sched),
+            Event::ReadBack(at) => self.on_read_back(at, sched),
         }
         if self.totals.series.is_some() {
             self.watch_levels(sched.now());

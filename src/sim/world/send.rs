@@ -5,7 +5,7 @@ use super::{AttemptRef, Event, Reply, World};
 use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, Count, IntentRecord, Status, StopReason};
 use crate::model::FailureClass;
-use crate::model::{Fate, LossSignal};
+use crate::model::{Fate, LossSignal, ToolKind};
 use crate::policy::gate::{Ask, Gate, Moment, Refusal};
 use crate::policy::hedge;
 use crate::sim::intent::Scope;
@@ -83,7 +83,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             _ => {
                 intent.server.at_server += 1;
                 self.in_flight[intent.tool] += 1;
-                sched.schedule_in(draw.request, Event::ServerArrive(at));
+                if tool.kind == ToolKind::Record {
+                    self.send_read(at, sched);
+                } else {
+                    sched.schedule_in(draw.request, Event::ServerArrive(at));
+                }
             }
         }
     }

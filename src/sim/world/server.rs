@@ -9,7 +9,8 @@ use crate::model::capacity;
 use crate::model::outage::{self, OutageMode};
 use crate::model::server::Processed;
 use crate::model::station::Door;
-use crate::model::{Fate, LimitScope, LossSignal, ToolKind};
+use crate::model::{Fate, LimitScope, LossSignal, Record, ToolKind, VersionCheck};
+use crate::sim::intent::Intent;
 use crate::time::Tick;
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
@@ -91,6 +92,17 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                     self.close(at.intent.slot);
                 }
             }
+            // A conditional write checked on arrival: the check and the version's move are one.
+            None if self.tools[tool].kind == ToolKind::Record
+                && conflicts_on_arrival(
+                    intent,
+                    &mut self.records[tool],
+                    self.tools[tool].version_check,
+                    at.attempt,
+                ) =>
+            {
+                self.answer(at, sched);
+            }
             None => match self.stations[tool].arrive(at) {
                 Door::Served(at) => self.serve(at, sched),
                 Door::Waiting => {}
@@ -137,6 +149,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Fate::ServerError => Reply::Failed(FailureClass::ServerError),
             Fate::Throttled => Reply::Failed(FailureClass::Throttled),
             Fate::Overloaded => Reply::Failed(FailureClass::Overloaded),
+            Fate::VersionConflict => Reply::Failed(FailureClass::VersionConflict),
             Fate::Forbidden => Reply::Failed(FailureClass::Forbidden),
             Fate::Invalid => Reply::Failed(FailureClass::Invalid),
             Fate::LostRequest => unreachable!("a lost request never reaches the server"),
@@ -149,18 +162,34 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                     None
                 };
                 let payload = intent.payload_of(at.attempt);
-                // A read-only call commits nothing.
-                let processed = (tool.kind == ToolKind::Write).then(|| {
-                    intent
-                        .server
-                        .keys
-                        .process(key, payload, sched.now(), tool.key_retention)
-                });
+                // A read-only call commits nothing; a record's write commits as its version
+                // check says, on arrival (already done) or now.
+                let processed = match tool.kind {
+                    ToolKind::Write => Some(intent.server.keys.process(
+                        key,
+                        payload,
+                        sched.now(),
+                        tool.key_retention,
+                    )),
+                    ToolKind::ReadOnly => None,
+                    ToolKind::Record => Some(match tool.version_check {
+                        VersionCheck::Arrival => Processed::Committed,
+                        VersionCheck::Commit
+                            if self.records[intent.tool].write(intent.read_version(at.attempt)) =>
+                        {
+                            Processed::Committed
+                        }
+                        VersionCheck::Commit => Processed::Conflict,
+                    }),
+                };
                 if processed == Some(Processed::Committed) {
                     intent.commit(at.attempt);
                 }
                 match (draw.fate, processed) {
                     (Fate::LostReply, _) => Reply::Failed(FailureClass::Reset),
+                    (_, Some(Processed::Conflict)) if tool.kind == ToolKind::Record => {
+                        Reply::Failed(FailureClass::VersionConflict)
+                    }
                     (_, Some(Processed::Conflict)) => Reply::Failed(FailureClass::Conflict),
                     _ => Reply::Ok,
                 }
@@ -177,4 +206,23 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             self.close(slot);
         }
     }
+}
+
+/// A write on a versioned record reaches it: counted as work, and, where the version is checked
+/// on arrival, checked and committed now. Whether it found the version moved on.
+fn conflicts_on_arrival(
+    intent: &mut Intent,
+    record: &mut Record,
+    check: VersionCheck,
+    attempt: u32,
+) -> bool {
+    intent.server.writes += 1;
+    if check != VersionCheck::Arrival {
+        return false;
+    }
+    let committed = record.write(intent.read_version(attempt));
+    if !committed {
+        intent.version_conflict(attempt);
+    }
+    !committed
 }
