@@ -7,7 +7,8 @@
 //! Where the check happens matters only when a write takes time: checked on arrival (the
 //! published contention simulator's model), the first write to arrive wins at once and the
 //! version moves then; checked at commit, two writes in service together both pass the door
-//! and the second to finish loses, its work spent.
+//! and the second to finish loses, its work spent; under a lock, a write that finds another in
+//! service is refused at once, and the one holding the lock commits if its version held.
 
 /// When a conditional write compares its version with the record's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,15 +17,23 @@ pub enum VersionCheck {
     Arrival,
     /// When the write's work is done, after its service time.
     Commit,
+    /// A write takes the record's lock on arrival, or is refused if another holds it; the
+    /// version is checked when its work is done, and the lock let go.
+    Lock,
 }
 
 impl VersionCheck {
-    pub const ALL: [VersionCheck; 2] = [VersionCheck::Arrival, VersionCheck::Commit];
+    pub const ALL: [VersionCheck; 3] = [
+        VersionCheck::Arrival,
+        VersionCheck::Commit,
+        VersionCheck::Lock,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             VersionCheck::Arrival => "arrival",
             VersionCheck::Commit => "commit",
+            VersionCheck::Lock => "lock",
         }
     }
 }
@@ -33,11 +42,29 @@ impl VersionCheck {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Record {
     version: u64,
+    /// The write holding the lock (under [`VersionCheck::Lock`]): its intent and attempt.
+    holder: Option<(u64, u32)>,
 }
 
 impl Record {
     pub fn version(&self) -> u64 {
         self.version
+    }
+
+    /// Write `by` (intent, attempt) takes the lock; false if another write holds it.
+    pub fn lock(&mut self, by: (u64, u32)) -> bool {
+        if self.holder.is_some() {
+            return false;
+        }
+        self.holder = Some(by);
+        true
+    }
+
+    /// Write `by` is done: the lock is free again if it held it.
+    pub fn unlock(&mut self, by: (u64, u32)) {
+        if self.holder == Some(by) {
+            self.holder = None;
+        }
     }
 
     /// A conditional write that read `read`: whether it commits, moving the version on.
@@ -62,5 +89,10 @@ mod tests {
         assert!(!r.write(b), "b read the version a moved on");
         assert!(r.write(r.version()));
         assert_eq!(r.version(), 2);
+        assert!(r.lock((1, 0)) && !r.lock((2, 0)), "one holder at a time");
+        r.unlock((2, 0));
+        assert!(!r.lock((2, 1)), "only the holder lets go");
+        r.unlock((1, 0));
+        assert!(r.lock((2, 1)));
     }
 }

@@ -39,7 +39,8 @@ fn every_client_writes_once_and_no_conflict_commits() {
 
 /// Two writes read the same version and reach the record together, each 10 ticks of work.
 /// Checked on arrival, the second is refused at once; checked at commit, both are taken up
-/// and the second loses only when its work is done, 10 ticks later.
+/// and the second loses only when its work is done, 10 ticks later; under a lock, the second
+/// finds the first holding it and is refused at once.
 #[test]
 fn the_version_is_checked_where_the_tool_says() {
     let conflict_at = |check: &str| {
@@ -64,6 +65,7 @@ fn the_version_is_checked_where_the_tool_says() {
     // Read 0→1→2, write 2→3: refused at 3, heard at 4; or taken up, lost at 13, heard at 14.
     assert_eq!(conflict_at("arrival"), 4);
     assert_eq!(conflict_at("commit"), 14);
+    assert_eq!(conflict_at("lock"), 4);
 }
 
 /// The shipped sweep's relations at every client count from 50 up, read from its committed

@@ -36,6 +36,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             let t = intent.tool;
             intent.server.at_server -= 1;
             self.in_flight[t] -= 1;
+            // A dropped write lets go of the record it held.
+            self.records[t].unlock((intent.id, at.attempt));
             if intent.is_over() {
                 self.close(at.intent.slot);
             }
@@ -145,6 +147,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let draw = intent.draw(at.attempt);
         intent.server.at_server -= 1;
         self.in_flight[tool] -= 1;
+        // Whatever its answer, a write holding a record's lock lets go of it now.
+        self.records[tool].unlock((intent.id, at.attempt));
         let reply = match draw.fate {
             Fate::ServerError => Reply::Failed(FailureClass::ServerError),
             Fate::Throttled => Reply::Failed(FailureClass::Throttled),
@@ -172,15 +176,16 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                         tool.key_retention,
                     )),
                     ToolKind::ReadOnly => None,
-                    ToolKind::Record => Some(match tool.version_check {
-                        VersionCheck::Arrival => Processed::Committed,
-                        VersionCheck::Commit
-                            if self.records[intent.tool].write(intent.read_version(at.attempt)) =>
-                        {
+                    ToolKind::Record => {
+                        let record = &mut self.records[intent.tool];
+                        let committed = tool.version_check == VersionCheck::Arrival
+                            || record.write(intent.read_version(at.attempt));
+                        Some(if committed {
                             Processed::Committed
-                        }
-                        VersionCheck::Commit => Processed::Conflict,
-                    }),
+                        } else {
+                            Processed::Conflict
+                        })
+                    }
                 };
                 if processed == Some(Processed::Committed) {
                     intent.commit(at.attempt);
@@ -208,8 +213,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     }
 }
 
-/// A write on a versioned record reaches it: counted as work, and, where the version is checked
-/// on arrival, checked and committed now. Whether it found the version moved on.
+/// A write on a versioned record reaches it: counted as work; where the version is checked on
+/// arrival, checked and committed now; under a lock, the lock taken if free. Whether it was
+/// refused.
 fn conflicts_on_arrival(
     intent: &mut Intent,
     record: &mut Record,
@@ -217,12 +223,13 @@ fn conflicts_on_arrival(
     attempt: u32,
 ) -> bool {
     intent.server.writes += 1;
-    if check != VersionCheck::Arrival {
-        return false;
-    }
-    let committed = record.write(intent.read_version(attempt));
-    if !committed {
+    let refused = match check {
+        VersionCheck::Arrival => !record.write(intent.read_version(attempt)),
+        VersionCheck::Commit => false,
+        VersionCheck::Lock => !record.lock((intent.id, attempt)),
+    };
+    if refused {
         intent.version_conflict(attempt);
     }
-    !committed
+    refused
 }
