@@ -143,6 +143,8 @@ pub struct IntentRecord {
     /// (the work each client puts on a contended record).
     pub reads: u32,
     pub writes: u32,
+    /// Of those writes, the ones that found the version moved on.
+    pub conflicts: u32,
     pub status: Status,
     pub business_state: BusinessState,
     pub start: Tick,

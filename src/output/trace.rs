@@ -75,7 +75,7 @@ pub struct IntentField(pub Column, pub for<'a> fn(&IntentRow<'a>) -> String);
 /// A column of `attempts.csv` and how a row gives its value.
 pub struct AttemptField(pub Column, pub for<'a> fn(&AttemptRow<'a>) -> String);
 
-const INTENT_FIELDS: [IntentField; 22] = [
+const INTENT_FIELDS: [IntentField; 23] = [
     IntentField(col("experiment", Text), |r| r.which.experiment.to_string()),
     IntentField(col("policy", Text), |r| r.which.policy.to_string()),
     IntentField(col("replication", Count), |r| {
@@ -109,6 +109,7 @@ const INTENT_FIELDS: [IntentField; 22] = [
     IntentField(col("backoff_s", Number), |r| seconds(r.r.backoff.0)),
     IntentField(col("reads", Count), |r| r.r.reads.to_string()),
     IntentField(col("writes", Count), |r| r.r.writes.to_string()),
+    IntentField(col("conflicts", Count), |r| r.r.conflicts.to_string()),
 ];
 
 const ATTEMPT_FIELDS: [AttemptField; 16] = [

@@ -358,6 +358,9 @@ fn record_of(intent: &Intent, tool: &Tool) -> IntentRecord {
         calls_while_down: intent.server.calls_while_down,
         reads: intent.server.reads,
         writes: intent.server.writes,
+        conflicts: (intent.log().iter())
+            .filter(|a| a.outcome == Outcome::Refused(FailureClass::VersionConflict))
+            .count() as u32,
         status,
         business_state: business_state(intent, status, tool),
         start: intent.start,
