@@ -139,6 +139,7 @@ mod tests {
             FailureClass::Invalid,
             FailureClass::Conflict,
             FailureClass::Overloaded,
+            FailureClass::VersionConflict,
         ];
         let all = [
             Outcome::Ok,

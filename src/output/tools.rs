@@ -61,11 +61,11 @@ pub const FIELDS: [Field; 25] = [
         r.outcome("unanswered")
     }),
     Field(col("outcome_503", Count), |r| r.outcome("503")),
-    Field(col("reads", Count), |r| r.sum.reads.to_string()),
-    Field(col("writes", Count), |r| r.sum.writes.to_string()),
     Field(col("outcome_conflict_version", Count), |r| {
         r.outcome("conflict_version")
     }),
+    Field(col("reads", Count), |r| r.sum.reads.to_string()),
+    Field(col("writes", Count), |r| r.sum.writes.to_string()),
 ];
 
 /// The columns after the parameter columns.
@@ -116,7 +116,10 @@ mod tests {
 
     #[test]
     fn one_outcome_column_per_outcome_in_order() {
-        let outcomes: Vec<String> = FIELDS[10..].iter().map(|f| f.0.name.to_string()).collect();
+        let outcomes: Vec<String> = FIELDS[10..10 + Outcome::NAMES.len()]
+            .iter()
+            .map(|f| f.0.name.to_string())
+            .collect();
         let names: Vec<String> = Outcome::NAMES
             .iter()
             .map(|n| format!("outcome_{n}"))
