@@ -6,6 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use retrysim::config::{ConfigError, Source};
+use retrysim::model::{Arrival, Workload};
 use retrysim::sim::{self, Job};
 use retrysim::theory;
 use retrysim::time::Tick;
@@ -43,8 +44,7 @@ fuzz_target!(|data: &[u8]| {
             let calls = exp.workload.calls.len() as u64;
             (exp.policies.len() as u64)
                 .saturating_mul(exp.replications)
-                // A workload bounded by time alone is not run here: its size is a draw.
-                .saturating_mul(exp.workload.tasks.unwrap_or(u64::MAX))
+                .saturating_mul(tasks(&exp.workload))
                 .saturating_mul(calls)
         })
         .fold(0, u64::saturating_add);
@@ -68,3 +68,15 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+/// The tasks a workload brings: its count, or for one bounded by time alone twice the expected
+/// arrivals (the count is a draw, and a bound must hold for almost every draw).
+fn tasks(w: &Workload) -> u64 {
+    let expected = match (w.duration, &w.arrival) {
+        (Some(d), Arrival::Poisson { mean_gap }) => d.0 as f64 / mean_gap,
+        (Some(d), Arrival::Scheduled(s)) => s.expected(0.0, d.0 as f64),
+        _ => f64::INFINITY,
+    };
+    let bound = (2.0 * expected + 10.0).min(u64::MAX as f64) as u64;
+    w.tasks.map_or(bound, |n| n.min(bound))
+}

@@ -278,11 +278,6 @@ impl SeriesStats {
         (self.tools.get(tool).and_then(|bins| bins.get(i)))
             .map_or(Moments::zeros(self.runs), |slot| slot[k])
     }
-
-    /// Runs folded in.
-    pub fn runs(&self) -> u64 {
-        self.runs
-    }
 }
 
 #[cfg(test)]
@@ -325,7 +320,7 @@ mod tests {
         for order in [[&short, &long], [&long, &short]] {
             let mut stats = SeriesStats::new(Tick(10));
             order.iter().for_each(|run| stats.add(run));
-            assert_eq!(stats.runs(), 2);
+            assert_eq!(stats.count(0, 0, Count::Offered).count(), 2);
             assert_eq!(stats.len(0), 3);
             assert_eq!(stats.count(0, 0, Count::Offered).mean(), 1.0);
             assert_eq!(stats.count(0, 0, Count::Offered).variance(), 0.0);
