@@ -9,6 +9,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use retrysim::config::Source;
+use retrysim::produce;
 use retrysim::run::{Options, jobs};
 use retrysim::sweep::Sweep;
 
@@ -116,9 +117,17 @@ fn main() {
         "\ncost/event: seconds per event against the first row; ×cores: one thread's time over \
          {cores} threads'."
     );
-    if !filter.is_empty() && !filter.iter().any(|f| "in-flight".contains(f.as_str())) {
-        return;
+    let wanted = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
+    if wanted("in-flight") {
+        in_flight_rows();
     }
+    if wanted("traces") {
+        traces();
+    }
+}
+
+/// The cost per event as calls in flight grow, against 100 in flight.
+fn in_flight_rows() {
     println!(
         "\n{:<12} {:>11} {:>9} {:>11}",
         "in flight", "events", "M ev/s", "cost/event"
@@ -135,4 +144,54 @@ fn main() {
         );
     }
     println!("\ncost/event: seconds per event against 100 in flight.");
+}
+
+/// Trace rows written per second: the 1M-order workload with both traces kept, less the same
+/// run without them, best of `TRIES` each, on one thread.
+fn traces() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/lost-reply-1m.toml");
+    let source = Source::read(&path).unwrap_or_else(|e| panic!("{e}"));
+    let plain = source.sweep().unwrap_or_else(|e| panic!("{e}"));
+    let mut traced = plain.clone();
+    for point in &mut traced.points {
+        point.experiment.output.intents = true;
+        point.experiment.output.attempts = true;
+    }
+    traced.base.output.intents = true;
+    traced.base.output.attempts = true;
+    let options = Options {
+        threads: Some(1),
+        ..Options::default()
+    };
+    let best = |sweep: &Sweep| {
+        (0..TRIES)
+            .map(|_| {
+                let scratch = tempfile::tempdir().expect("a scratch folder");
+                let start = Instant::now();
+                let (_, staging) = produce::into_staging(
+                    &source,
+                    sweep.clone(),
+                    scratch.path(),
+                    &options,
+                    &mut (),
+                )
+                .expect("runs to the end");
+                let elapsed = start.elapsed();
+                let rows = ["intents.csv", "attempts.csv"]
+                    .iter()
+                    .filter_map(|f| std::fs::read(staging.path().join(f)).ok())
+                    .map(|bytes| bytes.iter().filter(|&&b| b == b'\n').count() as u64 - 1)
+                    .sum::<u64>();
+                (elapsed, rows)
+            })
+            .min()
+            .expect("tries")
+    };
+    let (without, _) = best(&plain);
+    let (with, rows) = best(&traced);
+    let cost = with.saturating_sub(without).as_secs_f64();
+    println!(
+        "\ntraces: {rows} rows of intents.csv and attempts.csv in {cost:.2} s beyond the run: {:.2} M rows/s",
+        rows as f64 / cost / 1e6
+    );
 }

@@ -70,7 +70,19 @@ pub const fn col(name: &'static str, kind: Kind) -> Column {
 
 /// A time in ticks as seconds, for plotting: exact, since a tick is a microsecond.
 pub fn seconds(ticks: u64) -> String {
-    format!("{}.{:06}", ticks / 1_000_000, ticks % 1_000_000)
+    let mut s = String::new();
+    push_seconds(&mut s, ticks);
+    s
+}
+
+/// [`seconds`], written onto the end of `out`: a trace writes millions of them.
+pub fn push_seconds(out: &mut String, ticks: u64) {
+    let mut digits = itoa::Buffer::new();
+    out.push_str(digits.format(ticks / 1_000_000));
+    out.push('.');
+    let micros = digits.format(ticks % 1_000_000);
+    out.extend(std::iter::repeat_n('0', 6 - micros.len()));
+    out.push_str(micros);
 }
 
 /// A mean time in ticks as seconds, at the fixed precision of every float.

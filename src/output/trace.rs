@@ -2,15 +2,21 @@
 //! attempt — the timeline a teacher draws. Each job streams its rows to a part file of its own
 //! while it runs; each part is appended in job order as its run is folded in, so a trace is the
 //! same whatever order the jobs finished in. Each file is one table: each column with its type
-//! and how a row gives its value. Columns are documented in `out/README.md`.
+//! and how a row writes its value. Columns are documented in `out/README.md`.
+//!
+//! A trace can run to millions of rows, so a row is written field by field into one line
+//! buffer that is reused, and the line goes to the file whole: no string per cell. Names,
+//! words, numbers, layer paths and keys never need quoting; the swept values that start each
+//! row are quoted once per job, by the CSV writer.
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::column::{Column, Kind::*, col, seconds};
+use super::column::{Column, Kind::*, col, push_seconds};
 use crate::experiment::{Experiment, OutputOptions};
 use crate::metrics::{AttemptRecord, IntentRecord, Lookup, Outcome};
+use crate::model::Key;
 use crate::policy::layers;
 use crate::run::{JobTrace, Traces};
 use crate::sim::Job;
@@ -66,78 +72,106 @@ pub struct AttemptRow<'a> {
     k: usize,
     /// Its path through the retry layers.
     path: String,
-    key: String,
+    key: Option<Key>,
     a: &'a AttemptRecord,
 }
 
-/// A column of `intents.csv` and how a row gives its value.
-pub struct IntentField(pub Column, pub for<'a> fn(&IntentRow<'a>) -> String);
-/// A column of `attempts.csv` and how a row gives its value.
-pub struct AttemptField(pub Column, pub for<'a> fn(&AttemptRow<'a>) -> String);
+/// A column of `intents.csv` and how a row writes its value.
+pub struct IntentField(pub Column, pub for<'a> fn(&IntentRow<'a>, &mut String));
+/// A column of `attempts.csv` and how a row writes its value.
+pub struct AttemptField(pub Column, pub for<'a> fn(&AttemptRow<'a>, &mut String));
+
+/// Writes a whole number.
+fn num(out: &mut String, n: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(n));
+}
 
 const INTENT_FIELDS: [IntentField; 23] = [
-    IntentField(col("experiment", Text), |r| r.which.experiment.to_string()),
-    IntentField(col("policy", Text), |r| r.which.policy.to_string()),
-    IntentField(col("replication", Count), |r| {
-        r.which.replication.to_string()
+    IntentField(col("experiment", Text), |r, o| {
+        o.push_str(r.which.experiment)
     }),
-    IntentField(col("intent", Count), |r| r.r.intent.to_string()),
-    IntentField(col("tool", Text), |r| r.tool.to_string()),
-    IntentField(col("attempts", Count), |r| r.r.attempts.to_string()),
-    IntentField(col("effects", Count), |r| r.r.effects.to_string()),
-    IntentField(col("status", Word(&STATUSES)), |r| {
-        r.r.status.name().to_string()
+    IntentField(col("policy", Text), |r, o| o.push_str(r.which.policy)),
+    IntentField(col("replication", Count), |r, o| {
+        num(o, r.which.replication)
     }),
-    IntentField(col("stop_reason", Word(&STOP_REASONS)), |r| {
+    IntentField(col("intent", Count), |r, o| num(o, r.r.intent)),
+    IntentField(col("tool", Text), |r, o| o.push_str(r.tool)),
+    IntentField(col("attempts", Count), |r, o| num(o, r.r.attempts)),
+    IntentField(col("effects", Count), |r, o| num(o, r.r.effects)),
+    IntentField(col("status", Word(&STATUSES)), |r, o| {
+        o.push_str(r.r.status.name())
+    }),
+    IntentField(col("stop_reason", Word(&STOP_REASONS)), |r, o| {
         let reason = r.r.status.stop_reason();
-        reason.map_or("none", |s| s.name()).to_string()
+        o.push_str(reason.map_or("none", |s| s.name()));
     }),
-    IntentField(col("business_state", Word(&BUSINESS_STATES)), |r| {
-        r.r.business_state.name().to_string()
+    IntentField(col("business_state", Word(&BUSINESS_STATES)), |r, o| {
+        o.push_str(r.r.business_state.name())
     }),
-    IntentField(col("start_tick", Count), |r| r.r.start.0.to_string()),
-    IntentField(col("end_tick", Count), |r| r.r.end.0.to_string()),
-    IntentField(col("timeouts", Count), |r| r.r.timeouts.to_string()),
-    IntentField(col("backoff_ticks", Count), |r| r.r.backoff.0.to_string()),
-    IntentField(col("short_circuited", Count), |r| {
-        r.r.short_circuited.to_string()
+    IntentField(col("start_tick", Count), |r, o| num(o, r.r.start.0)),
+    IntentField(col("end_tick", Count), |r, o| num(o, r.r.end.0)),
+    IntentField(col("timeouts", Count), |r, o| num(o, r.r.timeouts)),
+    IntentField(col("backoff_ticks", Count), |r, o| num(o, r.r.backoff.0)),
+    IntentField(col("short_circuited", Count), |r, o| {
+        num(o, r.r.short_circuited)
     }),
-    IntentField(col("lookups", Count), |r| r.r.lookups.to_string()),
-    IntentField(col("hedges", Count), |r| r.r.hedges.to_string()),
-    IntentField(col("start_s", Number), |r| seconds(r.r.start.0)),
-    IntentField(col("end_s", Number), |r| seconds(r.r.end.0)),
-    IntentField(col("backoff_s", Number), |r| seconds(r.r.backoff.0)),
-    IntentField(col("reads", Count), |r| r.r.reads.to_string()),
-    IntentField(col("writes", Count), |r| r.r.writes.to_string()),
-    IntentField(col("conflicts", Count), |r| r.r.conflicts.to_string()),
+    IntentField(col("lookups", Count), |r, o| num(o, r.r.lookups)),
+    IntentField(col("hedges", Count), |r, o| num(o, r.r.hedges)),
+    IntentField(col("start_s", Number), |r, o| push_seconds(o, r.r.start.0)),
+    IntentField(col("end_s", Number), |r, o| push_seconds(o, r.r.end.0)),
+    IntentField(col("backoff_s", Number), |r, o| {
+        push_seconds(o, r.r.backoff.0)
+    }),
+    IntentField(col("reads", Count), |r, o| num(o, r.r.reads)),
+    IntentField(col("writes", Count), |r, o| num(o, r.r.writes)),
+    IntentField(col("conflicts", Count), |r, o| num(o, r.r.conflicts)),
 ];
 
 const ATTEMPT_FIELDS: [AttemptField; 16] = [
-    AttemptField(col("experiment", Text), |r| r.which.experiment.to_string()),
-    AttemptField(col("policy", Text), |r| r.which.policy.to_string()),
-    AttemptField(col("replication", Count), |r| {
-        r.which.replication.to_string()
+    AttemptField(col("experiment", Text), |r, o| {
+        o.push_str(r.which.experiment)
     }),
-    AttemptField(col("intent", Count), |r| r.intent.to_string()),
-    AttemptField(col("layer", Label), |r| r.path.clone()),
-    AttemptField(col("attempt", Count), |r| r.k.to_string()),
-    AttemptField(col("dispatch_tick", Count), |r| r.a.dispatch.0.to_string()),
-    AttemptField(col("end_tick", Count), |r| r.a.end.0.to_string()),
-    AttemptField(col("granted_timeout_ticks", CountOrEmpty), |r| {
-        r.a.granted.map_or(String::new(), |t| t.0.to_string())
+    AttemptField(col("policy", Text), |r, o| o.push_str(r.which.policy)),
+    AttemptField(col("replication", Count), |r, o| {
+        num(o, r.which.replication)
     }),
-    AttemptField(col("outcome", Word(&Outcome::NAMES)), |r| {
-        r.a.outcome.name().to_string()
+    AttemptField(col("intent", Count), |r, o| num(o, r.intent)),
+    AttemptField(col("layer", Label), |r, o| o.push_str(&r.path)),
+    AttemptField(col("attempt", Count), |r, o| num(o, r.k)),
+    AttemptField(col("dispatch_tick", Count), |r, o| num(o, r.a.dispatch.0)),
+    AttemptField(col("end_tick", Count), |r, o| num(o, r.a.end.0)),
+    AttemptField(col("granted_timeout_ticks", CountOrEmpty), |r, o| {
+        if let Some(t) = r.a.granted {
+            num(o, t.0);
+        }
     }),
-    AttemptField(col("committed", Flag), |r| r.a.committed.to_string()),
-    AttemptField(col("key", Label), |r| r.key.clone()),
-    AttemptField(col("lookup", Word(&Lookup::NAMES)), |r| {
-        r.a.lookup.map_or("none", Lookup::name).to_string()
+    AttemptField(col("outcome", Word(&Outcome::NAMES)), |r, o| {
+        o.push_str(r.a.outcome.name())
     }),
-    AttemptField(col("dispatch_s", Number), |r| seconds(r.a.dispatch.0)),
-    AttemptField(col("end_s", Number), |r| seconds(r.a.end.0)),
-    AttemptField(col("granted_timeout_s", NumberOrEmpty), |r| {
-        r.a.granted.map_or(String::new(), |t| seconds(t.0))
+    AttemptField(col("committed", Flag), |r, o| {
+        o.push_str(if r.a.committed { "true" } else { "false" })
+    }),
+    AttemptField(col("key", Label), |r, o| {
+        if let Some(key) = r.key {
+            o.push('k');
+            num(o, key.intent);
+            if key.nonce != 0 {
+                o.push('.');
+                num(o, key.nonce);
+            }
+        }
+    }),
+    AttemptField(col("lookup", Word(&Lookup::NAMES)), |r, o| {
+        o.push_str(r.a.lookup.map_or("none", Lookup::name))
+    }),
+    AttemptField(col("dispatch_s", Number), |r, o| {
+        push_seconds(o, r.a.dispatch.0)
+    }),
+    AttemptField(col("end_s", Number), |r, o| push_seconds(o, r.a.end.0)),
+    AttemptField(col("granted_timeout_s", NumberOrEmpty), |r, o| {
+        if let Some(t) = r.a.granted {
+            push_seconds(o, t.0);
+        }
     }),
 ];
 
@@ -218,8 +252,11 @@ impl JobTrace for JobParts<'_> {
 /// One job's rows of one trace, without a header.
 pub struct TraceWriter<'a> {
     trace: Trace,
-    csv: csv::Writer<BufWriter<File>>,
-    params: Vec<String>,
+    file: BufWriter<File>,
+    /// The point's swept values that start every row, encoded as CSV once, comma included.
+    prefix: String,
+    /// The row being written, reused from row to row.
+    line: String,
     exp: &'a Experiment,
     job: Job,
 }
@@ -234,12 +271,20 @@ impl<'a> TraceWriter<'a> {
         job: Job,
     ) -> io::Result<Self> {
         let file = BufWriter::new(File::create(trace.part(dir, index))?);
+        // The values with a field after them, so each is quoted exactly as within a row.
+        let mut csv = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(Vec::new());
+        let params = point.params.iter().map(ToString::to_string);
+        csv.write_record(params.chain(["x".to_string()]))?;
+        let encoded = csv.into_inner().map_err(|e| e.into_error())?;
+        let mut prefix = String::from_utf8(encoded).map_err(io::Error::other)?;
+        prefix.truncate(prefix.len() - "x\n".len());
         Ok(TraceWriter {
             trace,
-            csv: csv::WriterBuilder::new()
-                .has_headers(false)
-                .from_writer(file),
-            params: point.params.iter().map(ToString::to_string).collect(),
+            file,
+            prefix,
+            line: String::new(),
             exp: &point.experiment,
             job,
         })
@@ -260,47 +305,50 @@ impl<'a> TraceWriter<'a> {
                     tool: &self.exp.tools[r.tool].name,
                     r,
                 };
-                let values = INTENT_FIELDS.iter().map(|f| (f.1)(&row));
-                self.row(values)
+                self.line.clear();
+                self.line.push_str(&self.prefix);
+                for (i, field) in INTENT_FIELDS.iter().enumerate() {
+                    if i > 0 {
+                        self.line.push(',');
+                    }
+                    (field.1)(&row, &mut self.line);
+                }
+                self.end_row()
             }
             Trace::Attempts => {
                 let paths = layers::paths(policy.depth(), attempts.iter().map(|a| a.layer.into()));
                 for ((k, a), path) in attempts.iter().enumerate().zip(paths) {
-                    let key = policy
-                        .key
-                        .key(r.intent, k as u32)
-                        .map_or(String::new(), |key| {
-                            if key.nonce == 0 {
-                                format!("k{}", key.intent)
-                            } else {
-                                format!("k{}.{}", key.intent, key.nonce)
-                            }
-                        });
                     let row = AttemptRow {
                         which: &which,
                         intent: r.intent,
                         k,
                         path,
-                        key,
+                        key: policy.key.key(r.intent, k as u32),
                         a,
                     };
-                    let values = ATTEMPT_FIELDS.iter().map(|f| (f.1)(&row));
-                    self.row(values)?;
+                    self.line.clear();
+                    self.line.push_str(&self.prefix);
+                    for (i, field) in ATTEMPT_FIELDS.iter().enumerate() {
+                        if i > 0 {
+                            self.line.push(',');
+                        }
+                        (field.1)(&row, &mut self.line);
+                    }
+                    self.end_row()?;
                 }
                 Ok(())
             }
         }
     }
 
-    fn row(&mut self, fields: impl Iterator<Item = String>) -> io::Result<()> {
-        Ok(self
-            .csv
-            .write_record(self.params.iter().cloned().chain(fields))?)
+    /// Ends the line in the buffer and writes it.
+    fn end_row(&mut self) -> io::Result<()> {
+        self.line.push('\n');
+        self.file.write_all(self.line.as_bytes())
     }
 
-    pub fn finish(self) -> io::Result<()> {
-        let mut inner = self.csv.into_inner().map_err(|e| e.into_error())?;
-        inner.flush()
+    pub fn finish(mut self) -> io::Result<()> {
+        self.file.flush()
     }
 }
 
