@@ -62,6 +62,11 @@ impl RateLimit {
         TICKS_PER_SECOND as f64 / self.interval.0 as f64
     }
 
+    /// A wait as its Retry-After says it: rounded up to a whole number of the limit's unit.
+    pub fn retry_after(&self, wait: Tick) -> Tick {
+        Tick(wait.0.div_ceil(self.unit.0) * self.unit.0)
+    }
+
     /// τ: how far ahead of time a burst may run.
     fn tolerance(&self) -> u64 {
         u64::from(self.burst - 1) * self.interval.0
@@ -81,8 +86,7 @@ impl Bucket {
         let tat = self.tat.max(now);
         let earliest = Tick(tat.0.saturating_sub(limit.tolerance()));
         if earliest > now {
-            let wait = earliest.since(now).0;
-            return Err(Tick(wait.div_ceil(limit.unit.0) * limit.unit.0));
+            return Err(limit.retry_after(earliest.since(now)));
         }
         self.tat = tat.after(limit.interval);
         Ok(())

@@ -305,15 +305,7 @@ impl<'a> TraceWriter<'a> {
                     tool: &self.exp.tools[r.tool].name,
                     r,
                 };
-                self.line.clear();
-                self.line.push_str(&self.prefix);
-                for (i, field) in INTENT_FIELDS.iter().enumerate() {
-                    if i > 0 {
-                        self.line.push(',');
-                    }
-                    (field.1)(&row, &mut self.line);
-                }
-                self.end_row()
+                self.write_line(&row, INTENT_FIELDS.iter().map(|f| f.1))
             }
             Trace::Attempts => {
                 let paths = layers::paths(policy.depth(), attempts.iter().map(|a| a.layer.into()));
@@ -326,23 +318,27 @@ impl<'a> TraceWriter<'a> {
                         key: policy.key.key(r.intent, k as u32),
                         a,
                     };
-                    self.line.clear();
-                    self.line.push_str(&self.prefix);
-                    for (i, field) in ATTEMPT_FIELDS.iter().enumerate() {
-                        if i > 0 {
-                            self.line.push(',');
-                        }
-                        (field.1)(&row, &mut self.line);
-                    }
-                    self.end_row()?;
+                    self.write_line(&row, ATTEMPT_FIELDS.iter().map(|f| f.1))?;
                 }
                 Ok(())
             }
         }
     }
 
-    /// Ends the line in the buffer and writes it.
-    fn end_row(&mut self) -> io::Result<()> {
+    /// Writes one row: the swept values, then each field as `fields` writes it.
+    fn write_line<R, F: Fn(&R, &mut String)>(
+        &mut self,
+        row: &R,
+        fields: impl Iterator<Item = F>,
+    ) -> io::Result<()> {
+        self.line.clear();
+        self.line.push_str(&self.prefix);
+        for (i, field) in fields.enumerate() {
+            if i > 0 {
+                self.line.push(',');
+            }
+            field(row, &mut self.line);
+        }
         self.line.push('\n');
         self.file.write_all(self.line.as_bytes())
     }

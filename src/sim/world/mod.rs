@@ -339,6 +339,20 @@ impl<S> World<'_, S> {
     }
 }
 
+/// An attempt of `intent` is on its way to its tool's server: counted on the intent (which
+/// stays live until none is) and in the tool's calls in flight.
+fn to_server(in_flight: &mut [u32], intent: &mut Intent) {
+    intent.server.at_server += 1;
+    in_flight[intent.tool] += 1;
+}
+
+/// An attempt of `intent` is done at the server: answered, dropped, swallowed by an outage, or
+/// never sent on after its read.
+fn off_server(in_flight: &mut [u32], intent: &mut Intent) {
+    intent.server.at_server -= 1;
+    in_flight[intent.tool] -= 1;
+}
+
 /// The record of an intent the client is done with.
 fn record_of(intent: &Intent, tool: &Tool) -> IntentRecord {
     let (status, end) = intent

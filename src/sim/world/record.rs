@@ -3,7 +3,7 @@
 //! version, and back at the client it sends the write conditional on it. A client that stopped
 //! waiting in between (a timeout, a cancellation) sends no write.
 
-use super::{AttemptRef, Event, World};
+use super::{AttemptRef, Event, World, off_server};
 use crate::engine::Scheduler;
 use crate::engine::rng::Source;
 use crate::metrics::{AttemptRecord, IntentRecord};
@@ -39,8 +39,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             sched.schedule_in(leg, Event::ServerArrive(at));
             return;
         }
-        intent.server.at_server -= 1;
-        self.in_flight[intent.tool] -= 1;
+        off_server(&mut self.in_flight, intent);
         if intent.is_over() {
             self.close(at.intent.slot);
         }

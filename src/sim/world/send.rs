@@ -1,7 +1,7 @@
 //! Sending an attempt: the gates a dispatch must pass (deadline, admission, breaker), the
 //! attempt's timers, and the hedge that may follow it.
 
-use super::{AttemptRef, Event, Reply, World};
+use super::{AttemptRef, Event, Reply, World, to_server};
 use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, Count, IntentRecord, Status, StopReason};
 use crate::model::FailureClass;
@@ -81,8 +81,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             ),
             (Fate::LostRequest, LossSignal::Silence) => {}
             _ => {
-                intent.server.at_server += 1;
-                self.in_flight[intent.tool] += 1;
+                to_server(&mut self.in_flight, intent);
                 if tool.kind == ToolKind::Record {
                     self.send_read(at, sched);
                 } else {

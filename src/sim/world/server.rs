@@ -1,7 +1,7 @@
 //! The server's side of an attempt: an outage at the door, the line for a worker, and the
 //! commit or refusal it answers with.
 
-use super::{AttemptRef, Event, Reply, World};
+use super::{AttemptRef, Event, Reply, World, off_server};
 use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, Count, IntentRecord};
 use crate::model::FailureClass;
@@ -34,8 +34,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 return;
             }
             let t = intent.tool;
-            intent.server.at_server -= 1;
-            self.in_flight[t] -= 1;
+            off_server(&mut self.in_flight, intent);
             // A dropped write lets go of the record it held.
             self.records[t].unlock((intent.id, at.attempt));
             if intent.is_over() {
@@ -66,8 +65,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 // No token comes before the window ends: come back then.
                 None => {
                     let until = capacity::window_at(windows, now).map_or(now, |w| w.until);
-                    let unit = limit.unit.0;
-                    Some(Tick(until.since(now).0.div_ceil(unit) * unit))
+                    Some(limit.retry_after(until.since(now)))
                 }
             };
             if let Some(wait) = refused {
@@ -88,8 +86,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 self.answer(at, sched);
             }
             Some(OutageMode::Hang) => {
-                intent.server.at_server -= 1;
-                self.in_flight[tool] -= 1;
+                off_server(&mut self.in_flight, intent);
                 if intent.is_over() {
                     self.close(at.intent.slot);
                 }
@@ -145,8 +142,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(slot);
         let tool = intent.tool;
         let draw = intent.draw(at.attempt);
-        intent.server.at_server -= 1;
-        self.in_flight[tool] -= 1;
+        off_server(&mut self.in_flight, intent);
         // Whatever its answer, a write holding a record's lock lets go of it now.
         self.records[tool].unlock((intent.id, at.attempt));
         let reply = match draw.fate {
