@@ -39,6 +39,7 @@ pub mod policy;
 pub mod produce;
 pub mod report;
 pub mod run;
+pub mod shard;
 pub mod sim;
 pub mod story;
 pub mod sweep;

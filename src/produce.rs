@@ -1,15 +1,18 @@
 //! A run from config to output folder: the sweep's jobs, their rows written as they finish,
 //! the manifest, and the charts drawn from the files — into a staging folder the caller commits.
+//! A sweep split over machines takes the same road: each shard keeps its runs in a folder of its
+//! own, and the merge folds them into the output folder one process would have written.
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::chart;
 use crate::config::Source;
 use crate::error::Error;
 use crate::output::trace::{PartFiles, Trace};
-use crate::output::{Staging, Writer};
-use crate::run::{self, PointResult, Results};
+use crate::output::{Parts, Staging, Writer};
+use crate::run::{self, Fold, PointResult, Results, Share, Sink};
+use crate::shard::{self, Request, RunsReader, RunsWriter, Shard};
 use crate::sim::{Job, RunResult};
 use crate::sweep::{Point, Sweep};
 
@@ -30,20 +33,172 @@ pub fn into_staging(
     let parts = PartFiles {
         dir: staging.path(),
     };
-    let traced = Trace::ALL.iter().any(|t| t.enabled(&sweep.base.output));
     let options = run::Options {
-        traces: traced.then_some(&parts as &dyn run::Traces),
+        traces: traced(&sweep).then_some(&parts as &dyn run::Traces),
         ..*options
     };
     let mut recorder = Recorder { writer, watcher };
     let results = run::jobs(sweep, &options, &mut recorder).map_err(writing())?;
-    recorder
-        .writer
-        .finish(&results, source)
-        .map_err(writing())?;
+    finish(recorder.writer, &results, source, &staging, root)?;
+    Ok((results, staging))
+}
+
+/// Whether any point of `sweep` keeps a trace.
+fn traced(sweep: &Sweep) -> bool {
+    Trace::ALL.iter().any(|t| t.enabled(&sweep.base.output))
+}
+
+/// The manifest and, for a complete run, the charts.
+fn finish(
+    writer: Writer,
+    results: &Results,
+    source: &Source,
+    staging: &Staging,
+    root: &Path,
+) -> Result<(), Error> {
+    let writing = || Error::io(format!("cannot write under {}", root.display()));
+    writer.finish(results, source).map_err(writing())?;
     if results.complete() {
         chart::draw_all(staging.path(), None)?;
     }
+    Ok(())
+}
+
+/// A shard's runs, as it wrote them: how many it ran of how many it holds, and its folder.
+pub struct ShardRun {
+    pub ran: u64,
+    pub runs: u64,
+    pub staging: Staging,
+}
+
+/// Runs shard `share` of the sweep `request` asks for into a staging folder under `root`:
+/// `runs.bin`, the trace parts, the config's text and `shard.toml`, which is written last, so a
+/// shard folder without it never merges. The caller commits it if every run ran.
+pub fn shard_into_staging(
+    request: &Request,
+    sweep: &Sweep,
+    share: Share,
+    root: &Path,
+    options: &run::Options,
+    watcher: &mut impl run::Observer,
+) -> Result<ShardRun, Error> {
+    let writing = || Error::io(format!("cannot write under {}", root.display()));
+    let staging = Staging::new(root, &shard::folder_name(&sweep.base.name, share))?;
+    let dir = staging.path();
+    std::fs::write(dir.join(shard::CONFIG), &request.source.text).map_err(writing())?;
+    let parts = PartFiles { dir };
+    let options = run::Options {
+        traces: traced(sweep).then_some(&parts as &dyn run::Traces),
+        ..*options
+    };
+    let mut sink = ShardSink {
+        runs: RunsWriter::create(dir).map_err(writing())?,
+        ran: 0,
+        watcher,
+    };
+    run::execute(sweep, share, &options, &mut sink).map_err(writing())?;
+    let ran = sink.ran;
+    sink.runs.finish().map_err(writing())?;
+    let runs = share.len(run::Jobs::new(sweep).total());
+    let header = request.header(&sweep.base.name, share, runs);
+    let text = toml::to_string(&header).map_err(|e| writing()(io::Error::other(e)))?;
+    std::fs::write(
+        dir.join(shard::HEADER),
+        format!("# Written by retrysim run --shard; `retrysim merge` reads it.\n{text}"),
+    )
+    .map_err(writing())?;
+    Ok(ShardRun { ran, runs, staging })
+}
+
+/// Stores a shard's runs as they come, in job order.
+struct ShardSink<'a, W> {
+    runs: RunsWriter,
+    ran: u64,
+    watcher: &'a mut W,
+}
+
+impl<W: run::Observer> Sink for ShardSink<'_, W> {
+    fn job_done(&mut self, done: u64, total: u64) {
+        self.watcher.job_done(done, total);
+    }
+
+    fn take(&mut self, index: u64, _job: Job, run: RunResult) -> io::Result<()> {
+        self.ran += 1;
+        self.runs.write(index, &run)
+    }
+}
+
+/// Merges the shard folders `dirs` into a staging folder under `root`, after checking that they
+/// are the whole set of one run: the runs are folded in job order, each read from its shard, and
+/// the files written as the unsharded run writes them.
+pub fn merge_into_staging(
+    dirs: &[PathBuf],
+    root: &Path,
+    watcher: &mut impl run::Observer,
+) -> Result<(Results, Staging), Error> {
+    let opened = dirs
+        .iter()
+        .map(|d| Shard::open(d))
+        .collect::<Result<_, _>>()?;
+    let shards = shard::whole_set(opened)?;
+    let header = &shards[0].header;
+    let source = shards[0].source()?;
+    let request = Request {
+        source: &source,
+        changes: &header.changes,
+        intents: header.intents,
+        attempts: header.attempts,
+    };
+    let share = |index| Share {
+        index,
+        count: header.shards,
+    };
+    for s in &shards {
+        let request = Request {
+            source: &s.source()?,
+            ..request
+        };
+        if request.header(&header.experiment, share(0), 0).fingerprint != header.fingerprint {
+            return Err(Error::BadOutput(format!(
+                "{}: the config's text differs from the one the shards ran",
+                s.dir.join(shard::CONFIG).display()
+            )));
+        }
+    }
+    let mut sweep = source.changed(&header.changes)?;
+    sweep.trace(header.intents, header.attempts);
+    let total = run::Jobs::new(&sweep).total();
+    let mut readers = Vec::new();
+    for s in &shards {
+        if s.header.runs != share(s.header.shard).len(total) {
+            return Err(Error::BadOutput(format!(
+                "{}: holds {} runs where shard {} of this sweep has {}",
+                s.dir.display(),
+                s.header.runs,
+                s.header.shard,
+                share(s.header.shard).len(total)
+            )));
+        }
+        readers.push(RunsReader::open(&s.dir)?);
+    }
+    let writing = || Error::io(format!("cannot write under {}", root.display()));
+    let staging = Staging::new(root, &sweep.base.name)?;
+    let mut writer = Writer::create(staging.path(), &sweep).map_err(writing())?;
+    writer.parts_in(Parts::Shards(
+        shards.iter().map(|s| s.dir.clone()).collect(),
+    ));
+    let mut recorder = Recorder { writer, watcher };
+    let mut fold = Fold::new(&sweep, &mut recorder);
+    for index in 0..total {
+        let run = readers[(index % header.shards) as usize].next(index)?;
+        let job = fold.job(index).expect("a job of the sweep");
+        fold.add(index, job, &run).map_err(writing())?;
+        fold.job_done(index + 1, total);
+    }
+    readers.into_iter().try_for_each(RunsReader::end)?;
+    let points = fold.into_points();
+    let results = Results { sweep, points };
+    finish(recorder.writer, &results, &source, &staging, root)?;
     Ok((results, staging))
 }
 

@@ -5,13 +5,16 @@
 //! are bare integers, which count ticks. Parsing is exact decimal arithmetic: a duration that is
 //! not a whole number of ticks (`"0.5us"`) is refused rather than rounded.
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Ticks in one second of simulated time.
 pub const TICKS_PER_SECOND: u64 = 1_000_000;
 
 /// A point on the logical clock, or a span of it, in ticks (microseconds).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct Tick(pub u64);
 
 impl Tick {

@@ -7,14 +7,17 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
 use super::{ConfigError, Source, path};
 use crate::experiment::ChartKind;
 use crate::sweep::Sweep;
 
-/// One change the command line makes to a config.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One change the command line makes to a config. A shard folder records its changes as
+/// `{ seed = N }`, `{ set = "…" }` or `{ scan = "…" }`, so a merge repeats them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Change {
     /// `--seed N`
     Seed(u64),

@@ -4,6 +4,7 @@
 //! variance are then the same whatever order the intents came in. Means of replications are
 //! fractions, so they use Welford's running update ([`Moments`]).
 
+use serde::{Deserialize, Serialize};
 /// Anything with a count, a mean and a sample variance.
 pub trait Sample {
     fn count(&self) -> u64;
@@ -13,7 +14,7 @@ pub trait Sample {
 }
 
 /// Exact Σx and Σx² of whole numbers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sums {
     count: u64,
     sum: u128,

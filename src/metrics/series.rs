@@ -6,6 +6,7 @@
 
 use super::Moments;
 use crate::time::Tick;
+use serde::{Deserialize, Serialize};
 
 /// What an event adds one to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,7 +69,7 @@ impl Level {
 }
 
 /// One bin of one tool in one run.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Bin {
     pub counts: [u64; Count::ALL.len()],
     /// Each level integrated over the bin: level × ticks.
@@ -76,7 +77,7 @@ pub struct Bin {
 }
 
 /// One tool's bins, and each level with the tick it was last set at.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 struct Track {
     bins: Vec<Bin>,
     levels: [(f64, Tick); Level::ALL.len()],
@@ -89,7 +90,7 @@ struct Track {
 }
 
 /// Per tool, the bins of `width` ticks from tick 0, as far as anything happened.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Series {
     width: Tick,
     tools: Vec<Track>,

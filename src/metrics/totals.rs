@@ -5,6 +5,7 @@ use super::{
     Sums,
 };
 use crate::time::Tick;
+use serde::{Deserialize, Serialize};
 
 /// The per-intent quantities retrysim estimates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,7 +49,7 @@ impl Measure {
 
 /// Everything one run keeps: a few numbers per measure and a fixed-size histogram of completion
 /// times, whatever the number of intents.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Totals {
     measures: [Sums; Measure::ALL.len()],
     stops: [u64; StopReason::ALL.len()],
@@ -74,7 +75,7 @@ pub struct Totals {
 }
 
 /// What one configuration's calls did at one tool.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolTotals {
     pub intents: u64,
     /// Attempts dispatched.

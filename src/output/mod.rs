@@ -63,6 +63,17 @@ pub struct Writer {
     traces: Vec<(Trace, BufWriter<File>)>,
     /// The length of every file at the end of the last finished point.
     whole: Vec<u64>,
+    /// Where each job's trace parts are.
+    parts: Parts,
+}
+
+/// Where the trace parts of a run's jobs are.
+pub enum Parts {
+    /// In the staging folder, each removed once appended.
+    Staged,
+    /// In the folders of the shards a sweep was split into, job k's in the (k mod N)-th, kept
+    /// as they are.
+    Shards(Vec<PathBuf>),
 }
 
 impl Writer {
@@ -103,9 +114,15 @@ impl Writer {
             exports,
             traces,
             whole: Vec::new(),
+            parts: Parts::Staged,
         };
         writer.whole = writer.lengths()?;
         Ok(writer)
+    }
+
+    /// Reads the jobs' trace parts from `parts` rather than the staging folder.
+    pub fn parts_in(&mut self, parts: Parts) {
+        self.parts = parts;
     }
 
     /// Appends a folded run's rows, and its part of every trace.
@@ -115,8 +132,12 @@ impl Writer {
                 w.write_record(row)?;
             }
         }
+        let (dir, keep) = match &self.parts {
+            Parts::Staged => (&self.dir, false),
+            Parts::Shards(dirs) => (&dirs[(index % dirs.len() as u64) as usize], true),
+        };
         for (trace, out) in &mut self.traces {
-            trace.append_part(out, &self.dir, index)?;
+            trace.append_part(out, dir, index, keep)?;
         }
         Ok(())
     }

@@ -206,11 +206,17 @@ impl Trace {
         dir.join(format!("{stem}-{index:06}.part"))
     }
 
-    /// Appends job `index`'s part file to `out`, removing it.
-    pub fn append_part(self, out: &mut impl Write, dir: &Path, index: u64) -> io::Result<()> {
+    /// Appends job `index`'s part file to `out`, removing it unless told to `keep` it.
+    pub fn append_part(
+        self,
+        out: &mut impl Write,
+        dir: &Path,
+        index: u64,
+        keep: bool,
+    ) -> io::Result<()> {
         let part = self.part(dir, index);
         io::copy(&mut File::open(&part)?, out)?;
-        fs::remove_file(part)
+        if keep { Ok(()) } else { fs::remove_file(part) }
     }
 }
 

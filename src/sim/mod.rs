@@ -1,5 +1,6 @@
 //! One run: a configuration of an experiment driven through the workload on the engine.
 
+use serde::{Deserialize, Serialize};
 mod intent;
 mod slab;
 mod world;
@@ -19,7 +20,7 @@ pub struct Job {
 }
 
 /// What a run leaves behind.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     pub totals: Totals,
     /// Events the engine processed.

@@ -8,5 +8,6 @@ mod changes;
 mod folders;
 mod refusals;
 mod run;
+mod shards;
 mod trace;
 mod workflow;

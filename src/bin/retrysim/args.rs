@@ -26,6 +26,9 @@ pub struct Cli {
 pub enum Command {
     /// Run an experiment or a sweep: print its table and write out/<experiment>/.
     Run(RunArgs),
+    /// Join the shard folders of a sweep run with `--shard I/N` into the output folder one
+    /// unsharded run writes, byte for byte.
+    Merge(MergeArgs),
     /// Redraw every chart of an output folder from its CSV files and manifest.
     Plot(PlotArgs),
     /// Rerun a config and compare every output file with the reference, byte for byte.
@@ -55,8 +58,26 @@ pub struct RunArgs {
     /// Print events processed, wall time and events per second to stderr.
     #[arg(long)]
     pub stats: bool,
+    /// Run only shard I of N (I from 0) of the sweep's jobs, into <out>/<experiment>.shard-I-of-N/;
+    /// `retrysim merge` joins the N shards into the folder one run would write.
+    #[arg(long, value_name = "I/N", value_parser = retrysim::shard::parse)]
+    pub shard: Option<retrysim::run::Share>,
     #[command(flatten)]
     pub pace: Pace,
+}
+
+#[derive(Args)]
+pub struct MergeArgs {
+    /// The shard folders of one run, each once, in any order (such as
+    /// out/duplicate-curve.shard-*-of-4).
+    #[arg(required = true)]
+    pub shards: Vec<PathBuf>,
+    /// The folder to write <experiment>/ into.
+    #[arg(long, default_value = "out")]
+    pub out: PathBuf,
+    /// Print nothing but errors; the files are still written.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// How a run uses the machine and reports progress.

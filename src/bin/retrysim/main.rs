@@ -19,9 +19,9 @@ use retrysim::chart;
 use retrysim::config::{ConfigError, Source};
 use retrysim::experiment::ChartFormat;
 use retrysim::policy::{Attempts, KeyScope};
-use retrysim::{Error, compare, output, produce, report, run, theory};
+use retrysim::{Error, compare, output, produce, report, run, shard, theory};
 
-use args::{CheckArgs, Cli, Command, Format, Pace, PlotArgs, RunArgs, TheoryArgs};
+use args::{CheckArgs, Cli, Command, Format, MergeArgs, Pace, PlotArgs, RunArgs, TheoryArgs};
 use progress::Progress;
 
 /// Set by Ctrl-C: no new run starts, finished points are kept.
@@ -75,6 +75,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         None => run_command(cli.run),
         Some(Command::Run(args)) => run_command(args),
+        Some(Command::Merge(args)) => merge_command(&args),
         Some(Command::Plot(args)) => plot_command(&args),
         Some(Command::Check(args)) => check_command(&args),
         Some(Command::Theory(args)) => theory_command(&args),
@@ -149,8 +150,18 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
         Some(path) => Source::read(path)?,
         None => Source::builtin(),
     };
-    let mut sweep = source.changed(&args.changes.list())?;
+    let changes = args.changes.list();
+    let mut sweep = source.changed(&changes)?;
     sweep.trace(args.intents, args.attempts);
+    if let Some(share) = args.shard {
+        let request = shard::Request {
+            source: &source,
+            changes: &changes,
+            intents: args.intents,
+            attempts: args.attempts,
+        };
+        return shard_command(&request, &sweep, share, &args);
+    }
     output::Staging::check_target(&args.out, &sweep.base.name)?;
     let (results, staging, secs) = produce(&source, sweep, &args.out, &args.pace)?;
     if !results.complete() {
@@ -173,6 +184,64 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
         );
     }
     if !args.pace.quiet {
+        print(&report::table(&results))?;
+        print(&format!("\nwrote {}\n", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// Runs one shard of a sweep into its own folder, whole or not at all.
+fn shard_command(
+    request: &shard::Request,
+    sweep: &retrysim::sweep::Sweep,
+    share: run::Share,
+    args: &RunArgs,
+) -> Result<(), Failure> {
+    catch_ctrl_c();
+    let name = shard::folder_name(&sweep.base.name, share);
+    output::Staging::check_target(&args.out, &name)?;
+    let mode = if args.pace.quiet {
+        progress::Mode::None
+    } else {
+        args.pace.progress
+    };
+    let total = share.len(run::Jobs::new(sweep).total());
+    let mut progress = Progress::new(mode, total, 0, Vec::new());
+    let options = run::Options {
+        threads: args.pace.threads.map(usize::from),
+        traces: None,
+        cancel: Some(&CANCEL),
+    };
+    let started = Instant::now();
+    let produced =
+        produce::shard_into_staging(request, sweep, share, &args.out, &options, &mut progress);
+    progress.finish();
+    let shard = produced?;
+    if shard.ran < shard.runs {
+        eprintln!(
+            "interrupted: {} of {} runs of shard {}/{} finished; nothing was written",
+            shard.ran, shard.runs, share.index, share.count
+        );
+        return Err(Failure::Interrupted);
+    }
+    let dir = shard.staging.commit()?;
+    if args.stats {
+        eprintln!("wall time {:.3} s", started.elapsed().as_secs_f64());
+    }
+    if !args.pace.quiet {
+        print(&format!(
+            "wrote {} ({} of the sweep's runs)\n",
+            dir.display(),
+            shard.runs
+        ))?;
+    }
+    Ok(())
+}
+
+fn merge_command(args: &MergeArgs) -> Result<(), Failure> {
+    let (results, staging) = produce::merge_into_staging(&args.shards, &args.out, &mut ())?;
+    let dir = staging.commit()?;
+    if !args.quiet {
         print(&report::table(&results))?;
         print(&format!("\nwrote {}\n", dir.display()))?;
     }

@@ -1,10 +1,11 @@
 //! Running a sweep: every (point, configuration, replication) job on its own, in parallel, then
 //! gathered in job order and aggregated serially, so the thread count never shows in a result.
 
-use std::collections::BTreeMap;
+mod fold;
+mod pool;
+
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex, mpsc};
+use std::sync::atomic::AtomicBool;
 
 use crate::experiment::Experiment;
 use crate::metrics::recovery::{self, Recovery};
@@ -13,10 +14,13 @@ use crate::metrics::{
     StopReason, ToolTotals, Totals,
 };
 use crate::policy::Policy;
-use crate::sim::{self, Job, RunResult};
+use crate::sim::{Job, RunResult};
+
 use crate::sweep::{Point, Sweep};
 use crate::theory::{self, ClosedForms};
 use crate::time::Tick;
+pub use fold::Fold;
+pub use pool::{Jobs, Share, Sink, execute};
 
 /// The result of one configuration over all its replications, folded in replication order as
 /// each finished, so it takes the same few words whatever the number of replications.
@@ -226,186 +230,13 @@ pub trait Observer {
 
 impl Observer for () {}
 
-/// Every job of a sweep, numbered in (point, configuration, replication) order, without
-/// listing them: a job is found from its number.
-struct Jobs {
-    /// Where each point's jobs end.
-    ends: Vec<u64>,
-    /// Replications of each point.
-    replications: Vec<u64>,
-}
-
-impl Jobs {
-    fn new(sweep: &Sweep) -> Jobs {
-        let mut end = 0u64;
-        let mut ends = Vec::with_capacity(sweep.points.len());
-        let mut replications = Vec::with_capacity(sweep.points.len());
-        for p in &sweep.points {
-            let exp = &p.experiment;
-            end = end.saturating_add((exp.policies.len() as u64).saturating_mul(exp.replications));
-            ends.push(end);
-            replications.push(exp.replications);
-        }
-        Jobs { ends, replications }
-    }
-
-    fn total(&self) -> u64 {
-        self.ends.last().copied().unwrap_or(0)
-    }
-
-    /// Job number `index`.
-    fn get(&self, index: u64) -> Option<Job> {
-        let point = self.ends.partition_point(|&end| end <= index);
-        self.ends.get(point)?;
-        let start = if point == 0 { 0 } else { self.ends[point - 1] };
-        let offset = index - start;
-        let reps = self.replications[point];
-        Some(Job {
-            point,
-            policy: (offset / reps) as usize,
-            replication: offset % reps,
-        })
-    }
-}
-
-/// How far ahead of the oldest unfolded job a worker may start one, per worker: enough to
-/// keep every core busy while a slow job holds the fold up, and a bound on the runs waiting.
-const AHEAD_PER_WORKER: u64 = 4;
-
-/// Runs every (point, configuration, replication) job of a sweep on a pool of worker threads.
-/// Jobs are handed out by number, never listed, and a worker starts a job only a few jobs
-/// ahead of the oldest one not yet folded in; finished runs are folded into their
-/// configuration's result strictly in job order and then dropped. Memory thus stays bounded
-/// by the number of workers, whatever the number of replications, and the result is the same
-/// on any number of threads. Each point is handed to `observer` once all its jobs are folded.
+/// Runs every (point, configuration, replication) job of a sweep on a pool of worker threads
+/// ([`pool::execute`]) and folds each run into its configuration's result strictly in job
+/// order: the result is the same on any number of threads, and memory stays bounded by the
+/// number of workers. Each point is handed to `observer` once all its jobs are folded.
 pub fn jobs(sweep: Sweep, options: &Options, observer: &mut impl Observer) -> io::Result<Results> {
-    let jobs = Jobs::new(&sweep);
-    let total = jobs.total();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.threads.unwrap_or(0))
-        .build()
-        .map_err(io::Error::other)?;
-    let workers = pool.current_num_threads() as u64;
-    let ahead = workers * AHEAD_PER_WORKER;
-    let stop = AtomicBool::new(false);
-    let stopping = || {
-        stop.load(Ordering::Relaxed) || options.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
-    };
-    let next = AtomicU64::new(0);
-    // The number of jobs folded so far, which workers wait on.
-    let folded = (Mutex::new(0u64), Condvar::new());
-    let (tx, rx) = mpsc::channel::<(u64, io::Result<RunResult>)>();
-
-    let mut points = Vec::new();
-    let mut failure = None;
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            pool.scope(|s| {
-                for _ in 0..workers {
-                    let tx = tx.clone();
-                    let (jobs, folded, next, sweep) = (&jobs, &folded, &next, &sweep);
-                    s.spawn(move |_| {
-                        let tx = tx;
-                        while !stopping() {
-                            let index = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(job) = jobs.get(index) else { break };
-                            let mut done = folded.0.lock().expect("no worker panics");
-                            while index >= *done + ahead && !stopping() {
-                                done = folded.1.wait(done).expect("no worker panics");
-                            }
-                            drop(done);
-                            if stopping() {
-                                break;
-                            }
-                            let point = &sweep.points[job.point];
-                            let result = match options.traces {
-                                None => Ok(sim::simulate(&point.experiment, job, |_, _| {})),
-                                Some(traces) => run_traced(point, job, traces, index),
-                            };
-                            if tx.send((index, result)).is_err() {
-                                break;
-                            }
-                        }
-                    });
-                }
-            });
-            drop(tx);
-        });
-        let mut waiting: BTreeMap<u64, RunResult> = BTreeMap::new();
-        let mut received = 0;
-        let mut next_fold = 0u64;
-        let mut current = PointResult::default();
-        for (index, result) in &rx {
-            match result {
-                Ok(r) => {
-                    waiting.insert(index, r);
-                }
-                Err(e) => {
-                    stop.store(true, Ordering::Relaxed);
-                    failure.get_or_insert(e);
-                }
-            }
-            received += 1;
-            observer.job_done(received, total);
-            // Fold every run that is next in line.
-            while failure.is_none()
-                && let Some(run) = waiting.remove(&next_fold)
-            {
-                let job = jobs.get(next_fold).expect("a job that ran exists");
-                let point = &sweep.points[job.point];
-                if let Err(e) = observer.run_done(point, job, next_fold, &run) {
-                    stop.store(true, Ordering::Relaxed);
-                    failure = Some(e);
-                    break;
-                }
-                let exp = &point.experiment;
-                if current.policies.len() <= job.policy {
-                    current
-                        .policies
-                        .resize_with(job.policy + 1, PolicyResult::default);
-                }
-                current.policies[job.policy].add(&run);
-                next_fold += 1;
-                *folded.0.lock().expect("no worker panics") = next_fold;
-                folded.1.notify_all();
-                if next_fold == jobs.ends[job.point] {
-                    let mut result = std::mem::take(&mut current);
-                    for (p, policy) in result.policies.iter_mut().zip(&exp.policies) {
-                        p.finish(exp, policy);
-                    }
-                    if let Err(e) = observer.point_done(job.point, point, &result) {
-                        stop.store(true, Ordering::Relaxed);
-                        failure = Some(e);
-                    }
-                    result.policies.iter_mut().for_each(PolicyResult::shed);
-                    points.push(result);
-                }
-            }
-            if stopping() {
-                folded.1.notify_all();
-            }
-        }
-    });
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(Results { sweep, points }),
-    }
-}
-
-/// Runs job `index`, streaming its intents to its trace, if the point keeps one.
-fn run_traced(point: &Point, job: Job, traces: &dyn Traces, index: u64) -> io::Result<RunResult> {
-    let Some(mut trace) = traces.open(point, job, index)? else {
-        return Ok(sim::simulate(&point.experiment, job, |_, _| {}));
-    };
-    let mut failure = None;
-    let result = sim::simulate(&point.experiment, job, |r, attempts| {
-        if let Err(e) = trace.write(r, attempts) {
-            failure.get_or_insert(e);
-        }
-    });
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    trace.finish()?;
-    Ok(result)
+    let mut fold = Fold::new(&sweep, observer);
+    pool::execute(&sweep, Share::ALL, options, &mut fold)?;
+    let points = fold.into_points();
+    Ok(Results { sweep, points })
 }

@@ -1,0 +1,242 @@
+//! The worker pool: runs a share of a sweep's jobs in parallel and hands each run on strictly in
+//! job order, so whatever folds or stores them never sees the thread count.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, mpsc};
+
+use super::{Options, Traces};
+use crate::sim::{self, Job, RunResult};
+use crate::sweep::{Point, Sweep};
+
+/// Every job of a sweep, numbered in (point, configuration, replication) order, without
+/// listing them: a job is found from its number.
+pub struct Jobs {
+    /// Where each point's jobs end.
+    pub ends: Vec<u64>,
+    /// Replications of each point.
+    replications: Vec<u64>,
+}
+
+impl Jobs {
+    pub fn new(sweep: &Sweep) -> Jobs {
+        let mut end = 0u64;
+        let mut ends = Vec::with_capacity(sweep.points.len());
+        let mut replications = Vec::with_capacity(sweep.points.len());
+        for p in &sweep.points {
+            let exp = &p.experiment;
+            end = end.saturating_add((exp.policies.len() as u64).saturating_mul(exp.replications));
+            ends.push(end);
+            replications.push(exp.replications);
+        }
+        Jobs { ends, replications }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.ends.last().copied().unwrap_or(0)
+    }
+
+    /// Job number `index`.
+    pub fn get(&self, index: u64) -> Option<Job> {
+        let point = self.ends.partition_point(|&end| end <= index);
+        self.ends.get(point)?;
+        let start = if point == 0 { 0 } else { self.ends[point - 1] };
+        let offset = index - start;
+        let reps = self.replications[point];
+        Some(Job {
+            point,
+            policy: (offset / reps) as usize,
+            replication: offset % reps,
+        })
+    }
+}
+
+/// Which of a sweep's jobs a process runs: every `count`-th job from job `index`. A shard of a
+/// sweep split over machines is one such share; the whole sweep is share 0 of 1. Taking jobs
+/// in turn rather than in blocks gives every shard a like mix of points, so shards of a sweep
+/// whose points differ in cost still finish together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Share {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Share {
+    /// The whole sweep.
+    pub const ALL: Share = Share { index: 0, count: 1 };
+
+    /// The job number of this share's `k`-th job.
+    pub fn nth(self, k: u64) -> u64 {
+        self.index + k * self.count
+    }
+
+    /// How many of `total` jobs fall to this share.
+    pub fn len(self, total: u64) -> u64 {
+        total.saturating_sub(self.index).div_ceil(self.count)
+    }
+
+    /// Whether no job of `total` falls to it.
+    pub fn is_empty(self, total: u64) -> bool {
+        self.len(total) == 0
+    }
+}
+
+/// What receives the runs of a pool, on the calling thread, in job order.
+pub trait Sink {
+    /// A job finished; `done` of `total` have (the share's count, not the sweep's).
+    fn job_done(&mut self, done: u64, total: u64);
+    /// Takes job `index`'s run; an error stops the pool.
+    fn take(&mut self, index: u64, job: Job, run: RunResult) -> io::Result<()>;
+}
+
+/// How far ahead of the oldest run not yet taken a worker may start one, per worker: enough to
+/// keep every core busy while a slow job holds the line up, and a bound on the runs waiting.
+const AHEAD_PER_WORKER: u64 = 4;
+
+/// Runs the jobs of `share` on a pool of worker threads. Jobs are handed out by number, never
+/// listed, and a worker starts a job only a few jobs ahead of the oldest one not yet taken;
+/// finished runs go to `sink` strictly in job order and are then dropped. Memory thus stays
+/// bounded by the number of workers, whatever the number of jobs, and what `sink` sees is the
+/// same on any number of threads. Stops early, without error, when `options.cancel` is set.
+pub fn execute(
+    sweep: &Sweep,
+    share: Share,
+    options: &Options,
+    sink: &mut impl Sink,
+) -> io::Result<()> {
+    let jobs = Jobs::new(sweep);
+    let total = share.len(jobs.total());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads.unwrap_or(0))
+        .build()
+        .map_err(io::Error::other)?;
+    let workers = pool.current_num_threads() as u64;
+    let ahead = workers * AHEAD_PER_WORKER;
+    let stop = AtomicBool::new(false);
+    let stopping = || {
+        stop.load(Ordering::Relaxed) || options.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+    };
+    let next = AtomicU64::new(0);
+    // How many of the share's runs were taken so far, which workers wait on.
+    let taken = (Mutex::new(0u64), Condvar::new());
+    let (tx, rx) = mpsc::channel::<(u64, io::Result<RunResult>)>();
+
+    let mut failure = None;
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            pool.scope(|s| {
+                for _ in 0..workers {
+                    let tx = tx.clone();
+                    let (jobs, taken, next) = (&jobs, &taken, &next);
+                    s.spawn(move |_| {
+                        let tx = tx;
+                        while !stopping() {
+                            let k = next.fetch_add(1, Ordering::Relaxed);
+                            if k >= total {
+                                break;
+                            }
+                            let index = share.nth(k);
+                            let job = jobs.get(index).expect("a share's jobs exist");
+                            let mut done = taken.0.lock().expect("no worker panics");
+                            while k >= *done + ahead && !stopping() {
+                                done = taken.1.wait(done).expect("no worker panics");
+                            }
+                            drop(done);
+                            if stopping() {
+                                break;
+                            }
+                            let point = &sweep.points[job.point];
+                            let result = match options.traces {
+                                None => Ok(sim::simulate(&point.experiment, job, |_, _| {})),
+                                Some(traces) => run_traced(point, job, traces, index),
+                            };
+                            if tx.send((k, result)).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                }
+            });
+            drop(tx);
+        });
+        let mut waiting: BTreeMap<u64, RunResult> = BTreeMap::new();
+        let mut received = 0;
+        let mut next_taken = 0u64;
+        for (k, result) in &rx {
+            match result {
+                Ok(r) => {
+                    waiting.insert(k, r);
+                }
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    failure.get_or_insert(e);
+                }
+            }
+            received += 1;
+            sink.job_done(received, total);
+            // Hand on every run that is next in line.
+            while failure.is_none()
+                && let Some(run) = waiting.remove(&next_taken)
+            {
+                let index = share.nth(next_taken);
+                let job = jobs.get(index).expect("a job that ran exists");
+                if let Err(e) = sink.take(index, job, run) {
+                    stop.store(true, Ordering::Relaxed);
+                    failure = Some(e);
+                    break;
+                }
+                next_taken += 1;
+                *taken.0.lock().expect("no worker panics") = next_taken;
+                taken.1.notify_all();
+            }
+            if stopping() {
+                taken.1.notify_all();
+            }
+        }
+    });
+    failure.map_or(Ok(()), Err)
+}
+
+/// Runs job `index`, streaming its intents to its trace, if the point keeps one.
+fn run_traced(point: &Point, job: Job, traces: &dyn Traces, index: u64) -> io::Result<RunResult> {
+    let Some(mut trace) = traces.open(point, job, index)? else {
+        return Ok(sim::simulate(&point.experiment, job, |_, _| {}));
+    };
+    let mut failure = None;
+    let result = sim::simulate(&point.experiment, job, |r, attempts| {
+        if let Err(e) = trace.write(r, attempts) {
+            failure.get_or_insert(e);
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    trace.finish()?;
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_split_the_jobs_in_turn_and_cover_them_once() {
+        for total in [0, 1, 7, 12] {
+            for count in 1..=5 {
+                let mut seen = Vec::new();
+                for index in 0..count {
+                    let share = Share { index, count };
+                    seen.extend((0..share.len(total)).map(|k| share.nth(k)));
+                }
+                seen.sort_unstable();
+                assert_eq!(
+                    seen,
+                    (0..total).collect::<Vec<_>>(),
+                    "{total} jobs, {count}"
+                );
+            }
+        }
+        assert!(Share { index: 3, count: 5 }.is_empty(2));
+    }
+}

@@ -1,0 +1,221 @@
+//! Sweeps split over machines. `retrysim run CONFIG --shard I/N` runs every N-th job of the
+//! sweep from job I and keeps each run's totals (and its trace parts) in a shard folder;
+//! `retrysim merge` checks that the shards are one whole set of one run, then folds their runs
+//! in job order, as one process would have, into the same output folder, byte for byte.
+
+mod runs;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::config::{Change, Source};
+use crate::error::Error;
+use crate::run::Share;
+
+pub use runs::{RunsReader, RunsWriter};
+
+/// `I/N`: shard I (from 0) of N, as `--shard` takes it.
+pub fn parse(text: &str) -> Result<Share, String> {
+    let wrong = || {
+        format!(
+            "`{text}` is not a shard: write I/N, shard I of N, with N from 1 and I from 0 to N − 1 \
+             (such as 0/4 … 3/4; a Slurm array task id or a Kubernetes completion index)"
+        )
+    };
+    let (i, n) = text.split_once('/').ok_or_else(wrong)?;
+    let (index, count) = (
+        i.trim().parse::<u64>().map_err(|_| wrong())?,
+        n.trim().parse::<u64>().map_err(|_| wrong())?,
+    );
+    if count == 0 || index >= count {
+        return Err(wrong());
+    }
+    Ok(Share { index, count })
+}
+
+/// What a merge needs to know of the run a shard came from: the config and the command line's
+/// changes (to rebuild the sweep), and a fingerprint shared by every shard of one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Header {
+    pub retrysim: String,
+    /// The experiment's name, changes included: the merged folder's name.
+    pub experiment: String,
+    pub shard: u64,
+    pub shards: u64,
+    /// How many runs this shard holds.
+    pub runs: u64,
+    /// SHA-256 of everything the shards of one run must share.
+    pub fingerprint: String,
+    /// The config as the run named it, and the folder its files are read from.
+    pub config: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_dir: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<Change>,
+    pub intents: bool,
+    pub attempts: bool,
+}
+
+/// The header's file, beside `config.toml` (the config's text) and `runs.bin`.
+pub const HEADER: &str = "shard.toml";
+pub const CONFIG: &str = "config.toml";
+
+/// How a run is asked for, which every shard of it shares.
+#[derive(Clone, Copy)]
+pub struct Request<'a> {
+    pub source: &'a Source,
+    pub changes: &'a [Change],
+    pub intents: bool,
+    pub attempts: bool,
+}
+
+impl Request<'_> {
+    /// The header of shard `share` of this run, which holds `runs` runs.
+    pub fn header(&self, experiment: &str, share: Share, runs: u64) -> Header {
+        Header {
+            retrysim: env!("CARGO_PKG_VERSION").into(),
+            experiment: experiment.into(),
+            shard: share.index,
+            shards: share.count,
+            runs,
+            fingerprint: self.fingerprint(share.count),
+            config: self.source.name.clone(),
+            config_dir: self.source.dir.as_ref().map(|d| absolute(d)),
+            changes: self.changes.to_vec(),
+            intents: self.intents,
+            attempts: self.attempts,
+        }
+    }
+
+    /// Everything that makes two shards parts of one run: the version, the config's name and
+    /// text, the changes, the traces kept and the number of shards.
+    fn fingerprint(&self, shards: u64) -> String {
+        let mut h = Sha256::new();
+        let changes: Vec<String> = self.changes.iter().map(ToString::to_string).collect();
+        for part in [
+            env!("CARGO_PKG_VERSION"),
+            &self.source.name,
+            &self.source.text,
+            &changes.join("\n"),
+            &format!("{} {} {shards}", self.intents, self.attempts),
+        ] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part.as_bytes());
+        }
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// The folder name of shard `share` of experiment `name`.
+pub fn folder_name(name: &str, share: Share) -> String {
+    format!("{name}.shard-{}-of-{}", share.index, share.count)
+}
+
+/// An absolute form of `dir`, so a merge run from another working folder finds the config's
+/// files; as given if the working folder is unknown.
+fn absolute(dir: &Path) -> PathBuf {
+    std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf())
+}
+
+/// One shard folder as a merge reads it.
+pub struct Shard {
+    pub dir: PathBuf,
+    pub header: Header,
+}
+
+impl Shard {
+    /// Reads the header of the shard folder `dir`.
+    pub fn open(dir: &Path) -> Result<Shard, Error> {
+        let file = dir.join(HEADER);
+        let text = std::fs::read_to_string(&file).map_err(|e| {
+            Error::BadOutput(format!(
+                "{}: not a shard folder ({}: {e}); `retrysim run CONFIG --shard I/N` writes one",
+                dir.display(),
+                HEADER
+            ))
+        })?;
+        let header = toml::from_str(&text)
+            .map_err(|e| Error::BadOutput(format!("{}: {e}", file.display())))?;
+        Ok(Shard {
+            dir: dir.to_path_buf(),
+            header,
+        })
+    }
+
+    /// The config the shard's run read, as it read it.
+    pub fn source(&self) -> Result<Source, Error> {
+        let path = self.dir.join(CONFIG);
+        let text = std::fs::read_to_string(&path)
+            .map_err(Error::io(format!("cannot read {}", path.display())))?;
+        Ok(Source {
+            name: self.header.config.clone(),
+            text,
+            dir: self.header.config_dir.clone(),
+        })
+    }
+}
+
+/// Checks that `shards` are the whole set of one run, each once, and returns them in shard
+/// order.
+pub fn whole_set(mut shards: Vec<Shard>) -> Result<Vec<Shard>, Error> {
+    let Some(first) = shards.first() else {
+        return Err(Error::BadOutput(
+            "merge needs at least one shard folder".into(),
+        ));
+    };
+    let (fingerprint, count) = (first.header.fingerprint.clone(), first.header.shards);
+    let first_dir = first.dir.clone();
+    for s in &shards {
+        if s.header.fingerprint != fingerprint || s.header.shards != count {
+            return Err(Error::BadOutput(format!(
+                "{} and {} are shards of different runs (another config, change, trace, \
+                 retrysim version or shard count): merge the shards of one run",
+                first_dir.display(),
+                s.dir.display()
+            )));
+        }
+    }
+    shards.sort_by_key(|s| s.header.shard);
+    for pair in shards.windows(2) {
+        if pair[0].header.shard == pair[1].header.shard {
+            return Err(Error::BadOutput(format!(
+                "shard {} of {count} is given twice: {} and {}",
+                pair[0].header.shard,
+                pair[0].dir.display(),
+                pair[1].dir.display()
+            )));
+        }
+    }
+    let missing: Vec<String> = (0..count)
+        .filter(|i| shards.binary_search_by_key(i, |s| s.header.shard).is_err())
+        .map(|i| i.to_string())
+        .collect();
+    match missing.as_slice() {
+        [] => Ok(shards),
+        [one] => Err(Error::BadOutput(format!(
+            "shard {one} of {count} is missing: run `--shard {one}/{count}` and merge again"
+        ))),
+        many => Err(Error::BadOutput(format!(
+            "shards {} of {count} are missing: run `--shard I/{count}` for each and merge again",
+            many.join(", ")
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_specs_are_i_of_n_from_zero() {
+        assert_eq!(parse("0/1"), Ok(Share::ALL));
+        assert_eq!(parse("3/5"), Ok(Share { index: 3, count: 5 }));
+        for bad in ["5/5", "1/0", "1", "a/2", "-1/2", "1/2/3", ""] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.contains("I from 0 to N − 1"), "{bad}: {e}");
+        }
+    }
+}
