@@ -5,8 +5,13 @@
 //! every core; the best time of each is reported, so a busy machine shows as noise in one
 //! direction only. Nothing here is asserted: tests stay fast, and speed is read, not checked.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::{Rng, SeedableRng};
 
 use retrysim::config::Source;
 use retrysim::produce;
@@ -35,17 +40,20 @@ const WORKLOADS: [(&str, &str); 6] = [
     ),
 ];
 
-/// Calls in flight for the scaling rows: 200 000 tasks at 10 000 a second, each call held
-/// `in_flight / 10 000` seconds at the server, so about that many are in flight at once.
+/// Calls in flight for the scaling rows: tasks at 10 000 a second, each call held
+/// `in_flight / 10 000` seconds at the server, so about that many are in flight at once; ten
+/// times as many tasks as calls in flight (at least 200 000), so the ramp up to that level, when
+/// the live intents' slots are first made, is a tenth of the run at most.
 const IN_FLIGHT: [u64; 4] = [100, 1_000, 10_000, 100_000];
 
 /// A config whose calls keep about `in_flight` in flight.
 fn in_flight(in_flight: u64) -> Sweep {
     let text = format!(
-        "name = \"in-flight\"\nreplications = 1\n[workload]\ntasks = 200000\nclients = 1000000\n\
+        "name = \"in-flight\"\nreplications = 1\n[workload]\ntasks = {}\nclients = 1000000\n\
          arrival = \"poisson\"\nmean_interarrival = \"100us\"\n[[tool]]\nname = \"t\"\n\
          kind = \"read_only\"\nservice_time = {{ dist = \"constant\", value = \"{}us\" }}\n\
          [[policy]]\nname = \"p\"\n[output]\ncharts = []\n",
+        (in_flight * 10).max(200_000),
         in_flight * 100
     );
     let source = Source {
@@ -118,6 +126,9 @@ fn main() {
          {cores} threads'."
     );
     let wanted = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
+    if wanted("hold") {
+        hold_rows();
+    }
     if wanted("in-flight") {
         in_flight_rows();
     }
@@ -194,4 +205,73 @@ fn traces() {
         "\ntraces: {rows} rows of intents.csv and attempts.csv in {cost:.2} s beyond the run: {:.2} M rows/s",
         rows as f64 / cost / 1e6
     );
+}
+
+/// The bare hold loop: `pending` events in a binary heap keyed as the engine keys them (tick ·
+/// 2⁶⁴ + sequence), each popped and replaced by one a random delay later, one ChaCha8 word per
+/// event. No model at all: the most a discrete-event engine on a heap could do on this machine.
+/// Best of `TRIES`, in events per second.
+fn hold_loop(pending: u64, events: u64) -> f64 {
+    let mut best = 0.0f64;
+    for _ in 0..TRIES {
+        let mut rng = ChaCha8Rng::seed_from_u64(pending);
+        let mut heap = BinaryHeap::with_capacity(pending as usize + 1);
+        let mut seq = 0u64;
+        let key = |tick: u64, seq: &mut u64| {
+            *seq += 1;
+            Reverse((u128::from(tick) << 64) | u128::from(*seq))
+        };
+        for _ in 0..pending {
+            let at = rng.next_u64() >> 44;
+            heap.push((key(at, &mut seq), seq));
+        }
+        let start = Instant::now();
+        for _ in 0..events {
+            let (Reverse(k), payload) = heap.pop().expect("never empty");
+            let now = (k >> 64) as u64;
+            let at = now + (rng.next_u64() >> 44);
+            heap.push((key(at, &mut seq), payload ^ now));
+        }
+        std::hint::black_box(&heap);
+        best = best.max(events as f64 / start.elapsed().as_secs_f64());
+    }
+    best
+}
+
+/// The engine against the bare hold loop at the same number of pending events: the baseline
+/// workload (10³ orders in flight) and the in-flight workload at 10³ and 10⁵ calls.
+fn hold_rows() {
+    println!(
+        "\n{:<28} {:>9} {:>11} {:>9}",
+        "against a bare hold loop", "pending", "M ev/s", "share"
+    );
+    let bare = hold_loop(1_000, 10_000_000);
+    println!(
+        "{:<28} {:>9} {:>11.2} {:>8.0}%",
+        "bare heap + ChaCha8",
+        1_000,
+        bare / 1e6,
+        100.0
+    );
+    for (name, sweep) in [
+        ("lost-reply-1m.toml", sweep("lost-reply-1m.toml")),
+        ("in-flight 10³", in_flight(1_000)),
+    ] {
+        let (one, events) = measure(&sweep, Some(1));
+        let rate = events as f64 / one.as_secs_f64();
+        println!(
+            "{name:<28} {:>9} {:>11.2} {:>8.0}%",
+            1_000,
+            rate / 1e6,
+            100.0 * rate / bare
+        );
+    }
+    let bare = hold_loop(100_000, 10_000_000);
+    println!(
+        "{:<28} {:>9} {:>11.2}",
+        "bare heap + ChaCha8",
+        100_000,
+        bare / 1e6
+    );
+    println!("\nshare: events per second against the bare loop at the same pending events.");
 }

@@ -8,8 +8,8 @@
 
 use std::convert::Infallible;
 
+use rand::TryRng;
 use rand::distr::{Distribution, Open01, OpenClosed01, StandardUniform};
-use rand_chacha::rand_core::TryRng;
 
 /// A random source that holds one word: a sampler that reads one word reads this one.
 struct OneWord(u64);

@@ -1,9 +1,7 @@
 //! The client's state for one live intent, made of parts; the slab that holds the live ones is
 //! beside it ([`super::slab`]).
 
-use rand_chacha::ChaCha8Rng;
-
-use crate::engine::rng::{Source, Streams, word};
+use crate::engine::rng::{Source, Stream, Streams, word};
 use crate::metrics::{AttemptRecord, Lookup, Outcome, Status, StopReason};
 use crate::model::fault::WORDS_PER_ATTEMPT;
 use crate::model::server::KeyStore;
@@ -122,7 +120,7 @@ struct Attempts {
     /// The attempts the client is waiting on: none between attempts and after the end, two
     /// while a hedge races its primary.
     awaiting: Awaited,
-    faults: ChaCha8Rng,
+    faults: Stream,
 }
 
 impl Intent {

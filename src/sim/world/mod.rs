@@ -22,11 +22,9 @@ mod retry;
 mod send;
 mod server;
 
-use rand_chacha::ChaCha8Rng;
-
 use super::intent::Intent;
 use super::slab::{Handle, Slab};
-use crate::engine::rng::{Source, Streams, word};
+use crate::engine::rng::{Source, Stream, Streams, word};
 use crate::engine::{Model, Scheduler};
 use crate::experiment::Experiment;
 use crate::metrics::{
@@ -98,11 +96,11 @@ pub struct World<'a, S> {
     gates: Gates,
     stations: Vec<Station<AttemptRef>>,
     streams: Streams,
-    arrivals: ChaCha8Rng,
+    arrivals: Stream,
     /// The exact time of the last arrival of a scheduled stream, before rounding to a tick.
     arrival_clock: f64,
     /// Which caller each task comes from, drawn as tasks start (only with several callers).
-    callers: ChaCha8Rng,
+    callers: Stream,
     /// Per tool, its rate limiter's buckets: one, or one per caller.
     buckets: Vec<Vec<Bucket>>,
     /// Per tool, its versioned record (used by record tools only).
