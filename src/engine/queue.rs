@@ -1,32 +1,49 @@
-//! The event queue: a radix heap on (tick, scheduling sequence) keys.
+//! The event queue: a radix heap on ticks, sixteen buckets to a hex digit, with the events of
+//! the current tick in a line of their own.
 //!
-//! A discrete-event queue is monotone: nothing is scheduled before the event being handled. A
-//! radix heap uses that. Every waiting key sits in the bucket named by the highest bit in which
-//! it differs from `last`, the smallest key taken out; a push is O(1), and a pop empties only the
-//! lowest occupied bucket, moving each of its keys to a lower bucket. A key moves at most once
-//! per bit of its distance from `last`, so the cost per event depends on how far ahead events are
-//! scheduled, not on how many wait: 10⁵ calls in flight cost about what 10² do, where a binary
-//! heap's pop grows with log n and, past the cache, with every level it touches.
+//! A discrete-event queue is monotone: nothing is scheduled before the event being handled, and
+//! a radix heap uses that. Each waiting event sits in the bucket named by the highest hex digit
+//! in which its tick differs from `last`, the tick being run, and by its value there; scheduling
+//! is O(1). When the current tick's events are done, the lowest occupied bucket (found from a
+//! bitmask in a few instructions) is emptied: its earliest tick becomes `last` and its events
+//! are filed again, each into a lower bucket, so an event moves at most once per hex digit of
+//! how far ahead it was scheduled. The cost per event thus depends on how far ahead events are
+//! scheduled, not on how many wait: 10⁵ calls in flight cost little more than 10² do, where a
+//! binary heap's pop grows with log n and, past the cache, with every level it touches.
+//!
+//! Ties keep the engine's contract, first scheduled first run: events of one tick enter the
+//! current line in scheduling order (those filed from one bucket are put in order by their
+//! sequence numbers; those scheduled during the tick come later and go at the back).
+
+use std::collections::VecDeque;
 
 use crate::time::Tick;
 
-/// Buckets: one for keys equal to `last`, and one for each bit a key can differ in.
-const BUCKETS: usize = 129;
+/// Hex digits in a tick, and so levels of buckets.
+const LEVELS: usize = 16;
+/// Buckets: one per (level, digit), numbered level · 16 + digit, so that a lower number always
+/// holds earlier ticks.
+const BUCKETS: usize = LEVELS * 16;
+
+/// One waiting event: its tick, its place in scheduling order, and the event.
+struct Entry<E> {
+    at: u64,
+    seq: u64,
+    event: E,
+}
 
 /// The clock and the events waiting to run.
-///
-/// Each event's key is tick · 2⁶⁴ + sequence number, so one integer orders by tick and breaks
-/// ties in scheduling order; the sequence counter is 64 bits, so it cannot wrap within any run.
 pub struct Scheduler<E> {
-    /// Bucket b holds the keys whose highest bit differing from `last` is bit b − 1; bucket 0,
-    /// the key equal to `last` (at most one: keys are unique).
-    buckets: Vec<Vec<(u128, E)>>,
-    /// Bit b set when bucket b is not empty, so the lowest is found in one instruction.
-    occupied: [u64; 3],
-    /// No waiting key is smaller.
-    last: u128,
-    len: usize,
+    /// The events of tick `last` not yet run, in scheduling order.
+    current: VecDeque<Entry<E>>,
+    /// Events of later ticks, by the highest hex digit where their tick differs from `last`.
+    buckets: Vec<Vec<Entry<E>>>,
+    /// Bit b set when bucket b is not empty.
+    occupied: [u64; BUCKETS / 64],
+    /// The tick whose events are in `current`; no event waits for an earlier one.
+    last: u64,
     now: Tick,
+    /// Counts events as they are scheduled; 64 bits, so it cannot wrap within any run.
     next_seq: u64,
     processed: u64,
 }
@@ -37,18 +54,19 @@ impl<E> Default for Scheduler<E> {
     }
 }
 
-/// The bucket of `key` against `last`.
-fn bucket(key: u128, last: u128) -> usize {
-    (128 - (key ^ last).leading_zeros()) as usize
+/// The bucket of tick `at` against `last`, which differs from it.
+fn bucket(at: u64, last: u64) -> usize {
+    let level = (63 - (at ^ last).leading_zeros() as usize) / 4;
+    level * 16 + ((at >> (4 * level)) & 15) as usize
 }
 
 impl<E> Scheduler<E> {
     pub fn new() -> Self {
         Scheduler {
+            current: VecDeque::new(),
             buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
-            occupied: [0; 3],
+            occupied: [0; BUCKETS / 64],
             last: 0,
-            len: 0,
             now: Tick::ZERO,
             next_seq: 0,
             processed: 0,
@@ -68,14 +86,17 @@ impl<E> Scheduler<E> {
     /// Schedules `event` at tick `at`, which must not be in the past.
     pub fn schedule_at(&mut self, at: Tick, event: E) {
         debug_assert!(at >= self.now, "event scheduled in the past");
-        let key = (u128::from(at.0) << 64) | u128::from(self.next_seq);
+        let entry = Entry {
+            at: at.0,
+            seq: self.next_seq,
+            event,
+        };
         self.next_seq += 1;
-        if key < self.last {
+        if at.0 < self.last {
             // Only after a run stopped at its horizon, having looked at an event beyond it.
-            self.rebase(key);
+            self.rebase(at.0);
         }
-        self.insert(key, event);
-        self.len += 1;
+        self.file(entry);
     }
 
     /// Schedules `event` a span of `delay` ticks from now.
@@ -85,53 +106,61 @@ impl<E> Scheduler<E> {
 
     /// The tick of the next event, if any.
     pub(super) fn peek_tick(&mut self) -> Option<Tick> {
-        self.front().map(|key| Tick((key >> 64) as u64))
+        if self.current.is_empty() {
+            self.advance()?;
+        }
+        Some(Tick(self.last))
     }
 
     /// Takes the next event and moves the clock to its tick. Call only after `peek_tick` said
     /// there is one.
     pub(super) fn pop(&mut self) -> E {
-        self.front().expect("pop follows a successful peek");
-        let (key, event) = self.buckets[0].pop().expect("the front is in bucket 0");
-        self.occupied[0] &= !1;
-        self.len -= 1;
-        self.now = Tick((key >> 64) as u64);
+        let entry = self.current.pop_front().expect("pop follows a successful peek");
+        self.now = Tick(entry.at);
         self.processed += 1;
-        event
+        entry.event
     }
 
-    fn insert(&mut self, key: u128, event: E) {
-        let b = bucket(key, self.last);
-        self.buckets[b].push((key, event));
-        self.occupied[b / 64] |= 1 << (b % 64);
-    }
-
-    /// The smallest key, moved into bucket 0 and made `last`.
-    fn front(&mut self) -> Option<u128> {
-        if self.occupied[0] & 1 != 0 {
-            return Some(self.last);
+    /// Puts `entry` in the current line or its bucket.
+    fn file(&mut self, entry: Entry<E>) {
+        if entry.at == self.last {
+            self.current.push_back(entry);
+        } else {
+            let b = bucket(entry.at, self.last);
+            self.buckets[b].push(entry);
+            self.occupied[b / 64] |= 1 << (b % 64);
         }
+    }
+
+    /// Makes the earliest waiting tick the current one; `None` if nothing waits.
+    fn advance(&mut self) -> Option<()> {
         let b = (self.occupied.iter().enumerate())
             .find(|(_, word)| **word != 0)
             .map(|(i, word)| i * 64 + word.trailing_zeros() as usize)?;
-        let mut keys = std::mem::take(&mut self.buckets[b]);
+        let mut entries = std::mem::take(&mut self.buckets[b]);
         self.occupied[b / 64] &= !(1 << (b % 64));
-        self.last = keys.iter().map(|&(k, _)| k).min().expect("occupied");
-        for (key, event) in keys.drain(..) {
-            self.insert(key, event);
+        self.last = entries.iter().map(|e| e.at).min().expect("occupied");
+        let first = self.current.len();
+        for entry in entries.drain(..) {
+            self.file(entry);
         }
-        // The emptied bucket keeps its room for the next keys that land in it.
-        self.buckets[b] = keys;
-        Some(self.last)
+        // The emptied bucket keeps its room for the next events that land in it.
+        self.buckets[b] = entries;
+        // A bucket's events are not in scheduling order; the current tick's must be.
+        self.current.make_contiguous()[first..].sort_unstable_by_key(|e| e.seq);
+        Some(())
     }
 
-    /// Makes `key`, smaller than every waiting key, the new `last`, and files every key again.
-    fn rebase(&mut self, key: u128) {
-        let waiting: Vec<(u128, E)> = self.buckets.iter_mut().flat_map(|b| b.drain(..)).collect();
-        self.occupied = [0; 3];
-        self.last = key;
-        for (k, event) in waiting {
-            self.insert(k, event);
+    /// Makes `at`, earlier than every waiting tick, the current tick, and files every waiting
+    /// event again.
+    fn rebase(&mut self, at: u64) {
+        let mut waiting: Vec<Entry<E>> = self.current.drain(..).collect();
+        waiting.extend(self.buckets.iter_mut().flat_map(|b| b.drain(..)));
+        waiting.sort_unstable_by_key(|e| e.seq);
+        self.occupied = [0; BUCKETS / 64];
+        self.last = at;
+        for entry in waiting {
+            self.file(entry);
         }
     }
 }
