@@ -115,7 +115,10 @@ impl<E> Scheduler<E> {
     /// Takes the next event and moves the clock to its tick. Call only after `peek_tick` said
     /// there is one.
     pub(super) fn pop(&mut self) -> E {
-        let entry = self.current.pop_front().expect("pop follows a successful peek");
+        let entry = self
+            .current
+            .pop_front()
+            .expect("pop follows a successful peek");
         self.now = Tick(entry.at);
         self.processed += 1;
         entry.event
