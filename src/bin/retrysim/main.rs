@@ -179,8 +179,9 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
     if args.stats {
         let events = results.events();
         eprintln!(
-            "events {events} · wall time {secs:.3} s · {:.2} M events/s",
-            events as f64 / secs / 1e6
+            "events {events} · wall time {secs:.3} s · {:.2} M events/s{}",
+            events as f64 / secs / 1e6,
+            peak_memory().map_or(String::new(), |mb| format!(" · peak memory {mb:.1} MB"))
         );
     }
     if !args.pace.quiet {
@@ -188,6 +189,15 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
         print(&format!("\nwrote {}\n", dir.display()))?;
     }
     Ok(())
+}
+
+/// The most memory the process has held (its peak resident set), in MB, where the system tells
+/// (Linux's `/proc/self/status`).
+fn peak_memory() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
 }
 
 /// Runs one shard of a sweep into its own folder, whole or not at all.
@@ -226,7 +236,11 @@ fn shard_command(
     }
     let dir = shard.staging.commit()?;
     if args.stats {
-        eprintln!("wall time {:.3} s", started.elapsed().as_secs_f64());
+        eprintln!(
+            "wall time {:.3} s{}",
+            started.elapsed().as_secs_f64(),
+            peak_memory().map_or(String::new(), |mb| format!(" · peak memory {mb:.1} MB"))
+        );
     }
     if !args.pace.quiet {
         print(&format!(
