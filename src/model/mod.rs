@@ -133,6 +133,20 @@ impl LossSignal {
 }
 
 impl Tool {
+    /// Whether an attempt that reaches this tool is taken up at once and nothing at its door can
+    /// touch it: a worker always free, no outage, capacity window, rate limit, slowdown or
+    /// dropping of expired work, no versioned record. Its arrival and the end of its service
+    /// are then one event, at the end of the service, since nothing could happen between.
+    pub fn serves_at_once(&self) -> bool {
+        self.workers.is_none()
+            && self.outages.is_empty()
+            && self.capacity.is_empty()
+            && self.rate_limit.is_none()
+            && self.slowdown == Tick::ZERO
+            && !self.drop_expired
+            && self.kind != ToolKind::Record
+    }
+
     /// The constant time of the two network legs, which round-trip questions need: the round
     /// trip is then the service time shifted, and its distribution is exactly known.
     fn network(&self) -> Result<Tick, String> {

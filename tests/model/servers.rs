@@ -175,3 +175,28 @@ fn a_bounded_line_never_exceeds_its_limit() {
     assert_eq!(longest("line_limit = 3"), 3.0);
     assert!(longest("") > 20.0);
 }
+
+/// At a tool that takes every call up at once, an attempt's arrival and the end of its service
+/// are one event. Every intent's story is the same as with the two events apart (forced here
+/// by a worker count no run reaches), attempt by attempt, with fewer events.
+#[test]
+fn arrival_and_service_as_one_event_change_no_intent() {
+    let config = |workers: &str| {
+        format!(
+            "name = \"f\"\nseed = 3\n[workload]\ntasks = 3000\nclients = 200\n[[tool]]\n\
+             name = \"t\"\nrequest_loss = 0.1\nreply_loss = 0.2\nserver_error = 0.05\n{workers}\n\
+             service_time = {{ dist = \"exponential\", mean = \"10ms\" }}\n\
+             [[policy]]\nname = \"p\"\nmax_attempts = 5\ntimeout = \"30ms\"\n\
+             backoff = {{ kind = \"exponential\", initial_delay = \"5ms\", jitter = \"full\" }}\n"
+        )
+    };
+    let (folded, apart) = (
+        experiment(&config("")),
+        experiment(&config("workers = 1000000")),
+    );
+    assert!(folded.tools[0].serves_at_once() && !apart.tools[0].serves_at_once());
+    assert!(common::traced(&folded, 0) == common::traced(&apart, 0));
+    let events = |exp| common::run_one(exp).policies[0].events;
+    let (few, many) = (events(folded.clone()), events(apart.clone()));
+    assert!(few * 10 < many * 8, "{few} events against {many}");
+}

@@ -3,7 +3,9 @@
 //!
 //! An attempt's path, one event per step:
 //! `Dispatch` → (request leg) → `ServerArrive` → (waiting for a worker, then service) →
-//! `ServerDone`: commit or error → (reply leg) → `Reply` at the client. A lost request or reply
+//! `ServerDone`: commit or error → (reply leg) → `Reply` at the client. At a tool that serves
+//! at once (see [`Tool::serves_at_once`]) and whose time series nobody keeps, nothing can
+//! happen between the arrival and the end of the service, so they are one event, `Served`. A lost request or reply
 //! reaches the client as a reset when the reply would have arrived, or not at all (silence). A
 //! `Timeout` set at dispatch abandons the attempt if no reply came first; the attempt itself goes
 //! on, and may still commit. A `Hedge` set at dispatch may send a second attempt beside it.
@@ -66,6 +68,9 @@ pub enum Event {
     ServerArrive(AttemptRef),
     /// The server has done the attempt's work and commits or fails it.
     ServerDone(AttemptRef),
+    /// The attempt's request reached a tool that serves at once, and its work is done: the
+    /// arrival and the end of the service as one event.
+    Served(AttemptRef),
     /// The attempt's outcome reaches the client.
     Reply { at: AttemptRef, reply: Reply },
     /// The attempt's wait is over.
@@ -112,6 +117,9 @@ pub struct World<'a, S> {
     intents: Slab,
     /// Per tool, attempts sent that its server has not answered yet.
     in_flight: Vec<u32>,
+    /// Per tool, whether an attempt's arrival and the end of its service are one event: the
+    /// tool serves at once and no time series watches its workers.
+    served_at_once: Vec<bool>,
     totals: Totals,
     sink: S,
 }
@@ -153,6 +161,9 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             idle_clients: exp.workload.clients,
             intents: Slab::new(streams),
             in_flight: vec![0; exp.tools.len()],
+            served_at_once: (exp.tools.iter())
+                .map(|t| t.serves_at_once() && exp.output.timeseries.is_none())
+                .collect(),
             totals: Totals::keeping(
                 (exp.output.timeseries).map(|width| Series::new(width, exp.tools.len())),
             ),
@@ -416,6 +427,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
             }
             Event::ServerArrive(at) => self.on_server_arrive(at, sched),
             Event::ServerDone(at) => self.on_server_done(at, sched),
+            Event::Served(at) => self.answer(at, sched),
             Event::Reply { at, reply } => self.on_reply(at, reply, sched),
             Event::Timeout(at) => self.on_timeout(at, sched),
             Event::Cancel(handle) => self.on_cancel(handle, sched),

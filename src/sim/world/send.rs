@@ -84,6 +84,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 to_server(&mut self.in_flight, intent);
                 if tool.kind == ToolKind::Record {
                     self.send_read(at, sched);
+                } else if self.served_at_once[intent.tool] {
+                    sched.schedule_in(draw.request.after(draw.service), Event::Served(at));
                 } else {
                     sched.schedule_in(draw.request, Event::ServerArrive(at));
                 }
