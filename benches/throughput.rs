@@ -77,19 +77,29 @@ fn sweep(config: &str) -> Sweep {
 
 /// The best wall time of `TRIES` runs on `threads` threads, and the events of one run.
 fn measure(sweep: &Sweep, threads: Option<usize>) -> (Duration, u64) {
+    let (best, events, _) = measure_intents(sweep, threads);
+    (best, events)
+}
+
+/// As [`measure`], with the intents of one run too.
+fn measure_intents(sweep: &Sweep, threads: Option<usize>) -> (Duration, u64, u64) {
     let options = Options {
         threads,
         ..Options::default()
     };
     let mut best = Duration::MAX;
-    let mut events = 0;
+    let (mut events, mut intents) = (0, 0);
     for _ in 0..TRIES {
         let start = Instant::now();
         let results = jobs(sweep.clone(), &options, &mut ()).expect("runs to the end");
         best = best.min(start.elapsed());
         events = results.events();
+        intents = (results.points.iter())
+            .flat_map(|p| &p.policies)
+            .map(|p| p.totals.intents())
+            .sum();
     }
-    (best, events)
+    (best, events, intents)
 }
 
 fn main() {
@@ -104,12 +114,14 @@ fn main() {
         "config", "events", "1 thread", "M ev/s", "cost/event", "×cores"
     );
     let mut baseline = None;
+    let mut per_intent = None;
     for (config, what) in WORKLOADS {
         if !filter.is_empty() && !filter.iter().any(|f| config.contains(f.as_str())) {
             continue;
         }
         let sweep = sweep(config);
-        let (one, events) = measure(&sweep, Some(1));
+        let (one, events, intents) = measure_intents(&sweep, Some(1));
+        per_intent.get_or_insert((config, events, intents, one));
         let (all, _) = measure(&sweep, None);
         let per_event = one.as_secs_f64() / events as f64;
         let base = *baseline.get_or_insert(per_event);
@@ -125,6 +137,13 @@ fn main() {
         "\ncost/event: seconds per event against the first row; ×cores: one thread's time over \
          {cores} threads'."
     );
+    if let Some((config, events, intents, time)) = per_intent {
+        println!(
+            "{config}: {:.2} events per intent, {:.2} M intents/s on one thread",
+            events as f64 / intents as f64,
+            intents as f64 / time.as_secs_f64() / 1e6
+        );
+    }
     let wanted = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
     if wanted("hold") {
         hold_rows();
