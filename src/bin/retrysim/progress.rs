@@ -52,7 +52,12 @@ impl Progress {
                 .progress_chars("=> ");
                 let bar = ProgressBar::with_draw_target(Some(jobs), ProgressDrawTarget::stderr())
                     .with_style(style);
-                bar.set_message(format!("0/{points} points"));
+                // A shard folds no points: its runs are all there is to count.
+                bar.set_message(if points == 0 {
+                    "one shard".to_string()
+                } else {
+                    format!("0/{points} points")
+                });
                 Progress::Bar { bar, points }
             }
             Mode::Plain => {
