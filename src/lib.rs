@@ -46,6 +46,7 @@ pub mod sweep;
 pub mod theory;
 pub mod time;
 pub mod variate;
+pub mod verdict;
 
 pub use error::Error;
 pub use experiment::Experiment;

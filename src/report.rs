@@ -7,6 +7,7 @@ use crate::metrics::{Estimate, Measure, StopReason};
 use crate::model::{Tool, ToolKind, Workload};
 use crate::policy::{Backoff, LimitRule, Policy, Refuses, Trip, Wait};
 use crate::run::{PolicyResult, Results};
+use crate::verdict::{self, Verdict};
 
 /// A mean with its interval; a single sample has none, and shows the mean alone.
 fn with_ci(e: Estimate) -> String {
@@ -200,10 +201,11 @@ pub fn table(results: &Results) -> String {
             "success",
             "ghosts",
             "stopped",
-            "agrees",
+            "verdict",
         ])
         .map(String::from)
         .collect();
+    let comparisons = verdict::comparisons(sweep);
     let mut rows = vec![header];
     for (point, result) in results.finished() {
         for (policy, r) in point.experiment.policies.iter().zip(&result.policies) {
@@ -214,13 +216,16 @@ pub fn table(results: &Results) -> String {
                     .as_ref()
                     .map_or("—".to_string(), |t| format!("{:.4}", f(t)))
             };
-            let agrees = match r.agrees() {
+            let agrees = match verdict::of(r, comparisons) {
                 None => "—".to_string(),
-                Some(a) => {
-                    let t = r.theory.expect("agreement implies theory");
+                Some(v) => {
+                    let t = r.theory.expect("a verdict implies theory");
+                    let word = match v {
+                        Verdict::Disagrees => "DISAGREES",
+                        other => other.name(),
+                    };
                     format!(
-                        "{} (z {:+.2}, {:+.2})",
-                        if a { "yes" } else { "NO" },
+                        "{word} (z {:+.2}, {:+.2})",
                         attempts.z(t.attempts),
                         duplicates.z(t.duplicates)
                     )
@@ -248,6 +253,17 @@ pub fn table(results: &Results) -> String {
         }
     }
     out.push_str(&aligned(&rows));
+    if comparisons > 0 {
+        let _ = writeln!(
+            out,
+            "verdict: agrees = theory inside both 95 % intervals (z: standard errors from it); \
+             borderline = outside one, as one comparison in twenty is by chance;\n         \
+             disagrees = outside a {:.2} % interval (Bonferroni over the table's {comparisons} \
+             comparisons): a table of correct rows shows it with a chance of {:.0} % at most",
+            100.0 * verdict::widened_level(comparisons),
+            100.0 * verdict::FAMILY_ERROR
+        );
+    }
     let _ = writeln!(out);
     if exp.workload.calls.len() > 1 {
         out.push_str(&tasks(results));

@@ -87,7 +87,9 @@ impl Writer {
                 .collect()
         };
         let mut chosen: Vec<Box<dyn Export>> = vec![
-            Box::new(summary::Summary),
+            Box::new(summary::Summary {
+                comparisons: crate::verdict::comparisons(sweep),
+            }),
             Box::new(runs::Runs),
             Box::new(tools::Tools),
         ];

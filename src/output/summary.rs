@@ -13,14 +13,20 @@ use crate::policy::Policy;
 use crate::run::{PointResult, PolicyResult};
 use crate::sweep::Point;
 use crate::theory::ClosedForms;
+use crate::verdict::{self, Verdict};
 
 /// What `agrees` says: both theory values inside their intervals, not, or no closed form; and
 /// what `recovered` says: goodput came back after the trigger, it did not, or no trigger.
 const AGREES: [&str; 3] = ["yes", "no", "none"];
 const KEYS: [&str; 3] = ["none", "per_intent", "per_attempt"];
 
+/// What `verdict` says (see [`crate::verdict`]), or that no closed form applies.
+const VERDICTS: [&str; 4] = ["agrees", "borderline", "disagrees", "none"];
+
 /// One configuration at one point, as its row reads it.
 pub struct Row<'a> {
+    /// The comparisons with theory the whole table makes, which its verdicts answer for.
+    comparisons: usize,
     exp: &'a Experiment,
     policy: &'a Policy,
     result: &'a PolicyResult,
@@ -74,7 +80,7 @@ impl Row<'_> {
 pub struct Field(pub Column, pub for<'a> fn(&Row<'a>) -> String);
 
 /// The columns after the parameter columns, each with its value.
-pub const FIELDS: [Field; 65] = [
+pub const FIELDS: [Field; 66] = [
     Field(col("experiment", Text), |r| r.exp.name.clone()),
     Field(col("policy", Text), |r| r.policy.name.clone()),
     Field(col("seed", Count), |r| r.exp.seed.to_string()),
@@ -252,6 +258,11 @@ pub const FIELDS: [Field; 65] = [
     }),
     Field(col("work_per_client", Number), |r| r.mean(Measure::Writes)),
     Field(col("work_ci95", Number), |r| r.half_width(Measure::Writes)),
+    Field(col("verdict", Word(&VERDICTS)), |r| {
+        verdict::of(r.result, r.comparisons)
+            .map_or("none", Verdict::name)
+            .to_string()
+    }),
 ];
 
 /// The columns after the parameter columns.
@@ -259,14 +270,16 @@ pub fn columns() -> Vec<Column> {
     FIELDS.iter().map(|f| f.0).collect()
 }
 
-/// The rows of one point, one per configuration, parameters first.
-pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
+/// The rows of one point, one per configuration, parameters first, in a table that makes
+/// `comparisons` with theory.
+pub fn rows(point: &Point, result: &PointResult, comparisons: usize) -> Vec<Vec<String>> {
     let exp = &point.experiment;
     exp.policies
         .iter()
         .zip(&result.policies)
         .map(|(policy, result)| {
             let row = Row {
+                comparisons,
                 exp,
                 policy,
                 result,
@@ -279,8 +292,11 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// `summary.csv` as the output folder writes it.
-pub struct Summary;
+/// `summary.csv` as the output folder writes it, for a sweep whose table makes `comparisons`
+/// with theory.
+pub struct Summary {
+    pub comparisons: usize,
+}
 
 impl Export for Summary {
     fn file(&self) -> &'static str {
@@ -290,7 +306,7 @@ impl Export for Summary {
         columns()
     }
     fn point_rows(&self, point: &Point, result: &PointResult) -> Vec<Vec<String>> {
-        rows(point, result)
+        rows(point, result, self.comparisons)
     }
 }
 
@@ -302,5 +318,6 @@ mod tests {
     #[test]
     fn the_key_words_are_the_scopes_names() {
         assert_eq!(KEYS, KeyScope::ALL.map(KeyScope::name));
+        assert_eq!(VERDICTS[..3], Verdict::NAMES);
     }
 }

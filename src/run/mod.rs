@@ -74,10 +74,15 @@ impl PolicyResult {
     /// The estimate of `m` with its 95 % interval: across intents for one replication, across
     /// replication means for several.
     pub fn estimate(&self, m: Measure) -> Estimate {
+        self.estimate_at(m, crate::metrics::estimate::LEVEL)
+    }
+
+    /// As [`PolicyResult::estimate`], at confidence `level` rather than 95 %.
+    pub fn estimate_at(&self, m: Measure, level: f64) -> Estimate {
         if self.replications == 1 {
-            Estimate::from_sample(self.totals.get(m))
+            Estimate::at_level(self.totals.get(m), level)
         } else {
-            Estimate::from_sample(&self.means[m as usize])
+            Estimate::at_level(&self.means[m as usize], level)
         }
     }
 

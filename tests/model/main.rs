@@ -18,3 +18,4 @@ mod simulation;
 mod storms;
 mod texts;
 mod timeouts;
+mod verdict;
