@@ -5,8 +5,9 @@ use std::fmt::Write;
 
 use crate::metrics::{Estimate, Measure, StopReason};
 use crate::model::{Tool, ToolKind, Workload};
-use crate::policy::{Backoff, LimitRule, Policy, Refuses, Trip, Wait};
+use crate::policy::{Backoff, Cap, FirstRetry, LimitRule, Policy, Refuses, Trip, Wait};
 use crate::run::{PolicyResult, Results};
+use crate::time::Tick;
 use crate::verdict::{self, Verdict};
 
 /// A mean with its interval; a single sample has none, and shows the mean alone.
@@ -28,11 +29,26 @@ fn describe(p: &Policy) -> String {
         "no backoff".to_string()
     } else {
         let b = &p.backoff;
-        format!(
-            "backoff {:?} {}×{} ≤ {}, {:?} jitter",
-            b.growth, b.initial_delay, b.multiplier, b.max_delay, b.jitter
-        )
-        .to_lowercase()
+        let cap = b
+            .max_delay
+            .map_or("uncapped".to_string(), |m| format!("≤ {m}"));
+        let mut text = format!(
+            "backoff {} {}×{} {cap}, {} jitter",
+            b.growth.name(),
+            b.initial_delay,
+            b.multiplier,
+            b.jitter.name()
+        );
+        if b.cap == Cap::AfterJitter {
+            text.push_str(", capped after jitter");
+        }
+        if b.first_retry == FirstRetry::Immediate {
+            text.push_str(", first retry at once");
+        }
+        if b.min_delay > Tick::ZERO {
+            let _ = write!(text, ", at least {}", b.min_delay);
+        }
+        text
     };
     let timeout = match (p.timeout, p.hedge) {
         (Wait::None, Wait::None) => "no timeout".to_string(),

@@ -203,7 +203,12 @@ pub struct Backoff {
     pub initial_delay: Option<Spanned<Value>>,
     pub multiplier: Option<Spanned<f64>>,
     pub max_delay: Option<Spanned<Value>>,
+    pub cap: Option<Spanned<String>>,
     pub jitter: Option<Spanned<String>>,
+    pub jitter_factor: Option<Spanned<f64>>,
+    pub jitter_max: Option<Spanned<Value>>,
+    pub min_delay: Option<Spanned<Value>>,
+    pub first_retry: Option<Spanned<String>>,
     pub count_from: Option<Spanned<u32>>,
 }
 

@@ -1,16 +1,29 @@
 //! How long to wait before a retry.
 //!
-//! Before retry n (n ≥ 1) the capped delay is
-//! `v = min(max_delay, d(k))` with k = n − 1 + `count_from` and `d(k) = initial_delay`
-//! (constant), `initial_delay · (k + 1)` (linear) or `initial_delay · multiplier^k`
-//! (exponential). `count_from` is the retry counter at the first failure: 0 by default (the
-//! first ceiling is `initial_delay`), 1 as the AWS architecture blog's simulator counts (the
-//! first ceiling is `initial_delay · multiplier`); the two conventions differ in work by about a
-//! tenth under contention. The cap is applied **before** jitter, so `max_delay` is a hard
-//! bound. Jitter then gives, in whole ticks:
+//! Before retry n (n ≥ 1) the delay grows as `d(k)` with k = n − 1 + `count_from`:
+//! `initial_delay` (constant), `initial_delay · (k + 1)` (linear) or
+//! `initial_delay · multiplier^k` (exponential). `count_from` is the retry counter at the first
+//! failure: 0 by default (the first ceiling is `initial_delay`), 1 as the AWS architecture
+//! blog's simulator counts (the first ceiling is `initial_delay · multiplier`); the two
+//! conventions differ in work by about a tenth under contention.
+//!
+//! `max_delay` caps it (`None`: nothing does). By default the cap comes **before** jitter,
+//! v = min(max_delay, d(k)), so with `none`, `full` and `equal` jitter `max_delay` is a hard
+//! bound (gRPC, AWS); `cap = "after_jitter"` jitters d(k) and caps the result, as resilience4j,
+//! Polly, urllib3 and tenacity do, so delays pile up at the cap. Jitter, in whole ticks:
 //! `none` → v; `full` → U{0..v}; `equal` → ⌈v/2⌉ + U{0..⌊v/2⌋};
-//! `decorrelated` → min(max_delay, U{initial_delay .. 3·previous}) with previous = initial_delay
-//! before the first retry (this rule replaces the growth curve altogether).
+//! `proportional` → U{v·(1 − f) .. v·(1 + f)} (gRPC's ±20 %, resilience4j's
+//! `randomizationFactor`, Polly's constant and linear jitter);
+//! `additive` → v + U{0..jitter_max} (urllib3's `backoff_jitter`, tenacity's
+//! `wait_exponential_jitter`);
+//! `decorrelated` → min(max_delay, U{initial_delay .. 3·previous}) with previous =
+//! initial_delay before the first retry: the formula of the AWS architecture blog ("Exponential
+//! Backoff And Jitter", 2015), which replaces the growth curve altogether (not Polly's
+//! `DecorrelatedJitterBackoffV2`).
+//!
+//! Last, `min_delay` is a floor under the result (tenacity's `min`), and `first_retry =
+//! "immediate"` makes retry 1 wait nothing while retry n ≥ 2 waits the curve at n (urllib3:
+//! 0, 2f, 4f, … for a backoff factor f).
 
 use crate::time::Tick;
 use crate::variate::integer_in;
@@ -23,13 +36,51 @@ pub enum Growth {
     Exponential,
 }
 
-/// The randomisation applied to the capped delay.
+/// The randomisation applied to the delay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Jitter {
     None,
     Full,
     Equal,
     Decorrelated,
+    Proportional,
+    Additive,
+}
+
+/// Where the cap applies: to the curve before jitter, or to the jittered delay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cap {
+    BeforeJitter,
+    AfterJitter,
+}
+
+/// What the first retry waits: the curve, or nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstRetry {
+    Backoff,
+    Immediate,
+}
+
+impl Cap {
+    pub const ALL: [Cap; 2] = [Cap::BeforeJitter, Cap::AfterJitter];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Cap::BeforeJitter => "before_jitter",
+            Cap::AfterJitter => "after_jitter",
+        }
+    }
+}
+
+impl FirstRetry {
+    pub const ALL: [FirstRetry; 2] = [FirstRetry::Backoff, FirstRetry::Immediate];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FirstRetry::Backoff => "backoff",
+            FirstRetry::Immediate => "immediate",
+        }
+    }
 }
 
 impl Growth {
@@ -46,11 +97,13 @@ impl Growth {
 }
 
 impl Jitter {
-    pub const ALL: [Jitter; 4] = [
+    pub const ALL: [Jitter; 6] = [
         Jitter::None,
         Jitter::Full,
         Jitter::Equal,
         Jitter::Decorrelated,
+        Jitter::Proportional,
+        Jitter::Additive,
     ];
 
     /// The name used in configs.
@@ -60,6 +113,8 @@ impl Jitter {
             Jitter::Full => "full",
             Jitter::Equal => "equal",
             Jitter::Decorrelated => "decorrelated",
+            Jitter::Proportional => "proportional",
+            Jitter::Additive => "additive",
         }
     }
 }
@@ -69,8 +124,17 @@ pub struct Backoff {
     pub growth: Growth,
     pub initial_delay: Tick,
     pub multiplier: f64,
-    pub max_delay: Tick,
+    /// The cap; `None`: no cap at all.
+    pub max_delay: Option<Tick>,
+    pub cap: Cap,
     pub jitter: Jitter,
+    /// f of `proportional` jitter.
+    pub jitter_factor: f64,
+    /// The most `additive` jitter adds.
+    pub jitter_max: Tick,
+    /// A floor under every delay.
+    pub min_delay: Tick,
+    pub first_retry: FirstRetry,
     /// The retry counter at the first failure: 0 or 1.
     pub count_from: u32,
 }
@@ -81,8 +145,13 @@ impl Backoff {
         growth: Growth::Constant,
         initial_delay: Tick::ZERO,
         multiplier: 1.0,
-        max_delay: Tick::ZERO,
+        max_delay: Some(Tick::ZERO),
+        cap: Cap::BeforeJitter,
         jitter: Jitter::None,
+        jitter_factor: 0.0,
+        jitter_max: Tick::ZERO,
+        min_delay: Tick::ZERO,
+        first_retry: FirstRetry::Backoff,
         count_from: 0,
     };
 
@@ -91,40 +160,81 @@ impl Backoff {
         self.jitter != Jitter::None
     }
 
-    /// The capped delay before retry `n`, before jitter.
-    pub fn capped(&self, n: u32) -> Tick {
+    /// The curve before retry `n`, uncapped, in ticks (saturating at the largest tick).
+    fn grown(&self, n: u32) -> f64 {
         let initial = self.initial_delay.0 as f64;
         let k = n - 1 + self.count_from;
-        let grown = match self.growth {
+        match self.growth {
             Growth::Constant => initial,
             Growth::Linear => initial * (k + 1) as f64,
             Growth::Exponential => initial * libm::pow(self.multiplier, k as f64),
-        };
+        }
+    }
+
+    /// The capped delay before retry `n`, before jitter.
+    pub fn capped(&self, n: u32) -> Tick {
+        let grown = self.grown(n);
         // Comparing in floats first keeps an overflowing curve (inf) at the cap.
-        if grown >= self.max_delay.0 as f64 {
-            self.max_delay
-        } else {
-            Tick(libm::round(grown) as u64)
+        match self.max_delay {
+            Some(cap) if grown >= cap.0 as f64 => cap,
+            _ => to_tick(grown),
         }
     }
 
     /// The delay before retry `n`, given the delay before the previous retry (unused except by
     /// `decorrelated`) and one random word (unused by `none`).
     pub fn delay(&self, n: u32, previous: Tick, word: u64) -> Tick {
-        match self.jitter {
-            Jitter::None => self.capped(n),
-            Jitter::Full => Tick(integer_in(word, 0, self.capped(n).0)),
-            Jitter::Equal => {
-                let v = self.capped(n).0;
-                Tick(v - v / 2 + integer_in(word, 0, v / 2))
-            }
+        if n == 1 && self.first_retry == FirstRetry::Immediate {
+            return Tick::ZERO;
+        }
+        let cap = self.max_delay.unwrap_or(Tick::MAX);
+        let jittered = match self.jitter {
             Jitter::Decorrelated => {
                 let lo = self.initial_delay.0;
                 let prev = if n == 1 { lo } else { previous.0.max(lo) };
                 let hi = prev.saturating_mul(3);
-                Tick(integer_in(word, lo, hi).min(self.max_delay.0))
+                Tick(integer_in(word, lo, hi).min(cap.0))
             }
+            _ => {
+                let v = match self.cap {
+                    Cap::BeforeJitter => self.capped(n),
+                    Cap::AfterJitter => to_tick(self.grown(n)),
+                };
+                let j = self.jitter_of(v, word);
+                match self.cap {
+                    Cap::BeforeJitter => j,
+                    Cap::AfterJitter => j.min(cap),
+                }
+            }
+        };
+        jittered.max(self.min_delay)
+    }
+
+    /// `v` with the jitter applied (not `decorrelated`, which has its own rule).
+    fn jitter_of(&self, v: Tick, word: u64) -> Tick {
+        match self.jitter {
+            Jitter::None | Jitter::Decorrelated => v,
+            Jitter::Full => Tick(integer_in(word, 0, v.0)),
+            Jitter::Equal => Tick(v.0 - v.0 / 2 + integer_in(word, 0, v.0 / 2)),
+            Jitter::Proportional => {
+                let x = v.0 as f64;
+                let (lo, hi) = (
+                    to_tick(x * (1.0 - self.jitter_factor)),
+                    to_tick(x * (1.0 + self.jitter_factor)),
+                );
+                Tick(integer_in(word, lo.0, hi.0))
+            }
+            Jitter::Additive => Tick(v.0.saturating_add(integer_in(word, 0, self.jitter_max.0))),
         }
+    }
+}
+
+/// A delay in ticks, rounded to the nearest and held at the largest tick.
+fn to_tick(x: f64) -> Tick {
+    if x >= u64::MAX as f64 {
+        Tick::MAX
+    } else {
+        Tick(libm::round(x) as u64)
     }
 }
 
@@ -138,9 +248,10 @@ mod tests {
             growth,
             initial_delay: Tick(100),
             multiplier: 2.0,
-            max_delay: Tick(1_000),
+            max_delay: Some(Tick(1_000)),
             jitter,
             count_from: 0,
+            ..Backoff::IMMEDIATE
         }
     }
 

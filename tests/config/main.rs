@@ -1,5 +1,6 @@
 //! Reading configs, and the reference docs held against the code.
 
+mod backoffs;
 mod changes;
 mod docs;
 mod load;

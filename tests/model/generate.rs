@@ -14,9 +14,9 @@ use retrysim::model::{
     ToolKind, VersionCheck, Workload,
 };
 use retrysim::policy::{
-    Attempts, Backoff, BreakerRule, BudgetRule, ConcurrencyRule, GateScope, Growth, Jitter,
-    KeyScope, Layer, Layers, LimitRule, Limits, Policy, Refuses, Retry, RetryAfter, RetryOn, Tie,
-    Trip, Wait,
+    Attempts, Backoff, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry, GateScope,
+    Growth, Jitter, KeyScope, Layer, Layers, LimitRule, Limits, Policy, Refuses, Retry, RetryAfter,
+    RetryOn, Tie, Trip, Wait,
 };
 use retrysim::time::Tick;
 
@@ -143,18 +143,44 @@ fn backoff() -> impl Strategy<Value = Backoff> {
         Just(Jitter::None),
         Just(Jitter::Full),
         Just(Jitter::Equal),
-        Just(Jitter::Decorrelated)
+        Just(Jitter::Decorrelated),
+        Just(Jitter::Proportional),
+        Just(Jitter::Additive)
     ];
-    (growth, jitter, 0u64..10_000, 1.0f64..4.0, 0u64..100_000).prop_map(
-        |(growth, jitter, initial, multiplier, extra)| Backoff {
-            growth,
-            initial_delay: Tick(initial),
-            multiplier,
-            max_delay: Tick(initial + extra),
-            jitter,
-            count_from: 0,
-        },
+    // The rules libraries add: where the cap goes, whether there is one, a floor, a first
+    // retry at once, and the two jitters' parameters.
+    let rules = (
+        prop_oneof![Just(Cap::BeforeJitter), Just(Cap::AfterJitter)],
+        any::<bool>(),
+        0u64..1_000,
+        prop_oneof![Just(FirstRetry::Backoff), Just(FirstRetry::Immediate)],
+        0.0f64..=1.0,
+        0u64..10_000,
+    );
+    (
+        growth,
+        jitter,
+        0u64..10_000,
+        1.0f64..4.0,
+        0u64..100_000,
+        rules,
     )
+        .prop_map(|(growth, jitter, initial, multiplier, extra, rules)| {
+            let (cap, capped, floor, first_retry, jitter_factor, jitter_max) = rules;
+            Backoff {
+                growth,
+                initial_delay: Tick(initial),
+                multiplier,
+                max_delay: capped.then_some(Tick(initial + extra)),
+                cap,
+                jitter,
+                jitter_factor,
+                jitter_max: Tick(jitter_max),
+                min_delay: Tick(floor.min(initial)),
+                first_retry,
+                count_from: 0,
+            }
+        })
 }
 
 fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {

@@ -8,8 +8,8 @@ use toml::{Table, Value};
 use crate::experiment::Experiment;
 use crate::model::{Arrival, RatePoint, Tool, Workload};
 use crate::policy::{
-    Attempts, Backoff, BreakerRule, BudgetRule, ConcurrencyRule, GateScope, Layers, LimitRule,
-    Policy, Refuses, Retry, Tie, Trip, Wait, Window,
+    Attempts, Backoff, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry, GateScope,
+    Jitter, Layers, LimitRule, Policy, Refuses, Retry, Tie, Trip, Wait, Window,
 };
 use crate::sweep::Sweep;
 use crate::time::Tick;
@@ -31,16 +31,33 @@ pub(super) fn table<const N: usize>(entries: [(&str, Value); N]) -> Table {
         .collect()
 }
 
+/// The backoff with every default filled in; the rules added since the first backoff are
+/// listed only where they differ from their defaults, so older manifests read the same.
 fn backoff(b: &Backoff) -> Value {
     let mut t = table([
         ("kind", b.growth.name().into()),
         ("initial_delay", duration(b.initial_delay)),
         ("multiplier", b.multiplier.into()),
-        ("max_delay", duration(b.max_delay)),
+        ("max_delay", b.max_delay.map_or("none".into(), duration)),
         ("jitter", b.jitter.name().into()),
     ]);
     if b.count_from != 0 {
         t.insert("count_from".into(), i64::from(b.count_from).into());
+    }
+    if b.cap != Cap::BeforeJitter {
+        t.insert("cap".into(), b.cap.name().into());
+    }
+    if b.jitter == Jitter::Proportional {
+        t.insert("jitter_factor".into(), b.jitter_factor.into());
+    }
+    if b.jitter == Jitter::Additive {
+        t.insert("jitter_max".into(), duration(b.jitter_max));
+    }
+    if b.min_delay > Tick::ZERO {
+        t.insert("min_delay".into(), duration(b.min_delay));
+    }
+    if b.first_retry != FirstRetry::Backoff {
+        t.insert("first_retry".into(), b.first_retry.name().into());
     }
     Value::Table(t)
 }

@@ -9,8 +9,8 @@ use crate::config::raw;
 use crate::model::FailureClass;
 use crate::model::{Fate, Tool, Workload};
 use crate::policy::{
-    Admission, Attempts, Backoff, GateScope, Growth, Jitter, KeyScope, Layer, Layers, Limits,
-    Policy, Retry, RetryAfter, RetryOn, Tie, Wait,
+    Admission, Attempts, Backoff, Cap, FirstRetry, GateScope, Growth, Jitter, KeyScope, Layer,
+    Layers, Limits, Policy, Retry, RetryAfter, RetryOn, Tie, Wait,
 };
 use crate::time::{Tick, parse_duration};
 use toml::{Spanned, Value};
@@ -332,12 +332,13 @@ pub(super) fn backoff(check: &Check, raw: &raw::Backoff, path: &str) -> Result<B
         &format!("{path}.initial_delay"),
         default::INITIAL_DELAY,
     )?;
-    let max_delay = check.duration_or(
-        &raw.max_delay,
-        &format!("{path}.max_delay"),
-        default::MAX_DELAY,
-    )?;
-    if max_delay < initial_delay {
+    let max_delay = match &raw.max_delay {
+        Some(v) if v.get_ref().as_str() == Some("none") => None,
+        other => {
+            Some(check.duration_or(other, &format!("{path}.max_delay"), default::MAX_DELAY)?)
+        }
+    };
+    if let Some(max) = max_delay.filter(|&m| m < initial_delay) {
         let span = raw
             .max_delay
             .as_ref()
@@ -346,7 +347,7 @@ pub(super) fn backoff(check: &Check, raw: &raw::Backoff, path: &str) -> Result<B
         return check.error(
             span,
             &format!("{path}.max_delay"),
-            format!("max_delay ({max_delay}) is below initial_delay ({initial_delay})"),
+            format!("max_delay ({max}) is below initial_delay ({initial_delay})"),
         );
     }
     let multiplier = check.number(
@@ -369,14 +370,94 @@ pub(super) fn backoff(check: &Check, raw: &raw::Backoff, path: &str) -> Result<B
             );
         }
     };
+    let cap = check.named(
+        raw.cap.as_ref(),
+        &format!("{path}.cap"),
+        &Cap::ALL,
+        Cap::name,
+        Cap::BeforeJitter,
+    )?;
+    let first_retry = check.named(
+        raw.first_retry.as_ref(),
+        &format!("{path}.first_retry"),
+        &FirstRetry::ALL,
+        FirstRetry::name,
+        FirstRetry::Backoff,
+    )?;
+    let min_delay = check.duration_or(&raw.min_delay, &format!("{path}.min_delay"), "0s")?;
+    if let (Some(m), Some(max)) = (raw.min_delay.as_ref(), max_delay)
+        && min_delay > max
+    {
+        return check.error(
+            m.span(),
+            &format!("{path}.min_delay"),
+            format!("min_delay ({min_delay}) is above max_delay ({max})"),
+        );
+    }
     Ok(Backoff {
         growth,
         initial_delay,
         multiplier,
         max_delay,
+        cap,
         jitter,
+        jitter_factor: jitter_factor(check, raw, jitter, path)?,
+        jitter_max: jitter_max(check, raw, jitter, path)?,
+        min_delay,
+        first_retry,
         count_from,
     })
+}
+
+/// f of proportional jitter: from 0 (none) to 1 (from nothing to twice the delay); 0.2, as
+/// gRPC's, by default. Refused with any other jitter, which would ignore it.
+fn jitter_factor(check: &Check, raw: &raw::Backoff, jitter: Jitter, path: &str) -> Result<f64> {
+    let key = format!("{path}.jitter_factor");
+    match (&raw.jitter_factor, jitter) {
+        (Some(f), Jitter::Proportional) => check.number(
+            Some(f),
+            &key,
+            0.0,
+            |f| (0.0..=1.0).contains(&f),
+            "a share of the delay to jitter by",
+            "a number from 0 to 1 (gRPC 0.2, resilience4j 0.5, Polly 0.25)",
+        ),
+        (None, Jitter::Proportional) => Ok(default::JITTER_FACTOR),
+        (Some(f), other) => check.error_allowing(
+            f.span(),
+            &key,
+            format!(
+                "jitter_factor applies to proportional jitter, not to \"{}\"",
+                other.name()
+            ),
+            "jitter = \"proportional\" with it, or no jitter_factor",
+        ),
+        (None, _) => Ok(0.0),
+    }
+}
+
+/// The most additive jitter adds: required with it, refused with any other jitter.
+fn jitter_max(check: &Check, raw: &raw::Backoff, jitter: Jitter, path: &str) -> Result<Tick> {
+    let key = format!("{path}.jitter_max");
+    match (&raw.jitter_max, jitter) {
+        (Some(d), Jitter::Additive) => check.duration(d, &key),
+        (None, Jitter::Additive) => check.error_allowing(
+            raw.jitter.as_ref().map_or(0..0, |j| j.span()),
+            &key,
+            "additive jitter needs jitter_max, the most it adds".into(),
+            "a duration, such as jitter_max = \"1s\" (tenacity's default)",
+        ),
+        (Some(d), other) => check.error_allowing(
+            d.span(),
+            &key,
+            format!(
+                "jitter_max applies to additive jitter, not to \"{}\"",
+                other.name()
+            ),
+            "jitter = \"additive\" with it, or no jitter_max",
+        ),
+        (None, _) => Ok(Tick::ZERO),
+    }
 }
 
 /// Unlimited attempts on a tool where every attempt fails in a retried way would spin until the
