@@ -161,6 +161,8 @@ pub struct Policy {
     pub retry_budget: Option<Spanned<RetryBudget>>,
     pub retry_after: Option<Spanned<String>>,
     pub retry_after_jitter: Option<Spanned<Value>>,
+    pub retry_after_max: Option<Spanned<Value>>,
+    pub retry_after_resets: Option<Spanned<bool>>,
     pub scope: Option<Spanned<String>>,
     pub admission: Option<Spanned<Admission>>,
     #[serde(default)]

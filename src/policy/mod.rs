@@ -49,6 +49,12 @@ pub struct Policy {
     /// A wait drawn uniformly up to this long, added to a Retry-After the policy honours, so
     /// that clients told the same time do not all come back at once.
     pub retry_after_jitter: Tick,
+    /// The longest a Retry-After the policy waits on is followed, jitter included (botocore
+    /// clamps the server's word); `None`, as long as it says.
+    pub retry_after_max: Option<Tick>,
+    /// After waiting on a Retry-After, the backoff starts its curve again from the first
+    /// retry's, as gRPC does after server pushback.
+    pub retry_after_resets: bool,
     /// After an ambiguous failure of a write, ask the server about the key before sending again.
     pub lookup_before_retry: bool,
     /// The tools this configuration's tasks call, by index, when not the workload's.

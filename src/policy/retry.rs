@@ -80,16 +80,31 @@ pub enum RetryAfter {
     Stop,
     /// Backs off by its own rule only, as if the server had said nothing.
     Ignore,
+    /// Waits exactly that long instead of the backoff, longer or shorter (urllib3's
+    /// `respect_retry_after_header`, gRPC's server pushback).
+    Replace,
 }
 
 impl RetryAfter {
-    pub const ALL: [RetryAfter; 3] = [RetryAfter::Honour, RetryAfter::Stop, RetryAfter::Ignore];
+    pub const ALL: [RetryAfter; 4] = [
+        RetryAfter::Honour,
+        RetryAfter::Stop,
+        RetryAfter::Ignore,
+        RetryAfter::Replace,
+    ];
+
+    /// Whether the policy waits as the server says (and so jitter, a clamp or a restart of the
+    /// backoff apply to it).
+    pub fn waits(self) -> bool {
+        matches!(self, RetryAfter::Honour | RetryAfter::Replace)
+    }
 
     pub fn name(self) -> &'static str {
         match self {
             RetryAfter::Honour => "honour",
             RetryAfter::Stop => "stop",
             RetryAfter::Ignore => "ignore",
+            RetryAfter::Replace => "replace",
         }
     }
 }

@@ -62,6 +62,9 @@ pub struct RetryState {
     pub cost: Option<f64>,
     /// The delay before the last retry (decorrelated jitter grows from it).
     pub last_delay: Tick,
+    /// The retry after which the backoff's curve starts again (a Retry-After that resets it);
+    /// 0 while it never has.
+    pub backoff_from: u32,
     /// Retries so far, in every layer: retry n reads word n − 1 of the jitter stream.
     pub retries: u32,
     /// Where the intent stands in each retry layer.
@@ -80,6 +83,7 @@ impl RetryState {
         RetryState {
             cost: None,
             last_delay: Tick::ZERO,
+            backoff_from: 0,
             retries: 0,
             tries: Tries::default(),
             next_layer: 0,

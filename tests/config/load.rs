@@ -88,6 +88,14 @@ fn rate_limits_scopes_and_retry_after_jitter_are_checked() {
             vec!["policy[0].retry_after_jitter", "\"stop\"", "honour"],
         ),
         (
+            policy("retry_after = \"ignore\"\nretry_after_max = \"1s\""),
+            vec!["policy[0].retry_after_max", "\"ignore\"", "\"replace\""],
+        ),
+        (
+            policy("retry_after = \"stop\"\nretry_after_resets = true"),
+            vec!["policy[0].retry_after_resets", "waits on"],
+        ),
+        (
             policy("scope = \"everyone\""),
             vec!["policy[0].scope", "\"tool\"", "\"caller\""],
         ),

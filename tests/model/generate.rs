@@ -329,6 +329,8 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     safety_gate,
                     scope: GateScope::Tool,
                     retry_after_jitter: Tick::ZERO,
+                    retry_after_max: None,
+                    retry_after_resets: false,
                     breaker,
                     retry_budget,
                     // Lookups change when a keyed policy resends, which the key property below compares.

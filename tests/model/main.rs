@@ -11,6 +11,7 @@ mod generate;
 mod hedging;
 mod limits;
 mod properties;
+mod pushback;
 mod scenarios;
 mod scope;
 mod servers;

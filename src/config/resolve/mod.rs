@@ -220,6 +220,12 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
     if p.retry_after_jitter > Tick::ZERO {
         t.insert("retry_after_jitter".into(), duration(p.retry_after_jitter));
     }
+    if let Some(max) = p.retry_after_max {
+        t.insert("retry_after_max".into(), duration(max));
+    }
+    if p.retry_after_resets {
+        t.insert("retry_after_resets".into(), true.into());
+    }
     if p.scope != GateScope::Tool {
         t.insert("scope".into(), p.scope.name().into());
     }

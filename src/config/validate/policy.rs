@@ -148,19 +148,24 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
         )?,
         retry_after_jitter: match &raw.retry_after_jitter {
             None => Tick::ZERO,
-            Some(_) if retry_after != RetryAfter::Honour => {
-                let span = raw.retry_after_jitter.as_ref().map_or(0..0, |v| v.span());
-                return check.error_allowing(
-                    span,
-                    &format!("{path}.retry_after_jitter"),
-                    format!(
-                        "jitter goes on top of a Retry-After the policy honours, and this one's is \"{}\"",
-                        retry_after.name()
-                    ),
-                    "retry_after = \"honour\" (the default) beside retry_after_jitter",
-                );
+            Some(v) => {
+                waits_on_retry_after(check, v.span(), "retry_after_jitter", retry_after, path)?;
+                check.duration(v, &format!("{path}.retry_after_jitter"))?
             }
-            Some(v) => check.duration(v, &format!("{path}.retry_after_jitter"))?,
+        },
+        retry_after_max: match &raw.retry_after_max {
+            None => None,
+            Some(v) => {
+                waits_on_retry_after(check, v.span(), "retry_after_max", retry_after, path)?;
+                Some(check.duration(v, &format!("{path}.retry_after_max"))?)
+            }
+        },
+        retry_after_resets: match &raw.retry_after_resets {
+            None => false,
+            Some(v) => {
+                waits_on_retry_after(check, v.span(), "retry_after_resets", retry_after, path)?;
+                *v.get_ref()
+            }
         },
         lookup_before_retry: raw.lookup_before_retry,
         calls: None,
@@ -205,6 +210,28 @@ pub(super) fn backoff_or_none(
         None => Ok(Backoff::IMMEDIATE),
         Some(b) => backoff(check, b.get_ref(), &format!("{path}.backoff")),
     }
+}
+
+/// Refuses `key`, a rule for a Retry-After the policy waits on, where the policy does not.
+fn waits_on_retry_after(
+    check: &Check,
+    span: std::ops::Range<usize>,
+    key: &str,
+    retry_after: RetryAfter,
+    path: &str,
+) -> Result<()> {
+    if retry_after.waits() {
+        return Ok(());
+    }
+    check.error_allowing(
+        span,
+        &format!("{path}.{key}"),
+        format!(
+            "{key} applies to a Retry-After the policy waits on, and this one's is \"{}\"",
+            retry_after.name()
+        ),
+        &format!("retry_after = \"honour\" (the default) or \"replace\" beside {key}"),
+    )
 }
 
 /// `layers`, outermost first, each with its own retry rule and backoff; the policy's own

@@ -147,13 +147,22 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         } else {
             0
         };
-        let backoff_delay = backoff.delay(retry, intent.retry.last_delay, word);
+        // Counted from the last restart, if a Retry-After restarted the curve.
+        let n = retry.saturating_sub(intent.retry.backoff_from).max(1);
+        let backoff_delay = backoff.delay(n, intent.retry.last_delay, word);
         let (id, retries) = (intent.id, intent.retry.retries);
-        let asked = match (policy.retry.retry_after, retry_after) {
-            (RetryAfter::Ignore, _) | (_, None) => Tick::ZERO,
-            (_, Some(wait)) => wait.after(self.retry_after_jitter(id, retries)),
+        let asked = match retry_after.filter(|_| policy.retry.retry_after.waits()) {
+            None => None,
+            Some(wait) => {
+                let jittered = wait.after(self.retry_after_jitter(id, retries));
+                Some(jittered.min(policy.retry_after_max.unwrap_or(Tick::MAX)))
+            }
         };
-        let delay = backoff_delay.max(asked);
+        let delay = match (policy.retry.retry_after, asked) {
+            (_, None) => backoff_delay,
+            (RetryAfter::Replace, Some(asked)) => asked,
+            (_, Some(asked)) => backoff_delay.max(asked),
+        };
         let ask = Ask {
             // A new attempt of an outer layer starts a fresh cap where each layer resets it.
             fresh_scope: policy.resets_each_layer() && layer + 1 < policy.depth(),
@@ -164,6 +173,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         intent.retry.cost = pass.retry_cost.or(intent.retry.cost);
         intent.retry.retries += 1;
         intent.retry.last_delay = backoff_delay;
+        if asked.is_some() && policy.retry_after_resets {
+            intent.retry.backoff_from = retry;
+            intent.retry.last_delay = Tick::ZERO;
+        }
         let start = intent.retry.scope.start;
         // An agent that re-plans its call may send other arguments with the retry.
         let drawn = u64::from(intent.retry.retries) - 1;

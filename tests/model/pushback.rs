@@ -1,0 +1,71 @@
+//! A Retry-After as real clients take it: honoured as a floor under the backoff (retrysim's
+//! default), replacing the backoff exactly (urllib3, gRPC's server pushback), clamped (botocore),
+//! and restarting the backoff's curve (gRPC), each seen in the gaps between one intent's
+//! attempts.
+
+use crate::common::{experiment, traced};
+
+/// Exponential backoff from 100 ms, without jitter.
+const SHORT: &str = "{ initial_delay = \"100ms\", jitter = \"none\" }";
+/// Exponential backoff from 10 s, without jitter, capped at 60 s.
+const LONG: &str = "{ initial_delay = \"10s\", jitter = \"none\", max_delay = \"60s\" }";
+
+/// Two 5xx, a 429 asking for 1 s, another 5xx, then success, every answer 10 ms after its
+/// dispatch, met by a policy with `backoff` and the Retry-After `rules`: the waits between one
+/// attempt's end and the next one's dispatch, in milliseconds.
+fn gaps(backoff: &str, rules: &str) -> Vec<u64> {
+    let exp = experiment(&format!(
+        "name = \"p\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"t\"\nscript = [\n\
+         {{ outcome = \"5xx\", after = \"10ms\" }},\n{{ outcome = \"5xx\", after = \"10ms\" }},\n\
+         {{ outcome = \"429\", after = \"10ms\", retry_after = \"1s\" }},\n\
+         {{ outcome = \"5xx\", after = \"10ms\" }},\n{{ outcome = \"ok\", after = \"10ms\" }}]\n\
+         [[policy]]\nname = \"p\"\nmax_attempts = 5\nbackoff = {backoff}\n{rules}\n"
+    ));
+    let (_, attempts) = &traced(&exp, 0)[0];
+    assert_eq!(attempts.len(), 5);
+    attempts
+        .windows(2)
+        .map(|w| (w[1].dispatch.0 - w[0].end.0) / 1000)
+        .collect()
+}
+
+#[test]
+fn a_retry_after_is_a_floor_a_replacement_a_clamp_or_a_restart() {
+    // The default: at least what the server asked, so the backoff's 400 ms rises to 1 s.
+    assert_eq!(gaps(SHORT, ""), [100, 200, 1000, 800]);
+    // Ignored: the backoff alone.
+    assert_eq!(
+        gaps(SHORT, "retry_after = \"ignore\""),
+        [100, 200, 400, 800]
+    );
+    // Replacing the backoff: exactly 1 s, and the curve goes on where it was.
+    assert_eq!(
+        gaps(SHORT, "retry_after = \"replace\""),
+        [100, 200, 1000, 800]
+    );
+    // Where the backoff is longer, honouring keeps it and replacing takes the server's 1 s.
+    assert_eq!(gaps(LONG, ""), [10_000, 20_000, 40_000, 60_000]);
+    assert_eq!(
+        gaps(LONG, "retry_after = \"replace\""),
+        [10_000, 20_000, 1_000, 60_000]
+    );
+    // Clamped at 300 ms: the server's second is cut, under either rule.
+    let clamp = "retry_after_max = \"300ms\"";
+    assert_eq!(
+        gaps(SHORT, &format!("retry_after = \"replace\"\n{clamp}")),
+        [100, 200, 300, 800]
+    );
+    assert_eq!(gaps(SHORT, clamp), [100, 200, 400, 800]);
+    // Restarting the curve after the pushback: the next 5xx waits 100 ms again, not 800.
+    assert_eq!(
+        gaps(
+            SHORT,
+            "retry_after = \"replace\"\nretry_after_resets = true"
+        ),
+        [100, 200, 1000, 100]
+    );
+    assert_eq!(
+        gaps(LONG, "retry_after_resets = true"),
+        [10_000, 20_000, 40_000, 10_000]
+    );
+}
