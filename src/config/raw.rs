@@ -163,6 +163,7 @@ pub struct Policy {
     pub retry_after_jitter: Option<Spanned<Value>>,
     pub retry_after_max: Option<Spanned<Value>>,
     pub retry_after_resets: Option<Spanned<bool>>,
+    pub throttle_backoff: Option<Spanned<Backoff>>,
     pub scope: Option<Spanned<String>>,
     pub admission: Option<Spanned<Admission>>,
     #[serde(default)]
@@ -271,6 +272,7 @@ pub struct RetryBudget {
     pub capacity: Option<Spanned<f64>>,
     pub retry_cost: Option<Spanned<f64>>,
     pub timeout_cost: Option<Spanned<f64>>,
+    pub throttle_cost: Option<Spanned<f64>>,
     pub success_credit: Option<Spanned<f64>>,
     pub ttl: Option<Spanned<Value>>,
     pub min_per_second: Option<Spanned<f64>>,

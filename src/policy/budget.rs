@@ -7,7 +7,8 @@
 //!   takes 1, a successful one gives back `token_ratio`; retries go out only while the tokens
 //!   are above half of `max_tokens`.
 //! - `aws_standard` (the AWS SDKs' retry quota): a bucket of `capacity` tokens; a retry costs
-//!   `retry_cost` (`timeout_cost` after a timeout) and is refused if the bucket cannot pay; a
+//!   `retry_cost` (`timeout_cost` after a timeout, `throttle_cost` after a 429 where it is
+//!   set) and is refused if the bucket cannot pay; a
 //!   retry that succeeds refunds its cost, and a first attempt that succeeds adds
 //!   `success_credit`.
 //! - `ratio` (Finagle `RetryBudget`, tower `TpsBudget`): over the last `ttl`, retries may number
@@ -35,6 +36,8 @@ pub enum BudgetRule {
         capacity: f64,
         retry_cost: f64,
         timeout_cost: f64,
+        /// After a 429; `None`: `retry_cost`.
+        throttle_cost: Option<f64>,
         success_credit: f64,
     },
     Ratio {
@@ -164,12 +167,13 @@ impl RetryBudget {
             BudgetRule::AwsStandard {
                 retry_cost,
                 timeout_cost,
+                throttle_cost,
                 ..
             } => {
-                let cost = if class == FailureClass::Timeout {
-                    timeout_cost
-                } else {
-                    retry_cost
+                let cost = match class {
+                    FailureClass::Timeout => timeout_cost,
+                    FailureClass::Throttled => throttle_cost.unwrap_or(retry_cost),
+                    _ => retry_cost,
                 };
                 (self.tokens >= cost).then(|| {
                     self.tokens -= cost;
@@ -280,6 +284,7 @@ mod tests {
             capacity: 12.0,
             retry_cost: 5.0,
             timeout_cost: 10.0,
+            throttle_cost: None,
             success_credit: 1.0,
         });
         assert_eq!(b.withdraw(Tick(0), FailureClass::Timeout), Some(10.0));
@@ -293,6 +298,25 @@ mod tests {
         b.outcome(None, None);
         b.outcome(None, None);
         assert_eq!(b.tokens, 9.0, "12 − 5 + 1 + 1");
+    }
+
+    /// botocore's current costs: 14 for a retry, 5 after a throttle. A 429 without a cost of
+    /// its own pays the retry's.
+    #[test]
+    fn a_throttle_can_cost_its_own() {
+        let rule = |throttle_cost| BudgetRule::AwsStandard {
+            capacity: 500.0,
+            retry_cost: 14.0,
+            timeout_cost: 14.0,
+            throttle_cost,
+            success_credit: 1.0,
+        };
+        let mut b = RetryBudget::new(rule(Some(5.0)));
+        assert_eq!(b.withdraw(Tick(0), FailureClass::Throttled), Some(5.0));
+        assert_eq!(b.withdraw(Tick(0), FailureClass::ServerError), Some(14.0));
+        assert_eq!(b.tokens, 481.0);
+        let mut b = RetryBudget::new(rule(None));
+        assert_eq!(b.withdraw(Tick(0), FailureClass::Throttled), Some(14.0));
     }
 
     #[test]

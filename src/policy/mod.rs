@@ -55,6 +55,9 @@ pub struct Policy {
     /// After waiting on a Retry-After, the backoff starts its curve again from the first
     /// retry's, as gRPC does after server pushback.
     pub retry_after_resets: bool,
+    /// The backoff after a 429 in any layer, where it has its own (botocore backs off from 1 s
+    /// after a throttle, from 50 ms after other failures).
+    pub throttle_backoff: Option<Backoff>,
     /// After an ambiguous failure of a write, ask the server about the key before sending again.
     pub lookup_before_retry: bool,
     /// The tools this configuration's tasks call, by index, when not the workload's.

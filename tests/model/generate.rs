@@ -228,6 +228,7 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
             capacity: 20.0,
             retry_cost: 5.0,
             timeout_cost: 10.0,
+            throttle_cost: Some(2.0),
             success_credit: 1.0
         })),
         (0.0f64..1.0).prop_map(|percent| Some(BudgetRule::Ratio {
@@ -331,6 +332,7 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     retry_after_jitter: Tick::ZERO,
                     retry_after_max: None,
                     retry_after_resets: false,
+                    throttle_backoff: None,
                     breaker,
                     retry_budget,
                     // Lookups change when a keyed policy resends, which the key property below compares.

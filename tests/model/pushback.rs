@@ -1,7 +1,7 @@
 //! A Retry-After as real clients take it: honoured as a floor under the backoff (retrysim's
 //! default), replacing the backoff exactly (urllib3, gRPC's server pushback), clamped (botocore),
 //! and restarting the backoff's curve (gRPC), each seen in the gaps between one intent's
-//! attempts.
+//! attempts; and a backoff of its own after a throttle (botocore).
 
 use crate::common::{experiment, traced};
 
@@ -67,5 +67,30 @@ fn a_retry_after_is_a_floor_a_replacement_a_clamp_or_a_restart() {
     assert_eq!(
         gaps(LONG, "retry_after_resets = true"),
         [10_000, 20_000, 40_000, 10_000]
+    );
+}
+
+/// botocore's current defaults back off from 1 s after a throttle and from 50 ms after other
+/// failures: a 429 without Retry-After, then a 5xx, then success.
+#[test]
+fn a_throttle_can_have_a_backoff_of_its_own() {
+    let exp = |throttle: &str| {
+        experiment(&format!(
+            "name = \"p\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"t\"\nscript = [\n\
+             {{ outcome = \"429\", after = \"10ms\" }},\n{{ outcome = \"5xx\", after = \"10ms\" }},\n\
+             {{ outcome = \"ok\", after = \"10ms\" }}]\n[[policy]]\nname = \"p\"\nmax_attempts = 3\n\
+             backoff = {{ initial_delay = \"50ms\", jitter = \"none\" }}\n{throttle}\n"
+        ))
+    };
+    let gaps = |throttle: &str| -> Vec<u64> {
+        let (_, attempts) = &traced(&exp(throttle), 0)[0];
+        (attempts.windows(2))
+            .map(|w| (w[1].dispatch.0 - w[0].end.0) / 1000)
+            .collect()
+    };
+    assert_eq!(gaps(""), [50, 100]);
+    assert_eq!(
+        gaps("throttle_backoff = { initial_delay = \"1s\", jitter = \"none\" }"),
+        [1000, 100]
     );
 }

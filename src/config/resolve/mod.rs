@@ -132,13 +132,21 @@ fn retry_budget(b: &BudgetRule) -> Value {
             capacity,
             retry_cost,
             timeout_cost,
+            throttle_cost,
             success_credit,
-        } => vec![
-            ("capacity", capacity.into()),
-            ("retry_cost", retry_cost.into()),
-            ("timeout_cost", timeout_cost.into()),
-            ("success_credit", success_credit.into()),
-        ],
+        } => {
+            let mut keys = vec![
+                ("capacity", capacity.into()),
+                ("retry_cost", retry_cost.into()),
+                ("timeout_cost", timeout_cost.into()),
+                ("success_credit", success_credit.into()),
+            ];
+            // Listed only where set, so older manifests read the same.
+            if let Some(cost) = throttle_cost {
+                keys.push(("throttle_cost", cost.into()));
+            }
+            keys
+        }
         BudgetRule::Ratio {
             ttl,
             min_per_second,
@@ -228,6 +236,9 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
     }
     if p.scope != GateScope::Tool {
         t.insert("scope".into(), p.scope.name().into());
+    }
+    if let Some(b) = &p.throttle_backoff {
+        t.insert("throttle_backoff".into(), backoff(b));
     }
     if p.timeout_tie != Tie::Late {
         t.insert("timeout_tie".into(), p.timeout_tie.name().into());

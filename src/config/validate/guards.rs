@@ -138,6 +138,7 @@ pub(super) fn retry_budget(
         ("capacity", AwsStandard, &raw.capacity),
         ("retry_cost", AwsStandard, &raw.retry_cost),
         ("timeout_cost", AwsStandard, &raw.timeout_cost),
+        ("throttle_cost", AwsStandard, &raw.throttle_cost),
         ("success_credit", AwsStandard, &raw.success_credit),
         ("min_per_second", Ratio, &raw.min_per_second),
         ("percent", Ratio, &raw.percent),
@@ -205,6 +206,10 @@ pub(super) fn retry_budget(
             capacity: number("capacity", default::CAPACITY)?,
             retry_cost: number("retry_cost", default::RETRY_COST)?,
             timeout_cost: number("timeout_cost", default::TIMEOUT_COST)?,
+            throttle_cost: match raw.throttle_cost {
+                None => None,
+                Some(_) => Some(number("throttle_cost", 0.0)?),
+            },
             success_credit: number("success_credit", default::SUCCESS_CREDIT)?,
         },
         Ratio => BudgetRule::Ratio {

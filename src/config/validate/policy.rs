@@ -160,6 +160,14 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
                 Some(check.duration(v, &format!("{path}.retry_after_max"))?)
             }
         },
+        throttle_backoff: match &raw.throttle_backoff {
+            None => None,
+            Some(b) => Some(backoff(
+                check,
+                b.get_ref(),
+                &format!("{path}.throttle_backoff"),
+            )?),
+        },
         retry_after_resets: match &raw.retry_after_resets {
             None => false,
             Some(v) => {

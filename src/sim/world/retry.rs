@@ -140,7 +140,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if retry_after.is_some() && policy.retry.retry_after == RetryAfter::Stop {
             return Err(StopReason::NotRetryable);
         }
-        let backoff = policy.backoff_of(layer);
+        let backoff = match (class, &policy.throttle_backoff) {
+            (FailureClass::Throttled, Some(throttled)) => throttled,
+            _ => policy.backoff_of(layer),
+        };
         let word = if backoff.is_random() {
             self.streams
                 .word_at(Source::Jitter, intent.id, u64::from(intent.retry.retries))
