@@ -280,6 +280,7 @@ pub struct RetryBudget {
     pub size: Option<Spanned<f64>>,
     pub deposit: Option<Spanned<f64>>,
     pub deposit_on: Option<Spanned<String>>,
+    pub debit_on: Option<Spanned<String>>,
     pub ratio: Option<Spanned<f64>>,
 }
 

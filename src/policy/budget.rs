@@ -4,8 +4,9 @@
 //! (`retry_budget_exhausted`), without a backoff.
 //!
 //! - `token_bucket` (gRPC `retryThrottling`): tokens start at `max_tokens`; a failed attempt
-//!   takes 1, a successful one gives back `token_ratio`; retries go out only while the tokens
-//!   are above half of `max_tokens`.
+//!   takes 1 (with `debit_on = "retryable"`, only a failure of a class the policy retries, as
+//!   gRPC counts its retryable status codes), a successful one gives back `token_ratio`;
+//!   retries go out only while the tokens are above half of `max_tokens`.
 //! - `aws_standard` (the AWS SDKs' retry quota): a bucket of `capacity` tokens; a retry costs
 //!   `retry_cost` (`timeout_cost` after a timeout, `throttle_cost` after a 429 where it is
 //!   set) and is refused if the bucket cannot pay; a
@@ -22,6 +23,7 @@
 
 use std::collections::VecDeque;
 
+use super::RetryOn;
 use crate::model::FailureClass;
 use crate::time::{TICKS_PER_SECOND, Tick};
 
@@ -31,6 +33,8 @@ pub enum BudgetRule {
     TokenBucket {
         max_tokens: f64,
         token_ratio: f64,
+        /// The failures that take a token; `None`: every failure.
+        debits: Option<RetryOn>,
     },
     AwsStandard {
         capacity: f64,
@@ -128,9 +132,13 @@ impl RetryBudget {
             BudgetRule::TokenBucket {
                 max_tokens,
                 token_ratio,
+                debits,
             } => {
                 self.tokens = match failure {
-                    Some(_) => (self.tokens - 1.0).max(0.0),
+                    Some(class) if debits.is_none_or(|d| d.contains(class)) => {
+                        (self.tokens - 1.0).max(0.0)
+                    }
+                    Some(_) => self.tokens,
                     None => (self.tokens + token_ratio).min(max_tokens),
                 };
             }
@@ -219,6 +227,7 @@ mod tests {
         let mut b = RetryBudget::new(BudgetRule::TokenBucket {
             max_tokens: 10.0,
             token_ratio: 0.1,
+            debits: None,
         });
         // Failures take the tokens 10 → 6: every retry still allowed.
         for _ in 0..4 {
@@ -237,6 +246,22 @@ mod tests {
             b.withdraw(Tick(0), FailureClass::ServerError).is_some(),
             "6 after 10 successes"
         );
+    }
+
+    /// gRPC counts only the failures it would retry: a 403 the policy does not retry leaves the
+    /// bucket as it was, a 5xx it retries takes a token.
+    #[test]
+    fn a_grpc_bucket_can_count_only_what_is_retried() {
+        let retried: RetryOn = [FailureClass::ServerError].into_iter().collect();
+        let mut b = RetryBudget::new(BudgetRule::TokenBucket {
+            max_tokens: 10.0,
+            token_ratio: 0.1,
+            debits: Some(retried),
+        });
+        b.outcome(Some(FailureClass::Forbidden), None);
+        assert_eq!(b.tokens, 10.0);
+        b.outcome(FAIL, None);
+        assert_eq!(b.tokens, 9.0);
     }
 
     /// Five tokens, full: four retries take it to one, which is not more than one; five first

@@ -21,6 +21,11 @@ impl RetryOn {
         self.0 & bit(class) != 0
     }
 
+    /// The classes either set retries.
+    pub fn union(self, other: RetryOn) -> RetryOn {
+        RetryOn(self.0 | other.0)
+    }
+
     pub fn classes(self) -> impl Iterator<Item = FailureClass> {
         FailureClass::ALL
             .into_iter()

@@ -52,8 +52,9 @@ fn a_rate_schedule_and_a_duration_are_checked() {
     }
 }
 
-/// A rate limit needs a rate a bucket can refill at and a bucket that holds something; jitter
-/// goes on top of a Retry-After the policy honours; scopes and callers are named or counted.
+/// A rate limit needs a rate a bucket can refill at and a bucket that holds something; jitter,
+/// a clamp and a restart go with a Retry-After the policy waits on; a budget's settings belong
+/// to its kind; scopes and callers are named or counted.
 #[test]
 fn rate_limits_scopes_and_retry_after_jitter_are_checked() {
     let tool = |extra: &str| error("name = \"t\"\n", &format!("name = \"t\"\n{extra}\n"));
@@ -94,6 +95,21 @@ fn rate_limits_scopes_and_retry_after_jitter_are_checked() {
         (
             policy("retry_after = \"stop\"\nretry_after_resets = true"),
             vec!["policy[0].retry_after_resets", "waits on"],
+        ),
+        (
+            policy("retry_budget = { kind = \"aws_standard\", debit_on = \"retryable\" }"),
+            vec![
+                "policy[0].retry_budget.debit_on",
+                "does not apply to kind = \"aws_standard\"",
+            ],
+        ),
+        (
+            policy("retry_budget = { kind = \"token_bucket\", debit_on = \"some\" }"),
+            vec!["\"any_failure\"", "\"retryable\""],
+        ),
+        (
+            policy("retry_budget = { kind = \"ratio\", throttle_cost = 5 }"),
+            vec!["policy[0].retry_budget.throttle_cost", "does not apply"],
         ),
         (
             policy("scope = \"everyone\""),

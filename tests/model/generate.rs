@@ -221,7 +221,8 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
         (1.0f64..20.0, 0.0f64..1.0).prop_map(|(max_tokens, token_ratio)| Some(
             BudgetRule::TokenBucket {
                 max_tokens,
-                token_ratio
+                token_ratio,
+                debits: None
             }
         )),
         Just(Some(BudgetRule::AwsStandard {

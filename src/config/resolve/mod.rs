@@ -124,10 +124,17 @@ fn retry_budget(b: &BudgetRule) -> Value {
         BudgetRule::TokenBucket {
             max_tokens,
             token_ratio,
-        } => vec![
-            ("max_tokens", max_tokens.into()),
-            ("token_ratio", token_ratio.into()),
-        ],
+            debits,
+        } => {
+            let mut keys = vec![
+                ("max_tokens", max_tokens.into()),
+                ("token_ratio", token_ratio.into()),
+            ];
+            if debits.is_some() {
+                keys.push(("debit_on", "retryable".into()));
+            }
+            keys
+        }
         BudgetRule::AwsStandard {
             capacity,
             retry_cost,

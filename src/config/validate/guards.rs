@@ -4,7 +4,7 @@ use super::default;
 use super::policy::classes;
 use crate::config::check::{Check, Result};
 use crate::config::raw;
-use crate::policy::{BreakerRule, BudgetRule, Refuses, Trip, Window};
+use crate::policy::{BreakerRule, BudgetRule, Refuses, RetryOn, Trip, Window};
 use toml::{Spanned, Value};
 
 /// A breaker trips on `consecutive_failures`, or on a `failure_rate` over a `window` (a number
@@ -121,6 +121,7 @@ pub(super) fn retry_budget(
     check: &Check,
     spanned: &Spanned<raw::RetryBudget>,
     path: &str,
+    retried: RetryOn,
 ) -> Result<BudgetRule> {
     let raw = spanned.get_ref();
     use Kind::*;
@@ -153,6 +154,11 @@ pub(super) fn retry_budget(
             "deposit_on",
             Adaptive,
             raw.deposit_on.as_ref().map(Spanned::span),
+        ),
+        (
+            "debit_on",
+            TokenBucket,
+            raw.debit_on.as_ref().map(Spanned::span),
         ),
     ];
     let stray = keys
@@ -201,6 +207,14 @@ pub(super) fn retry_budget(
         TokenBucket => BudgetRule::TokenBucket {
             max_tokens: number("max_tokens", default::MAX_TOKENS)?,
             token_ratio: number("token_ratio", default::TOKEN_RATIO)?,
+            debits: match &raw.debit_on {
+                None => None,
+                Some(on) => check.choice(
+                    on,
+                    &format!("{path}.debit_on"),
+                    &[("any_failure", None), ("retryable", Some(retried))],
+                )?,
+            },
         },
         AwsStandard => BudgetRule::AwsStandard {
             capacity: number("capacity", default::CAPACITY)?,

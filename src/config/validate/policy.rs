@@ -133,7 +133,18 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
         },
         retry_budget: match &raw.retry_budget {
             None => None,
-            Some(b) => Some(retry_budget(check, b, &format!("{path}.retry_budget"))?),
+            Some(b) => {
+                // What the policy retries in any layer: the failures a gRPC bucket counts.
+                let retried = (layers.iter())
+                    .flat_map(|l| l.outer.iter().map(|o| o.retry.retry_on))
+                    .fold(own.retry.retry_on, RetryOn::union);
+                Some(retry_budget(
+                    check,
+                    b,
+                    &format!("{path}.retry_budget"),
+                    retried,
+                )?)
+            }
         },
         concurrency: match &raw.concurrency {
             None => None,
