@@ -18,15 +18,18 @@
 //! `wait_exponential_jitter`);
 //! `decorrelated` → min(max_delay, U{initial_delay .. 3·previous}) with previous =
 //! initial_delay before the first retry: the formula of the AWS architecture blog ("Exponential
-//! Backoff And Jitter", 2015), which replaces the growth curve altogether (not Polly's
-//! `DecorrelatedJitterBackoffV2`).
+//! Backoff And Jitter", 2015), which replaces the growth curve altogether;
+//! `decorrelated_v2` → Polly v8's `DecorrelatedJitterBackoffV2`, which replaces it too: with
+//! t = n − 1 + U[0, 1) and f(t) = 2^t · tanh(√(4t)), the delay is
+//! initial_delay · (f(t) − f(t')) / 1.4, t' the previous retry's t (f = 0 before the first),
+//! capped at `max_delay`.
 //!
 //! Last, `min_delay` is a floor under the result (tenacity's `min`), and `first_retry =
 //! "immediate"` makes retry 1 wait nothing while retry n ≥ 2 waits the curve at n (urllib3:
 //! 0, 2f, 4f, … for a backoff factor f).
 
 use crate::time::Tick;
-use crate::variate::integer_in;
+use crate::variate::{integer_in, unit};
 
 /// The growth curve of the un-jittered delay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +48,15 @@ pub enum Jitter {
     Decorrelated,
     Proportional,
     Additive,
+    DecorrelatedV2,
+}
+
+/// What the retry before this one drew: its delay (decorrelated jitter grows from it) and its
+/// random word (Polly's formula carries its t on).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Previous {
+    pub delay: Tick,
+    pub word: u64,
 }
 
 /// Where the cap applies: to the curve before jitter, or to the jittered delay.
@@ -97,13 +109,14 @@ impl Growth {
 }
 
 impl Jitter {
-    pub const ALL: [Jitter; 6] = [
+    pub const ALL: [Jitter; 7] = [
         Jitter::None,
         Jitter::Full,
         Jitter::Equal,
         Jitter::Decorrelated,
         Jitter::Proportional,
         Jitter::Additive,
+        Jitter::DecorrelatedV2,
     ];
 
     /// The name used in configs.
@@ -115,6 +128,7 @@ impl Jitter {
             Jitter::Decorrelated => "decorrelated",
             Jitter::Proportional => "proportional",
             Jitter::Additive => "additive",
+            Jitter::DecorrelatedV2 => "decorrelated_v2",
         }
     }
 }
@@ -181,9 +195,9 @@ impl Backoff {
         }
     }
 
-    /// The delay before retry `n`, given the delay before the previous retry (unused except by
-    /// `decorrelated`) and one random word (unused by `none`).
-    pub fn delay(&self, n: u32, previous: Tick, word: u64) -> Tick {
+    /// The delay before retry `n`, given what the previous retry drew (used by the decorrelated
+    /// jitters only) and one random word (unused by `none`).
+    pub fn delay(&self, n: u32, previous: Previous, word: u64) -> Tick {
         if n == 1 && self.first_retry == FirstRetry::Immediate {
             return Tick::ZERO;
         }
@@ -191,9 +205,18 @@ impl Backoff {
         let jittered = match self.jitter {
             Jitter::Decorrelated => {
                 let lo = self.initial_delay.0;
-                let prev = if n == 1 { lo } else { previous.0.max(lo) };
+                let prev = if n == 1 { lo } else { previous.delay.0.max(lo) };
                 let hi = prev.saturating_mul(3);
                 Tick(integer_in(word, lo, hi).min(cap.0))
+            }
+            Jitter::DecorrelatedV2 => {
+                let f = |retry: u32, word: u64| {
+                    let t = f64::from(retry - 1) + unit(word);
+                    libm::exp2(t) * libm::tanh(libm::sqrt(4.0 * t))
+                };
+                let before = if n == 1 { 0.0 } else { f(n - 1, previous.word) };
+                let spread = (f(n, word) - before).max(0.0) / 1.4;
+                to_tick(spread * self.initial_delay.0 as f64).min(cap)
             }
             _ => {
                 let v = match self.cap {
@@ -213,7 +236,7 @@ impl Backoff {
     /// `v` with the jitter applied (not `decorrelated`, which has its own rule).
     fn jitter_of(&self, v: Tick, word: u64) -> Tick {
         match self.jitter {
-            Jitter::None | Jitter::Decorrelated => v,
+            Jitter::None | Jitter::Decorrelated | Jitter::DecorrelatedV2 => v,
             Jitter::Full => Tick(integer_in(word, 0, v.0)),
             Jitter::Equal => Tick(v.0 - v.0 / 2 + integer_in(word, 0, v.0 / 2)),
             Jitter::Proportional => {
@@ -302,7 +325,14 @@ mod tests {
                 let (mut min, mut max) = (u64::MAX, 0);
                 let mut previous = Tick(100);
                 for _ in 0..20_000 {
-                    let d = b.delay(n, previous, word(&mut rng));
+                    let d = b.delay(
+                        n,
+                        Previous {
+                            delay: previous,
+                            word: 0,
+                        },
+                        word(&mut rng),
+                    );
                     assert!((lo..=hi).contains(&d.0), "{jitter:?} retry {n}: {d:?}");
                     if jitter == Jitter::Decorrelated {
                         assert!(d.0 <= 3 * previous.0.max(100));
@@ -323,6 +353,10 @@ mod tests {
     #[test]
     fn no_jitter_needs_no_random_word() {
         assert!(!backoff(Growth::Exponential, Jitter::None).is_random());
-        assert_eq!(Backoff::IMMEDIATE.delay(7, Tick(5), 12345), Tick::ZERO);
+        let previous = Previous {
+            delay: Tick(5),
+            word: 1,
+        };
+        assert_eq!(Backoff::IMMEDIATE.delay(7, previous, 12345), Tick::ZERO);
     }
 }

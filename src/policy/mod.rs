@@ -15,7 +15,7 @@ pub mod retry;
 pub mod safety;
 pub mod timeout;
 
-pub use backoff::{Backoff, Cap, FirstRetry, Growth, Jitter};
+pub use backoff::{Backoff, Cap, FirstRetry, Growth, Jitter, Previous};
 pub use breaker::{Breaker, BreakerRule, Refuses, Trip, Window};
 pub use budget::{BudgetRule, RetryBudget};
 pub use concurrency::{ConcurrencyRule, LimitRule};

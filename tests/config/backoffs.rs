@@ -3,7 +3,7 @@
 
 use retrysim::config::Source;
 use retrysim::engine::rng::{Source as Stream, Streams, word};
-use retrysim::policy::Backoff;
+use retrysim::policy::{Backoff, Previous};
 use retrysim::time::Tick;
 
 use crate::reading::{assert_says, error};
@@ -26,7 +26,7 @@ fn backoff(backoff: &str) -> Backoff {
 /// Delays before retries 1..=5, in milliseconds, of a backoff without jitter.
 fn schedule(b: &Backoff) -> Vec<u64> {
     (1..=5)
-        .map(|n| b.delay(n, Tick::ZERO, 0).0 / 1000)
+        .map(|n| b.delay(n, Previous::default(), 0).0 / 1000)
         .collect()
 }
 
@@ -39,7 +39,7 @@ fn draws(b: &Backoff, n: u32, count: usize) -> Vec<u64> {
     }
     .stream(Stream::Jitter, u64::from(n));
     (0..count)
-        .map(|_| b.delay(n, Tick::ZERO, word(&mut rng)).0)
+        .map(|_| b.delay(n, Previous::default(), word(&mut rng)).0)
         .collect()
 }
 
@@ -95,7 +95,7 @@ fn tenacity_adds_its_jitter_then_caps() {
     let uncapped = backoff(r#"initial_delay = "1s", max_delay = "none", jitter = "none""#);
     assert_eq!(uncapped.max_delay, None);
     assert_eq!(
-        uncapped.delay(30, Tick::ZERO, 0),
+        uncapped.delay(30, Previous::default(), 0),
         Tick((1u64 << 29) * 1_000_000)
     );
 }
@@ -144,6 +144,50 @@ fn resilience4j_piles_up_at_its_cap() {
     let share = d.iter().filter(|&&t| t == 1_000_000).count() as f64 / d.len() as f64;
     // Binomial sd at 10 000 draws: √(0.611 · 0.389 / 10 000) = 0.0049; 4 sd.
     assert!((share - 0.611).abs() < 0.02, "{share}");
+}
+
+/// Polly v8's exponential jitter (`DecorrelatedJitterBackoffV2`, `Delay` 1 s): each try's
+/// delay lies in the range Polly documents, (0, Delay·2^(t+1)] for try t = 0 or 1 and
+/// (0, Delay·(2^(t+1) − 2^(t−1))] after, and its medians come out near Delay·1, 2, 4, 8 from the
+/// third retry on (Polly's docs; the formula's own medians are 2.02, 4.00, 8.01, 16.0 s).
+#[test]
+fn pollys_v2_jitter_stays_in_its_documented_ranges() {
+    let b = backoff(r#"initial_delay = "1s", max_delay = "none", jitter = "decorrelated_v2""#);
+    let mut rng = Streams {
+        seed: 9,
+        point: 0,
+        replication: 0,
+    }
+    .stream(Stream::Jitter, 0);
+    let mut delays: Vec<Vec<u64>> = vec![Vec::new(); 6];
+    for _ in 0..20_000 {
+        let mut previous = Previous::default();
+        for (t, out) in delays.iter_mut().enumerate() {
+            let w = word(&mut rng);
+            let d = b.delay(t as u32 + 1, previous, w).0;
+            let bound = if t < 2 {
+                2u64 << t
+            } else {
+                (2u64 << t) - (1 << (t - 1))
+            };
+            assert!(d <= bound * 1_000_000, "try {t}: {d}");
+            out.push(d);
+            previous = Previous {
+                delay: Tick(d),
+                word: w,
+            };
+        }
+    }
+    for (t, expected) in [(2, 2.0), (3, 4.0), (4, 8.0), (5, 16.0)] {
+        let d = &mut delays[t];
+        d.sort_unstable();
+        let median = d[d.len() / 2] as f64 / 1e6;
+        // Sampling error of a median at 20 000 draws is well under 1 %.
+        assert!(
+            (median / expected - 1.0).abs() < 0.03,
+            "try {t}: median {median}"
+        );
+    }
 }
 
 #[test]

@@ -145,7 +145,8 @@ fn backoff() -> impl Strategy<Value = Backoff> {
         Just(Jitter::Equal),
         Just(Jitter::Decorrelated),
         Just(Jitter::Proportional),
-        Just(Jitter::Additive)
+        Just(Jitter::Additive),
+        Just(Jitter::DecorrelatedV2)
     ];
     // The rules libraries add: where the cap goes, whether there is one, a floor, a first
     // retry at once, and the two jitters' parameters.

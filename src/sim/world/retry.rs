@@ -8,7 +8,7 @@ use crate::metrics::{AttemptRecord, IntentRecord, Lookup, Status, StopReason};
 use crate::model::FailureClass;
 use crate::policy::gate::{Ask, Moment};
 use crate::policy::reconcile::{self, Answer};
-use crate::policy::{RetryAfter, RetryDecision, safety};
+use crate::policy::{Jitter, Previous, RetryAfter, RetryDecision, safety};
 use crate::sim::slab::Handle;
 use crate::time::Tick;
 use crate::variate::{happens, integer_in};
@@ -152,7 +152,18 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         };
         // Counted from the last restart, if a Retry-After restarted the curve.
         let n = retry.saturating_sub(intent.retry.backoff_from).max(1);
-        let backoff_delay = backoff.delay(n, intent.retry.last_delay, word);
+        // Polly's formula carries the previous retry's draw on.
+        let previous = Previous {
+            delay: intent.retry.last_delay,
+            word: match intent.retry.retries {
+                r if r > 0 && backoff.jitter == Jitter::DecorrelatedV2 => {
+                    self.streams
+                        .word_at(Source::Jitter, intent.id, u64::from(r - 1))
+                }
+                _ => 0,
+            },
+        };
+        let backoff_delay = backoff.delay(n, previous, word);
         let (id, retries) = (intent.id, intent.retry.retries);
         let asked = match retry_after.filter(|_| policy.retry.retry_after.waits()) {
             None => None,
