@@ -158,7 +158,7 @@ pub fn merge_into_staging(
             source: &s.source()?,
             ..request
         };
-        if request.header(&header.experiment, share(0), 0).fingerprint != header.fingerprint {
+        if request.fingerprint(header.shards) != header.fingerprint {
             return Err(Error::BadOutput(format!(
                 "{}: the config's text differs from the one the shards ran",
                 s.dir.join(shard::CONFIG).display()

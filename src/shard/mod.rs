@@ -92,7 +92,7 @@ impl Request<'_> {
 
     /// Everything that makes two shards parts of one run: the version, the config's name and
     /// text, the changes, the traces kept and the number of shards.
-    fn fingerprint(&self, shards: u64) -> String {
+    pub fn fingerprint(&self, shards: u64) -> String {
         let mut h = Sha256::new();
         let changes: Vec<String> = self.changes.iter().map(ToString::to_string).collect();
         for part in [
