@@ -84,6 +84,28 @@ impl Check<'_> {
         }
     }
 
+    /// A window of time from `from` until `until`, which must come later; `what` names it in
+    /// the message ("the outage").
+    pub fn window(
+        &self,
+        from: &Spanned<Value>,
+        until: &Spanned<Value>,
+        path: &str,
+        what: &str,
+    ) -> Result<(Tick, Tick)> {
+        let start = self.duration(from, &format!("{path}.from"))?;
+        let end = self.duration(until, &format!("{path}.until"))?;
+        if end <= start {
+            return self.error_allowing(
+                until.span(),
+                &format!("{path}.until"),
+                format!("{what} ends ({end}) no later than it starts ({start})"),
+                "until > from",
+            );
+        }
+        Ok((start, end))
+    }
+
     pub fn duration_or(
         &self,
         value: &Option<Spanned<Value>>,

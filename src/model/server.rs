@@ -31,6 +31,9 @@ pub enum Processed {
     Replayed,
     /// The key was known with another payload: refused, and no new effect.
     Conflict,
+    /// A versioned record had moved past the version the write was conditional on: refused,
+    /// and no new effect.
+    VersionConflict,
 }
 
 impl KeyStore {

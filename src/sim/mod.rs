@@ -1,9 +1,10 @@
 //! One run: a configuration of an experiment driven through the workload on the engine.
 
-use serde::{Deserialize, Serialize};
 mod intent;
 mod slab;
 mod world;
+
+use serde::{Deserialize, Serialize};
 
 use crate::engine::rng::Streams;
 use crate::engine::{self, Scheduler};

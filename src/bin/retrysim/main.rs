@@ -111,11 +111,7 @@ pub fn produce(
     pace: &Pace,
 ) -> Result<(run::Results, output::Staging, f64), Failure> {
     catch_ctrl_c();
-    let jobs = sweep
-        .points
-        .iter()
-        .map(|p| (p.experiment.policies.len() as u64).saturating_mul(p.experiment.replications))
-        .fold(0u64, u64::saturating_add);
+    let jobs = run::Jobs::new(&sweep).total();
     let mode = if pace.quiet {
         progress::Mode::None
     } else {

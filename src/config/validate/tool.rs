@@ -204,16 +204,7 @@ fn capacity(
             );
         }
         let w = spanned.get_ref();
-        let from = check.duration(&w.from, &format!("{at}.from"))?;
-        let until = check.duration(&w.until, &format!("{at}.until"))?;
-        if until <= from {
-            return check.error_allowing(
-                w.until.span(),
-                &format!("{at}.until"),
-                format!("the window ends ({until}) no later than it starts ({from})"),
-                "until > from",
-            );
-        }
+        let (from, until) = check.window(&w.from, &w.until, &at, "the window")?;
         if let Some(before) = windows.last().filter(|b| from < b.until) {
             return check.error_allowing(
                 w.from.span(),
@@ -243,16 +234,7 @@ fn capacity(
 }
 
 pub(super) fn outage(check: &Check, raw: &raw::Outage, path: &str) -> Result<Outage> {
-    let from = check.duration(&raw.from, &format!("{path}.from"))?;
-    let until = check.duration(&raw.until, &format!("{path}.until"))?;
-    if until <= from {
-        return check.error_allowing(
-            raw.until.span(),
-            &format!("{path}.until"),
-            format!("the outage ends ({until}) no later than it starts ({from})"),
-            "until > from",
-        );
-    }
+    let (from, until) = check.window(&raw.from, &raw.until, path, "the outage")?;
     let mode = check.named(
         raw.mode.as_ref(),
         &format!("{path}.mode"),

@@ -5,10 +5,11 @@
 //! `Dispatch` → (request leg) → `ServerArrive` → (waiting for a worker, then service) →
 //! `ServerDone`: commit or error → (reply leg) → `Reply` at the client. At a tool that serves
 //! at once (see [`Tool::serves_at_once`]) and whose time series nobody keeps, nothing can
-//! happen between the arrival and the end of the service, so they are one event, `Served`. A lost request or reply
-//! reaches the client as a reset when the reply would have arrived, or not at all (silence). A
-//! `Timeout` set at dispatch abandons the attempt if no reply came first; the attempt itself goes
-//! on, and may still commit. A `Hedge` set at dispatch may send a second attempt beside it.
+//! happen between the arrival and the end of the service, so they are one event, `Served`. A
+//! lost request or reply reaches the client as a reset when the reply would have arrived, or not
+//! at all (silence). A `Timeout` set at dispatch abandons the attempt if no reply came first;
+//! the attempt itself goes on, and may still commit. A `Hedge` set at dispatch may send a second
+//! attempt beside it.
 //!
 //! On a versioned record each attempt is a read-modify-write: `Dispatch` → `ReadArrive` (the
 //! record's version) → `ReadBack` → the conditional write's `ServerArrive` and on as above.

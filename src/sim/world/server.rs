@@ -91,26 +91,24 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                     self.close(at.intent.slot);
                 }
             }
-            // A conditional write checked on arrival: the check and the version's move are one.
-            None if self.tools[tool].kind == ToolKind::Record
-                && conflicts_on_arrival(
-                    intent,
-                    &mut self.records[tool],
-                    self.tools[tool].version_check,
-                    at.attempt,
-                ) =>
-            {
-                self.answer(at, sched);
-            }
-            None => match self.stations[tool].arrive(at) {
-                Door::Served(at) => self.serve(at, sched),
-                Door::Waiting => {}
-                // The line is full: a 503 at once, no work done.
-                Door::Refused(at) => {
-                    intent.overload(at.attempt);
-                    self.answer(at, sched);
+            None => {
+                if self.tools[tool].kind == ToolKind::Record {
+                    let check = self.tools[tool].version_check;
+                    if write_arrives(intent, &mut self.records[tool], check, at.attempt) {
+                        // Refused at the door: the version moved, or the record is locked.
+                        return self.answer(at, sched);
+                    }
                 }
-            },
+                match self.stations[tool].arrive(at) {
+                    Door::Served(at) => self.serve(at, sched),
+                    Door::Waiting => {}
+                    // The line is full: a 503 at once, no work done.
+                    Door::Refused(at) => {
+                        intent.overload(at.attempt);
+                        self.answer(at, sched);
+                    }
+                }
+            }
         }
     }
 
@@ -179,7 +177,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                         Some(if committed {
                             Processed::Committed
                         } else {
-                            Processed::Conflict
+                            Processed::VersionConflict
                         })
                     }
                 };
@@ -188,7 +186,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 }
                 match (draw.fate, processed) {
                     (Fate::LostReply, _) => Reply::Failed(FailureClass::Reset),
-                    (_, Some(Processed::Conflict)) if tool.kind == ToolKind::Record => {
+                    (_, Some(Processed::VersionConflict)) => {
                         Reply::Failed(FailureClass::VersionConflict)
                     }
                     (_, Some(Processed::Conflict)) => Reply::Failed(FailureClass::Conflict),
@@ -210,9 +208,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
 }
 
 /// A write on a versioned record reaches it: counted as work; where the version is checked on
-/// arrival, checked and committed now; under a lock, the lock taken if free. Whether it was
-/// refused.
-fn conflicts_on_arrival(
+/// arrival, the check and the version's move are one and happen now; under a lock, the lock is
+/// taken if free. Whether it was refused at the door.
+fn write_arrives(
     intent: &mut Intent,
     record: &mut Record,
     check: VersionCheck,
