@@ -242,8 +242,10 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
     };
     let retried = |c: FailureClass| policy.retry.retry_on.contains(c);
     let lost = f.request_loss + f.reply_loss > 0.0;
-    // A 429 that names a wait ends the intent where the policy stops on Retry-After.
-    let throttle_retried = retried(FailureClass::Throttled)
+    // A 429 that names a wait ends the intent where the policy stops on Retry-After, and is
+    // retried for naming it where the policy says so.
+    let told = policy.retry_after_retries && f.retry_after.is_some();
+    let throttle_retried = (retried(FailureClass::Throttled) || told)
         && !(f.retry_after.is_some() && policy.retry.retry_after == RetryAfter::Stop);
     let occurring = [
         (
@@ -256,6 +258,7 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         ),
         (FailureClass::Forbidden, f.forbidden > 0.0 && late < 1.0),
         (FailureClass::Invalid, f.invalid > 0.0 && late < 1.0),
+        (FailureClass::Connect, f.connect_failure > 0.0),
         (
             FailureClass::Timeout,
             wait.is_some() && (late > 0.0 || lost && tool.loss_seen_as == LossSignal::Silence),
@@ -269,8 +272,14 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
     {
         return None;
     }
-    // A refusal before the commit acts like a lost request: no effect, and tried again.
-    let a = f.request_loss + f.server_error + f.refused();
+    // A failed connection is seen after the request's leg, not the round trip the timer is
+    // measured against: the forms hold it only where no timer fires.
+    if f.connect_failure > 0.0 && late > 0.0 {
+        return None;
+    }
+    // A refusal before the commit, or a failed connection, acts like a lost request: no
+    // effect, and tried again.
+    let a = f.request_loss + f.server_error + f.refused() + f.connect_failure;
     let delivered = 1.0 - a - f.reply_loss;
     Some((a, f.reply_loss + delivered * late))
 }

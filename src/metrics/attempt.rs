@@ -11,6 +11,8 @@ pub enum Outcome {
     Ok,
     /// The request never reached the server.
     LostRequest,
+    /// The connection failed, and the client knows the request never left.
+    ConnectFailed,
     /// The server did the work; its reply was lost.
     LostReply,
     /// A transient error (5xx) before the commit.
@@ -28,7 +30,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// Every outcome's name, in the order `index` numbers them.
-    pub const NAMES: [&'static str; 13] = [
+    pub const NAMES: [&'static str; 14] = [
         "ok",
         "lost_request",
         "lost_reply",
@@ -42,6 +44,7 @@ impl Outcome {
         "unanswered",
         "503",
         "conflict_version",
+        "connect",
     ];
 
     /// The outcome's position in [`Outcome::NAMES`] (a test holds the two in step).
@@ -59,13 +62,17 @@ impl Outcome {
                 FailureClass::Overloaded => 11,
                 FailureClass::VersionConflict => 12,
                 // Not refusals: a reset or a timeout has its own outcome.
-                FailureClass::Reset | FailureClass::ServerError | FailureClass::Timeout => {
+                FailureClass::Reset
+                | FailureClass::ServerError
+                | FailureClass::Timeout
+                | FailureClass::Connect => {
                     unreachable!("only refusals are refused")
                 }
             },
             Outcome::Timeout => 8,
             Outcome::Cancelled => 9,
             Outcome::Unanswered => 10,
+            Outcome::ConnectFailed => 13,
         }
     }
 
@@ -73,6 +80,7 @@ impl Outcome {
         match self {
             Outcome::Ok => "ok",
             Outcome::LostRequest => "lost_request",
+            Outcome::ConnectFailed => "connect",
             Outcome::LostReply => "lost_reply",
             Outcome::ServerError => "5xx",
             Outcome::Refused(class) => class.name(),
@@ -149,6 +157,7 @@ mod tests {
             Outcome::Timeout,
             Outcome::Cancelled,
             Outcome::Unanswered,
+            Outcome::ConnectFailed,
         ]
         .into_iter()
         .chain(refusals.map(Outcome::Refused));

@@ -32,10 +32,13 @@ pub enum FailureClass {
     Conflict,
     /// A conditional write found the record's version moved on: read again and retry.
     VersionConflict,
+    /// The connection failed before the request left the client: a reset known to be harmless,
+    /// safe to send again whatever the call does.
+    Connect,
 }
 
 impl FailureClass {
-    pub const ALL: [FailureClass; 9] = [
+    pub const ALL: [FailureClass; 10] = [
         FailureClass::Reset,
         FailureClass::ServerError,
         FailureClass::Timeout,
@@ -45,6 +48,7 @@ impl FailureClass {
         FailureClass::Invalid,
         FailureClass::Conflict,
         FailureClass::VersionConflict,
+        FailureClass::Connect,
     ];
 
     /// The classes retried unless a policy says otherwise: the transient ones. A 403 or another
@@ -78,6 +82,7 @@ impl FailureClass {
             FailureClass::Invalid => "4xx",
             FailureClass::Conflict => "conflict",
             FailureClass::VersionConflict => "conflict_version",
+            FailureClass::Connect => "connect",
         }
     }
 }

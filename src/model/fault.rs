@@ -25,6 +25,8 @@ pub struct Faults {
     pub forbidden: f64,
     /// Refused: a request that can never succeed (another 4xx).
     pub invalid: f64,
+    /// The connection fails before the request leaves, and the client knows it.
+    pub connect_failure: f64,
     /// The wait a 429 asks for (Retry-After), if it names one.
     pub retry_after: Option<Tick>,
 }
@@ -48,6 +50,8 @@ pub enum Fate {
     /// A conditional write that found the record's version moved on. Never drawn: the record
     /// decides it.
     VersionConflict,
+    /// The connection failed: the request never left the client, and it knows so.
+    ConnectFailed,
 }
 
 impl Faults {
@@ -59,6 +63,7 @@ impl Faults {
             + self.throttled
             + self.forbidden
             + self.invalid
+            + self.connect_failure
     }
 
     /// The refusals before the commit: a 429, a 403 or another 4xx.
@@ -66,9 +71,10 @@ impl Faults {
         self.throttled + self.forbidden + self.invalid
     }
 
-    /// Splits [0, 1) into the fates: losses and the 5xx first, then the refusals, and a reply
-    /// in the rest. (The order of the stretches changes no probability; losses first keep the
-    /// draws of a tool without refusals where they always were.)
+    /// Splits [0, 1) into the fates: losses and the 5xx first, then the refusals, then failed
+    /// connections, and a reply in the rest. (The order of the stretches changes no
+    /// probability; each kind added after the first keeps the draws of the tools without it
+    /// where they always were.)
     pub fn fate(&self, word: u64) -> Fate {
         let u = unit(word);
         let mut upto = 0.0;
@@ -79,6 +85,7 @@ impl Faults {
             (self.throttled, Fate::Throttled),
             (self.forbidden, Fate::Forbidden),
             (self.invalid, Fate::Invalid),
+            (self.connect_failure, Fate::ConnectFailed),
         ] {
             upto += p;
             if u < upto {

@@ -22,13 +22,18 @@ pub struct Script {
 
 impl Script {
     /// Attempt `attempt` (from 0) as its step says: the work takes the whole time, the network
-    /// none, so a commit and its reply fall on the same tick.
+    /// none, so a commit and its reply fall on the same tick. A failed connection has no work:
+    /// its time is the request's.
     pub fn draw(&self, attempt: u32) -> AttemptDraw {
         let step = self.steps[(attempt as usize).min(self.steps.len() - 1)];
+        let (request, service) = match step.fate {
+            Fate::ConnectFailed => (step.after, Tick::ZERO),
+            _ => (Tick::ZERO, step.after),
+        };
         AttemptDraw {
             fate: step.fate,
-            request: Tick::ZERO,
-            service: step.after,
+            request,
+            service,
             reply: Tick::ZERO,
             retry_after: step.retry_after,
         }
@@ -37,7 +42,7 @@ impl Script {
 
 impl Fate {
     /// The fates a script may list; a version conflict is the record's to decide.
-    pub const ALL: [Fate; 8] = [
+    pub const ALL: [Fate; 9] = [
         Fate::Delivered,
         Fate::ServerError,
         Fate::LostRequest,
@@ -46,6 +51,7 @@ impl Fate {
         Fate::Forbidden,
         Fate::Invalid,
         Fate::Overloaded,
+        Fate::ConnectFailed,
     ];
 
     /// The name in a script.
@@ -60,6 +66,7 @@ impl Fate {
             Fate::Invalid => "4xx",
             Fate::Overloaded => "503",
             Fate::VersionConflict => "conflict_version",
+            Fate::ConnectFailed => "connect",
         }
     }
 }

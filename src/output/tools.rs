@@ -28,7 +28,7 @@ impl Row<'_> {
 pub struct Field(pub Column, pub for<'a> fn(&Row<'a>) -> String);
 
 /// The columns after the parameter columns: the counts, then one per attempt outcome.
-pub const FIELDS: [Field; 25] = [
+pub const FIELDS: [Field; 26] = [
     Field(col("experiment", Text), |r| r.experiment.to_string()),
     Field(col("policy", Text), |r| r.policy.to_string()),
     Field(col("tool", Text), |r| r.tool.to_string()),
@@ -64,6 +64,7 @@ pub const FIELDS: [Field; 25] = [
     Field(col("outcome_conflict_version", Count), |r| {
         r.outcome("conflict_version")
     }),
+    Field(col("outcome_connect", Count), |r| r.outcome("connect")),
     Field(col("reads", Count), |r| r.sum.reads.to_string()),
     Field(col("writes", Count), |r| r.sum.writes.to_string()),
 ];

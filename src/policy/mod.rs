@@ -52,6 +52,12 @@ pub struct Policy {
     /// The longest a Retry-After the policy waits on is followed, jitter included (botocore
     /// clamps the server's word); `None`, as long as it says.
     pub retry_after_max: Option<Tick>,
+    /// The most a Retry-After the policy waits on may add to the backoff's own delay (the AWS
+    /// SDKs keep the server's word within [backoff, backoff + 5 s]); `None`, no such bound.
+    pub retry_after_over_backoff: Option<Tick>,
+    /// A 429 or 503 that names a wait is retried even where `retry_on` leaves its class out,
+    /// as urllib3 retries such a refusal whatever its status list says.
+    pub retry_after_retries: bool,
     /// After waiting on a Retry-After, the backoff starts its curve again from the first
     /// retry's, as gRPC does after server pushback.
     pub retry_after_resets: bool,

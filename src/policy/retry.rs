@@ -17,8 +17,14 @@ pub struct RetryOn(u16);
 const _: () = assert!(FailureClass::ALL.len() <= u16::BITS as usize);
 
 impl RetryOn {
+    /// Whether the set takes in `class`. A connect failure is a reset known never to have left
+    /// the client, so a set with `reset` takes it in too; `connect` alone takes in only that.
     pub fn contains(self, class: FailureClass) -> bool {
-        self.0 & bit(class) != 0
+        let bits = match class {
+            FailureClass::Connect => bit(class) | bit(FailureClass::Reset),
+            _ => bit(class),
+        };
+        self.0 & bits != 0
     }
 
     /// The classes either set retries.
@@ -26,10 +32,11 @@ impl RetryOn {
         RetryOn(self.0 | other.0)
     }
 
+    /// The classes listed, as a config writes them.
     pub fn classes(self) -> impl Iterator<Item = FailureClass> {
         FailureClass::ALL
             .into_iter()
-            .filter(move |c| self.contains(*c))
+            .filter(move |c| self.0 & bit(*c) != 0)
     }
 }
 

@@ -12,6 +12,12 @@ pub fn replay_is_safe(tool: &Tool, scope: KeyScope) -> bool {
     tool.kind == ToolKind::ReadOnly || tool.idempotent && scope == KeyScope::PerIntent
 }
 
+/// Whether a failure of `class` on `tool` may be sent again: a connection that failed sent
+/// nothing, so any call may be resent after it.
+pub fn may_resend(class: FailureClass, tool: &Tool, scope: KeyScope) -> bool {
+    class == FailureClass::Connect || replay_is_safe(tool, scope)
+}
+
 /// Whether a failure of this class leaves the outcome unknown: the call may have committed.
 pub fn is_ambiguous(class: FailureClass) -> bool {
     matches!(class, FailureClass::Reset | FailureClass::Timeout)

@@ -75,11 +75,13 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
         });
     // Refusals are rarer: most tools have none.
     let refusal = || prop_oneof![3 => Just(0.0), 1 => 0.0f64..0.5];
+    // A failed connection is a refusal's kin: rare, before anything is sent.
     let refusals = (
         refusal(),
         refusal(),
         refusal(),
         proptest::option::of(1u64..5_000),
+        refusal(),
     );
     (
         (0.0f64..1.0, 0.0f64..1.0, 0.0f64..1.0, 0.0f64..0.95),
@@ -92,9 +94,9 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                 (a, e, b, total),
                 (request, service, reply),
                 (signal, kind, idempotent),
-                ((workers, line), outages, (t, f, i, retry_after)),
+                ((workers, line), outages, (t, f, i, retry_after, c)),
             )| {
-                let scale = total / (a + e + b + t + f + i).max(1e-9);
+                let scale = total / (a + e + b + t + f + i + c).max(1e-9);
                 Tool {
                     name: format!("tool{index}"),
                     kind,
@@ -106,6 +108,7 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                         throttled: t * scale,
                         forbidden: f * scale,
                         invalid: i * scale,
+                        connect_failure: c * scale,
                         retry_after: retry_after.map(Tick),
                     },
                     loss_seen_as: signal,
@@ -189,10 +192,11 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
         (1u32..6).prop_map(Attempts::AtMost),
         Just(Attempts::Unlimited)
     ];
-    let retry_on =
-        (any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(reset, errors, late)| {
+    let retry_on = (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
+        |(reset, errors, late, connect)| {
             let classes = [
                 (reset, FailureClass::Reset),
+                (connect, FailureClass::Connect),
                 (errors, FailureClass::ServerError),
                 (late, FailureClass::Timeout),
             ];
@@ -201,7 +205,8 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                 .filter(|(on, _)| *on)
                 .map(|(_, c)| c)
                 .collect::<RetryOn>()
-        });
+        },
+    );
     let timeout = prop_oneof![
         Just(Wait::None),
         (1u64..20_000).prop_map(|t| Wait::Fixed(Tick(t)))
@@ -334,6 +339,8 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     retry_after_jitter: Tick::ZERO,
                     retry_after_max: None,
                     retry_after_resets: false,
+                    retry_after_over_backoff: None,
+                    retry_after_retries: false,
                     throttle_backoff: None,
                     breaker,
                     retry_budget,

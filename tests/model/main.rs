@@ -4,6 +4,7 @@
 
 mod amplification;
 mod common;
+mod connect;
 mod contention;
 mod experiments;
 mod gates;

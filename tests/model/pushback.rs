@@ -3,6 +3,8 @@
 //! and restarting the backoff's curve (gRPC), each seen in the gaps between one intent's
 //! attempts; and a backoff of its own after a throttle (botocore).
 
+use retrysim::metrics::{Status, StopReason};
+
 use crate::common::{experiment, traced};
 
 /// Exponential backoff from 100 ms, without jitter.
@@ -92,5 +94,43 @@ fn a_throttle_can_have_a_backoff_of_its_own() {
     assert_eq!(
         gaps("throttle_backoff = { initial_delay = \"1s\", jitter = \"none\" }"),
         [1000, 100]
+    );
+}
+
+/// The AWS SDKs keep a Retry-After within [backoff, backoff + 5 s]: the server's 1 s over the
+/// 200 ms backoff is cut to 200 + 300 ms by a 300 ms bound, and a wait under the backoff is
+/// still raised to it.
+#[test]
+fn a_retry_after_can_be_bounded_over_the_backoff() {
+    let over = "retry_after_over_backoff = \"300ms\"";
+    assert_eq!(gaps(SHORT, over), [100, 200, 700, 800]);
+    assert_eq!(gaps(LONG, over), [10_000, 20_000, 40_000, 60_000]);
+}
+
+/// urllib3 retries a 429 or 503 that carries Retry-After whatever its status list says, and
+/// only those: a 429 naming a wait is retried under `retry_on = ["5xx"]` with
+/// `retry_after_retries`, and one naming none is not.
+#[test]
+fn a_refusal_that_names_a_wait_can_be_retried_for_it() {
+    let story = |retry_after: &str, rules: &str| {
+        let exp = experiment(&format!(
+            "name = \"p\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"t\"\nscript = [\n\
+             {{ outcome = \"429\", after = \"10ms\"{retry_after} }},\n\
+             {{ outcome = \"ok\", after = \"10ms\" }}]\n[[policy]]\nname = \"p\"\n\
+             max_attempts = 3\nretry_on = [\"5xx\"]\n{rules}\n"
+        ));
+        let (record, attempts) = traced(&exp, 0).remove(0);
+        (record.status, attempts.len())
+    };
+    let named = ", retry_after = \"1s\"";
+    let retries = "retry_after = \"replace\"\nretry_after_retries = true";
+    assert_eq!(story(named, retries), (Status::Succeeded, 2));
+    assert_eq!(
+        story("", retries),
+        (Status::Stopped(StopReason::NotRetryable), 1)
+    );
+    assert_eq!(
+        story(named, ""),
+        (Status::Stopped(StopReason::NotRetryable), 1)
     );
 }

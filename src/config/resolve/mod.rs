@@ -241,6 +241,12 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
     if p.retry_after_resets {
         t.insert("retry_after_resets".into(), true.into());
     }
+    if let Some(over) = p.retry_after_over_backoff {
+        t.insert("retry_after_over_backoff".into(), duration(over));
+    }
+    if p.retry_after_retries {
+        t.insert("retry_after_retries".into(), true.into());
+    }
     if p.scope != GateScope::Tool {
         t.insert("scope".into(), p.scope.name().into());
     }

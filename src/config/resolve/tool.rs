@@ -125,6 +125,10 @@ pub(super) fn tool(t: &Tool) -> Value {
         if t.slowdown > Tick::ZERO {
             table.insert("slowdown".into(), duration(t.slowdown));
         }
+        // Written only where set, so configs from before the key read back unchanged.
+        if t.faults.connect_failure > 0.0 {
+            table.insert("connect_failure".into(), t.faults.connect_failure.into());
+        }
         if let Some(wait) = t.faults.retry_after {
             table.insert("retry_after".into(), duration(wait));
         }
@@ -137,6 +141,7 @@ pub(super) fn tool(t: &Tool) -> Value {
                 "throttled",
                 "forbidden",
                 "invalid",
+                "connect_failure",
                 "request_latency",
                 "service_time",
                 "reply_latency",

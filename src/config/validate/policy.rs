@@ -171,6 +171,21 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
                 Some(check.duration(v, &format!("{path}.retry_after_max"))?)
             }
         },
+        retry_after_over_backoff: match &raw.retry_after_over_backoff {
+            None => None,
+            Some(v) => {
+                let key = "retry_after_over_backoff";
+                waits_on_retry_after(check, v.span(), key, retry_after, path)?;
+                Some(check.duration(v, &format!("{path}.{key}"))?)
+            }
+        },
+        retry_after_retries: match &raw.retry_after_retries {
+            None => false,
+            Some(v) => {
+                waits_on_retry_after(check, v.span(), "retry_after_retries", retry_after, path)?;
+                *v.get_ref()
+            }
+        },
         throttle_backoff: match &raw.throttle_backoff {
             None => None,
             Some(b) => Some(backoff(

@@ -23,6 +23,7 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
         throttled: p(&raw.throttled, "throttled")?,
         forbidden: p(&raw.forbidden, "forbidden")?,
         invalid: p(&raw.invalid, "invalid")?,
+        connect_failure: p(&raw.connect_failure, "connect_failure")?,
         retry_after: match &raw.retry_after {
             None => None,
             Some(v) => Some(check.duration(v, &format!("{path}.retry_after"))?),
@@ -34,7 +35,7 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             spanned.span(),
             path,
             format!(
-                "request_loss + server_error + reply_loss + throttled + forbidden + invalid = {total}, more than 1"
+                "request_loss + server_error + reply_loss + throttled + forbidden + invalid + connect_failure = {total}, more than 1"
             ),
             "probabilities of the ways an attempt ends that add up to at most 1",
         );
@@ -260,6 +261,10 @@ pub(super) fn script(
         ("throttled", raw.throttled.as_ref().map(Spanned::span)),
         ("forbidden", raw.forbidden.as_ref().map(Spanned::span)),
         ("invalid", raw.invalid.as_ref().map(Spanned::span)),
+        (
+            "connect_failure",
+            raw.connect_failure.as_ref().map(Spanned::span),
+        ),
         ("retry_after", raw.retry_after.as_ref().map(Spanned::span)),
         (
             "request_latency",

@@ -20,6 +20,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             (Reply::Failed(FailureClass::ServerError), _) => Outcome::ServerError,
             (Reply::Failed(FailureClass::Reset), Fate::LostRequest) => Outcome::LostRequest,
             (Reply::Failed(FailureClass::Reset), _) => Outcome::LostReply,
+            (Reply::Failed(FailureClass::Connect), _) => Outcome::ConnectFailed,
             (Reply::Failed(class), _) => Outcome::Refused(class),
         };
         intent.settle(at.attempt, outcome, now);

@@ -8,7 +8,7 @@ use crate::metrics::{AttemptRecord, IntentRecord, Lookup, Status, StopReason};
 use crate::model::FailureClass;
 use crate::policy::gate::{Ask, Moment};
 use crate::policy::reconcile::{self, Answer};
-use crate::policy::{Jitter, Previous, RetryAfter, RetryDecision, safety};
+use crate::policy::{Jitter, Previous, Retry, RetryAfter, RetryDecision, safety};
 use crate::sim::slab::Handle;
 use crate::time::Tick;
 use crate::variate::{happens, integer_in};
@@ -118,7 +118,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let retried = (0..policy.depth()).any(|l| policy.retry_of(l).retry_on.contains(class));
         if policy.safety_gate
             && retried
-            && !safety::replay_is_safe(&self.tools[intent.tool], policy.key)
+            && !safety::may_resend(class, &self.tools[intent.tool], policy.key)
         {
             return Err(if safety::is_ambiguous(class) {
                 StopReason::NeedsReconciliation
@@ -126,7 +126,21 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 StopReason::NotRetryable
             });
         }
-        let (layer, retry) = match intent.retry.tries.decide(|l| *policy.retry_of(l), class) {
+        // A refusal that names a wait may be retried for saying so.
+        let told = retry_after.is_some()
+            && policy.retry_after_retries
+            && matches!(class, FailureClass::Throttled | FailureClass::Overloaded);
+        let rule = |l: usize| {
+            let rule = *policy.retry_of(l);
+            match told {
+                true => Retry {
+                    retry_on: rule.retry_on.union([class].into_iter().collect()),
+                    ..rule
+                },
+                false => rule,
+            }
+        };
+        let (layer, retry) = match intent.retry.tries.decide(rule, class) {
             Ok(next) => next,
             Err(RetryDecision::NotRetryable) if class == FailureClass::Conflict => {
                 return Err(StopReason::IdempotencyConflict);
@@ -169,7 +183,14 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             None => None,
             Some(wait) => {
                 let jittered = wait.after(self.retry_after_jitter(id, retries));
-                Some(jittered.min(policy.retry_after_max.unwrap_or(Tick::MAX)))
+                let over = policy
+                    .retry_after_over_backoff
+                    .map_or(Tick::MAX, |o| backoff_delay.after(o));
+                Some(
+                    jittered
+                        .min(policy.retry_after_max.unwrap_or(Tick::MAX))
+                        .min(over),
+                )
             }
         };
         let delay = match (policy.retry.retry_after, asked) {

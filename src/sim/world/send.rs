@@ -80,6 +80,13 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 },
             ),
             (Fate::LostRequest, LossSignal::Silence) => {}
+            (Fate::ConnectFailed, _) => sched.schedule_in(
+                draw.request,
+                Event::Reply {
+                    at,
+                    reply: Reply::Failed(FailureClass::Connect),
+                },
+            ),
             _ => {
                 to_server(&mut self.in_flight, intent);
                 if tool.kind == ToolKind::Record {

@@ -150,7 +150,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Fate::VersionConflict => Reply::Failed(FailureClass::VersionConflict),
             Fate::Forbidden => Reply::Failed(FailureClass::Forbidden),
             Fate::Invalid => Reply::Failed(FailureClass::Invalid),
-            Fate::LostRequest => unreachable!("a lost request never reaches the server"),
+            Fate::LostRequest | Fate::ConnectFailed => {
+                unreachable!("a request that never left never reaches the server")
+            }
             Fate::LostReply | Fate::Delivered => {
                 let tool = &self.tools[tool];
                 // A receiver that does not honour keys commits whatever key comes.
