@@ -7,6 +7,7 @@ mod check;
 mod error;
 mod latency;
 mod path;
+mod preset;
 mod raw;
 mod resolve;
 mod validate;

@@ -8,7 +8,7 @@
 use serde::Deserialize;
 use toml::{Spanned, Value};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub name: Spanned<String>,
@@ -28,7 +28,7 @@ pub struct Config {
     pub sweep: Option<Spanned<Sweep>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Workload {
     pub tasks: Option<Spanned<u64>>,
@@ -43,7 +43,7 @@ pub struct Workload {
 }
 
 /// One point of `[[workload.rate]]`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RatePoint {
     pub at: Spanned<Value>,
@@ -51,7 +51,7 @@ pub struct RatePoint {
     pub ramp: Option<Spanned<bool>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Tool {
     pub name: Spanned<String>,
@@ -89,7 +89,7 @@ pub struct Tool {
 }
 
 /// `{ per_second = 10, burst = 20, scope = "tool" }`: a token bucket in front of a tool.
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimit {
     pub per_second: Spanned<f64>,
@@ -99,7 +99,7 @@ pub struct RateLimit {
 }
 
 /// `{ from = "30s", until = "40s", fraction = 0.5 }`: a window of reduced capacity.
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct CapacityWindow {
     pub from: Spanned<Value>,
@@ -108,7 +108,7 @@ pub struct CapacityWindow {
 }
 
 /// `{ from = "10s", until = "40s", mode = "fail_fast" }`: a window in which a tool is down.
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Outage {
     pub from: Spanned<Value>,
@@ -117,7 +117,7 @@ pub struct Outage {
 }
 
 /// `{ outcome = "5xx", after = 6 }`: one listed outcome of a scripted tool.
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptStep {
     pub outcome: Spanned<String>,
@@ -126,7 +126,7 @@ pub struct ScriptStep {
 }
 
 /// `{ dist = "...", ... }`: which other keys apply depends on `dist`, checked in validation.
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Latency {
     pub dist: Spanned<String>,
@@ -143,7 +143,7 @@ pub struct Latency {
     pub sd: Option<Spanned<Value>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Policy {
     pub name: Spanned<String>,
@@ -177,10 +177,11 @@ pub struct Policy {
     pub layers: Option<Spanned<Vec<Spanned<Layer>>>>,
     pub reset_each_layer: Option<Spanned<bool>>,
     pub concurrency: Option<Spanned<Concurrency>>,
+    pub preset: Option<Spanned<super::preset::Preset>>,
 }
 
 /// `concurrency = { limit = 4, kind = "aimd", queue = 16, ... }`: a limit on calls in flight.
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Concurrency {
     pub kind: Option<Spanned<String>>,
@@ -193,7 +194,7 @@ pub struct Concurrency {
 }
 
 /// One element of `layers`: a retry layer, outermost first.
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Layer {
     pub name: Spanned<String>,
@@ -202,7 +203,7 @@ pub struct Layer {
     pub backoff: Option<Spanned<Backoff>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Backoff {
     pub kind: Option<Spanned<String>>,
@@ -218,7 +219,7 @@ pub struct Backoff {
     pub count_from: Option<Spanned<u32>>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Output {
     #[serde(default)]
@@ -231,7 +232,7 @@ pub struct Output {
 }
 
 /// `[sweep]`: the axes to vary and how to combine them.
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Sweep {
     pub mode: Option<Spanned<String>>,
@@ -240,7 +241,7 @@ pub struct Sweep {
 }
 
 /// `[[sweep.axis]]`: a key path with a list of `values`, or a `start`, `stop`, `step` range.
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Axis {
     pub path: Spanned<String>,
@@ -252,7 +253,7 @@ pub struct Axis {
 
 /// `breaker = { ... }`: a circuit breaker per tool; which trip rule applies depends on the keys
 /// given, checked in validation.
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Breaker {
     pub refuses: Option<Spanned<String>>,
@@ -266,7 +267,7 @@ pub struct Breaker {
 }
 
 /// `retry_budget = { kind = "token_bucket", ... }`: which keys apply depends on `kind`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RetryBudget {
     pub kind: Spanned<String>,
@@ -288,7 +289,7 @@ pub struct RetryBudget {
 }
 
 /// `admission = { reserve, min_attempt, timeout_cap }`: cooperative admission.
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Admission {
     pub reserve: Spanned<Value>,

@@ -24,14 +24,14 @@ fn backoff(backoff: &str) -> Backoff {
 }
 
 /// Delays before retries 1..=5, in milliseconds, of a backoff without jitter.
-fn schedule(b: &Backoff) -> Vec<u64> {
+pub fn schedule(b: &Backoff) -> Vec<u64> {
     (1..=5)
         .map(|n| b.delay(n, Previous::default(), 0).0 / 1000)
         .collect()
 }
 
 /// `draws` delays before retry `n`, in ticks, from a jitter stream.
-fn draws(b: &Backoff, n: u32, count: usize) -> Vec<u64> {
+pub fn draws(b: &Backoff, n: u32, count: usize) -> Vec<u64> {
     let mut rng = Streams {
         seed: 5,
         point: 0,

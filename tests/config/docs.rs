@@ -43,6 +43,11 @@ name = "a"
 name = "p"
 "#;
 
+/// The base config with `line` in its policy.
+fn policy_with(line: &str) -> String {
+    BASE.replace("name = \"p\"", &format!("name = \"p\"\n{line}"))
+}
+
 #[test]
 fn every_config_key_is_documented() {
     let doc = read("configs/README.md");
@@ -76,6 +81,22 @@ fn every_config_key_is_documented() {
         BASE.replace(
             "name = \"p\"",
             "name = \"p\"\nlayers = [{ name = \"x\", zzz = 1 }]",
+        ),
+        policy_with("preset = { zzz = 1 }"),
+        policy_with("preset.urllib3 = { zzz = 1 }"),
+        policy_with("preset.tenacity = { zzz = 1 }"),
+        policy_with("preset.tenacity = { wait_exponential = { zzz = 1 } }"),
+        policy_with("preset.tenacity = { wait_exponential_jitter = { zzz = 1 } }"),
+        policy_with("preset.botocore = { zzz = 1 }"),
+        policy_with("preset.polly = { zzz = 1 }"),
+        policy_with("preset.resilience4j = { zzz = 1 }"),
+        policy_with("preset.envoy = { zzz = 1 }"),
+        policy_with("preset.envoy = { retry_back_off = { base_interval = \"1s\", zzz = 1 } }"),
+        policy_with(
+            "preset.envoy = { rate_limited_retry_back_off = { reset_headers = [], zzz = 1 } }",
+        ),
+        policy_with(
+            "preset.envoy = { rate_limited_retry_back_off = { reset_headers = [{ name = \"x\", zzz = 1 }] } }",
         ),
         format!("{BASE}[output]\nzzz = 1"),
         format!("{BASE}[sweep]\nzzz = 1\n[[sweep.axis]]\npath = \"seed\""),

@@ -4,6 +4,7 @@ mod backoffs;
 mod changes;
 mod docs;
 mod load;
+mod presets;
 mod reading;
 mod resolved;
 mod sweeps;

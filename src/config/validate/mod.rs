@@ -114,13 +114,12 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         let path = format!("policy[{i}]");
         let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
         check.unique(&names, &p.get_ref().name, &format!("{path}.name"))?;
-        let mut policy = policy(&check, p.get_ref(), &path)?;
+        // A preset's rules are written into the policy first, and read as if written there.
+        let expanded = crate::config::preset::expand(&check, p.get_ref(), &path)?;
+        let raw = expanded.as_ref().unwrap_or(p.get_ref());
+        let mut policy = policy(&check, raw, &path)?;
         if policy.lookup_before_retry && policy.key != KeyScope::PerIntent {
-            let span = p
-                .get_ref()
-                .idempotency_key
-                .as_ref()
-                .map_or(p.span(), |k| k.span());
+            let span = raw.idempotency_key.as_ref().map_or(p.span(), |k| k.span());
             return check.error_allowing(
                 span,
                 &format!("{path}.lookup_before_retry"),
@@ -129,10 +128,9 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
                 "idempotency_key = \"per_intent\" with lookup_before_retry",
             );
         }
-        if let Some(list) = &p.get_ref().calls {
+        if let Some(list) = &raw.calls {
             policy.calls = Some(calls(&check, list, &format!("{path}.calls"), &tools)?);
         }
-        let raw = p.get_ref();
         let called = policy.calls.as_ref().unwrap_or(&workload.calls);
         policy.waits = match policy.resolve_waits(&tools, called) {
             Ok(waits) => waits,
@@ -161,7 +159,7 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
                 );
             }
         }
-        refuse_endless_retries(&check, p.get_ref(), &path, &policy, &workload, &tools)?;
+        refuse_endless_retries(&check, raw, &path, &policy, &workload, &tools)?;
         policies.push(policy);
     }
 

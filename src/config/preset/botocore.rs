@@ -1,0 +1,130 @@
+//! botocore's `Config(retries={...})`, with its keys and the retry modes' defaults.
+//!
+//! `max_attempts` here counts retries (botocore's `retries` dict), `total_max_attempts` every
+//! attempt. Every mode retries failed connections, dropped connections, timeouts, 500/502/503/504
+//! and throttles.
+//! - `legacy`: 5 attempts, `U[0, 1) · 2^(n−1)` seconds, no cap and no quota.
+//! - `standard` before the 2026 behaviour: 3 attempts, `min(U[0, 1) · 2^(n−1) s, 20 s)`; a quota of
+//!   500 tokens, a retry costing 5 (10 after a timeout), a first-try success adding 1.
+//! - `standard` today (`new_retries_2026`, the current default): 3 attempts;
+//!   `U[0, 1) · min(50 ms · 2^(n−1), 20 s)`, from 1 s after a throttle; a retry costing 14, 5
+//!   after a throttle; `x-amz-retry-after` honoured within [backoff, backoff + 5 s].
+//! - `adaptive` adds a client-side send-rate limiter, which retrysim does not model: refused.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{Attempts, Budget, Curve, Rules};
+use crate::config::check::{Check, Result};
+use crate::model::FailureClass;
+use crate::policy::{Cap, Jitter, RetryAfter};
+use crate::time::{TICKS_PER_SECOND, Tick};
+
+/// `retries = { mode, max_attempts, total_max_attempts }`, and `new_retries_2026`: whether the
+/// SDKs' 2026 retry behaviour is on (`AWS_NEW_RETRIES_2026`), as it is by default now.
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Retries {
+    mode: Option<Spanned<String>>,
+    max_attempts: Option<Spanned<u32>>,
+    total_max_attempts: Option<Spanned<u32>>,
+    new_retries_2026: Option<Spanned<bool>>,
+}
+
+const SECOND: u64 = TICKS_PER_SECOND;
+const MAX_BACKOFF: Tick = Tick(20 * SECOND);
+
+pub(super) fn expand(check: &Check, settings: &Spanned<Retries>, path: &str) -> Result<Rules> {
+    let r = settings.get_ref();
+    let at = |key: &str| format!("{path}.{key}");
+    let new = r.new_retries_2026.as_ref().is_none_or(|v| *v.get_ref());
+    let mode = r
+        .mode
+        .as_ref()
+        .map_or(if new { "standard" } else { "legacy" }, |m| m.get_ref());
+    let legacy = match mode {
+        "legacy" => true,
+        "standard" => false,
+        "adaptive" => {
+            let m = r.mode.as_ref().expect("only a written mode is adaptive");
+            return check.error_allowing(
+                m.span(),
+                &at("mode"),
+                "adaptive mode adds a client-side send-rate limiter that can delay first attempts, which retrysim does not model".into(),
+                "\"standard\" (the same retries and quota without the limiter) or \"legacy\"",
+            );
+        }
+        other => {
+            let m = r.mode.as_ref().expect("only a written mode is unknown");
+            return check.error_allowing(
+                m.span(),
+                &at("mode"),
+                format!("\"{other}\" is not a botocore retry mode"),
+                "\"legacy\", \"standard\" or \"adaptive\"",
+            );
+        }
+    };
+    let attempts = match (&r.max_attempts, &r.total_max_attempts) {
+        (Some(_), Some(total)) => {
+            return check.error_allowing(
+                total.span(),
+                &at("total_max_attempts"),
+                "botocore takes one of max_attempts (retries) and total_max_attempts".into(),
+                "one of the two",
+            );
+        }
+        (Some(retries), None) => *retries.get_ref() + 1,
+        (None, Some(total)) if *total.get_ref() == 0 => {
+            return check.error_allowing(
+                total.span(),
+                &at("total_max_attempts"),
+                "the first attempt is always made".into(),
+                "1 or more, counting the first attempt",
+            );
+        }
+        (None, Some(total)) => *total.get_ref(),
+        (None, None) if legacy => 5,
+        (None, None) => 3,
+    };
+    let retry_on = vec![
+        FailureClass::Connect,
+        FailureClass::Reset,
+        FailureClass::Timeout,
+        FailureClass::ServerError,
+        FailureClass::Overloaded,
+        FailureClass::Throttled,
+    ];
+    let full = |initial: u64, max: Option<Tick>, cap: Cap| Curve {
+        max,
+        cap,
+        jitter: Jitter::Full,
+        ..Curve::exponential(Tick(initial), 2.0)
+    };
+    let mut rules = Rules {
+        max_attempts: Some(Attempts::AtMost(attempts)),
+        retry_on: Some(retry_on),
+        retry_after: Some(RetryAfter::Ignore),
+        ..Rules::default()
+    };
+    if legacy {
+        rules.backoff = Some(full(SECOND, None, Cap::BeforeJitter));
+    } else if new {
+        rules.backoff = Some(full(SECOND / 20, Some(MAX_BACKOFF), Cap::BeforeJitter));
+        rules.throttle_backoff = Some(full(SECOND, Some(MAX_BACKOFF), Cap::BeforeJitter));
+        rules.retry_budget = Some(Budget::AwsStandard {
+            retry_cost: 14.0,
+            timeout_cost: 14.0,
+            throttle_cost: Some(5.0),
+        });
+        rules.retry_after = Some(RetryAfter::Honour);
+        rules.retry_after_over_backoff = Some(Tick(5 * SECOND));
+    } else {
+        rules.backoff = Some(full(SECOND, Some(MAX_BACKOFF), Cap::AfterJitter));
+        rules.retry_budget = Some(Budget::AwsStandard {
+            retry_cost: 5.0,
+            timeout_cost: 10.0,
+            throttle_cost: None,
+        });
+    }
+    Ok(rules)
+}

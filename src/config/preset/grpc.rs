@@ -1,0 +1,255 @@
+//! A gRPC service config (gRFC A6), pasted as its JSON: one `methodConfig` entry's
+//! `retryPolicy` and `timeout`, and `retryThrottling`.
+//!
+//! - `maxAttempts` counts the first attempt; above 5 it is silently 5, as gRPC clients cap it.
+//! - The n-th retry waits `min(initialBackoff · backoffMultiplier^(n−1), maxBackoff)` times
+//!   U[0.8, 1.2] (A6 as revised in 2024).
+//! - Server pushback replaces the backoff and restarts its curve.
+//! - `retryableStatusCodes` are read through the status a retrysim failure arrives as:
+//!   - UNAVAILABLE: a failed or dropped connection, a 5xx, a full line (503);
+//!   - RESOURCE_EXHAUSTED: a throttle (429);
+//!   - DEADLINE_EXCEEDED: an attempt's timeout;
+//!   - ABORTED: a stale version;
+//!   - PERMISSION_DENIED: a 403;
+//!   - ALREADY_EXISTS: a key held with another payload;
+//!   - INVALID_ARGUMENT: another 4xx.
+//!
+//!   A code no retrysim failure arrives as changes nothing.
+//! - `timeout` is the call's deadline, across every attempt.
+//! - `retryThrottling` is a token bucket debited by retryable failures only.
+//! - `hedgingPolicy` is refused: gRPC sends its k-th hedge at k · hedgingDelay, and at once after
+//!   a non-fatal status, while retrysim's `hedge_delay` sends one hedge per attempt.
+
+use serde_json::Value as Json;
+use toml::Spanned;
+
+use super::status::grpc_status;
+use super::{Attempts, Budget, Curve, Rules};
+use crate::config::check::{Check, Result};
+use crate::policy::{Jitter, RetryAfter};
+use crate::time::{Tick, parse_duration};
+
+/// The most attempts a gRPC client makes, whatever the config says.
+const MAX_ATTEMPTS: u64 = 5;
+
+/// Service config fields that do not bear on retries: read past, not refused.
+const OTHER_TOP: [&str; 3] = [
+    "loadBalancingConfig",
+    "loadBalancingPolicy",
+    "healthCheckConfig",
+];
+const OTHER_METHOD: [&str; 4] = [
+    "name",
+    "waitForReady",
+    "maxRequestMessageBytes",
+    "maxResponseMessageBytes",
+];
+
+/// Reads one JSON value after another, each problem an error at the preset, by its JSON path.
+struct Reader<'a> {
+    check: &'a Check<'a>,
+    span: std::ops::Range<usize>,
+    path: &'a str,
+}
+
+impl Reader<'_> {
+    fn fail<T>(&self, at: &str, why: String, allowed: &str) -> Result<T> {
+        self.check.error_allowing(
+            self.span.clone(),
+            self.path,
+            format!("{at}: {why}"),
+            allowed,
+        )
+    }
+
+    fn object<'j>(
+        &self,
+        v: &'j Json,
+        at: &str,
+        known: &[&str],
+    ) -> Result<&'j serde_json::Map<String, Json>> {
+        let Some(map) = v.as_object() else {
+            return self.fail(
+                at,
+                format!("expected an object, found {v}"),
+                "a JSON object",
+            );
+        };
+        if let Some(key) = map.keys().find(|k| !known.contains(&k.as_str())) {
+            return self.fail(
+                &format!("{at}.{key}"),
+                "not a field gRPC's service config has here".into(),
+                &known.join(", "),
+            );
+        }
+        Ok(map)
+    }
+
+    /// A protobuf JSON duration: seconds with an `s` ("0.1s").
+    fn duration(&self, v: Option<&Json>, at: &str) -> Result<Tick> {
+        let text = v.and_then(Json::as_str).unwrap_or_default();
+        match text.strip_suffix('s').map(|_| parse_duration(text)) {
+            Some(Ok(t)) if t > Tick::ZERO => Ok(t),
+            _ => self.fail(
+                at,
+                format!(
+                    "{} is not a positive duration",
+                    v.map_or("nothing".into(), Json::to_string)
+                ),
+                "a string of seconds ending in s, like \"0.1s\"",
+            ),
+        }
+    }
+
+    fn number(&self, v: Option<&Json>, at: &str) -> Result<f64> {
+        match v.and_then(Json::as_f64) {
+            Some(x) if x.is_finite() && x > 0.0 => Ok(x),
+            _ => self.fail(
+                at,
+                format!(
+                    "{} is not a positive number",
+                    v.map_or("nothing".into(), Json::to_string)
+                ),
+                "a number above 0",
+            ),
+        }
+    }
+}
+
+pub(super) fn expand(check: &Check, text: &Spanned<String>, path: &str) -> Result<Rules> {
+    let read = Reader {
+        check,
+        span: text.span(),
+        path,
+    };
+    let config: Json = match serde_json::from_str(text.get_ref()) {
+        Ok(v) => v,
+        Err(e) => {
+            return read.fail(
+                &format!("JSON line {} column {}", e.line(), e.column()),
+                e.to_string(),
+                "a gRPC service config as JSON text, in a TOML string ('''…''')",
+            );
+        }
+    };
+    let mut known = vec!["methodConfig", "retryThrottling"];
+    known.extend(OTHER_TOP);
+    let top = read.object(&config, "$", &known)?;
+    let methods = top.get("methodConfig").and_then(Json::as_array);
+    let method = match methods.map(Vec::as_slice) {
+        Some([one]) => one,
+        _ => {
+            return read.fail(
+                "$.methodConfig",
+                "retrysim applies one method's config to a policy".into(),
+                "a methodConfig of one entry: the method simulated",
+            );
+        }
+    };
+    let at = "$.methodConfig[0]";
+    let mut known = vec!["retryPolicy", "hedgingPolicy", "timeout"];
+    known.extend(OTHER_METHOD);
+    let entry = read.object(method, at, &known)?;
+    if entry.contains_key("hedgingPolicy") {
+        return read.fail(
+            &format!("{at}.hedgingPolicy"),
+            "gRPC sends its k-th hedge at k · hedgingDelay, and the next at once after a non-fatal status; retrysim's hedge_delay sends one hedge per attempt".into(),
+            "a retryPolicy; or hedge_delay and max_attempts written as retrysim's, without the preset",
+        );
+    }
+    let Some(policy) = entry.get("retryPolicy") else {
+        return read.fail(at, "no retryPolicy".into(), "a retryPolicy");
+    };
+    let at = format!("{at}.retryPolicy");
+    let fields = [
+        "maxAttempts",
+        "initialBackoff",
+        "maxBackoff",
+        "backoffMultiplier",
+        "retryableStatusCodes",
+    ];
+    let p = read.object(policy, &at, &fields)?;
+    let field = |k: &str| format!("{at}.{k}");
+    let attempts = match p.get("maxAttempts").and_then(Json::as_u64) {
+        Some(n) if n >= 2 => n.min(MAX_ATTEMPTS) as u32,
+        _ => {
+            return read.fail(
+                &field("maxAttempts"),
+                "gRPC needs 2 or more".into(),
+                "a whole number ≥ 2 counting the first attempt (5 at most are made)",
+            );
+        }
+    };
+    let initial = read.duration(p.get("initialBackoff"), &field("initialBackoff"))?;
+    let max = read.duration(p.get("maxBackoff"), &field("maxBackoff"))?;
+    if max < initial {
+        return read.fail(
+            &field("maxBackoff"),
+            format!("{max} caps every wait below initialBackoff ({initial}), which retrysim's curves cannot start from"),
+            "maxBackoff ≥ initialBackoff",
+        );
+    }
+    let growth = read.number(p.get("backoffMultiplier"), &field("backoffMultiplier"))?;
+    if growth < 1.0 {
+        return read.fail(
+            &field("backoffMultiplier"),
+            format!("{growth} shrinks the backoff, and retrysim's curves never shrink"),
+            "a number ≥ 1",
+        );
+    }
+    let codes = match p.get("retryableStatusCodes").and_then(Json::as_array) {
+        Some(codes) if !codes.is_empty() => codes,
+        _ => {
+            return read.fail(
+                &field("retryableStatusCodes"),
+                "gRPC needs a list of one or more codes".into(),
+                "a list of status codes, like [\"UNAVAILABLE\"]",
+            );
+        }
+    };
+    let mut retry_on = Vec::new();
+    for (i, code) in codes.iter().enumerate() {
+        let Some(classes) = grpc_status(code) else {
+            return read.fail(
+                &format!("{}[{i}]", field("retryableStatusCodes")),
+                format!("{code} is not a gRPC status code"),
+                "a code's name (\"UNAVAILABLE\") or number (14)",
+            );
+        };
+        for &c in classes {
+            if !retry_on.contains(&c) {
+                retry_on.push(c);
+            }
+        }
+    }
+    let deadline = match entry.get("timeout") {
+        None => None,
+        Some(t) => Some(read.duration(Some(t), "$.methodConfig[0].timeout")?),
+    };
+    let throttling = match top.get("retryThrottling") {
+        None => None,
+        Some(t) => {
+            let at = "$.retryThrottling";
+            let t = read.object(t, at, &["maxTokens", "tokenRatio"])?;
+            Some(Budget::TokenBucket {
+                max_tokens: read.number(t.get("maxTokens"), &format!("{at}.maxTokens"))?,
+                token_ratio: read.number(t.get("tokenRatio"), &format!("{at}.tokenRatio"))?,
+            })
+        }
+    };
+    Ok(Rules {
+        max_attempts: Some(Attempts::AtMost(attempts)),
+        retry_on: Some(retry_on),
+        backoff: Some(Curve {
+            max: Some(max),
+            jitter: Jitter::Proportional,
+            jitter_factor: Some(0.2),
+            ..Curve::exponential(initial, growth)
+        }),
+        retry_after: Some(RetryAfter::Replace),
+        retry_after_resets: true,
+        retry_budget: throttling,
+        deadline,
+        ..Rules::default()
+    })
+}

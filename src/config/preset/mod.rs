@@ -1,0 +1,378 @@
+//! Presets: a retry library's settings in its own words — its names, its counting, its
+//! defaults — expanded into retrysim's rules before the policy is read, so the manifest's
+//! `[resolved]` table shows what each library does, key by key.
+//!
+//! `preset.<library> = { … }` in a `[[policy]]` names one library. Each module holds one
+//! library: its settings as the library spells them, and the expansion. A setting whose rule
+//! retrysim cannot express exactly is refused where it is written, never approximated.
+
+mod botocore;
+mod envoy;
+mod grpc;
+mod polly;
+mod resilience4j;
+mod status;
+mod tenacity;
+mod urllib3;
+
+use std::ops::Range;
+
+use serde::Deserialize;
+use toml::{Spanned, Value};
+
+use super::check::{Check, Result};
+use super::raw;
+use crate::model::FailureClass;
+use crate::policy::{Cap, FirstRetry, Growth, Jitter, RetryAfter};
+use crate::time::{TICKS_PER_SECOND, Tick};
+
+/// `preset = { <library> = { … } }`: exactly one library's settings.
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Preset {
+    pub urllib3: Option<Spanned<urllib3::Retry>>,
+    pub tenacity: Option<Spanned<tenacity::Retrying>>,
+    pub botocore: Option<Spanned<botocore::Retries>>,
+    /// A gRPC service config, pasted as its JSON text.
+    pub grpc: Option<Spanned<String>>,
+    pub polly: Option<Spanned<polly::RetryStrategyOptions>>,
+    pub resilience4j: Option<Spanned<resilience4j::RetryConfig>>,
+    pub envoy: Option<Spanned<envoy::RetryPolicy>>,
+}
+
+/// What a library's settings come to in retrysim's keys; `None` leaves a key to the policy.
+#[derive(Default)]
+struct Rules {
+    max_attempts: Option<Attempts>,
+    retry_on: Option<Vec<FailureClass>>,
+    backoff: Option<Curve>,
+    throttle_backoff: Option<Curve>,
+    retry_after: Option<RetryAfter>,
+    retry_after_max: Option<Tick>,
+    retry_after_over_backoff: Option<Tick>,
+    retry_after_retries: bool,
+    retry_after_resets: bool,
+    retry_budget: Option<Budget>,
+    timeout: Option<Tick>,
+    deadline: Option<Tick>,
+}
+
+/// A cap on attempts, counting the first.
+#[derive(Clone, Copy)]
+enum Attempts {
+    AtMost(u32),
+    Unlimited,
+}
+
+/// A backoff curve, in retrysim's terms.
+#[derive(Clone, Copy)]
+struct Curve {
+    growth: Growth,
+    initial: Tick,
+    multiplier: f64,
+    max: Option<Tick>,
+    cap: Cap,
+    jitter: Jitter,
+    jitter_factor: Option<f64>,
+    jitter_max: Option<Tick>,
+    min: Option<Tick>,
+    first_retry: FirstRetry,
+}
+
+impl Curve {
+    /// `initial · multiplier^(n−1)`, uncapped and without jitter: the start every library's
+    /// curve is written from.
+    fn exponential(initial: Tick, multiplier: f64) -> Curve {
+        Curve {
+            growth: Growth::Exponential,
+            initial,
+            multiplier,
+            max: None,
+            cap: Cap::BeforeJitter,
+            jitter: Jitter::None,
+            jitter_factor: None,
+            jitter_max: None,
+            min: None,
+            first_retry: FirstRetry::Backoff,
+        }
+    }
+
+    fn constant(delay: Tick) -> Curve {
+        Curve {
+            growth: Growth::Constant,
+            ..Curve::exponential(delay, 1.0)
+        }
+    }
+}
+
+/// A retry budget, in retrysim's terms.
+enum Budget {
+    /// gRPC's `retryThrottling`, debiting only the failures the policy retries.
+    TokenBucket { max_tokens: f64, token_ratio: f64 },
+    /// The AWS SDKs' retry quota.
+    AwsStandard {
+        retry_cost: f64,
+        timeout_cost: f64,
+        throttle_cost: Option<f64>,
+    },
+}
+
+/// The policy as written, with its preset's rules filled in; `None` without a preset. A key
+/// the preset sets may not also be written beside it: the preset is the one place it is said.
+pub(super) fn expand(check: &Check, raw: &raw::Policy, path: &str) -> Result<Option<raw::Policy>> {
+    let Some(preset) = &raw.preset else {
+        return Ok(None);
+    };
+    let at = format!("{path}.preset");
+    let p = preset.get_ref();
+    let named: Vec<(&str, Range<usize>)> = [
+        ("urllib3", p.urllib3.as_ref().map(Spanned::span)),
+        ("tenacity", p.tenacity.as_ref().map(Spanned::span)),
+        ("botocore", p.botocore.as_ref().map(Spanned::span)),
+        ("grpc", p.grpc.as_ref().map(Spanned::span)),
+        ("polly", p.polly.as_ref().map(Spanned::span)),
+        ("resilience4j", p.resilience4j.as_ref().map(Spanned::span)),
+        ("envoy", p.envoy.as_ref().map(Spanned::span)),
+    ]
+    .into_iter()
+    .filter_map(|(name, span)| Some((name, span?)))
+    .collect();
+    let (library, span) = match named.as_slice() {
+        [one] => one.clone(),
+        [] => {
+            return check.error_allowing(
+                preset.span(),
+                &at,
+                "the preset names no library".into(),
+                LIBRARIES,
+            );
+        }
+        [_, (second, span), ..] => {
+            return check.error_allowing(
+                span.clone(),
+                &format!("{at}.{second}"),
+                "a policy follows one library's settings".into(),
+                "one library per [[policy]]: write another policy for the other",
+            );
+        }
+    };
+    let at = format!("{at}.{library}");
+    let rules = match library {
+        "urllib3" => urllib3::expand(check, p.urllib3.as_ref().expect("named"), &at)?,
+        "tenacity" => tenacity::expand(check, p.tenacity.as_ref().expect("named"), &at)?,
+        "botocore" => botocore::expand(check, p.botocore.as_ref().expect("named"), &at)?,
+        "grpc" => grpc::expand(check, p.grpc.as_ref().expect("named"), &at)?,
+        "polly" => polly::expand(check, p.polly.as_ref().expect("named"), &at)?,
+        "resilience4j" => {
+            resilience4j::expand(check, p.resilience4j.as_ref().expect("named"), &at)?
+        }
+        _ => envoy::expand(check, p.envoy.as_ref().expect("named"), &at)?,
+    };
+    let mut out = raw.clone();
+    Fill {
+        check,
+        span,
+        path,
+        library,
+    }
+    .fill(&mut out, rules)?;
+    Ok(Some(out))
+}
+
+const LIBRARIES: &str = "one of urllib3, tenacity, botocore, grpc, polly, resilience4j, envoy: \
+`preset.urllib3 = { total = 3 }`";
+
+/// Writes a preset's rules into a policy, each at the preset's place in the file.
+struct Fill<'a> {
+    check: &'a Check<'a>,
+    span: Range<usize>,
+    path: &'a str,
+    library: &'a str,
+}
+
+impl Fill<'_> {
+    fn fill(&self, out: &mut raw::Policy, rules: Rules) -> Result<()> {
+        if let Some(layers) = &out.layers {
+            return self.taken(layers.span(), "layers");
+        }
+        let text = |s: &str| Value::String(s.into());
+        let ticks = |t: Tick| Value::String(t.to_string());
+        if let Some(n) = rules.max_attempts {
+            let n = match n {
+                Attempts::AtMost(n) => Value::Integer(n.into()),
+                Attempts::Unlimited => text("unlimited"),
+            };
+            self.put(&mut out.max_attempts, "max_attempts", n)?;
+        }
+        if let Some(classes) = rules.retry_on {
+            let names = classes
+                .iter()
+                .map(|c| self.spanned(c.name().to_string()))
+                .collect();
+            self.put(&mut out.retry_on, "retry_on", names)?;
+        }
+        if let Some(curve) = rules.backoff {
+            self.put(&mut out.backoff, "backoff", self.curve(curve))?;
+        }
+        if let Some(curve) = rules.throttle_backoff {
+            let curve = self.curve(curve);
+            self.put(&mut out.throttle_backoff, "throttle_backoff", curve)?;
+        }
+        if let Some(rule) = rules.retry_after {
+            self.put(&mut out.retry_after, "retry_after", rule.name().into())?;
+        }
+        if let Some(max) = rules.retry_after_max {
+            self.put(&mut out.retry_after_max, "retry_after_max", ticks(max))?;
+        }
+        if let Some(over) = rules.retry_after_over_backoff {
+            let key = "retry_after_over_backoff";
+            self.put(&mut out.retry_after_over_backoff, key, ticks(over))?;
+        }
+        if rules.retry_after_retries {
+            self.put(&mut out.retry_after_retries, "retry_after_retries", true)?;
+        }
+        if rules.retry_after_resets {
+            self.put(&mut out.retry_after_resets, "retry_after_resets", true)?;
+        }
+        if let Some(budget) = rules.retry_budget {
+            self.put(&mut out.retry_budget, "retry_budget", self.budget(budget))?;
+        }
+        if let Some(t) = rules.timeout {
+            self.put(&mut out.timeout, "timeout", ticks(t))?;
+        }
+        if let Some(t) = rules.deadline {
+            self.put(&mut out.deadline, "deadline", ticks(t))?;
+        }
+        Ok(())
+    }
+
+    fn spanned<T>(&self, value: T) -> Spanned<T> {
+        Spanned::new(self.span.clone(), value)
+    }
+
+    /// Sets `key` to `value`, unless the policy wrote it already.
+    fn put<T>(&self, slot: &mut Option<Spanned<T>>, key: &str, value: T) -> Result<()> {
+        match slot {
+            Some(written) => self.taken(written.span(), key),
+            None => {
+                *slot = Some(self.spanned(value));
+                Ok(())
+            }
+        }
+    }
+
+    fn taken(&self, span: Range<usize>, key: &str) -> Result<()> {
+        self.check.error_allowing(
+            span,
+            &format!("{}.{key}", self.path),
+            format!("`{key}` is the {} preset's to set", self.library),
+            &format!(
+                "the setting in the library's own words inside `preset.{}`, or no preset",
+                self.library
+            ),
+        )
+    }
+
+    fn curve(&self, c: Curve) -> raw::Backoff {
+        let s = |v: &str| Some(self.spanned(v.to_string()));
+        let t = |v: Tick| Some(self.spanned(Value::String(v.to_string())));
+        raw::Backoff {
+            kind: s(c.growth.name()),
+            initial_delay: t(c.initial),
+            multiplier: Some(self.spanned(c.multiplier)),
+            max_delay: Some(self.spanned(Value::String(
+                c.max.map_or("none".into(), |m| m.to_string()),
+            ))),
+            cap: s(c.cap.name()),
+            jitter: s(c.jitter.name()),
+            jitter_factor: c.jitter_factor.map(|f| self.spanned(f)),
+            jitter_max: c.jitter_max.and_then(t),
+            min_delay: c.min.and_then(t),
+            first_retry: s(c.first_retry.name()),
+            count_from: None,
+        }
+    }
+
+    fn budget(&self, b: Budget) -> raw::RetryBudget {
+        let f = |v: f64| Some(self.spanned(v));
+        let mut out = raw::RetryBudget {
+            kind: self.spanned(String::new()),
+            max_tokens: None,
+            token_ratio: None,
+            capacity: None,
+            retry_cost: None,
+            timeout_cost: None,
+            throttle_cost: None,
+            success_credit: None,
+            ttl: None,
+            min_per_second: None,
+            percent: None,
+            size: None,
+            deposit: None,
+            deposit_on: None,
+            debit_on: None,
+            ratio: None,
+        };
+        match b {
+            Budget::TokenBucket {
+                max_tokens,
+                token_ratio,
+            } => {
+                out.kind = self.spanned("token_bucket".into());
+                out.max_tokens = f(max_tokens);
+                out.token_ratio = f(token_ratio);
+                out.debit_on = Some(self.spanned("retryable".into()));
+            }
+            Budget::AwsStandard {
+                retry_cost,
+                timeout_cost,
+                throttle_cost,
+            } => {
+                out.kind = self.spanned("aws_standard".into());
+                out.retry_cost = f(retry_cost);
+                out.timeout_cost = f(timeout_cost);
+                out.throttle_cost = throttle_cost.and_then(f);
+            }
+        }
+        out
+    }
+}
+
+/// A number of seconds, as urllib3 and tenacity take them, to the nearest tick.
+fn seconds(check: &Check, value: &Spanned<f64>, path: &str) -> Result<Tick> {
+    let s = *value.get_ref();
+    if !(0.0..=1e12).contains(&s) {
+        return check.error_allowing(
+            value.span(),
+            path,
+            format!("{s} is not a number of seconds"),
+            "a number of seconds from 0 up, like 0.5",
+        );
+    }
+    Ok(Tick(libm::round(s * TICKS_PER_SECOND as f64) as u64))
+}
+
+/// A duration as retrysim writes one ("250ms", "2s").
+fn duration(check: &Check, value: &Spanned<String>, path: &str) -> Result<Tick> {
+    check.duration(
+        &Spanned::new(value.span(), Value::String(value.get_ref().clone())),
+        path,
+    )
+}
+
+/// A multiplier of a growing curve: retrysim's curves never shrink.
+fn multiplier(
+    check: &Check,
+    value: Option<&Spanned<f64>>,
+    path: &str,
+    default: f64,
+) -> Result<f64> {
+    check.number(
+        value,
+        path,
+        default,
+        |m| m.is_finite() && m >= 1.0,
+        "a multiplier retrysim's curves can follow",
+        "a finite number ≥ 1 (a shrinking backoff has no retrysim rule)",
+    )
+}

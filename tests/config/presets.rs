@@ -1,0 +1,341 @@
+//! Each library's preset, expanded and held against the schedule and rules the library
+//! documents; and the settings no retrysim rule expresses, refused where they are written.
+
+use retrysim::config::Source;
+use retrysim::model::FailureClass::{self, *};
+use retrysim::policy::{Attempts, BudgetRule, Policy, RetryAfter};
+use retrysim::time::Tick;
+
+use crate::backoffs::{draws, schedule};
+use crate::reading::assert_says;
+
+/// A one-tool config whose one policy is `body`.
+fn text(body: &str) -> String {
+    format!(
+        "name = \"p\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"t\"\n[[policy]]\nname = \"p\"\n{body}\n"
+    )
+}
+
+fn read(body: &str) -> Result<Policy, String> {
+    Source {
+        name: "p.toml".into(),
+        text: text(body),
+        dir: None,
+    }
+    .sweep()
+    .map(|s| s.base.policies[0].clone())
+    .map_err(|e| e.to_string())
+}
+
+fn policy(body: &str) -> Policy {
+    read(body).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn refused(body: &str) -> String {
+    match read(body) {
+        Ok(_) => panic!("accepted: {body}"),
+        Err(e) => e,
+    }
+}
+
+fn classes(p: &Policy) -> Vec<FailureClass> {
+    p.retry.retry_on.classes().collect()
+}
+
+const SECOND: u64 = 1_000_000;
+
+/// Whether every one of `count` draws before retry `n` lies in [lo, hi] (ticks), and the draws
+/// reach both ends' tenths: a spread, not a constant.
+fn spread_over(p: &Policy, n: u32, lo: u64, hi: u64) -> bool {
+    let d = draws(&p.backoff, n, 4_000);
+    let tenth = (hi - lo) / 10;
+    d.iter().all(|&x| (lo..=hi).contains(&x))
+        && d.iter().any(|&x| x < lo + tenth)
+        && d.iter().any(|&x| x > hi - tenth)
+}
+
+/// urllib3 `Retry(total=5, backoff_factor=0.1)`: "sleep for [0.0s, 0.2s, 0.4s, 0.8s, …]"; six
+/// attempts, since `total` counts retries. A POST under the default `allowed_methods` is
+/// retried only after a failed connection; a GET also after a read error and the listed
+/// statuses, and after a 413/429/503 naming a wait, which it waits exactly.
+#[test]
+fn urllib3_counts_retries_and_spares_a_post() {
+    let post = policy("preset.urllib3 = { total = 5, backoff_factor = 0.1 }");
+    assert_eq!(post.retry.max_attempts, Attempts::AtMost(6));
+    assert_eq!(schedule(&post.backoff), [0, 200, 400, 800, 1_600]);
+    assert_eq!(classes(&post), [Connect]);
+    assert!(!post.retry_after_retries);
+    let get = policy(
+        "preset.urllib3 = { total = 3, status_forcelist = [429, 500, 502, 503, 504], method = \"GET\" }",
+    );
+    assert_eq!(
+        classes(&get),
+        [Reset, ServerError, Timeout, Throttled, Overloaded, Connect]
+    );
+    assert_eq!(get.retry.retry_after, RetryAfter::Replace);
+    assert!(get.retry_after_retries);
+    // The default cap is 120 s, after the jitter that backoff_jitter adds.
+    let jittered = policy("preset.urllib3 = { backoff_factor = 1, backoff_jitter = 0.5 }");
+    assert_eq!(jittered.backoff.max_delay, Some(Tick(120 * SECOND)));
+    assert!(spread_over(
+        &jittered,
+        3,
+        4 * SECOND,
+        4 * SECOND + SECOND / 2
+    ));
+    // A POST allowed by name is retried as a GET is.
+    let allowed = policy("preset.urllib3 = { allowed_methods = [\"POST\"] }");
+    assert_eq!(classes(&allowed), [Reset, Timeout, Connect]);
+    // read = 0 takes read errors out; a counter from `total` up changes nothing.
+    let no_read = policy("preset.urllib3 = { read = 0, connect = 10, method = \"GET\" }");
+    assert_eq!(classes(&no_read), [Connect]);
+}
+
+#[test]
+fn urllib3_rules_retrysim_cannot_count_are_refused_where_written() {
+    let e = refused("preset.urllib3 = { total = 5, connect = 2 }");
+    assert_says(
+        &e,
+        &[
+            "p.toml:8",
+            "policy[0].preset.urllib3.connect",
+            "apart from `total`",
+        ],
+    );
+    let e = refused("preset.urllib3 = { status_forcelist = [502, 504], method = \"GET\" }");
+    assert_says(&e, &["status_forcelist", "503 is not listed"]);
+    let e = refused("preset.urllib3 = { status_forcelist = [400], method = \"GET\" }");
+    assert_says(&e, &["retrying a 400 alone"]);
+    let e = refused("preset.urllib3 = { totl = 3 }");
+    assert_says(&e, &["totl", "total"]);
+}
+
+/// tenacity: `wait_exponential(multiplier=1, min=4, max=10)` "starting with 4 seconds, then
+/// up to 10 seconds"; `wait_random_exponential(multiplier=1, max=60)` "randomly up to 2^x · 1
+/// seconds … then randomly up to 60 seconds"; at its defaults, every failure forever, at once.
+#[test]
+fn tenacity_stops_and_waits_as_named() {
+    let p = policy(
+        "preset.tenacity = { stop_after_attempt = 3, wait_exponential = { multiplier = 1, min = 4, max = 10 } }",
+    );
+    assert_eq!(p.retry.max_attempts, Attempts::AtMost(3));
+    assert_eq!(schedule(&p.backoff), [4_000, 4_000, 4_000, 8_000, 10_000]);
+    let random =
+        policy("preset.tenacity = { wait_random_exponential = { multiplier = 1, max = 60 } }");
+    for (n, top) in [(1, 1), (3, 4), (6, 32), (7, 60), (9, 60)] {
+        assert!(spread_over(&random, n, 0, top * SECOND), "retry {n}");
+    }
+    let jitter = policy(
+        "preset.tenacity = { wait_exponential_jitter = { initial = 1, max = 5, jitter = 1 } }",
+    );
+    assert!(spread_over(&jitter, 2, 2 * SECOND, 3 * SECOND));
+    assert_eq!(draws(&jitter.backoff, 4, 100), [5 * SECOND; 100]);
+    let bare = policy("preset.tenacity = {}");
+    assert_eq!(bare.retry.max_attempts, Attempts::Unlimited);
+    assert_eq!(classes(&bare), FailureClass::ALL);
+    assert_eq!(schedule(&bare.backoff), [0; 5]);
+    assert_eq!(bare.retry.retry_after, RetryAfter::Ignore);
+    let e = refused("preset.tenacity = { wait_fixed = 1, wait_exponential = {} }");
+    assert_says(&e, &["adds waits together"]);
+    let e = refused("preset.tenacity = { wait_random_exponential = { min = 1 } }");
+    assert_says(&e, &["wait_random_exponential.min", "draws from `min` up"]);
+}
+
+/// botocore: today's standard mode backs off `U[0,1) · min(50 ms · 2^(n−1), 20 s)`, from 1 s
+/// after a throttle, and pays 14 tokens a retry, 5 after a throttle; legacy makes five attempts
+/// at `U[0,1) · 2^(n−1)` seconds, uncapped; `max_attempts` counts retries.
+#[test]
+fn botocore_modes_as_documented() {
+    let standard = policy("preset.botocore = {}");
+    assert_eq!(standard.retry.max_attempts, Attempts::AtMost(3));
+    for (n, top) in [(1, 50_000), (3, 200_000), (10, 20 * SECOND)] {
+        assert!(spread_over(&standard, n, 0, top), "retry {n}");
+    }
+    let throttle = standard.throttle_backoff.expect("a throttle's own backoff");
+    assert_eq!(throttle.initial_delay, Tick(SECOND));
+    assert!(matches!(
+        standard.retry_budget,
+        Some(BudgetRule::AwsStandard {
+            capacity: 500.0,
+            retry_cost: 14.0,
+            timeout_cost: 14.0,
+            throttle_cost: Some(5.0),
+            success_credit: 1.0
+        })
+    ));
+    assert_eq!(standard.retry.retry_after, RetryAfter::Honour);
+    assert_eq!(standard.retry_after_over_backoff, Some(Tick(5 * SECOND)));
+    let before = policy("preset.botocore = { new_retries_2026 = false, mode = \"standard\" }");
+    assert!(spread_over(&before, 2, 0, 2 * SECOND));
+    // Capped after the draw: from retry 6 on, U[0,1) · 32 s is cut at 20 s often.
+    let d = draws(&before.backoff, 6, 4_000);
+    let capped = d.iter().filter(|&&x| x == 20 * SECOND).count();
+    // P(U · 32 ≥ 20) = 0.375: 99.9 % of runs fall within ±0.024 of it over 4000 draws.
+    assert!((1_404..=1_596).contains(&capped), "{capped}");
+    assert!(matches!(
+        before.retry_budget,
+        Some(BudgetRule::AwsStandard {
+            retry_cost: 5.0,
+            timeout_cost: 10.0,
+            throttle_cost: None,
+            ..
+        })
+    ));
+    let legacy = policy("preset.botocore = { new_retries_2026 = false }");
+    assert_eq!(legacy.retry.max_attempts, Attempts::AtMost(5));
+    assert_eq!(legacy.backoff.max_delay, None);
+    assert!(spread_over(&legacy, 4, 0, 8 * SECOND));
+    assert!(legacy.retry_budget.is_none());
+    let retries = policy("preset.botocore = { max_attempts = 2 }");
+    assert_eq!(retries.retry.max_attempts, Attempts::AtMost(3));
+    let total = policy("preset.botocore = { total_max_attempts = 2 }");
+    assert_eq!(total.retry.max_attempts, Attempts::AtMost(2));
+    let e = refused("preset.botocore = { mode = \"adaptive\" }");
+    assert_says(&e, &["policy[0].preset.botocore.mode", "send-rate limiter"]);
+}
+
+const GRPC: &str = r#"preset.grpc = '''
+{ "methodConfig": [{ "name": [{ "service": "tools.Api" }], "timeout": "2s", "retryPolicy": {
+    "maxAttempts": 9, "initialBackoff": "0.1s", "maxBackoff": "1s", "backoffMultiplier": 2,
+    "retryableStatusCodes": ["UNAVAILABLE", 8] } }],
+  "retryThrottling": { "maxTokens": 10, "tokenRatio": 0.1 } }
+'''"#;
+
+/// gRPC: `maxAttempts` 9 is made 5; the n-th retry waits `min(0.1 s · 2^(n−1), 1 s)` ± 20 %;
+/// pushback replaces the backoff and restarts it; `timeout` is the call's deadline;
+/// `retryThrottling` is a token bucket debited by retryable failures.
+#[test]
+fn grpc_service_config_as_grfc_a6_says() {
+    let p = policy(GRPC);
+    assert_eq!(p.retry.max_attempts, Attempts::AtMost(5));
+    for (n, v) in [
+        (1, 100_000),
+        (2, 200_000),
+        (4, 800_000),
+        (5, SECOND),
+        (8, SECOND),
+    ] {
+        assert!(spread_over(&p, n, v * 8 / 10, v * 12 / 10), "retry {n}");
+    }
+    assert_eq!(
+        classes(&p),
+        [Reset, ServerError, Throttled, Overloaded, Connect]
+    );
+    assert_eq!(p.retry.retry_after, RetryAfter::Replace);
+    assert!(p.retry_after_resets);
+    assert_eq!(p.limits.deadline, Some(Tick(2 * SECOND)));
+    assert!(matches!(
+        p.retry_budget,
+        Some(BudgetRule::TokenBucket {
+            max_tokens: 10.0,
+            token_ratio: 0.1,
+            debits: Some(_)
+        })
+    ));
+}
+
+#[test]
+fn grpc_configs_retrysim_cannot_follow_are_refused_by_json_path() {
+    let e = refused("preset.grpc = '{ \"methodConfig\": [{ \"hedgingPolicy\": {} }] }'");
+    assert_says(&e, &["$.methodConfig[0].hedgingPolicy", "k · hedgingDelay"]);
+    let e = refused(
+        "preset.grpc = '{ \"methodConfig\": [{ \"retryPolicy\": { \"maxAttempts\": 3, } }] }'",
+    );
+    assert_says(&e, &["p.toml:8", "JSON line 1 column"]);
+    let e = refused(&GRPC.replace("\"UNAVAILABLE\"", "\"UNAVAILABEL\""));
+    assert_says(&e, &["retryableStatusCodes[0]", "UNAVAILABEL"]);
+    let e = refused(&GRPC.replace("retryPolicy", "retryPolcy"));
+    assert_says(&e, &["$.methodConfig[0].retryPolcy", "not a field"]);
+}
+
+/// Polly v8: `MaxRetryAttempts` counts retries; constant 2 s by default; linear n · Delay;
+/// exponential Delay · 2^(n−1); ±25 % jitter for the first two; `MaxDelay` after jitter;
+/// `TimeSpan` text read as .NET writes it.
+#[test]
+fn polly_backoff_types_as_documented() {
+    let bare = policy("preset.polly = {}");
+    assert_eq!(bare.retry.max_attempts, Attempts::AtMost(4));
+    assert_eq!(schedule(&bare.backoff), [2_000; 5]);
+    assert_eq!(classes(&bare), FailureClass::ALL);
+    let linear = policy("preset.polly = { BackoffType = \"Linear\", Delay = \"00:00:01\" }");
+    assert_eq!(
+        schedule(&linear.backoff),
+        [1_000, 2_000, 3_000, 4_000, 5_000]
+    );
+    let exp = policy(
+        "preset.polly = { BackoffType = \"Exponential\", Delay = \"1s\", MaxDelay = \"00:00:05\" }",
+    );
+    assert_eq!(schedule(&exp.backoff), [1_000, 2_000, 4_000, 5_000, 5_000]);
+    let jittered = policy("preset.polly = { UseJitter = true }");
+    assert!(spread_over(&jittered, 3, 1_500_000, 2_500_000));
+    let forever = policy("preset.polly = { MaxRetryAttempts = 2147483647 }");
+    assert_eq!(forever.retry.max_attempts, Attempts::Unlimited);
+    let e = refused("preset.polly = { Delay = \"2 seconds\" }");
+    assert_says(&e, &["preset.polly.Delay", "TimeSpan"]);
+}
+
+/// resilience4j: three attempts 500 ms apart by default; exponential 500 ms × 1.5;
+/// randomized U[x/2, 3x/2]; both, the cap after the draw.
+#[test]
+fn resilience4j_interval_functions_as_documented() {
+    let bare = policy("preset.resilience4j = {}");
+    assert_eq!(bare.retry.max_attempts, Attempts::AtMost(3));
+    assert_eq!(schedule(&bare.backoff), [500; 5]);
+    let exp = policy("preset.resilience4j = { enableExponentialBackoff = true }");
+    assert_eq!(schedule(&exp.backoff), [500, 750, 1_125, 1_687, 2_531]);
+    let random = policy("preset.resilience4j = { enableRandomizedWait = true }");
+    assert!(spread_over(&random, 2, 250_000, 750_000));
+    let both = policy(
+        "preset.resilience4j = { enableExponentialBackoff = true, enableRandomizedWait = true, exponentialMaxWaitDuration = \"1s\" }",
+    );
+    assert!(spread_over(&both, 2, 375_000, SECOND));
+    let e = refused("preset.resilience4j = { exponentialBackoffMultiplier = 2 }");
+    assert_says(&e, &["exponentialBackoffMultiplier", "not enabled"]);
+}
+
+/// Envoy: one retry by default, on nothing without `retry_on`; the n-th waits
+/// U[0, min(25 ms · 2^(n−1), 250 ms)); the route's 15 s bounds every attempt together; a
+/// timeout is retried only with a per-try timeout.
+#[test]
+fn envoy_retry_policy_as_configured() {
+    let bare = policy("preset.envoy = {}");
+    assert_eq!(bare.retry.max_attempts, Attempts::AtMost(2));
+    assert_eq!(classes(&bare), []);
+    assert_eq!(bare.limits.deadline, Some(Tick(15 * SECOND)));
+    for (n, top) in [(1, 25_000), (3, 100_000), (4, 200_000), (6, 250_000)] {
+        assert!(spread_over(&bare, n, 0, top), "retry {n}");
+    }
+    let p = policy("preset.envoy = { retry_on = \"5xx\", num_retries = 3 }");
+    assert_eq!(p.retry.max_attempts, Attempts::AtMost(4));
+    assert_eq!(classes(&p), [Reset, ServerError, Overloaded, Connect]);
+    let per_try = policy(
+        "preset.envoy = { retry_on = \"reset,retriable-status-codes\", retriable_status_codes = [429], per_try_timeout = \"0.5s\", rate_limited_retry_back_off = { reset_headers = [{ name = \"Retry-After\" }] } }",
+    );
+    assert_eq!(classes(&per_try), [Reset, Timeout, Throttled, Connect]);
+    assert_eq!(per_try.retry.retry_after, RetryAfter::Replace);
+    assert_eq!(per_try.retry_after_max, Some(Tick(300 * SECOND)));
+    let e = refused("preset.envoy = { retry_on = \"5xx,retriable-headers\" }");
+    assert_says(&e, &["preset.envoy.retry_on", "retriable-headers"]);
+}
+
+#[test]
+fn a_preset_owns_its_keys_and_names_one_library() {
+    let e = refused("max_attempts = 3\npreset.urllib3 = {}");
+    assert_says(
+        &e,
+        &[
+            "p.toml:8",
+            "policy[0].max_attempts",
+            "urllib3 preset's to set",
+        ],
+    );
+    // A key the preset leaves alone may be written beside it.
+    let p = policy("timeout = \"2s\"\nidempotency_key = \"per_intent\"\npreset.urllib3 = {}");
+    assert_eq!(p.retry.max_attempts, Attempts::AtMost(11));
+    let e = refused("preset = {}");
+    assert_says(&e, &["policy[0].preset", "names no library"]);
+    let e = refused("preset.urllib3 = {}\npreset.polly = {}");
+    assert_says(&e, &["policy[0].preset.polly", "one library"]);
+    let e = refused("preset.requests = {}");
+    assert_says(&e, &["requests", "urllib3"]);
+}
