@@ -7,7 +7,7 @@ use crate::metrics::{Estimate, Measure, StopReason};
 use crate::model::{Tool, ToolKind, Workload};
 use crate::policy::{Backoff, Cap, FirstRetry, LimitRule, Policy, Refuses, Trip, Wait};
 use crate::run::{PolicyResult, Results};
-use crate::time::Tick;
+use crate::time::{TICKS_PER_SECOND, Tick};
 use crate::verdict::{self, Verdict};
 
 /// A mean with its interval; a single sample has none, and shows the mean alone.
@@ -21,6 +21,17 @@ fn with_ci(e: Estimate) -> String {
 
 fn percent(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
+}
+
+/// A completion time to three significant figures, in the unit that reads best.
+fn seconds(t: Tick) -> String {
+    let s = t.0 as f64 / TICKS_PER_SECOND as f64;
+    match s {
+        s if s >= 100.0 => format!("{s:.0} s"),
+        s if s >= 10.0 => format!("{s:.1} s"),
+        s if s >= 1.0 => format!("{s:.2} s"),
+        s => format!("{:.3} s", s),
+    }
 }
 
 fn describe(p: &Policy) -> String {
@@ -175,6 +186,7 @@ pub fn table(results: &Results) -> String {
                         ("429", f.throttled),
                         ("403", f.forbidden),
                         ("4xx", f.invalid),
+                        ("connect", f.connect_failure),
                     ] {
                         if p > 0.0 {
                             let _ = write!(text, ", {name} = {p}");
@@ -216,6 +228,7 @@ pub fn table(results: &Results) -> String {
             "theory",
             "success",
             "ghosts",
+            "p99 time",
             "stopped",
             "verdict",
         ])
@@ -255,6 +268,7 @@ pub fn table(results: &Results) -> String {
                 theory(|t| t.duplicates),
                 percent(est(Measure::Success).mean),
                 percent(est(Measure::Ghost).mean),
+                seconds(r.completion_p99),
                 stops(r),
                 agrees,
             ];
