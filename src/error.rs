@@ -15,6 +15,8 @@ pub enum Error {
     BadOutput(String),
     /// Where an output folder would go, something else is: it is not retrysim's to replace.
     OutputInTheWay(PathBuf),
+    /// A trace that cannot be read: the file, the line and, in JSON, the path.
+    BadTrace(String),
     /// A chart that could not be drawn or written.
     Chart(String),
     /// What was asked of an output folder is not in it (a configuration, an intent, a trace):
@@ -44,7 +46,10 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Config(e) => write!(f, "{e}"),
-            Error::BadOutput(why) | Error::Chart(why) | Error::NotInOutput(why) => f.write_str(why),
+            Error::BadOutput(why)
+            | Error::BadTrace(why)
+            | Error::Chart(why)
+            | Error::NotInOutput(why) => f.write_str(why),
             Error::OutputInTheWay(path) => write!(
                 f,
                 "{} exists and is not an output folder; move it away or choose another --out",

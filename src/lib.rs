@@ -26,6 +26,7 @@
 //! assert_eq!(results.points[0].policies.len(), 3);
 //! ```
 
+pub mod calibrate;
 pub mod chart;
 pub mod compare;
 pub mod config;

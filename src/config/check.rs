@@ -11,6 +11,33 @@ pub(super) type Result<T> = std::result::Result<T, ConfigError>;
 /// adds a prefix and a suffix, all within the 255 bytes most file systems allow.
 pub const MAX_NAME: usize = 100;
 
+/// What is wrong with `s` as a name (of an experiment, a tool, a policy), and what would do;
+/// `None` if nothing is.
+pub fn name_problem(s: &str) -> Option<(String, String)> {
+    let ok = s
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+    if !ok {
+        return Some((
+            format!("\"{s}\" cannot be used as a name"),
+            "lowercase letters, digits, '-' and '_', starting with a letter or digit".into(),
+        ));
+    }
+    if s.len() > MAX_NAME {
+        return Some((
+            format!(
+                "a name of {} characters is too long for a folder name",
+                s.len()
+            ),
+            format!("at most {MAX_NAME} characters"),
+        ));
+    }
+    None
+}
+
 /// Reads values out of the raw config, turning each problem into a located error.
 pub(super) struct Check<'a> {
     pub source: &'a Source,
@@ -157,33 +184,10 @@ impl Check<'_> {
 
     /// A name that can be a folder and a CSV cell: lowercase letters, digits, `-` and `_`.
     pub fn name(&self, value: &Spanned<String>, path: &str) -> Result<String> {
-        let s = value.get_ref();
-        let ok = s
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-            && s.chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
-        if !ok {
-            return self.error_allowing(
-                value.span(),
-                path,
-                format!("\"{s}\" cannot be used as a name"),
-                "lowercase letters, digits, '-' and '_', starting with a letter or digit",
-            );
+        match name_problem(value.get_ref()) {
+            Some((why, allowed)) => self.error_allowing(value.span(), path, why, &allowed),
+            None => Ok(value.get_ref().clone()),
         }
-        if s.len() > MAX_NAME {
-            return self.error_allowing(
-                value.span(),
-                path,
-                format!(
-                    "a name of {} characters is too long for a folder name",
-                    s.len()
-                ),
-                &format!("at most {MAX_NAME} characters"),
-            );
-        }
-        Ok(s.clone())
     }
 
     /// A count that must be at least 1; `zero` says what 0 would mean.

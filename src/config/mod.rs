@@ -13,6 +13,7 @@ mod resolve;
 mod validate;
 
 pub use changes::Change;
+pub use check::name_problem;
 pub use error::ConfigError;
 pub use resolve::resolved;
 

@@ -4,6 +4,7 @@
 mod arguments;
 mod binary;
 mod broken_output;
+mod calibrate;
 mod changes;
 mod folders;
 mod refusals;

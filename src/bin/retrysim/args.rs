@@ -38,6 +38,30 @@ pub enum Command {
     /// Tell one intent's story (or one task's) from the per-attempt trace: a text timeline,
     /// swimlanes (SVG, PNG) or a Mermaid sequence diagram.
     Trace(TraceArgs),
+    /// Write a config whose tools are a trace's operations: their latencies, error rates and
+    /// arrival rate, from an OpenTelemetry export (OTLP JSON lines) or a CSV access log.
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(Args)]
+pub struct CalibrateArgs {
+    /// The trace: OTLP JSON, one object per line (as the collector's file exporter writes
+    /// it), or a CSV access log with timestamp, operation, duration and status columns.
+    pub trace: PathBuf,
+    /// The folder to write <name>.toml and data/<name>/ into.
+    #[arg(long, default_value = ".")]
+    pub out: PathBuf,
+    /// The experiment's name, and the config's.
+    #[arg(long, default_value = "calibrated", value_parser = name)]
+    pub name: String,
+}
+
+/// A name retrysim accepts for an experiment.
+fn name(text: &str) -> Result<String, String> {
+    match retrysim::config::name_problem(text) {
+        Some((why, allowed)) => Err(format!("{why}: {allowed}")),
+        None => Ok(text.into()),
+    }
 }
 
 #[derive(Args)]

@@ -4,6 +4,7 @@
 //! terminal needs (clap, indicatif): the library knows none of them.
 
 mod args;
+mod calibrate;
 mod progress;
 mod trace;
 
@@ -60,6 +61,7 @@ impl Failure {
             Failure::Error(
                 Error::Config(_)
                 | Error::BadOutput(_)
+                | Error::BadTrace(_)
                 | Error::OutputInTheWay(_)
                 | Error::NotInOutput(_),
             ) => 2,
@@ -80,6 +82,7 @@ fn main() -> ExitCode {
         Some(Command::Check(args)) => check_command(&args),
         Some(Command::Theory(args)) => theory_command(&args),
         Some(Command::Trace(args)) => trace::command(&args),
+        Some(Command::Calibrate(args)) => calibrate::command(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,74 @@
+//! `retrysim calibrate`: a config whose tools are a trace's operations, and what was read.
+
+use std::fmt::Write;
+
+use retrysim::calibrate::{self, Outcome};
+
+use crate::args::CalibrateArgs;
+use crate::{Failure, print};
+
+pub fn command(args: &CalibrateArgs) -> Result<(), Failure> {
+    let done = calibrate::calibrate(&args.trace, &args.out, &args.name)?;
+    let mut out = String::new();
+    let observed = &done.observed;
+    let calls: u64 = observed.operations.values().map(|o| o.attempts()).sum();
+    let _ = writeln!(
+        out,
+        "read {calls} client calls to {} operations from {}{}",
+        observed.operations.len(),
+        args.trace.display(),
+        match observed.skipped {
+            0 => String::new(),
+            n => format!(" ({n} spans of other kinds read past)"),
+        }
+    );
+    let percent = |op: &calibrate::observed::Operation, o: &[Outcome]| {
+        let p: f64 = o.iter().map(|&o| op.rate(o)).sum();
+        format!("{:.2}%", 100.0 * p)
+    };
+    let mut rows = vec![
+        [
+            "operation",
+            "calls",
+            "5xx",
+            "429",
+            "403",
+            "4xx",
+            "no reply",
+            "p50",
+            "p99",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for (name, op) in &observed.operations {
+        let quantile = |q: f64| match op.latency.len() {
+            0 => "—".to_string(),
+            _ => op.latency.near(q).to_string(),
+        };
+        rows.push(vec![
+            name.clone(),
+            op.attempts().to_string(),
+            percent(op, &[Outcome::ServerError]),
+            percent(op, &[Outcome::Throttled]),
+            percent(op, &[Outcome::Forbidden]),
+            percent(op, &[Outcome::Invalid]),
+            percent(op, &[Outcome::Timeout, Outcome::Reset, Outcome::Connect]),
+            quantile(0.5),
+            quantile(0.99),
+        ]);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+    }
+    let _ = writeln!(out, "wrote {}", done.config.display());
+    print(&out)
+}

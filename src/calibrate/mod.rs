@@ -1,0 +1,144 @@
+//! `retrysim calibrate`: tools whose latencies and error rates are a real trace's.
+//!
+//! A trace is an OpenTelemetry export as the collector's file exporter writes it (one OTLP
+//! JSON object per line; a file whose first character is `{`) or a CSV access log. It is read
+//! a line at a time and folded per operation into counts, histograms and arrival bins, so
+//! memory stays bounded however long the trace. The result is a config with a `[[tool]]` per
+//! operation and the empirical latency files it names, written whole or not at all.
+
+mod access_log;
+pub mod observed;
+mod otlp;
+mod span;
+mod write;
+
+use std::fs;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::output::Staging;
+
+pub use observed::{MAX_OPERATIONS, Observed};
+pub use span::{Outcome, Span};
+
+/// The longest line of an OTLP export read: a batch far larger than any exporter writes.
+pub const MAX_LINE: usize = 64 << 20;
+
+/// What `calibrate` wrote, and what it read.
+pub struct Calibration {
+    pub config: PathBuf,
+    pub observed: Observed,
+}
+
+/// Reads `trace` and writes `<out>/<name>.toml` with its latency files under
+/// `<out>/data/<name>/`.
+pub fn calibrate(trace: &Path, out: &Path, name: &str) -> Result<Calibration, Error> {
+    let shown = trace.display().to_string();
+    let observed = read(trace, &shown)?;
+    let written = write::config(&observed, &shown, name);
+    let config = out.join(format!("{name}.toml"));
+    if config.is_dir() {
+        return Err(Error::OutputInTheWay(config));
+    }
+    // The latency files go in whole first, then the config that names them.
+    let staging = Staging::new(&out.join("data"), name)?;
+    for (file, text) in &written.files {
+        let inside = file
+            .strip_prefix(&format!("data/{name}/"))
+            .expect("latency files lie in the config's data folder");
+        let path = staging.path().join(inside);
+        fs::write(&path, text).map_err(Error::io(format!("cannot write {}", path.display())))?;
+    }
+    let partial = out.join(format!(".{name}.toml.partial-{}", std::process::id()));
+    fs::write(&partial, &written.config)
+        .map_err(Error::io(format!("cannot write {}", partial.display())))?;
+    let moved = staging.commit().and_then(|_| {
+        fs::rename(&partial, &config)
+            .map_err(Error::io(format!("cannot write {}", config.display())))
+    });
+    if moved.is_err() {
+        let _ = fs::remove_file(&partial);
+    }
+    moved?;
+    Ok(Calibration { config, observed })
+}
+
+/// Every span of the trace, folded; an error names the file, the line, and in JSON the path.
+pub fn read(trace: &Path, shown: &str) -> Result<Observed, Error> {
+    let file = fs::File::open(trace).map_err(Error::io(format!("cannot read {shown}")))?;
+    let mut reader = BufReader::new(file);
+    let first = reader
+        .fill_buf()
+        .map_err(Error::io(format!("cannot read {shown}")))?
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .copied();
+    let mut observed = Observed::default();
+    match first {
+        None => return Err(Error::BadTrace(format!("{shown}: the trace is empty"))),
+        Some(b'{') => read_otlp(reader, shown, &mut observed)?,
+        Some(_) => read_access_log(reader, shown, &mut observed)?,
+    }
+    if observed.operations.is_empty() {
+        return Err(Error::BadTrace(format!(
+            "{shown}: no client calls (read past {} spans of other kinds)",
+            observed.skipped
+        )));
+    }
+    Ok(observed)
+}
+
+fn read_otlp(mut reader: impl BufRead, shown: &str, observed: &mut Observed) -> Result<(), Error> {
+    let mut line = Vec::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        number += 1;
+        let bad = |why: String| Error::BadTrace(format!("{shown}:{number}: {why}"));
+        let read = (&mut reader)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(Error::io(format!("cannot read {shown}")))?;
+        if read == 0 {
+            return Ok(());
+        }
+        if line.len() > MAX_LINE {
+            return Err(bad(format!(
+                "a line longer than {} MiB; an OTLP export writes one batch per line",
+                MAX_LINE >> 20
+            )));
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let (spans, skipped) = otlp::read_line(&line).map_err(bad)?;
+        observed.skipped += skipped;
+        for span in spans {
+            observed.add(span).map_err(bad)?;
+        }
+    }
+}
+
+fn read_access_log(reader: impl Read, shown: &str, observed: &mut Observed) -> Result<(), Error> {
+    let mut csv = csv::ReaderBuilder::new().from_reader(reader);
+    let header = csv
+        .headers()
+        .map_err(|e| Error::BadTrace(format!("{shown}:1: {e}")))?
+        .clone();
+    let columns = access_log::Columns::from_header(&header)
+        .map_err(|why| Error::BadTrace(format!("{shown}:1: {why}")))?;
+    let mut row = csv::StringRecord::new();
+    loop {
+        let more = csv
+            .read_record(&mut row)
+            .map_err(|e| Error::BadTrace(format!("{shown}: {e}")))?;
+        if !more {
+            return Ok(());
+        }
+        let line = row.position().map_or(0, |p| p.line());
+        let bad = |why: String| Error::BadTrace(format!("{shown}:{line}: {why}"));
+        let span = columns.span(&row).map_err(bad)?;
+        observed.add(span).map_err(bad)?;
+    }
+}

@@ -1,0 +1,183 @@
+//! What a trace shows of each operation, folded span by span in bounded memory: counts by
+//! outcome, latencies in a histogram (three significant digits), and arrivals in time bins
+//! that widen, by doubling, as the trace grows long.
+
+use std::collections::BTreeMap;
+
+use super::span::{Outcome, Span};
+use crate::metrics::Quantiles;
+use crate::time::{TICKS_PER_SECOND, Tick};
+
+/// The most operations one trace may have: each keeps a histogram and its arrival bins.
+pub const MAX_OPERATIONS: usize = 1000;
+/// The most arrival bins an operation keeps before they are widened.
+const MAX_BINS: usize = 4096;
+
+/// Every operation seen, by name.
+#[derive(Default)]
+pub struct Observed {
+    pub operations: BTreeMap<String, Operation>,
+    /// Spans of other kinds than client spans, read past.
+    pub skipped: u64,
+}
+
+/// One operation's calls.
+pub struct Operation {
+    /// Attempts by outcome, in the order of [`Outcome`]'s variants.
+    counts: [u64; 9],
+    /// Round trips of the calls that got a reply.
+    pub latency: Quantiles,
+    /// How long the client waited on the calls that timed out.
+    pub timeouts: Quantiles,
+    /// The waits refusals asked for.
+    pub retry_after: Quantiles,
+    pub arrivals: Arrivals,
+}
+
+/// First attempts counted in bins of `width` microseconds, keyed by the bin's index since
+/// the epoch. Widening merges aligned pairs, so the bins come out the same in any order of
+/// spans.
+#[derive(Clone)]
+pub struct Arrivals {
+    pub width: i64,
+    pub bins: BTreeMap<i64, u64>,
+}
+
+impl Observed {
+    /// Adds one span; an error when a trace names too many operations to keep.
+    pub fn add(&mut self, span: Span) -> Result<(), String> {
+        if !self.operations.contains_key(&span.operation) && self.operations.len() == MAX_OPERATIONS
+        {
+            return Err(format!(
+                "more than {MAX_OPERATIONS} operations: calibrate a trace of fewer, or filter it by operation first"
+            ));
+        }
+        let op = self
+            .operations
+            .entry(span.operation)
+            .or_insert_with(Operation::new);
+        op.counts[span.outcome as usize] += 1;
+        match span.outcome {
+            Outcome::Cancelled => return Ok(()),
+            Outcome::Timeout => op.timeouts.record(span.duration),
+            Outcome::Connect | Outcome::Reset => {}
+            _ => op.latency.record(span.duration),
+        }
+        if let Some(wait) = span.retry_after {
+            op.retry_after.record(wait);
+        }
+        if !span.resend {
+            op.arrivals.add(span.start);
+        }
+        Ok(())
+    }
+
+    /// The operation with the most first attempts (the first by name among equals).
+    pub fn busiest(&self) -> Option<&str> {
+        let mut best: Option<(&str, u64)> = None;
+        for (name, op) in &self.operations {
+            let n = op.arrivals.total();
+            if best.is_none_or(|(_, m)| n > m) {
+                best = Some((name, n));
+            }
+        }
+        best.map(|(name, _)| name)
+    }
+}
+
+impl Operation {
+    fn new() -> Operation {
+        Operation {
+            counts: [0; 9],
+            latency: Quantiles::default(),
+            timeouts: Quantiles::default(),
+            retry_after: Quantiles::default(),
+            arrivals: Arrivals {
+                width: TICKS_PER_SECOND as i64,
+                bins: BTreeMap::new(),
+            },
+        }
+    }
+
+    /// Attempts that ended as `outcome`.
+    pub fn count(&self, outcome: Outcome) -> u64 {
+        self.counts[outcome as usize]
+    }
+
+    /// Every attempt that tells of the dependency: all but the ones the client cancelled.
+    pub fn attempts(&self) -> u64 {
+        self.counts.iter().sum::<u64>() - self.count(Outcome::Cancelled)
+    }
+
+    /// The share of attempts that ended as `outcome`.
+    pub fn rate(&self, outcome: Outcome) -> f64 {
+        match self.attempts() {
+            0 => 0.0,
+            n => self.count(outcome) as f64 / n as f64,
+        }
+    }
+}
+
+impl Arrivals {
+    fn add(&mut self, start: i64) {
+        *self.bins.entry(start.div_euclid(self.width)).or_default() += 1;
+        while self.bins.len() > MAX_BINS {
+            self.widen();
+        }
+    }
+
+    /// Doubles the width, merging each aligned pair of bins.
+    pub fn widen(&mut self) {
+        let mut wider = BTreeMap::new();
+        for (&k, &n) in &self.bins {
+            *wider.entry(k.div_euclid(2)).or_default() += n;
+        }
+        self.bins = wider;
+        self.width *= 2;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.bins.values().sum()
+    }
+
+    /// The rate in each bin from the first to the last, empty ones included: (offset from
+    /// the first bin's start, arrivals per second).
+    pub fn schedule(&self) -> Vec<(Tick, f64)> {
+        let (Some((&first, _)), Some((&last, _))) =
+            (self.bins.first_key_value(), self.bins.last_key_value())
+        else {
+            return Vec::new();
+        };
+        let seconds = self.width as f64 / TICKS_PER_SECOND as f64;
+        (first..=last)
+            .map(|k| {
+                let n = self.bins.get(&k).copied().unwrap_or(0);
+                (Tick(((k - first) * self.width) as u64), n as f64 / seconds)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widening_in_any_order_gives_the_same_bins() {
+        let starts: Vec<i64> = (0..20_000)
+            .map(|i| i * 7_919_000 % 40_000_000_000)
+            .collect();
+        let mut forward = Operation::new().arrivals;
+        let mut backward = Operation::new().arrivals;
+        for &s in &starts {
+            forward.add(s);
+        }
+        for &s in starts.iter().rev() {
+            backward.add(s);
+        }
+        assert!(forward.width > TICKS_PER_SECOND as i64);
+        assert_eq!(forward.width, backward.width);
+        assert_eq!(forward.bins, backward.bins);
+        assert_eq!(forward.total(), 20_000);
+    }
+}

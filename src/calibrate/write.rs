@@ -1,0 +1,239 @@
+//! The calibrated config's text and its latency files, from what the trace showed.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use super::observed::{Observed, Operation};
+use super::span::Outcome;
+use crate::time::{TICKS_PER_SECOND, Tick};
+
+/// The most points an empirical latency file gets: quantiles, evenly spread.
+const LATENCY_POINTS: u64 = 1000;
+/// The most points the arrival-rate schedule gets.
+const RATE_POINTS: usize = 60;
+
+/// A config and the latency files it names, by their paths relative to the config.
+pub struct Written {
+    pub config: String,
+    pub files: BTreeMap<String, String>,
+}
+
+/// retrysim's name for an operation: lowercase letters, digits, '-' and '_'.
+fn tool_name(operation: &str, taken: &[String]) -> String {
+    let mut name = String::new();
+    for c in operation.chars().flat_map(char::to_lowercase) {
+        match c {
+            'a'..='z' | '0'..='9' | '_' => name.push(c),
+            _ if !name.is_empty() && !name.ends_with('-') => name.push('-'),
+            _ => {}
+        }
+    }
+    let mut name: String = name.trim_end_matches('-').chars().take(60).collect();
+    if name.is_empty() {
+        name = "operation".into();
+    }
+    let base = name.clone();
+    let mut k = 2;
+    while taken.contains(&name) {
+        name = format!("{base}-{k}");
+        k += 1;
+    }
+    name
+}
+
+/// A probability as a config writes it: six decimals, trailing zeros dropped.
+fn share(p: f64) -> String {
+    let text = format!("{p:.6}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A TOML basic string's contents.
+fn escaped(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| match c {
+            '"' | '\\' => vec!['\\', c],
+            c if c.is_control() => format!("\\u{:04X}", c as u32).chars().collect(),
+            c => vec![c],
+        })
+        .collect()
+}
+
+/// A duration read from a histogram, to its three significant digits: the precision the
+/// histogram keeps, so a client's 2 s timeout reads as 2 s.
+fn significant(t: Tick) -> Tick {
+    let digits = t.0.checked_ilog10().unwrap_or(0);
+    let unit = 10u64.pow(digits.saturating_sub(2));
+    Tick((t.0 + unit / 2) / unit * unit)
+}
+
+/// The config `name` for the operations `observed` holds, read from `trace` (as shown).
+pub fn config(observed: &Observed, trace: &str, name: &str) -> Written {
+    let mut out = String::new();
+    let mut files = BTreeMap::new();
+    let mut names: Vec<String> = Vec::new();
+    let ops: Vec<(&String, &Operation)> = observed.operations.iter().collect();
+    for (operation, _) in &ops {
+        let n = tool_name(operation, &names);
+        names.push(n);
+    }
+    let busiest = observed.busiest().expect("a trace with calls");
+    let called = ops
+        .iter()
+        .position(|(o, _)| *o == busiest)
+        .expect("an operation");
+    let total: u64 = ops.iter().map(|(_, o)| o.attempts()).sum();
+    let timeouts: Vec<Tick> = ops
+        .iter()
+        .filter(|(_, o)| !o.timeouts.is_empty())
+        .map(|(_, o)| significant(o.timeouts.near(0.5)))
+        .collect();
+    let timeout = timeouts.iter().max().copied();
+
+    let _ = writeln!(
+        out,
+        "# Calibrated by `retrysim calibrate {trace}` from {total} client calls to {} \
+         operation{}.",
+        ops.len(),
+        if ops.len() == 1 { "" } else { "s" }
+    );
+    out.push_str(
+        "#\n\
+         # A client's trace shows what came back, not what the server did: a call that got no\n\
+         # reply (a timeout, a reset) may or may not have committed. Those calls are written as\n\
+         # lost requests (`request_loss`), which commit nothing. If the server commits some of\n\
+         # them, move that share to `reply_loss`: every retry of such a call is a duplicate.\n\
+         # Latencies are the round trips of the calls that got a reply, as `service_time`\n\
+         # with no network legs. The tools' kinds and idempotency are not in a trace: say them.\n",
+    );
+    let _ = writeln!(out, "name = \"{name}\"");
+    let _ = writeln!(
+        out,
+        "description = \"calibrated from {}: {} as observed, and with 3 attempts\"",
+        escaped(trace),
+        names[called]
+    );
+    out.push_str("seed = 1\nreplications = 5\n\n");
+
+    let mut arrivals = ops[called].1.arrivals.clone();
+    while arrivals.schedule().len() > RATE_POINTS {
+        arrivals.widen();
+    }
+    let schedule = arrivals.schedule();
+    let span = Tick(arrivals.width as u64 * schedule.len() as u64);
+    out.push_str("[workload]\n");
+    let _ = writeln!(
+        out,
+        "# The busiest operation, at the rate its first attempts arrived in bins of {}.",
+        Tick(arrivals.width as u64)
+    );
+    for (i, (op, o)) in ops.iter().enumerate() {
+        if i != called {
+            let seconds = span.0 as f64 / TICKS_PER_SECOND as f64;
+            let _ = writeln!(
+                out,
+                "# \"{}\" ({}) averaged {:.3} first attempts a second: set `calls` to simulate it.",
+                escaped(op),
+                names[i],
+                o.arrivals.total() as f64 / seconds
+            );
+        }
+    }
+    let _ = writeln!(out, "calls = [\"{}\"]", names[called]);
+    let _ = writeln!(
+        out,
+        "arrival = \"poisson\"\nclients = 1000000\nduration = \"{span}\""
+    );
+    out.push_str("rate = [\n");
+    for (at, per_second) in &schedule {
+        let _ = writeln!(
+            out,
+            "    {{ at = \"{at}\", per_second = {} }},",
+            share(*per_second)
+        );
+    }
+    out.push_str("]\n");
+
+    for ((operation, op), tool) in ops.iter().zip(&names) {
+        out.push_str("\n[[tool]]\n");
+        let _ = writeln!(out, "name = \"{tool}\"");
+        let answered = op.latency.len();
+        let _ = writeln!(
+            out,
+            "# \"{}\": {} calls ({} first attempts), {} with a reply; {} cancelled by the client, left out",
+            escaped(operation),
+            op.attempts(),
+            op.arrivals.total(),
+            answered,
+            op.count(Outcome::Cancelled)
+        );
+        for (key, outcome) in [
+            ("server_error", Outcome::ServerError),
+            ("throttled", Outcome::Throttled),
+            ("forbidden", Outcome::Forbidden),
+            ("invalid", Outcome::Invalid),
+            ("connect_failure", Outcome::Connect),
+        ] {
+            if op.count(outcome) > 0 {
+                let _ = writeln!(out, "{key} = {}", share(op.rate(outcome)));
+            }
+        }
+        if !op.retry_after.is_empty() {
+            let median = significant(op.retry_after.near(0.5));
+            let _ = writeln!(
+                out,
+                "retry_after = \"{median}\"   # the median of {} Retry-After values",
+                op.retry_after.len()
+            );
+        }
+        let (timed_out, reset) = (op.count(Outcome::Timeout), op.count(Outcome::Reset));
+        if timed_out + reset > 0 {
+            let lost = (timed_out + reset) as f64 / op.attempts() as f64;
+            let _ = writeln!(
+                out,
+                "request_loss = {}   # {timed_out} timeouts and {reset} resets",
+                share(lost)
+            );
+            if timed_out >= reset {
+                out.push_str("loss_seen_as = \"silence\"\n");
+            }
+        }
+        out.push_str("request_latency = { dist = \"constant\", value = \"0s\" }\n");
+        if answered == 0 {
+            out.push_str(
+                "service_time = { dist = \"constant\", value = \"0s\" }   # no call got a reply\n",
+            );
+        } else {
+            let file = format!("data/{name}/{tool}.csv");
+            let _ = writeln!(
+                out,
+                "service_time = {{ dist = \"empirical\", file = \"{file}\" }}"
+            );
+            files.insert(file, latencies(op));
+        }
+        out.push_str("reply_latency = { dist = \"constant\", value = \"0s\" }\n");
+    }
+
+    let wait = timeout.map_or(String::new(), |t| {
+        format!("timeout = \"{t}\"   # the client's, as its timed-out calls waited\n")
+    });
+    let _ = write!(
+        out,
+        "\n[[policy]]\nname = \"as-observed\"\nmax_attempts = 1\n{wait}\n\
+         [[policy]]\nname = \"three-attempts\"\nmax_attempts = 3\n{wait}\
+         backoff = {{ initial_delay = \"100ms\", max_delay = \"2s\" }}\n"
+    );
+    Written { config: out, files }
+}
+
+/// An operation's answered round trips as an empirical latency file: its quantiles at
+/// (i + ½)/k for k points, each a whole number of ticks.
+fn latencies(op: &Operation) -> String {
+    let n = op.latency.len();
+    let k = n.min(LATENCY_POINTS);
+    let mut text = String::from("latency\n");
+    for i in 0..k {
+        let q = (i as f64 + 0.5) / k as f64;
+        let _ = writeln!(text, "{}", op.latency.near(q).0);
+    }
+    text
+}
