@@ -178,6 +178,18 @@ pub struct Policy {
     pub reset_each_layer: Option<Spanned<bool>>,
     pub concurrency: Option<Spanned<Concurrency>>,
     pub preset: Option<Spanned<super::preset::Preset>>,
+    pub send_rate: Option<Spanned<SendRate>>,
+}
+
+/// `send_rate = { … }`: the client-side send-rate limiter that adapts to throttles.
+#[derive(Deserialize, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SendRate {
+    pub min_rate: Option<Spanned<f64>>,
+    pub beta: Option<Spanned<f64>>,
+    pub scale: Option<Spanned<f64>>,
+    pub smoothing: Option<Spanned<f64>>,
+    pub measure_bin: Option<Spanned<Value>>,
 }
 
 /// `concurrency = { limit = 4, kind = "aimd", queue = 16, ... }`: a limit on calls in flight.

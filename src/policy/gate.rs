@@ -14,6 +14,7 @@
 //! | breaker | `breaker_open`, short-circuited (a retry-only breaker lets first tries by) | — | short-circuited, the intent goes on |
 //! | retry budget | counts a first try | `retry_budget_exhausted` | no hedge |
 //! | concurrency limit (takes) | the call holds a slot until it ends | — | the hedge holds one |
+//! | send-rate limiter | takes a token, or waits in its line for one | — | — |
 //!
 //! The gates that only look come first; the ones that keep state — a breaker counts its
 //! half-open probes, a retry budget takes a token, a concurrency limit a slot — come last, so
@@ -28,7 +29,7 @@
 //! [`GateScope::Caller`]: every function takes the tool and the caller, and finds its set.
 
 use super::concurrency::{Concurrency, Full};
-use super::{Breaker, GateScope, Limits, Policy, Refuses, RetryBudget};
+use super::{Breaker, GateScope, Limits, Policy, Refuses, RetryBudget, SendRate};
 use crate::metrics::StopReason;
 use crate::model::FailureClass;
 use crate::time::Tick;
@@ -84,10 +85,11 @@ pub struct Refusal {
 }
 
 /// What a dispatch the gates let through owes: the retry budget's cost, for a retry or hedge
-/// it paid for.
+/// it paid for; and whether a send waits in the send-rate limiter's line before it goes.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Pass {
     pub retry_cost: Option<f64>,
+    pub waits_for_token: bool,
 }
 
 /// The gates of one configuration in one run, with the state of each set of stateful gates: a
@@ -99,6 +101,7 @@ pub struct Gates {
     breakers: Vec<Option<Breaker>>,
     budgets: Vec<Option<RetryBudget>>,
     concurrency: Vec<Option<Concurrency>>,
+    send_rates: Vec<Option<SendRate>>,
     /// The sets whose breaker or budget may have changed since [`Gates::touched`] last said,
     /// kept only when someone watches.
     touched: Option<Vec<usize>>,
@@ -124,6 +127,9 @@ impl Gates {
                 .collect(),
             concurrency: (0..sets)
                 .map(|_| policy.concurrency.map(Concurrency::new))
+                .collect(),
+            send_rates: (0..sets)
+                .map(|_| policy.send_rate.map(SendRate::new))
                 .collect(),
             // Every set starts touched, so a watcher reads each one's starting state.
             touched: watched.then(|| (0..sets).collect()),
@@ -241,6 +247,7 @@ impl Gates {
                 match budget.withdraw(ask.now, class) {
                     Some(cost) => Pass {
                         retry_cost: Some(cost),
+                        ..Pass::default()
                     },
                     None => return refuse(Gate::RetryBudget, StopReason::RetryBudgetExhausted),
                 }
@@ -249,7 +256,14 @@ impl Gates {
         if limited && let Some(limit) = &mut self.concurrency[set] {
             limit.take();
         }
-        Ok(pass)
+        let waits_for_token = match &mut self.send_rates[set] {
+            Some(rate) if sending => !rate.admit(ask.now, ask.ticket),
+            _ => false,
+        };
+        Ok(Pass {
+            waits_for_token,
+            ..pass
+        })
     }
 
     /// How an attempt on `tool` by `caller` ended at `now` (`failure` none for a reply that
@@ -273,6 +287,9 @@ impl Gates {
         if let Some(limit) = &mut self.concurrency[set] {
             limit.end(Some(failure));
         }
+        if let Some(rate) = &mut self.send_rates[set] {
+            rate.heard(now, failure == Some(FailureClass::Throttled));
+        }
     }
 
     /// The client stopped waiting for an attempt on `tool` by `caller` (a hedge's loser, or
@@ -291,11 +308,34 @@ impl Gates {
         self.concurrency[set].as_mut()?.next_waiting()
     }
 
-    /// Takes the call `ticket` out of the line on `tool` by `caller`; whether it was waiting.
+    /// Takes the call `ticket` out of the line it waits in on `tool` by `caller`, for a
+    /// concurrency slot or a send-rate token; whether it was waiting.
     pub fn leave_line(&mut self, tool: usize, caller: u32, ticket: u64) -> bool {
         let set = self.set(tool, caller);
-        self.concurrency[set]
-            .as_mut()
-            .is_some_and(|limit| limit.leave(ticket))
+        let for_slot = (self.concurrency[set].as_mut()).is_some_and(|limit| limit.leave(ticket));
+        let for_token = (self.send_rates[set].as_mut()).is_some_and(|rate| rate.leave(ticket));
+        for_slot || for_token
+    }
+
+    /// When the send-rate line on `tool` by `caller` next has a token for its head, if that is
+    /// a new promise to set a wake-up for.
+    pub fn token_due(&mut self, tool: usize, caller: u32, now: Tick) -> Option<Tick> {
+        let set = self.set(tool, caller);
+        self.send_rates[set].as_mut()?.next_due(now)
+    }
+
+    /// At a promised wake-up, the waiting sends on `tool` by `caller` that go out now; `live`
+    /// passes over those whose operation ended.
+    pub fn release_tokens(
+        &mut self,
+        (tool, caller): (usize, u32),
+        now: Tick,
+        live: impl FnMut(u64) -> bool,
+    ) -> Vec<u64> {
+        let set = self.set(tool, caller);
+        match &mut self.send_rates[set] {
+            Some(rate) => rate.release(now, live),
+            None => Vec::new(),
+        }
     }
 }

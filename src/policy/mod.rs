@@ -13,6 +13,7 @@ pub mod limits;
 pub mod reconcile;
 pub mod retry;
 pub mod safety;
+pub mod send_rate;
 pub mod timeout;
 
 pub use backoff::{Backoff, Cap, FirstRetry, Growth, Jitter, Previous};
@@ -23,6 +24,7 @@ pub use idempotency::KeyScope;
 pub use layers::{Layer, Layers, Tries};
 pub use limits::{Admission, Limits};
 pub use retry::{Attempts, Retry, RetryAfter, RetryDecision, RetryOn};
+pub use send_rate::{SendRate, SendRateRule};
 pub use timeout::{Tie, Wait, Waits};
 
 use crate::model::Tool;
@@ -79,6 +81,9 @@ pub struct Policy {
     pub layers: Option<Layers>,
     /// A concurrency limit per tool (per tool and caller, with [`GateScope::Caller`]).
     pub concurrency: Option<ConcurrencyRule>,
+    /// A send-rate limiter per tool (per tool and caller, with [`GateScope::Caller`]) that
+    /// adapts to throttles, holding back even first tries.
+    pub send_rate: Option<SendRateRule>,
     /// Which side of the timeout a reply at exactly its tick falls on.
     pub timeout_tie: Tie,
     /// The timeout and hedge delay on each tool, by index, resolved at validation for every

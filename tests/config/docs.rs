@@ -82,6 +82,7 @@ fn every_config_key_is_documented() {
             "name = \"p\"",
             "name = \"p\"\nlayers = [{ name = \"x\", zzz = 1 }]",
         ),
+        policy_with("send_rate = { zzz = 1 }"),
         policy_with("preset = { zzz = 1 }"),
         policy_with("preset.urllib3 = { zzz = 1 }"),
         policy_with("preset.tenacity = { zzz = 1 }"),

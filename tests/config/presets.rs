@@ -3,7 +3,7 @@
 
 use retrysim::config::Source;
 use retrysim::model::FailureClass::{self, *};
-use retrysim::policy::{Attempts, BudgetRule, Policy, RetryAfter};
+use retrysim::policy::{Attempts, BudgetRule, Policy, RetryAfter, SendRateRule};
 use retrysim::time::Tick;
 
 use crate::backoffs::{draws, schedule};
@@ -190,8 +190,20 @@ fn botocore_modes_as_documented() {
     assert_eq!(retries.retry.max_attempts, Attempts::AtMost(3));
     let total = policy("preset.botocore = { total_max_attempts = 2 }");
     assert_eq!(total.retry.max_attempts, Attempts::AtMost(2));
-    let e = refused("preset.botocore = { mode = \"adaptive\" }");
-    assert_says(&e, &["policy[0].preset.botocore.mode", "send-rate limiter"]);
+    // Adaptive mode is standard mode with botocore's send-rate limiter.
+    let adaptive = policy("preset.botocore = { mode = \"adaptive\" }");
+    assert_eq!(adaptive.send_rate, Some(SendRateRule::BOTOCORE));
+    assert_eq!(adaptive.retry, standard.retry);
+    assert_eq!(adaptive.backoff, standard.backoff);
+    assert!(standard.send_rate.is_none());
+    let e = refused("preset.botocore = { mode = \"smart\" }");
+    assert_says(
+        &e,
+        &[
+            "policy[0].preset.botocore.mode",
+            "not a botocore retry mode",
+        ],
+    );
 }
 
 const GRPC: &str = r#"preset.grpc = '''

@@ -16,7 +16,7 @@ use retrysim::model::{
 use retrysim::policy::{
     Attempts, Backoff, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry, GateScope,
     Growth, Jitter, KeyScope, Layer, Layers, LimitRule, Limits, Policy, Refuses, Retry, RetryAfter,
-    RetryOn, Tie, Trip, Wait,
+    RetryOn, SendRateRule, Tie, Trip, Wait,
 };
 use retrysim::time::Tick;
 
@@ -289,6 +289,8 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
             hedge,
             prop_oneof![Just(0.0), 0.0f64..1.0],
             concurrency,
+            // botocore's adaptive limiter, sometimes.
+            proptest::option::of(Just(SendRateRule::BOTOCORE)),
         ),
     )
         .prop_map(
@@ -298,7 +300,16 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                 timeout,
                 backoff,
                 limits,
-                (safety_gate, breaker, retry_budget, outer, hedge, payload_drift, concurrency),
+                (
+                    safety_gate,
+                    breaker,
+                    retry_budget,
+                    outer,
+                    hedge,
+                    payload_drift,
+                    concurrency,
+                    send_rate,
+                ),
             )| {
                 let layers = (!outer.is_empty()).then(|| Layers {
                     outer: outer
@@ -341,6 +352,7 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     retry_after_resets: false,
                     retry_after_over_backoff: None,
                     retry_after_retries: false,
+                    send_rate,
                     throttle_backoff: None,
                     breaker,
                     retry_budget,

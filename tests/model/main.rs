@@ -15,6 +15,7 @@ mod properties;
 mod pushback;
 mod scenarios;
 mod scope;
+mod send_rate;
 mod servers;
 mod simulation;
 mod storms;

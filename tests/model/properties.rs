@@ -23,11 +23,13 @@ proptest! {
             for r in records(&exp, p) {
                 let tool = &exp.tools[r.tool];
                 // Only a breaker can stop an intent before its first dispatch, or a concurrency
-                // limit: refused, or still waiting for a slot at the deadline or the horizon.
+                // limit (refused, or still waiting for a slot at the deadline or the horizon),
+                // or a send-rate limiter (still waiting for a token then).
                 prop_assert!(
                     r.attempts >= 1
                         || r.status == Status::Stopped(StopReason::BreakerOpen)
                         || policy.concurrency.is_some()
+                        || policy.send_rate.is_some()
                 );
                 prop_assert!(r.timeouts <= r.attempts);
                 // A wait runs out at the timeout, or at the deadline.
@@ -151,10 +153,11 @@ proptest! {
                 prop_assert_eq!(attempts.iter().filter(|a| a.committed).count() as u32, r.effects);
                 let timeouts = attempts.iter().filter(|a| a.outcome == Outcome::Timeout).count();
                 prop_assert_eq!(timeouts as u32, r.timeouts);
-                // The first attempt goes out when the call begins, unless it waits for a slot.
+                // The first attempt goes out when the call begins, unless it waits for a slot
+                // or a token.
                 if let Some(first) = attempts.first() {
                     prop_assert!(first.dispatch >= r.start);
-                    if policy.concurrency.is_none() {
+                    if policy.concurrency.is_none() && policy.send_rate.is_none() {
                         prop_assert_eq!(first.dispatch, r.start);
                     }
                 }

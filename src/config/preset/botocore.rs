@@ -9,7 +9,8 @@
 //! - `standard` today (`new_retries_2026`, the current default): 3 attempts;
 //!   `U[0, 1) · min(50 ms · 2^(n−1), 20 s)`, from 1 s after a throttle; a retry costing 14, 5
 //!   after a throttle; `x-amz-retry-after` honoured within [backoff, backoff + 5 s].
-//! - `adaptive` adds a client-side send-rate limiter, which retrysim does not model: refused.
+//! - `adaptive`: `standard`, and a client-side send-rate limiter that adapts to throttles
+//!   (`send_rate`, botocore's constants), which may hold back first attempts too.
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -42,18 +43,10 @@ pub(super) fn expand(check: &Check, settings: &Spanned<Retries>, path: &str) -> 
         .mode
         .as_ref()
         .map_or(if new { "standard" } else { "legacy" }, |m| m.get_ref());
-    let legacy = match mode {
-        "legacy" => true,
-        "standard" => false,
-        "adaptive" => {
-            let m = r.mode.as_ref().expect("only a written mode is adaptive");
-            return check.error_allowing(
-                m.span(),
-                &at("mode"),
-                "adaptive mode adds a client-side send-rate limiter that can delay first attempts, which retrysim does not model".into(),
-                "\"standard\" (the same retries and quota without the limiter) or \"legacy\"",
-            );
-        }
+    let (legacy, adaptive) = match mode {
+        "legacy" => (true, false),
+        "standard" => (false, false),
+        "adaptive" => (false, true),
         other => {
             let m = r.mode.as_ref().expect("only a written mode is unknown");
             return check.error_allowing(
@@ -104,6 +97,7 @@ pub(super) fn expand(check: &Check, settings: &Spanned<Retries>, path: &str) -> 
         max_attempts: Some(Attempts::AtMost(attempts)),
         retry_on: Some(retry_on),
         retry_after: Some(RetryAfter::Ignore),
+        send_rate: adaptive,
         ..Rules::default()
     };
     if legacy {

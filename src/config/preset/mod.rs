@@ -55,6 +55,8 @@ struct Rules {
     retry_budget: Option<Budget>,
     timeout: Option<Tick>,
     deadline: Option<Tick>,
+    /// A send-rate limiter with botocore's constants.
+    send_rate: bool,
 }
 
 /// A cap on attempts, counting the first.
@@ -242,6 +244,9 @@ impl Fill<'_> {
         }
         if let Some(t) = rules.deadline {
             self.put(&mut out.deadline, "deadline", ticks(t))?;
+        }
+        if rules.send_rate {
+            self.put(&mut out.send_rate, "send_rate", raw::SendRate::default())?;
         }
         Ok(())
     }

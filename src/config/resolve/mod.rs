@@ -285,6 +285,16 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
     if let Some(c) = &p.concurrency {
         t.insert("concurrency".into(), concurrency(c));
     }
+    if let Some(r) = &p.send_rate {
+        let rate = table([
+            ("min_rate", r.min_rate.into()),
+            ("beta", r.beta.into()),
+            ("scale", r.scale.into()),
+            ("smoothing", r.smoothing.into()),
+            ("measure_bin", duration(r.measure_bin)),
+        ]);
+        t.insert("send_rate".into(), Value::Table(rate));
+    }
     if let Some(a) = &p.limits.admission {
         t.insert(
             "admission".into(),

@@ -5,6 +5,7 @@
 mod concurrency;
 mod guards;
 mod policy;
+mod send_rate;
 mod tool;
 mod workload;
 

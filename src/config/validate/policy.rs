@@ -4,6 +4,7 @@
 use super::concurrency::concurrency;
 use super::default;
 use super::guards::{breaker, retry_budget};
+use super::send_rate::send_rate;
 use crate::config::check::{Check, Result};
 use crate::config::raw;
 use crate::model::FailureClass;
@@ -145,6 +146,10 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
                     retried,
                 )?)
             }
+        },
+        send_rate: match &raw.send_rate {
+            None => None,
+            Some(r) => Some(send_rate(check, r, &format!("{path}.send_rate"))?),
         },
         concurrency: match &raw.concurrency {
             None => None,

@@ -65,6 +65,8 @@ pub enum Event {
     Arrival,
     /// The intent sends its next attempt, after its backoff (unless cancelled meanwhile).
     Dispatch(Handle),
+    /// A token the send-rate limiter on `tool` (for `caller`) promised its line is made.
+    Token { tool: usize, caller: u32 },
     /// The attempt's request reaches the server.
     ServerArrive(AttemptRef),
     /// The server has done the attempt's work and commits or fails it.
@@ -426,6 +428,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
                     self.dispatch(handle.slot, sched);
                 }
             }
+            Event::Token { tool, caller } => self.on_token(tool, caller, sched),
             Event::ServerArrive(at) => self.on_server_arrive(at, sched),
             Event::ServerDone(at) => self.on_server_done(at, sched),
             Event::Served(at) => self.answer(at, sched),

@@ -89,5 +89,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let now = sched.now();
         self.gates.feedback(tool, now, failure, cost);
         self.wake_waiting(tool.0, tool.1, sched);
+        // The send rate may have changed, and with it when the next token comes.
+        if self.policy.send_rate.is_some() {
+            self.promise_token(tool.0, tool.1, sched);
+        }
     }
 }

@@ -29,8 +29,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let first = intent.attempts() == 0;
         let ask = self.ask(slot, now, Moment::Send { first });
         match self.gates.admit(&ask) {
+            Ok(pass) if pass.waits_for_token => return self.wait_for_a_token(slot, sched),
             Ok(_) => {}
-            Err(refusal) if refusal.waits => return self.wait_for_a_slot(slot, sched),
+            Err(refusal) if refusal.waits => return self.wait_in_line(slot, sched),
             Err(refusal) => {
                 self.short_circuit(slot, refusal, now);
                 return self.end_intent(slot, Status::Stopped(refusal.reason), sched);
@@ -141,9 +142,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         }
     }
 
-    /// The call waits in the concurrency limit's line; its deadline, if it has one, may come
-    /// first.
-    fn wait_for_a_slot(&mut self, slot: u32, sched: &mut Scheduler<Event>) {
+    /// The call waits in a gate's line, for a concurrency slot or a send-rate token; its
+    /// deadline, if it has one, may come first.
+    fn wait_in_line(&mut self, slot: u32, sched: &mut Scheduler<Event>) {
         let handle = self.intents.handle(slot);
         let start = self.intents.get(slot).retry.scope.start;
         if let Some(deadline) = self.policy.limits.deadline {
@@ -151,7 +152,32 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         }
     }
 
-    /// The deadline of a call that may still wait for a slot: if it does, it stops there.
+    /// The send waits for a send-rate token, which is promised a time.
+    fn wait_for_a_token(&mut self, slot: u32, sched: &mut Scheduler<Event>) {
+        self.wait_in_line(slot, sched);
+        let intent = self.intents.get(slot);
+        let (tool, caller) = (intent.tool, intent.caller);
+        self.promise_token(tool, caller, sched);
+    }
+
+    /// Sets a wake-up for the send-rate line's head, if its token comes at a new time.
+    pub(super) fn promise_token(&mut self, tool: usize, caller: u32, sched: &mut Scheduler<Event>) {
+        if let Some(at) = self.gates.token_due(tool, caller, sched.now()) {
+            sched.schedule_at(at, Event::Token { tool, caller });
+        }
+    }
+
+    /// A promised token is made: the sends it lets go out, and the next promise.
+    pub(super) fn on_token(&mut self, tool: usize, caller: u32, sched: &mut Scheduler<Event>) {
+        let intents = &mut self.intents;
+        let live = |t: u64| (intents.find(handle_of(t))).is_some_and(|i| i.client.ended.is_none());
+        for t in self.gates.release_tokens((tool, caller), sched.now(), live) {
+            self.send(handle_of(t).slot, true, sched);
+        }
+        self.promise_token(tool, caller, sched);
+    }
+
+    /// The deadline of a call that may still wait in a line: if it does, it stops there.
     pub(super) fn on_deadline_in_line(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
         let Some(intent) = self
             .intents
@@ -173,10 +199,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// while there are free slots; a call whose operation ended meanwhile is passed over.
     pub(super) fn wake_waiting(&mut self, tool: usize, caller: u32, sched: &mut Scheduler<Event>) {
         while let Some(t) = self.gates.next_waiting(tool, caller) {
-            let handle = Handle {
-                slot: t as u32,
-                generation: (t >> 32) as u32,
-            };
+            let handle = handle_of(t);
             if self
                 .intents
                 .find(handle)
@@ -197,7 +220,15 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     }
 }
 
-/// How an intent is known in a concurrency limit's line: its slot and that slot's generation.
+/// How an intent is known in a gate's line: its slot and that slot's generation.
 fn ticket(handle: Handle) -> u64 {
     u64::from(handle.generation) << 32 | u64::from(handle.slot)
+}
+
+/// The intent a ticket stands for.
+fn handle_of(ticket: u64) -> Handle {
+    Handle {
+        slot: ticket as u32,
+        generation: (ticket >> 32) as u32,
+    }
 }

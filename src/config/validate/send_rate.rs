@@ -1,0 +1,69 @@
+//! A policy's `send_rate` table: the client-side send-rate limiter that adapts to throttles
+//! (botocore's adaptive mode), with botocore's constants by default.
+
+use toml::Spanned;
+
+use crate::config::check::{Check, Result};
+use crate::config::raw;
+use crate::policy::SendRateRule;
+use crate::time::Tick;
+
+pub(super) fn send_rate(
+    check: &Check,
+    spanned: &Spanned<raw::SendRate>,
+    path: &str,
+) -> Result<SendRateRule> {
+    let raw = spanned.get_ref();
+    let at = |key: &str| format!("{path}.{key}");
+    let d = SendRateRule::BOTOCORE;
+    let share = |v: f64| v > 0.0 && v < 1.0;
+    let measure_bin = match &raw.measure_bin {
+        None => d.measure_bin,
+        Some(v) => match check.duration(v, &at("measure_bin"))? {
+            Tick::ZERO => {
+                return check.error_allowing(
+                    v.span(),
+                    &at("measure_bin"),
+                    "a bin of 0 measures no rate".into(),
+                    "a positive duration (botocore: \"0.5s\")",
+                );
+            }
+            t => t,
+        },
+    };
+    Ok(SendRateRule {
+        min_rate: check.number(
+            raw.min_rate.as_ref(),
+            &at("min_rate"),
+            d.min_rate,
+            |r| r.is_finite() && r > 0.0,
+            "a rate the bucket can fill at",
+            "a positive number of sends a second (botocore: 0.5)",
+        )?,
+        beta: check.number(
+            raw.beta.as_ref(),
+            &at("beta"),
+            d.beta,
+            share,
+            "a share of the rate to keep",
+            "a number between 0 and 1 (botocore: 0.7)",
+        )?,
+        scale: check.number(
+            raw.scale.as_ref(),
+            &at("scale"),
+            d.scale,
+            |s| s.is_finite() && s > 0.0,
+            "a scale the rate can grow by",
+            "a positive number (botocore: 0.4)",
+        )?,
+        smoothing: check.number(
+            raw.smoothing.as_ref(),
+            &at("smoothing"),
+            d.smoothing,
+            |s| s > 0.0 && s <= 1.0,
+            "a weight for the newest bin",
+            "a number above 0, at most 1 (botocore: 0.8)",
+        )?,
+        measure_bin,
+    })
+}
