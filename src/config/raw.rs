@@ -152,6 +152,7 @@ pub struct Policy {
     pub timeout: Option<Spanned<Value>>,
     pub timeout_tie: Option<Spanned<String>>,
     pub hedge_delay: Option<Spanned<Value>>,
+    pub hedging: Option<Spanned<String>>,
     pub deadline: Option<Spanned<Value>>,
     pub dispatch_cap: Option<Spanned<u32>>,
     pub cancel_after: Option<Spanned<Value>>,

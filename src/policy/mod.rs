@@ -20,6 +20,7 @@ pub use backoff::{Backoff, Cap, FirstRetry, Growth, Jitter, Previous};
 pub use breaker::{Breaker, BreakerRule, Refuses, Trip, Window};
 pub use budget::{BudgetRule, RetryBudget};
 pub use concurrency::{ConcurrencyRule, LimitRule};
+pub use hedge::Hedging;
 pub use idempotency::KeyScope;
 pub use layers::{Layer, Layers, Tries};
 pub use limits::{Admission, Limits};
@@ -73,6 +74,8 @@ pub struct Policy {
     /// Sends a second attempt of a call still unanswered after this delay (`None` means
     /// never); the first reply wins. Only for calls that are safe to send twice.
     pub hedge: Wait,
+    /// How hedges follow one another.
+    pub hedging: Hedging,
     /// The chance that a retry regenerates the request's arguments (an agent re-planning its
     /// call): under the same key the server then answers with a conflict.
     pub payload_drift: f64,

@@ -321,33 +321,57 @@ impl Intent {
     }
 }
 
-/// The attempts a client is waiting on: at most a primary and its hedge.
+/// The attempts a client is waiting on: a primary and its hedge, or under staggered hedging
+/// every attempt out; as bits from the oldest awaited, which a later attempt never precedes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Awaited([Option<u32>; 2]);
+pub struct Awaited {
+    base: u32,
+    bits: u64,
+}
+
+const _: () = assert!(Awaited::MAX == u64::BITS);
 
 impl Awaited {
+    /// The most attempts awaited at once.
+    const MAX: u32 = crate::policy::hedge::MOST_OUT;
+
     pub fn contains(&self, attempt: u32) -> bool {
-        self.0.contains(&Some(attempt))
+        attempt >= self.base
+            && attempt - self.base < Self::MAX
+            && self.bits >> (attempt - self.base) & 1 == 1
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0 == [None, None]
+        self.bits == 0
     }
 
-    /// The attempts awaited, in no particular order.
+    /// The attempts awaited, oldest first.
     pub fn attempts(self) -> impl Iterator<Item = u32> {
-        self.0.into_iter().flatten()
+        (0..Self::MAX)
+            .filter(move |i| self.bits >> i & 1 == 1)
+            .map(move |i| self.base + i)
     }
 
     fn add(&mut self, attempt: u32) {
-        let free = self.0.iter_mut().find(|a| a.is_none());
-        *free.expect("a hedge races one primary at most") = Some(attempt);
+        if self.bits == 0 {
+            self.base = attempt;
+        }
+        let offset = attempt - self.base;
+        assert!(
+            offset < Self::MAX,
+            "at most {} attempts awaited at once",
+            Self::MAX
+        );
+        self.bits |= 1 << offset;
     }
 
     fn remove(&mut self, attempt: u32) {
-        for a in &mut self.0 {
-            if *a == Some(attempt) {
-                *a = None;
+        if self.contains(attempt) {
+            self.bits &= !(1 << (attempt - self.base));
+            if self.bits != 0 {
+                let skip = self.bits.trailing_zeros();
+                self.bits >>= skip;
+                self.base += skip;
             }
         }
     }

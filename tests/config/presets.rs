@@ -3,7 +3,7 @@
 
 use retrysim::config::Source;
 use retrysim::model::FailureClass::{self, *};
-use retrysim::policy::{Attempts, BudgetRule, Policy, RetryAfter, SendRateRule};
+use retrysim::policy::{Attempts, BudgetRule, Hedging, Policy, RetryAfter, SendRateRule, Wait};
 use retrysim::time::Tick;
 
 use crate::backoffs::{draws, schedule};
@@ -11,8 +11,13 @@ use crate::reading::assert_says;
 
 /// A one-tool config whose one policy is `body`.
 fn text(body: &str) -> String {
+    text_with_tool(body, "")
+}
+
+/// The same, the tool's table ending with `tool` (its lines, each ending in a newline).
+fn text_with_tool(body: &str, tool: &str) -> String {
     format!(
-        "name = \"p\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"t\"\n[[policy]]\nname = \"p\"\n{body}\n"
+        "name = \"p\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"t\"\n{tool}[[policy]]\nname = \"p\"\n{body}\n"
     )
 }
 
@@ -246,10 +251,52 @@ fn grpc_service_config_as_grfc_a6_says() {
     ));
 }
 
+/// A `hedgingPolicy`: staggered hedges `hedgingDelay` apart, the non-fatal codes retried at
+/// once, `maxAttempts` capped at 5; without a delay, every attempt at once.
+#[test]
+fn grpc_hedging_policy_staggers_its_hedges() {
+    let hedged = |policy: &str| {
+        let text =
+            format!("preset.grpc = '{{ \"methodConfig\": [{{ \"hedgingPolicy\": {policy} }}] }}'");
+        Source {
+            name: "h.toml".into(),
+            text: text_with_tool(&text, "kind = \"read_only\"\n"),
+            dir: None,
+        }
+        .sweep()
+        .map(|s| s.base.policies[0].clone())
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let p = hedged(
+        "{ \"maxAttempts\": 7, \"hedgingDelay\": \"0.5s\", \"nonFatalStatusCodes\": [\"UNAVAILABLE\"] }",
+    );
+    assert_eq!(p.retry.max_attempts, Attempts::AtMost(5));
+    assert_eq!(p.hedge, Wait::Fixed(Tick(SECOND / 2)));
+    assert_eq!(p.hedging, Hedging::Staggered);
+    assert_eq!(classes(&p), [Reset, ServerError, Overloaded, Connect]);
+    assert_eq!(schedule(&p.backoff), [0; 5]);
+    let at_once = hedged("{ \"maxAttempts\": 3 }");
+    assert_eq!(at_once.hedge, Wait::Fixed(Tick::ZERO));
+    assert_eq!(classes(&at_once), []);
+    // A write is not safe to send twice: refused, as any hedge of it is.
+    let e = refused(
+        "preset.grpc = '{ \"methodConfig\": [{ \"hedgingPolicy\": { \"maxAttempts\": 2 } }] }'",
+    );
+    assert_says(&e, &["hedge_delay", "not safe to send twice"]);
+}
+
 #[test]
 fn grpc_configs_retrysim_cannot_follow_are_refused_by_json_path() {
-    let e = refused("preset.grpc = '{ \"methodConfig\": [{ \"hedgingPolicy\": {} }] }'");
-    assert_says(&e, &["$.methodConfig[0].hedgingPolicy", "k · hedgingDelay"]);
+    let e = refused(
+        "preset.grpc = '{ \"methodConfig\": [{ \"hedgingPolicy\": {}, \"retryPolicy\": {} }] }'",
+    );
+    assert_says(
+        &e,
+        &[
+            "$.methodConfig[0]",
+            "both a retryPolicy and a hedgingPolicy",
+        ],
+    );
     let e = refused(
         "preset.grpc = '{ \"methodConfig\": [{ \"retryPolicy\": { \"maxAttempts\": 3, } }] }'",
     );

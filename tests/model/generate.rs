@@ -15,8 +15,8 @@ use retrysim::model::{
 };
 use retrysim::policy::{
     Attempts, Backoff, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry, GateScope,
-    Growth, Jitter, KeyScope, Layer, Layers, LimitRule, Limits, Policy, Refuses, Retry, RetryAfter,
-    RetryOn, SendRateRule, Tie, Trip, Wait,
+    Growth, Hedging, Jitter, KeyScope, Layer, Layers, LimitRule, Limits, Policy, Refuses, Retry,
+    RetryAfter, RetryOn, SendRateRule, Tie, Trip, Wait,
 };
 use retrysim::time::Tick;
 
@@ -275,12 +275,14 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
     let outer = proptest::collection::vec(1u32..4, 0..3);
     let hedge = proptest::option::of(1u64..20_000)
         .prop_map(|delay| delay.map_or(Wait::None, |d| Wait::Fixed(Tick(d))));
+    let hedging = prop_oneof![Just(Hedging::Single), Just(Hedging::Staggered)];
     (
         attempts,
         retry_on,
         timeout,
         backoff(),
         limits,
+        hedging,
         (
             any::<bool>(),
             breaker,
@@ -300,6 +302,7 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                 timeout,
                 backoff,
                 limits,
+                hedging,
                 (
                     safety_gate,
                     breaker,
@@ -342,6 +345,11 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     },
                     timeout,
                     hedge,
+                    // Staggered hedging may keep every attempt out: validation asks a cap.
+                    hedging: match max_attempts {
+                        Attempts::AtMost(_) => hedging,
+                        Attempts::Unlimited => Hedging::Single,
+                    },
                     backoff,
                     key,
                     limits,

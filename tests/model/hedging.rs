@@ -156,3 +156,91 @@ fn hedging_at_the_p95_halves_the_tail_for_a_few_percent_more_calls() {
     assert!(retry.estimate(retrysim::metrics::Measure::Success).mean < 1.0);
     assert_eq!(p95.estimate(retrysim::metrics::Measure::Success).mean, 1.0);
 }
+
+/// A read-only call hedged as gRPC's `hedgingPolicy` does (`hedging = "staggered"`, 3
+/// attempts, 20 ticks apart): `script` lists each attempt's outcome and time. The attempts
+/// as (dispatch, end, outcome), and how the call ended and when.
+fn staggered(script: &str) -> (Vec<(u64, u64, Outcome)>, Status, u64) {
+    let exp = experiment(&format!(
+        "name = \"g\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"search\"\nkind = \"read_only\"\n\
+         script = [{script}]\n[[policy]]\nname = \"grpc\"\nmax_attempts = 3\nhedge_delay = 20\n\
+         hedging = \"staggered\"\nretry_on = [\"5xx\"]\n"
+    ));
+    let [(r, attempts)] = traced(&exp, 0).try_into().expect("one intent");
+    let seen = attempts
+        .iter()
+        .map(|a| (a.dispatch.0, a.end.0, a.outcome))
+        .collect();
+    (seen, r.status, r.end.0)
+}
+
+#[test]
+fn staggered_hedges_go_out_every_delay_until_the_cap() {
+    // Every attempt slow: three out at 0, 20 and 40; the first answer, at 100, wins.
+    let (seen, status, end) = staggered(
+        "{ outcome = \"ok\", after = 100 }, { outcome = \"ok\", after = 100 }, \
+         { outcome = \"ok\", after = 100 }",
+    );
+    assert_eq!(
+        seen,
+        [
+            (0, 100, Outcome::Ok),
+            (20, 100, Outcome::Cancelled),
+            (40, 100, Outcome::Cancelled)
+        ]
+    );
+    assert_eq!((status, end), (Status::Succeeded, 100));
+}
+
+#[test]
+fn a_non_fatal_status_sends_the_next_hedge_at_once() {
+    // The primary's 5xx at 5 sends the next attempt then, not at 20; its hedge follows at 25.
+    let (seen, status, end) = staggered(
+        "{ outcome = \"5xx\", after = 5 }, { outcome = \"ok\", after = 100 }, \
+         { outcome = \"ok\", after = 10 }",
+    );
+    assert_eq!(
+        seen,
+        [
+            (0, 5, Outcome::ServerError),
+            (5, 35, Outcome::Cancelled),
+            (25, 35, Outcome::Ok)
+        ]
+    );
+    assert_eq!((status, end), (Status::Succeeded, 35));
+}
+
+#[test]
+fn a_fatal_status_ends_the_call_and_abandons_the_hedges() {
+    // The hedge's 403 at 30 ends the call at once, the primary still out abandoned.
+    let (seen, status, end) = staggered(
+        "{ outcome = \"ok\", after = 100 }, { outcome = \"403\", after = 10 }, \
+         { outcome = \"ok\", after = 100 }",
+    );
+    assert_eq!(
+        seen,
+        [
+            (0, 30, Outcome::Cancelled),
+            (
+                20,
+                30,
+                Outcome::Refused(retrysim::model::FailureClass::Forbidden)
+            )
+        ]
+    );
+    assert_eq!(
+        (status, end),
+        (
+            Status::Stopped(retrysim::metrics::StopReason::PermanentFailure),
+            30
+        )
+    );
+    // Under single hedging the 403 waits for the primary, which answers at 100.
+    let exp = experiment(
+        "name = \"g\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"search\"\nkind = \"read_only\"\n\
+         script = [{ outcome = \"ok\", after = 100 }, { outcome = \"403\", after = 10 }]\n\
+         [[policy]]\nname = \"single\"\nmax_attempts = 3\nhedge_delay = 20\nretry_on = [\"5xx\"]\n",
+    );
+    let [(r, _)] = traced(&exp, 0).try_into().expect("one intent");
+    assert_eq!((r.status, r.end), (Status::Succeeded, Tick(100)));
+}

@@ -17,8 +17,8 @@
 //!   A code no retrysim failure arrives as changes nothing.
 //! - `timeout` is the call's deadline, across every attempt.
 //! - `retryThrottling` is a token bucket debited by retryable failures only.
-//! - `hedgingPolicy` is refused: gRPC sends its k-th hedge at k · hedgingDelay, and at once after
-//!   a non-fatal status, while retrysim's `hedge_delay` sends one hedge per attempt.
+//! - `hedgingPolicy` is `hedging = "staggered"`: the k-th hedge at k · `hedgingDelay`, the next
+//!   at once after a status in `nonFatalStatusCodes`, and the call ended by any other.
 
 use serde_json::Value as Json;
 use toml::Spanned;
@@ -26,6 +26,7 @@ use toml::Spanned;
 use super::status::grpc_status;
 use super::{Attempts, Budget, Curve, Rules};
 use crate::config::check::{Check, Result};
+use crate::model::FailureClass;
 use crate::policy::{Jitter, RetryAfter};
 use crate::time::{Tick, parse_duration};
 
@@ -150,17 +151,78 @@ pub(super) fn expand(check: &Check, text: &Spanned<String>, path: &str) -> Resul
     let mut known = vec!["retryPolicy", "hedgingPolicy", "timeout"];
     known.extend(OTHER_METHOD);
     let entry = read.object(method, at, &known)?;
-    if entry.contains_key("hedgingPolicy") {
-        return read.fail(
-            &format!("{at}.hedgingPolicy"),
-            "gRPC sends its k-th hedge at k · hedgingDelay, and the next at once after a non-fatal status; retrysim's hedge_delay sends one hedge per attempt".into(),
-            "a retryPolicy; or hedge_delay and max_attempts written as retrysim's, without the preset",
-        );
-    }
-    let Some(policy) = entry.get("retryPolicy") else {
-        return read.fail(at, "no retryPolicy".into(), "a retryPolicy");
+    let mut rules = match (entry.get("retryPolicy"), entry.get("hedgingPolicy")) {
+        (Some(policy), None) => retry_policy(&read, policy, &format!("{at}.retryPolicy"))?,
+        (None, Some(policy)) => hedging_policy(&read, policy, &format!("{at}.hedgingPolicy"))?,
+        (Some(_), Some(_)) => {
+            return read.fail(
+                at,
+                "gRPC refuses a method config with both a retryPolicy and a hedgingPolicy".into(),
+                "one of the two",
+            );
+        }
+        (None, None) => {
+            return read.fail(
+                at,
+                "no retryPolicy nor hedgingPolicy".into(),
+                "one of the two",
+            );
+        }
     };
-    let at = format!("{at}.retryPolicy");
+    let deadline = match entry.get("timeout") {
+        None => None,
+        Some(t) => Some(read.duration(Some(t), "$.methodConfig[0].timeout")?),
+    };
+    let throttling = match top.get("retryThrottling") {
+        None => None,
+        Some(t) => {
+            let at = "$.retryThrottling";
+            let t = read.object(t, at, &["maxTokens", "tokenRatio"])?;
+            Some(Budget::TokenBucket {
+                max_tokens: read.number(t.get("maxTokens"), &format!("{at}.maxTokens"))?,
+                token_ratio: read.number(t.get("tokenRatio"), &format!("{at}.tokenRatio"))?,
+            })
+        }
+    };
+    rules.retry_budget = throttling;
+    rules.deadline = deadline;
+    Ok(rules)
+}
+
+/// `maxAttempts`, counting the first: 2 or more, and 5 at most, silently.
+fn max_attempts(read: &Reader, p: &serde_json::Map<String, Json>, at: &str) -> Result<Attempts> {
+    match p.get("maxAttempts").and_then(Json::as_u64) {
+        Some(n) if n >= 2 => Ok(Attempts::AtMost(n.min(MAX_ATTEMPTS) as u32)),
+        _ => read.fail(
+            &format!("{at}.maxAttempts"),
+            "gRPC needs 2 or more".into(),
+            "a whole number ≥ 2 counting the first attempt (5 at most are made)",
+        ),
+    }
+}
+
+/// The retrysim failures a list of gRPC status codes names.
+fn classes(read: &Reader, codes: &[Json], at: &str) -> Result<Vec<FailureClass>> {
+    let mut out = Vec::new();
+    for (i, code) in codes.iter().enumerate() {
+        let Some(classes) = grpc_status(code) else {
+            return read.fail(
+                &format!("{at}[{i}]"),
+                format!("{code} is not a gRPC status code"),
+                "a code's name (\"UNAVAILABLE\") or number (14)",
+            );
+        };
+        for &c in classes {
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A `retryPolicy`: retries after a backoff.
+fn retry_policy(read: &Reader, policy: &Json, at: &str) -> Result<Rules> {
     let fields = [
         "maxAttempts",
         "initialBackoff",
@@ -168,18 +230,9 @@ pub(super) fn expand(check: &Check, text: &Spanned<String>, path: &str) -> Resul
         "backoffMultiplier",
         "retryableStatusCodes",
     ];
-    let p = read.object(policy, &at, &fields)?;
+    let p = read.object(policy, at, &fields)?;
     let field = |k: &str| format!("{at}.{k}");
-    let attempts = match p.get("maxAttempts").and_then(Json::as_u64) {
-        Some(n) if n >= 2 => n.min(MAX_ATTEMPTS) as u32,
-        _ => {
-            return read.fail(
-                &field("maxAttempts"),
-                "gRPC needs 2 or more".into(),
-                "a whole number ≥ 2 counting the first attempt (5 at most are made)",
-            );
-        }
-    };
+    let attempts = max_attempts(read, p, at)?;
     let initial = read.duration(p.get("initialBackoff"), &field("initialBackoff"))?;
     let max = read.duration(p.get("maxBackoff"), &field("maxBackoff"))?;
     if max < initial {
@@ -207,39 +260,9 @@ pub(super) fn expand(check: &Check, text: &Spanned<String>, path: &str) -> Resul
             );
         }
     };
-    let mut retry_on = Vec::new();
-    for (i, code) in codes.iter().enumerate() {
-        let Some(classes) = grpc_status(code) else {
-            return read.fail(
-                &format!("{}[{i}]", field("retryableStatusCodes")),
-                format!("{code} is not a gRPC status code"),
-                "a code's name (\"UNAVAILABLE\") or number (14)",
-            );
-        };
-        for &c in classes {
-            if !retry_on.contains(&c) {
-                retry_on.push(c);
-            }
-        }
-    }
-    let deadline = match entry.get("timeout") {
-        None => None,
-        Some(t) => Some(read.duration(Some(t), "$.methodConfig[0].timeout")?),
-    };
-    let throttling = match top.get("retryThrottling") {
-        None => None,
-        Some(t) => {
-            let at = "$.retryThrottling";
-            let t = read.object(t, at, &["maxTokens", "tokenRatio"])?;
-            Some(Budget::TokenBucket {
-                max_tokens: read.number(t.get("maxTokens"), &format!("{at}.maxTokens"))?,
-                token_ratio: read.number(t.get("tokenRatio"), &format!("{at}.tokenRatio"))?,
-            })
-        }
-    };
     Ok(Rules {
-        max_attempts: Some(Attempts::AtMost(attempts)),
-        retry_on: Some(retry_on),
+        max_attempts: Some(attempts),
+        retry_on: Some(classes(read, codes, &field("retryableStatusCodes"))?),
         backoff: Some(Curve {
             max: Some(max),
             jitter: Jitter::Proportional,
@@ -248,8 +271,38 @@ pub(super) fn expand(check: &Check, text: &Spanned<String>, path: &str) -> Resul
         }),
         retry_after: Some(RetryAfter::Replace),
         retry_after_resets: true,
-        retry_budget: throttling,
-        deadline,
+        ..Rules::default()
+    })
+}
+
+/// A `hedgingPolicy`: the k-th hedge at k · `hedgingDelay` ("0s", all at once, by default),
+/// the next at once after a non-fatal status, and the call ended by any other.
+fn hedging_policy(read: &Reader, policy: &Json, at: &str) -> Result<Rules> {
+    let fields = ["maxAttempts", "hedgingDelay", "nonFatalStatusCodes"];
+    let p = read.object(policy, at, &fields)?;
+    let field = |k: &str| format!("{at}.{k}");
+    let delay = match p.get("hedgingDelay") {
+        None => Tick::ZERO,
+        Some(Json::String(zero)) if parse_duration(zero) == Ok(Tick::ZERO) => Tick::ZERO,
+        Some(d) => read.duration(Some(d), &field("hedgingDelay"))?,
+    };
+    let codes = match p.get("nonFatalStatusCodes") {
+        None => Vec::new(),
+        Some(Json::Array(codes)) => classes(read, codes, &field("nonFatalStatusCodes"))?,
+        Some(other) => {
+            return read.fail(
+                &field("nonFatalStatusCodes"),
+                format!("expected a list, found {other}"),
+                "a list of status codes, like [\"UNAVAILABLE\"]",
+            );
+        }
+    };
+    Ok(Rules {
+        max_attempts: Some(max_attempts(read, p, at)?),
+        retry_on: Some(codes),
+        backoff: Some(Curve::constant(Tick::ZERO)),
+        hedge_delay: Some(delay),
+        retry_after: Some(RetryAfter::Replace),
         ..Rules::default()
     })
 }

@@ -23,7 +23,7 @@ use toml::{Spanned, Value};
 use super::check::{Check, Result};
 use super::raw;
 use crate::model::FailureClass;
-use crate::policy::{Cap, FirstRetry, Growth, Jitter, RetryAfter};
+use crate::policy::{Cap, FirstRetry, Growth, Hedging, Jitter, RetryAfter};
 use crate::time::{TICKS_PER_SECOND, Tick};
 
 /// `preset = { <library> = { … } }`: exactly one library's settings.
@@ -57,6 +57,8 @@ struct Rules {
     deadline: Option<Tick>,
     /// A send-rate limiter with botocore's constants.
     send_rate: bool,
+    /// Staggered hedges, this far apart.
+    hedge_delay: Option<Tick>,
 }
 
 /// A cap on attempts, counting the first.
@@ -244,6 +246,11 @@ impl Fill<'_> {
         }
         if let Some(t) = rules.deadline {
             self.put(&mut out.deadline, "deadline", ticks(t))?;
+        }
+        if let Some(t) = rules.hedge_delay {
+            self.put(&mut out.hedge_delay, "hedge_delay", ticks(t))?;
+            let staggered = Hedging::Staggered.name().to_string();
+            self.put(&mut out.hedging, "hedging", staggered)?;
         }
         if rules.send_rate {
             self.put(&mut out.send_rate, "send_rate", raw::SendRate::default())?;

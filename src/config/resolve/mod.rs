@@ -9,7 +9,7 @@ use crate::experiment::Experiment;
 use crate::model::{Arrival, RatePoint, Tool, Workload};
 use crate::policy::{
     Attempts, Backoff, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry, GateScope,
-    Jitter, Layers, LimitRule, Policy, Refuses, Retry, Tie, Trip, Wait, Window,
+    Hedging, Jitter, Layers, LimitRule, Policy, Refuses, Retry, Tie, Trip, Wait, Window,
 };
 use crate::sweep::Sweep;
 use crate::time::Tick;
@@ -231,6 +231,9 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
     }
     if p.hedge != Wait::None {
         t.insert("hedge_delay".into(), p.hedge.to_string().into());
+    }
+    if p.hedging != Hedging::Single {
+        t.insert("hedging".into(), p.hedging.name().into());
     }
     if p.retry_after_jitter > Tick::ZERO {
         t.insert("retry_after_jitter".into(), duration(p.retry_after_jitter));

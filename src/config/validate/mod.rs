@@ -2,8 +2,10 @@
 //! The experiment, its workload and output are checked here; a tool in [`tool`], a policy in
 //! [`policy`], and a policy's breaker and retry budget in [`guards`].
 
+mod backoff;
 mod concurrency;
 mod guards;
+mod hedging;
 mod policy;
 mod send_rate;
 mod tool;

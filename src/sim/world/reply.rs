@@ -6,6 +6,7 @@ use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, Count, IntentRecord, Outcome, Status, StopReason};
 use crate::model::FailureClass;
 use crate::model::Fate;
+use crate::policy::hedge;
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn on_reply(&mut self, at: AttemptRef, reply: Reply, sched: &mut Scheduler<Event>) {
@@ -36,8 +37,14 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         // found on return, its evidence kept, and nothing is retried.
         let late = limits.past_deadline(intent.retry.scope.start, now);
         intent.client.late_receipt = late && failure.is_none();
-        // A failure while a hedge (or its primary) is still out: wait for that one.
-        let racing = failure.is_some() && !intent.awaiting().is_empty();
+        // A failure while a hedge (or its primary) is still out: wait for that one, unless the
+        // hedging sends the next at once or ends the call.
+        let racing = match failure {
+            Some(class) if !intent.awaiting().is_empty() => {
+                hedge::waits_for_the_others(self.policy, &intent.retry.tries, class)
+            }
+            _ => false,
+        };
         let (tool, cost) = ((intent.tool, intent.caller), intent.retry.cost);
         self.observe(tool, failure, cost, sched);
         if late {

@@ -69,7 +69,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if let Some(wait) = wait {
             sched.schedule_in(wait, Event::Timeout(at));
         }
-        if let Some(delay) = self.policy.waits[intent.tool].hedge.filter(|_| primary) {
+        let next = hedge::sets_next(self.policy, primary);
+        if let Some(delay) = self.policy.waits[intent.tool].hedge.filter(|_| next) {
             sched.schedule_in(delay, Event::Hedge(at));
         }
         match (draw.fate, tool.loss_seen_as) {
