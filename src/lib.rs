@@ -33,6 +33,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod experiment;
+pub mod grpc;
 pub mod metrics;
 pub mod model;
 pub mod output;

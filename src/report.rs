@@ -332,7 +332,7 @@ pub fn table(results: &Results) -> String {
 }
 
 /// Rows as columns aligned on their widest cell, two spaces apart.
-fn aligned(rows: &[Vec<String>]) -> String {
+pub fn aligned(rows: &[Vec<String>]) -> String {
     let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| {
             rows.iter()

@@ -29,27 +29,6 @@ enum Unit {
     Seconds,
 }
 
-/// The gRPC status names, by code.
-const GRPC: [&str; 17] = [
-    "OK",
-    "CANCELLED",
-    "UNKNOWN",
-    "INVALID_ARGUMENT",
-    "DEADLINE_EXCEEDED",
-    "NOT_FOUND",
-    "ALREADY_EXISTS",
-    "PERMISSION_DENIED",
-    "RESOURCE_EXHAUSTED",
-    "FAILED_PRECONDITION",
-    "ABORTED",
-    "OUT_OF_RANGE",
-    "UNIMPLEMENTED",
-    "INTERNAL",
-    "UNAVAILABLE",
-    "DATA_LOSS",
-    "UNAUTHENTICATED",
-];
-
 impl Columns {
     pub fn from_header(header: &csv::StringRecord) -> Result<Columns, String> {
         let find = |name: &str| header.iter().position(|h| h.trim() == name);
@@ -91,9 +70,9 @@ impl Columns {
             "timeout" => Outcome::Timeout,
             "connect" => Outcome::Connect,
             "reset" => Outcome::Reset,
-            s => match (s.parse::<i64>(), GRPC.iter().position(|n| *n == s)) {
+            s => match (s.parse::<i64>(), crate::grpc::code(s)) {
                 (Ok(code), _) => Outcome::of_http(code),
-                (_, Some(code)) => Outcome::of_grpc(code as i64),
+                (_, Some(code)) => Outcome::of_grpc(code.into()),
                 _ => None,
             }
             .ok_or_else(|| {

@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use retrysim::calibrate::{self, Outcome};
+use retrysim::report;
 
 use crate::args::CalibrateArgs;
 use crate::{Failure, print};
@@ -58,17 +59,7 @@ pub fn command(args: &CalibrateArgs) -> Result<(), Failure> {
             quantile(0.99),
         ]);
     }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    for row in &rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, w)| format!("{cell:<w$}"))
-            .collect();
-        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
-    }
+    out.push_str(&report::aligned(&rows));
     let _ = writeln!(out, "wrote {}", done.config.display());
     print(&out)
 }

@@ -4,6 +4,7 @@ use serde_json::Value as Json;
 use toml::Spanned;
 
 use crate::config::check::{Check, Result};
+use crate::grpc;
 use crate::model::FailureClass;
 
 /// The retrysim classes for the HTTP status codes a library lists, or a located refusal.
@@ -83,33 +84,14 @@ pub(super) fn http_classes(
 /// no status code at all.
 pub(super) fn grpc_status(code: &Json) -> Option<&'static [FailureClass]> {
     use FailureClass::*;
-    const NAMES: [&str; 17] = [
-        "OK",
-        "CANCELLED",
-        "UNKNOWN",
-        "INVALID_ARGUMENT",
-        "DEADLINE_EXCEEDED",
-        "NOT_FOUND",
-        "ALREADY_EXISTS",
-        "PERMISSION_DENIED",
-        "RESOURCE_EXHAUSTED",
-        "FAILED_PRECONDITION",
-        "ABORTED",
-        "OUT_OF_RANGE",
-        "UNIMPLEMENTED",
-        "INTERNAL",
-        "UNAVAILABLE",
-        "DATA_LOSS",
-        "UNAUTHENTICATED",
-    ];
     let number = match code {
-        Json::String(s) => NAMES.iter().position(|n| n == s)?,
+        Json::String(s) => grpc::code(s)? as usize,
         Json::Number(n) => usize::try_from(n.as_u64()?)
             .ok()
-            .filter(|&n| n < NAMES.len())?,
+            .filter(|&n| n < grpc::STATUS.len())?,
         _ => return None,
     };
-    Some(match NAMES[number] {
+    Some(match grpc::STATUS[number] {
         "UNAVAILABLE" => &[Connect, Reset, ServerError, Overloaded],
         "RESOURCE_EXHAUSTED" => &[Throttled],
         "DEADLINE_EXCEEDED" => &[Timeout],
