@@ -86,6 +86,15 @@ pub fn read(trace: &Path, shown: &str) -> Result<Observed, Error> {
             observed.skipped
         )));
     }
+    if observed
+        .operations
+        .values()
+        .all(|o| o.arrivals.total() == 0)
+    {
+        return Err(Error::BadTrace(format!(
+            "{shown}: every call resends an earlier one, so no arrival rate can be read"
+        )));
+    }
     Ok(observed)
 }
 

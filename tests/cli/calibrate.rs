@@ -258,6 +258,11 @@ fn a_bad_trace_is_refused_where_it_is_bad() {
             "timestamp,operation,duration,status\nyesterday,op,5ms,200\n".into(),
             &["a.csv:2:", "timestamp: `yesterday`"],
         ),
+        (
+            "a.csv",
+            "timestamp,operation,duration,status,resend\n1,op,5ms,200,1\n".into(),
+            &["a.csv: every call resends an earlier one"],
+        ),
     ];
     for (file, body, says) in cases {
         let tmp = tempfile::tempdir().unwrap();
