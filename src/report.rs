@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::metrics::{Estimate, Measure, StopReason};
 use crate::model::{Tool, ToolKind, Workload};
-use crate::policy::{Backoff, Cap, FirstRetry, LimitRule, Policy, Refuses, Trip, Wait};
+use crate::policy::{Backoff, Cap, FirstRetry, Hedging, LimitRule, Policy, Refuses, Trip, Wait};
 use crate::run::{PolicyResult, Results};
 use crate::time::{TICKS_PER_SECOND, Tick};
 use crate::verdict::{self, Verdict};
@@ -67,6 +67,10 @@ fn describe(p: &Policy) -> String {
         (Wait::None, hedge) => format!("no timeout, hedged after {hedge}"),
         (rule, hedge) => format!("timeout {rule}, hedged after {hedge}"),
     };
+    let timeout = match p.hedging {
+        Hedging::Staggered => format!("{timeout}, staggered"),
+        Hedging::Single => timeout,
+    };
     let attempts = match &p.layers {
         None => p.retry.max_attempts.to_string(),
         Some(l) => {
@@ -108,6 +112,12 @@ fn describe(p: &Policy) -> String {
     }
     if let Some(b) = &p.retry_budget {
         let _ = write!(text, ", retry budget {}", b.name());
+    }
+    if p.throttle_backoff.is_some() {
+        text.push_str(", a backoff of its own after a 429");
+    }
+    if p.send_rate.is_some() {
+        text.push_str(", an adaptive send rate");
     }
     if let Some(c) = &p.concurrency {
         let limit = match c.limit {
