@@ -7,7 +7,7 @@ use crate::metrics::{Estimate, Measure, StopReason};
 use crate::model::{Tool, ToolKind, Workload};
 use crate::policy::{Backoff, Cap, FirstRetry, Hedging, LimitRule, Policy, Refuses, Trip, Wait};
 use crate::run::{PolicyResult, Results};
-use crate::time::{TICKS_PER_SECOND, Tick};
+use crate::time::Tick;
 use crate::verdict::{self, Verdict};
 
 /// A mean with its interval; a single sample has none, and shows the mean alone.
@@ -25,7 +25,7 @@ fn percent(x: f64) -> String {
 
 /// A completion time to three significant figures, in the unit that reads best.
 fn seconds(t: Tick) -> String {
-    let s = t.0 as f64 / TICKS_PER_SECOND as f64;
+    let s = t.seconds();
     match s {
         s if s >= 100.0 => format!("{s:.0} s"),
         s if s >= 10.0 => format!("{s:.1} s"),

@@ -30,6 +30,11 @@ impl Tick {
     pub fn since(self, earlier: Tick) -> Tick {
         Tick(self.0.saturating_sub(earlier.0))
     }
+
+    /// In seconds, for rates and for reading.
+    pub fn seconds(self) -> f64 {
+        self.0 as f64 / TICKS_PER_SECOND as f64
+    }
 }
 
 /// Units a duration may be written in, with their length in ticks.

@@ -148,7 +148,7 @@ impl Arrivals {
         else {
             return Vec::new();
         };
-        let seconds = self.width as f64 / TICKS_PER_SECOND as f64;
+        let seconds = Tick(self.width as u64).seconds();
         (first..=last)
             .map(|k| {
                 let n = self.bins.get(&k).copied().unwrap_or(0);

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::observed::{Observed, Operation};
 use super::span::Outcome;
-use crate::time::{TICKS_PER_SECOND, Tick};
+use crate::time::Tick;
 
 /// The most points an empirical latency file gets: quantiles, evenly spread.
 const LATENCY_POINTS: u64 = 1000;
@@ -128,7 +128,7 @@ pub fn config(observed: &Observed, trace: &str, name: &str) -> Written {
     );
     for (i, (op, o)) in ops.iter().enumerate() {
         if i != called {
-            let seconds = span.0 as f64 / TICKS_PER_SECOND as f64;
+            let seconds = span.seconds();
             let _ = writeln!(
                 out,
                 "# \"{}\" ({}) averaged {:.3} first attempts a second: set `calls` to simulate it.",

@@ -10,7 +10,7 @@ use super::{Export, fixed};
 use crate::metrics::{Count, Estimate, Level, Moments, Sample, SeriesStats};
 use crate::run::PointResult;
 use crate::sweep::Point;
-use crate::time::{TICKS_PER_SECOND, Tick};
+use crate::time::Tick;
 
 /// One configuration's bin at one tool, as its row reads it.
 pub struct Row<'a> {
@@ -36,7 +36,7 @@ impl Row<'_> {
         match v {
             Value::PerSecond(c) => (
                 self.stats.count(self.tool_index, self.bin, c),
-                self.width.0 as f64 / TICKS_PER_SECOND as f64,
+                self.width.seconds(),
             ),
             Value::Mean(l) => (self.stats.level(self.tool_index, self.bin, l), 1.0),
         }

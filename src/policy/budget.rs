@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 
 use super::RetryOn;
 use crate::model::FailureClass;
-use crate::time::{TICKS_PER_SECOND, Tick};
+use crate::time::Tick;
 
 /// A budget's kind and settings, as a policy configures it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -198,7 +198,7 @@ impl RetryBudget {
                         sent.pop_front();
                     }
                 }
-                let seconds = ttl.0 as f64 / TICKS_PER_SECOND as f64;
+                let seconds = ttl.seconds();
                 let allowed = percent * self.firsts.len() as f64 + min_per_second * seconds;
                 ((self.retries.len() + 1) as f64 <= allowed).then(|| {
                     self.retries.push_back(now);
@@ -219,6 +219,7 @@ impl RetryBudget {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::TICKS_PER_SECOND;
 
     const FAIL: Option<FailureClass> = Some(FailureClass::ServerError);
 

@@ -47,11 +47,7 @@ pub fn sets_next(policy: &Policy, primary: bool) -> bool {
 pub fn waits_for_the_others(policy: &Policy, tries: &Tries, class: FailureClass) -> bool {
     match policy.hedging {
         Hedging::Single => true,
-        Hedging::Staggered => {
-            let retryable =
-                (0..policy.depth()).any(|l| policy.retry_of(l).retry_on.contains(class));
-            retryable && !has_room(policy, tries)
-        }
+        Hedging::Staggered => policy.retries(class) && !has_room(policy, tries),
     }
 }
 

@@ -28,7 +28,7 @@ pub use retry::{Attempts, Retry, RetryAfter, RetryDecision, RetryOn};
 pub use send_rate::{SendRate, SendRateRule};
 pub use timeout::{Tie, Wait, Waits};
 
-use crate::model::Tool;
+use crate::model::{FailureClass, Tool};
 use crate::time::Tick;
 
 /// One client configuration: how it retries, how long it waits for a reply and between
@@ -120,6 +120,11 @@ impl Policy {
     /// How many retry layers the policy nests: 1 without `layers`.
     pub fn depth(&self) -> usize {
         self.layers.as_ref().map_or(0, |l| l.outer.len()) + 1
+    }
+
+    /// Whether some layer retries a failure of `class`.
+    pub fn retries(&self, class: FailureClass) -> bool {
+        (0..self.depth()).any(|l| self.retry_of(l).retry_on.contains(class))
     }
 
     /// The retry rule of layer `layer`, counted from the outermost.

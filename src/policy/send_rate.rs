@@ -71,10 +71,6 @@ pub struct SendRate {
 /// error short of it.
 const MADE: f64 = 1.0 - 1e-9;
 
-fn seconds(t: Tick) -> f64 {
-    t.0 as f64 / TICKS_PER_SECOND as f64
-}
-
 impl SendRate {
     /// A limiter made at time 0, as a client is: rate 1, an empty bucket, nothing measured.
     pub fn new(rule: SendRateRule) -> SendRate {
@@ -104,7 +100,7 @@ impl SendRate {
         if !self.enabled {
             return true;
         }
-        self.refill(seconds(now));
+        self.refill(now.seconds());
         if self.line.is_empty() && self.tokens >= MADE {
             self.tokens -= 1.0;
             return true;
@@ -120,7 +116,7 @@ impl SendRate {
             self.due = None;
             return None;
         }
-        self.refill(seconds(now));
+        self.refill(now.seconds());
         let short = (1.0 - self.tokens).max(0.0);
         let at = now.after(Tick(
             libm::ceil(short / self.fill_rate * TICKS_PER_SECOND as f64) as u64,
@@ -139,7 +135,7 @@ impl SendRate {
             return Vec::new();
         }
         self.due = None;
-        self.refill(seconds(now));
+        self.refill(now.seconds());
         let mut out = Vec::new();
         while self.tokens >= MADE
             && let Some(ticket) = self.line.pop_front()
@@ -160,7 +156,7 @@ impl SendRate {
 
     /// An attempt's answer at `now`: a throttle or not.
     pub fn heard(&mut self, now: Tick, throttled: bool) {
-        let t = seconds(now);
+        let t = now.seconds();
         let measured = self.measure(t);
         let rate = if throttled {
             let at = match self.enabled {
@@ -189,7 +185,7 @@ impl SendRate {
 
     /// The smoothed sending rate, counting one more send at `t`.
     fn measure(&mut self, t: f64) -> f64 {
-        let width = seconds(self.rule.measure_bin);
+        let width = self.rule.measure_bin.seconds();
         let bin = libm::floor(t / width) * width;
         self.in_bin += 1;
         if bin > self.last_bin {

@@ -347,9 +347,12 @@ impl Awaited {
 
     /// The attempts awaited, oldest first.
     pub fn attempts(self) -> impl Iterator<Item = u32> {
-        (0..Self::MAX)
-            .filter(move |i| self.bits >> i & 1 == 1)
-            .map(move |i| self.base + i)
+        let mut bits = self.bits;
+        std::iter::from_fn(move || {
+            let offset = (bits != 0).then(|| bits.trailing_zeros())?;
+            bits &= bits - 1;
+            Some(self.base + offset)
+        })
     }
 
     fn add(&mut self, attempt: u32) {

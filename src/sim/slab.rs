@@ -76,6 +76,11 @@ impl Slab {
         (entry.live && entry.generation == handle.generation).then_some(&mut entry.intent)
     }
 
+    /// Whether the intent `handle` was given to is still there and not yet ended by the client.
+    pub fn under_way(&mut self, handle: Handle) -> bool {
+        self.find(handle).is_some_and(|i| i.client.ended.is_none())
+    }
+
     /// The intent `handle` was given to, if the client is still waiting on its attempt
     /// `attempt`: late replies and timers of settled attempts find none.
     pub fn awaiting(&mut self, handle: Handle, attempt: u32) -> Option<&mut Intent> {

@@ -262,11 +262,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     }
 
     fn on_cancel(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
-        if self
-            .intents
-            .find(handle)
-            .is_some_and(|i| i.client.ended.is_none())
-        {
+        if self.intents.under_way(handle) {
             self.end_intent(handle.slot, Status::Stopped(StopReason::Cancelled), sched);
         }
     }
@@ -420,11 +416,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
             Event::Arrival => self.on_arrival(sched),
             Event::Dispatch(handle) => {
                 // A cancellation during the backoff has ended the intent already.
-                if self
-                    .intents
-                    .find(handle)
-                    .is_some_and(|i| i.client.ended.is_none())
-                {
+                if self.intents.under_way(handle) {
                     self.dispatch(handle.slot, sched);
                 }
             }

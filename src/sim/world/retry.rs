@@ -115,9 +115,12 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     ) -> Result<Tick, StopReason> {
         let policy = self.policy;
         let intent = self.intents.get(slot);
-        let retried = (0..policy.depth()).any(|l| policy.retry_of(l).retry_on.contains(class));
+        // A refusal that names a wait may be retried for saying so, in every layer.
+        let told = retry_after.is_some()
+            && policy.retry_after_retries
+            && matches!(class, FailureClass::Throttled | FailureClass::Overloaded);
         if policy.safety_gate
-            && retried
+            && (told || policy.retries(class))
             && !safety::may_resend(class, &self.tools[intent.tool], policy.key)
         {
             return Err(if safety::is_ambiguous(class) {
@@ -126,10 +129,6 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 StopReason::NotRetryable
             });
         }
-        // A refusal that names a wait may be retried for saying so.
-        let told = retry_after.is_some()
-            && policy.retry_after_retries
-            && matches!(class, FailureClass::Throttled | FailureClass::Overloaded);
         let rule = |l: usize| {
             let rule = *policy.retry_of(l);
             match told {

@@ -171,7 +171,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// A promised token is made: the sends it lets go out, and the next promise.
     pub(super) fn on_token(&mut self, tool: usize, caller: u32, sched: &mut Scheduler<Event>) {
         let intents = &mut self.intents;
-        let live = |t: u64| (intents.find(handle_of(t))).is_some_and(|i| i.client.ended.is_none());
+        let live = |t: u64| intents.under_way(handle_of(t));
         for t in self.gates.release_tokens((tool, caller), sched.now(), live) {
             self.send(handle_of(t).slot, true, sched);
         }
@@ -201,11 +201,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn wake_waiting(&mut self, tool: usize, caller: u32, sched: &mut Scheduler<Event>) {
         while let Some(t) = self.gates.next_waiting(tool, caller) {
             let handle = handle_of(t);
-            if self
-                .intents
-                .find(handle)
-                .is_some_and(|i| i.client.ended.is_none())
-            {
+            if self.intents.under_way(handle) {
                 self.dispatch(handle.slot, sched);
             }
         }
