@@ -54,7 +54,10 @@ impl fmt::Display for Difference {
 }
 
 /// Every difference between the reference folder and a fresh one, in file-name order. Hidden
-/// files (a run's own scratch files) are not part of an output and are skipped.
+/// files (a run's own scratch files) are not part of an output and are skipped, and so is a
+/// chart in the reference that the fresh run drew in another format only: `retrysim plot
+/// --format` redraws an output's charts in more formats, and the chart itself is compared in
+/// the format the config names.
 pub fn folders(reference: &Path, fresh: &Path) -> io::Result<Vec<Difference>> {
     let expected = files(reference)?;
     let produced = files(fresh)?;
@@ -65,6 +68,7 @@ pub fn folders(reference: &Path, fresh: &Path) -> io::Result<Vec<Difference>> {
     for file in all {
         let shown = reference.join(file);
         match (expected.contains(file), produced.contains(file)) {
+            (true, false) if redrawn(file, &produced) => {}
             (true, false) => differences.push(Difference::Missing(shown)),
             (false, true) => differences.push(Difference::Unexpected(shown)),
             _ => {
@@ -93,6 +97,15 @@ pub fn folders(reference: &Path, fresh: &Path) -> io::Result<Vec<Difference>> {
         }
     }
     Ok(differences)
+}
+
+/// Whether `file` is a chart the fresh run drew in another format: `charts/<stem>.<ext>` beside
+/// a produced `charts/<stem>.<other>`.
+fn redrawn(file: &Path, produced: &[PathBuf]) -> bool {
+    let chart = |p: &Path| {
+        (p.parent() == Some(Path::new("charts"))).then(|| p.file_stem().map(ToOwned::to_owned))?
+    };
+    chart(file).is_some_and(|stem| produced.iter().any(|p| chart(p).as_ref() == Some(&stem)))
 }
 
 /// The bytes of `file` that a check compares: all of them, except the manifest's `config`

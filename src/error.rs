@@ -13,8 +13,8 @@ pub enum Error {
     Config(ConfigError),
     /// An output folder whose files are not what retrysim writes: the file, line and column.
     BadOutput(String),
-    /// Where an output folder would go, something else is: it is not retrysim's to replace.
-    OutputInTheWay(PathBuf),
+    /// Where an output would go, something retrysim did not write is: not ours to replace.
+    OutputInTheWay(PathBuf, InTheWay),
     /// A trace that cannot be read: the file, the line and, in JSON, the path.
     BadTrace(String),
     /// A chart that could not be drawn or written.
@@ -24,6 +24,19 @@ pub enum Error {
     NotInOutput(String),
     /// A file or folder that could not be read or written, while `doing` what.
     Io { doing: String, source: io::Error },
+}
+
+/// What is in an output's way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InTheWay {
+    /// Something other than a folder (a file, a link, a FIFO).
+    NotAFolder,
+    /// A folder without the named file that every folder of its kind retrysim writes holds.
+    NotWritten(&'static str),
+    /// Something other than a regular file (a folder, a FIFO, a device).
+    NotAFile,
+    /// A file retrysim did not write: it lacks the first line retrysim writes there.
+    NotOurFile,
 }
 
 impl Error {
@@ -50,11 +63,22 @@ impl fmt::Display for Error {
             | Error::BadTrace(why)
             | Error::Chart(why)
             | Error::NotInOutput(why) => f.write_str(why),
-            Error::OutputInTheWay(path) => write!(
-                f,
-                "{} exists and is not an output folder; move it away or choose another --out",
-                path.display()
-            ),
+            Error::OutputInTheWay(path, why) => {
+                let what = match why {
+                    InTheWay::NotAFolder => "exists and is not a folder".to_string(),
+                    InTheWay::NotWritten(mark) => {
+                        format!("is a folder retrysim did not write (it has no {mark})")
+                    }
+                    InTheWay::NotAFile => "exists and is not a regular file".to_string(),
+                    InTheWay::NotOurFile => "is a file retrysim did not write".to_string(),
+                };
+                write!(
+                    f,
+                    "{} {what}; retrysim never replaces what it did not write: move it away \
+                     or choose another --out",
+                    path.display()
+                )
+            }
             Error::Io { doing, source } => write!(f, "{doing}: {source}"),
         }
     }

@@ -10,7 +10,7 @@ use crate::chart;
 use crate::config::Source;
 use crate::error::Error;
 use crate::output::trace::{PartFiles, Trace};
-use crate::output::{Parts, Staging, Writer};
+use crate::output::{Mark, Parts, Staging, Writer};
 use crate::run::{self, Fold, PointResult, Results, Share, Sink};
 use crate::shard::{self, Request, RunsReader, RunsWriter, Shard};
 use crate::sim::{Job, RunResult};
@@ -28,7 +28,7 @@ pub fn into_staging(
     watcher: &mut impl run::Observer,
 ) -> Result<(Results, Staging), Error> {
     let writing = || Error::io(format!("cannot write under {}", root.display()));
-    let staging = Staging::new(root, &sweep.base.name)?;
+    let staging = Staging::new(root, &sweep.base.name, Mark::Output)?;
     let writer = Writer::create(staging.path(), &sweep).map_err(writing())?;
     let parts = PartFiles {
         dir: staging.path(),
@@ -83,7 +83,11 @@ pub fn shard_into_staging(
     watcher: &mut impl run::Observer,
 ) -> Result<ShardRun, Error> {
     let writing = || Error::io(format!("cannot write under {}", root.display()));
-    let staging = Staging::new(root, &shard::folder_name(&sweep.base.name, share))?;
+    let staging = Staging::new(
+        root,
+        &shard::folder_name(&sweep.base.name, share),
+        Mark::Shard,
+    )?;
     let dir = staging.path();
     std::fs::write(dir.join(shard::CONFIG), &request.source.text).map_err(writing())?;
     let parts = PartFiles { dir };
@@ -100,7 +104,8 @@ pub fn shard_into_staging(
     let ran = sink.ran;
     sink.runs.finish().map_err(writing())?;
     let runs = share.len(run::Jobs::new(sweep).total());
-    let header = request.header(&sweep.base.name, share, runs);
+    let files = shard::digests(dir).map_err(writing())?;
+    let header = request.header(&sweep.base.name, share, runs, files);
     let text = toml::to_string(&header).map_err(|e| writing()(io::Error::other(e)))?;
     std::fs::write(
         dir.join(shard::HEADER),
@@ -182,7 +187,7 @@ pub fn merge_into_staging(
         readers.push(RunsReader::open(&s.dir)?);
     }
     let writing = || Error::io(format!("cannot write under {}", root.display()));
-    let staging = Staging::new(root, &sweep.base.name)?;
+    let staging = Staging::new(root, &sweep.base.name, Mark::Output)?;
     let mut writer = Writer::create(staging.path(), &sweep).map_err(writing())?;
     writer.parts_in(Parts::Shards(
         shards.iter().map(|s| s.dir.clone()).collect(),

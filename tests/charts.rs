@@ -1,6 +1,9 @@
 //! Every chart of every shipped output, drawn afresh, read back from its SVG: no two text labels
 //! overlap. A label's box is measured with the embedded DejaVu Sans, as the SVG places it.
 
+#[path = "shipped/mod.rs"]
+mod shipped;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -116,13 +119,8 @@ fn overlaps(labels: &[Label]) -> Vec<String> {
 
 /// Copies each shipped output folder's data (not its charts) into `to`.
 fn copy_outputs(to: &Path) -> Vec<PathBuf> {
-    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("out");
     let mut dirs = Vec::new();
-    for entry in fs::read_dir(out).unwrap() {
-        let from = entry.unwrap().path();
-        if !from.is_dir() {
-            continue;
-        }
+    for from in shipped::outputs() {
         let dir = to.join(from.file_name().unwrap());
         fs::create_dir_all(&dir).unwrap();
         for file in fs::read_dir(&from).unwrap() {

@@ -16,14 +16,16 @@ use std::fs;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use crate::error::Error;
-use crate::output::Staging;
+use crate::error::{Error, InTheWay};
+use crate::output::{CALIBRATION_MARK, Mark, Staging};
 
-pub use observed::{MAX_OPERATIONS, Observed};
+pub use observed::{MAX_NAME, MAX_OPERATIONS, Observed};
 pub use span::{Outcome, Span};
 
 /// The longest line of an OTLP export read: a batch far larger than any exporter writes.
 pub const MAX_LINE: usize = 64 << 20;
+/// The longest row of an access log read: one call's fields, a few hundred bytes in practice.
+pub const MAX_ROW: usize = 1 << 20;
 
 /// What `calibrate` wrote, and what it read.
 pub struct Calibration {
@@ -38,11 +40,15 @@ pub fn calibrate(trace: &Path, out: &Path, name: &str) -> Result<Calibration, Er
     let observed = read(trace, &shown)?;
     let written = write::config(&observed, &shown, name);
     let config = out.join(format!("{name}.toml"));
-    if config.is_dir() {
-        return Err(Error::OutputInTheWay(config));
-    }
+    refuse_foreign_config(&config)?;
     // The latency files go in whole first, then the config that names them.
-    let staging = Staging::new(&out.join("data"), name)?;
+    let staging = Staging::new(&out.join("data"), name, Mark::Calibration)?;
+    let mark = staging.path().join(CALIBRATION_MARK);
+    fs::write(
+        &mark,
+        "Written by `retrysim calibrate`, which replaces this folder when it runs again.\n",
+    )
+    .map_err(Error::io(format!("cannot write {}", mark.display())))?;
     for (file, text) in &written.files {
         let inside = file
             .strip_prefix(&format!("data/{name}/"))
@@ -64,8 +70,36 @@ pub fn calibrate(trace: &Path, out: &Path, name: &str) -> Result<Calibration, Er
     Ok(Calibration { config, observed })
 }
 
+/// The first words of every config `calibrate` writes: a file at the config's path that does
+/// not start with them is the user's, and is never replaced.
+pub(crate) const CONFIG_MARK: &str = "# Calibrated by `retrysim calibrate ";
+
+/// An error unless `config` is absent or a regular file `calibrate` wrote.
+fn refuse_foreign_config(config: &Path) -> Result<(), Error> {
+    let in_the_way = |why| Err(Error::OutputInTheWay(config.to_path_buf(), why));
+    match fs::symlink_metadata(config) {
+        Err(_) => Ok(()),
+        Ok(meta) if !meta.is_file() => in_the_way(InTheWay::NotAFile),
+        Ok(_) => {
+            let mut start = [0; CONFIG_MARK.len()];
+            let read = fs::File::open(config).and_then(|mut f| f.read_exact(&mut start));
+            if read.is_ok() && start == CONFIG_MARK.as_bytes() {
+                Ok(())
+            } else {
+                in_the_way(InTheWay::NotOurFile)
+            }
+        }
+    }
+}
+
 /// Every span of the trace, folded; an error names the file, the line, and in JSON the path.
 pub fn read(trace: &Path, shown: &str) -> Result<Observed, Error> {
+    let meta = fs::metadata(trace).map_err(Error::io(format!("cannot read {shown}")))?;
+    if !meta.is_file() {
+        return Err(Error::BadTrace(format!(
+            "{shown}: not a regular file (a trace is an OTLP JSON export or a CSV access log)"
+        )));
+    }
     let file = fs::File::open(trace).map_err(Error::io(format!("cannot read {shown}")))?;
     let mut reader = BufReader::new(file);
     let first = reader
@@ -130,7 +164,10 @@ fn read_otlp(mut reader: impl BufRead, shown: &str, observed: &mut Observed) -> 
 }
 
 fn read_access_log(reader: impl Read, shown: &str, observed: &mut Observed) -> Result<(), Error> {
-    let mut csv = csv::ReaderBuilder::new().from_reader(reader);
+    let mut csv = csv::ReaderBuilder::new().from_reader(RowLimit {
+        inner: reader,
+        row: 0,
+    });
     let header = csv
         .headers()
         .map_err(|e| Error::BadTrace(format!("{shown}:1: {e}")))?
@@ -139,9 +176,13 @@ fn read_access_log(reader: impl Read, shown: &str, observed: &mut Observed) -> R
         .map_err(|why| Error::BadTrace(format!("{shown}:1: {why}")))?;
     let mut row = csv::StringRecord::new();
     loop {
-        let more = csv
-            .read_record(&mut row)
-            .map_err(|e| Error::BadTrace(format!("{shown}: {e}")))?;
+        let more = match csv.read_record(&mut row) {
+            Ok(more) => more,
+            Err(e) => {
+                let line = csv.position().line();
+                return Err(Error::BadTrace(format!("{shown}:{line}: {e}")));
+            }
+        };
         if !more {
             return Ok(());
         }
@@ -149,5 +190,32 @@ fn read_access_log(reader: impl Read, shown: &str, observed: &mut Observed) -> R
         let bad = |why: String| Error::BadTrace(format!("{shown}:{line}: {why}"));
         let span = columns.span(&row).map_err(bad)?;
         observed.add(span).map_err(bad)?;
+    }
+}
+
+/// A reader that fails once a row runs past [`MAX_ROW`] bytes without a line break, so the CSV
+/// reader's buffers never grow past it, whatever the file holds.
+struct RowLimit<R> {
+    inner: R,
+    /// Bytes since the last line break.
+    row: usize,
+}
+
+impl<R: Read> Read for RowLimit<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        for &b in &buf[..n] {
+            self.row = if b == b'\n' { 0 } else { self.row + 1 };
+            if self.row > MAX_ROW {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "a row longer than {} MiB; an access log has one call a line",
+                        MAX_ROW >> 20
+                    ),
+                ));
+            }
+        }
+        Ok(n)
     }
 }

@@ -10,6 +10,9 @@ use crate::time::{TICKS_PER_SECOND, Tick};
 
 /// The most operations one trace may have: each keeps a histogram and its arrival bins.
 pub const MAX_OPERATIONS: usize = 1000;
+/// The longest operation (span) name read, in bytes: it becomes a tool's name and a file's,
+/// and real operation names are a few dozen characters.
+pub const MAX_NAME: usize = 256;
 /// The most arrival bins an operation keeps before they are widened.
 const MAX_BINS: usize = 4096;
 
@@ -44,8 +47,15 @@ pub struct Arrivals {
 }
 
 impl Observed {
-    /// Adds one span; an error when a trace names too many operations to keep.
+    /// Adds one span; an error when a trace names too many operations to keep, or one by a name
+    /// too long to be one.
     pub fn add(&mut self, span: Span) -> Result<(), String> {
+        if span.operation.len() > MAX_NAME {
+            return Err(format!(
+                "an operation name of {} bytes, longer than the {MAX_NAME} retrysim reads",
+                span.operation.len()
+            ));
+        }
         if !self.operations.contains_key(&span.operation) && self.operations.len() == MAX_OPERATIONS
         {
             return Err(format!(

@@ -91,8 +91,9 @@ pub fn config(observed: &Observed, trace: &str, name: &str) -> Written {
 
     let _ = writeln!(
         out,
-        "# Calibrated by `retrysim calibrate {trace}` from {total} client calls to {} \
+        "{}{trace}` from {total} client calls to {} \
          operation{}.",
+        super::CONFIG_MARK,
         ops.len(),
         if ops.len() == 1 { "" } else { "s" }
     );

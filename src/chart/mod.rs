@@ -50,8 +50,8 @@ pub fn draw_all(dir: &Path, formats: Option<&[ChartFormat]>) -> Result<Vec<PathB
     Ok(written)
 }
 
-/// Draws one story as swimlanes into `path`.
-pub fn draw_story(story: &Story, path: &Path, format: ChartFormat) -> Result<(), Error> {
+/// One story as swimlanes, the bytes of an SVG or PNG file.
+pub fn draw_story(story: &Story, format: ChartFormat) -> Result<Vec<u8>, Error> {
     style::register_fonts();
     let whose = match story.task {
         Some(t) => format!("task {t}"),
@@ -62,7 +62,7 @@ pub fn draw_story(story: &Story, path: &Path, format: ChartFormat) -> Result<(),
         note: crate::story::text::heading(story),
         blocks: vec![lanes::Block::of(story, story.marks.policy.clone())],
     };
-    write(path, format, lanes::size(&lanes.blocks), &lanes)
+    render(format, lanes::size(&lanes.blocks), &lanes).map_err(Error::Chart)
 }
 
 /// Something that can be drawn on any backend.
@@ -102,30 +102,35 @@ fn write(
 ) -> Result<(), Error> {
     let stem = path.file_stem().unwrap_or_default().to_string_lossy();
     let partial = path.with_file_name(format!(".{stem}.partial.{}", format.name()));
-    let drawn = match format {
-        ChartFormat::Svg => {
-            let root = SVGBackend::new(&partial, size).into_drawing_area();
-            picture
-                .draw(&root)
-                .and_then(|()| root.present().map_err(|e| e.to_string()))
-        }
-        ChartFormat::Png => {
-            let mut svg = String::new();
-            let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-            let drawn = picture
-                .draw(&root)
-                .and_then(|()| root.present().map_err(|e| e.to_string()));
-            drop(root);
-            drawn
-                .and_then(|()| raster::png(&svg))
-                .and_then(|png| fs::write(&partial, png).map_err(|e| e.to_string()))
-        }
-    };
-    if let Err(why) = drawn.and_then(|()| fs::rename(&partial, path).map_err(|e| e.to_string())) {
+    let written = render(format, size, picture).and_then(|bytes| {
+        fs::write(&partial, bytes)
+            .and_then(|()| fs::rename(&partial, path))
+            .map_err(|e| e.to_string())
+    });
+    if let Err(why) = written {
         let _ = fs::remove_file(&partial);
         return Err(Error::Chart(format!("{}: {why}", path.display())));
     }
     Ok(())
+}
+
+/// The bytes of `picture` as an SVG or PNG file.
+fn render(
+    format: ChartFormat,
+    size: (u32, u32),
+    picture: &impl Picture,
+) -> Result<Vec<u8>, String> {
+    let mut svg = String::new();
+    let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+    let drawn = picture
+        .draw(&root)
+        .and_then(|()| root.present().map_err(|e| e.to_string()));
+    drop(root);
+    drawn?;
+    match format {
+        ChartFormat::Svg => Ok(svg.into_bytes()),
+        ChartFormat::Png => raster::png(&svg),
+    }
 }
 
 fn draw<DB: DrawingBackend>(

@@ -139,6 +139,16 @@ pub fn apply(source: &Source, changes: &[Change]) -> Result<Sweep, ConfigError> 
             Change::Scan(text) => Flag::read("--scan", text)?,
         };
         let leaf = flag.path.rsplit('.').next().unwrap_or_default().to_string();
+        let scan = matches!(change, Change::Scan(_));
+        if let Some((other, _)) = flags.iter().find(|(c, f): &&(Change, Flag)| {
+            matches!(c, Change::Scan(_)) != scan && same_key(&f.path, &flag.path)
+        }) {
+            return Err(flag
+                .path_error(format!(
+                    "`{other}` changes this key too: a key is set or scanned, not both"
+                ))
+                .allowed("--set to pin the key at one value, or --scan to sweep it"));
+        }
         match change {
             Change::Scan(_) => {
                 if doc.contains_key("sweep")
@@ -178,6 +188,22 @@ pub fn apply(source: &Source, changes: &[Change]) -> Result<Sweep, ConfigError> 
     }
     sweep.changes = changes.iter().map(ToString::to_string).collect();
     Ok(sweep)
+}
+
+/// Whether two flags' paths name the same key: the same path, or a key on every tool (or
+/// policy) and the same key on one of them (`tool.reply_loss`, `tool.charge.reply_loss`).
+fn same_key(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.split('.').collect(), b.split('.').collect());
+    let (short, long) = if a.len() <= b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    match (short.len(), long.len()) {
+        (x, y) if x == y => a == b,
+        (2, 3) => short[0] == long[0] && short[1] == long[2],
+        _ => false,
+    }
 }
 
 /// A key set by `--set` is pinned: the sweep's axis over it, if any, goes, and the sweep with
@@ -287,4 +313,22 @@ fn folder_name(base: &str, changes: &[String]) -> String {
     }
     name.truncate(200);
     name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_on_every_tool_is_the_same_key_as_on_one() {
+        assert!(same_key("tool.charge.reply_loss", "tool.charge.reply_loss"));
+        assert!(same_key("tool.reply_loss", "tool.charge.reply_loss"));
+        assert!(same_key("policy.retry.timeout", "policy.timeout"));
+        assert!(!same_key(
+            "tool.charge.reply_loss",
+            "tool.search.reply_loss"
+        ));
+        assert!(!same_key("tool.reply_loss", "tool.request_loss"));
+        assert!(!same_key("workload.tasks", "tool.workload.tasks"));
+    }
 }

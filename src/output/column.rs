@@ -42,7 +42,8 @@ impl Kind {
     /// Whether `cell` is a value of this type.
     pub fn accepts(self, cell: &str) -> bool {
         let count = |c: &str| !c.is_empty() && c.bytes().all(|b| b.is_ascii_digit());
-        let number = |c: &str| c.parse::<f64>().is_ok() && !c.contains(['e', 'E', 'x']);
+        let number =
+            |c: &str| c.parse::<f64>().is_ok_and(f64::is_finite) && !c.contains(['e', 'E', 'x']);
         match self {
             Kind::Text => !cell.is_empty(),
             Kind::Word(words) => words.contains(&cell),
@@ -100,8 +101,11 @@ mod tests {
             Kind::Count.accepts("12") && !Kind::Count.accepts("") && !Kind::Count.accepts("1.5")
         );
         assert!(Kind::CountOrEmpty.accepts("") && !Kind::CountOrEmpty.accepts("unlimited"));
-        assert!(Kind::Number.accepts("0.125000") && Kind::Number.accepts("inf"));
-        assert!(Kind::Number.accepts("nan") && !Kind::Number.accepts("abc"));
+        assert!(Kind::Number.accepts("0.125000") && !Kind::Number.accepts("abc"));
+        for not_finite in ["inf", "-inf", "nan", "NaN", "infinity"] {
+            assert!(!Kind::Number.accepts(not_finite), "{not_finite}");
+            assert!(!Kind::NumberOrEmpty.accepts(not_finite), "{not_finite}");
+        }
         assert!(!Kind::Number.accepts("") && Kind::NumberOrEmpty.accepts(""));
         assert!(Kind::Word(&["yes", "no"]).accepts("no") && !Kind::Word(&["yes"]).accepts("true"));
         assert!(!Kind::Text.accepts("") && Kind::Label.accepts(""));

@@ -10,6 +10,7 @@ pub mod table;
 pub mod timeseries;
 pub mod tools;
 pub mod trace;
+pub mod user_path;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -21,7 +22,7 @@ use crate::run::{PointResult, Results};
 use crate::sim::{Job, RunResult};
 use crate::sweep::{Point, Sweep};
 use column::Column;
-pub use staging::Staging;
+pub use staging::{CALIBRATION_MARK, Mark, Staging};
 use trace::Trace;
 
 /// A float at the fixed precision of every output file.
@@ -34,6 +35,16 @@ pub fn fixed(x: f64) -> String {
         "inf".into()
     } else {
         "-inf".into()
+    }
+}
+
+/// A float at the fixed precision of every output file, or an empty cell where it has no
+/// finite value (an interval from one replication): every number a file holds is finite.
+pub fn finite(x: f64) -> String {
+    if x.is_finite() {
+        fixed(x)
+    } else {
+        String::new()
     }
 }
 

@@ -6,12 +6,41 @@
 //! replaced. Each run removes its own; a run also removes those of runs whose process is gone
 //! (killed, or stopped by a second Ctrl-C). Two runs of one name at once both finish, and the
 //! one that commits last is the output: always one whole run.
+//!
+//! A folder at the target is replaced only if retrysim wrote it: it holds the [`Mark`] file of
+//! its kind (an output's `manifest.toml`, a shard's `shard.toml`, a calibration's marker), or
+//! nothing at all. Anything else there is the user's, and is refused, never replaced.
 
 use std::fs;
 use std::io;
 
-use crate::error::Error;
+use crate::error::{Error, InTheWay};
 use std::path::{Path, PathBuf};
+
+/// The file whose presence says retrysim wrote a folder of this kind, so it may replace it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// An output folder (`run`, `merge`, an interrupted run's): its `manifest.toml`.
+    Output,
+    /// A shard folder: its `shard.toml`.
+    Shard,
+    /// A calibration's data folder, which has no manifest: a marker file of its own.
+    Calibration,
+}
+
+impl Mark {
+    /// The marker file's name in the folder.
+    pub fn file(self) -> &'static str {
+        match self {
+            Mark::Output => "manifest.toml",
+            Mark::Shard => crate::shard::HEADER,
+            Mark::Calibration => CALIBRATION_MARK,
+        }
+    }
+}
+
+/// The file `calibrate` leaves in each data folder it writes, so a rerun may replace it.
+pub const CALIBRATION_MARK: &str = ".written-by-retrysim";
 
 /// A folder being filled, which becomes `<root>/<name>` on [`Staging::commit`] and is removed if
 /// dropped before that.
@@ -20,6 +49,10 @@ pub struct Staging {
     target: PathBuf,
     root: PathBuf,
     name: String,
+    mark: Mark,
+    /// The folders above the staging folder that it made, deepest first: removed again, if
+    /// still empty, when the staging folder is dropped uncommitted.
+    made: Vec<PathBuf>,
     committed: bool,
 }
 
@@ -28,12 +61,13 @@ const COMMIT_TRIES: usize = 100;
 
 impl Staging {
     /// A fresh staging folder for `<root>/<name>`, after removing what dead runs of the same
-    /// name left. Fails if `<root>/<name>` exists and is not a folder: it is not ours to
-    /// replace.
-    pub fn new(root: &Path, name: &str) -> Result<Staging, Error> {
+    /// name left. Fails if something retrysim did not write is at `<root>/<name>`: it is not
+    /// ours to replace.
+    pub fn new(root: &Path, name: &str, mark: Mark) -> Result<Staging, Error> {
         let target = root.join(name);
-        refuse_non_folder(&target)?;
+        refuse_foreign(&target, mark)?;
         let making = || Error::io(format!("cannot write under {}", root.display()));
+        let made = missing_folders(root);
         fs::create_dir_all(root).map_err(making())?;
         remove_leftovers(root, name);
         let path = root.join(format!(".{name}.partial-{}", std::process::id()));
@@ -46,13 +80,16 @@ impl Staging {
             target,
             root: root.to_path_buf(),
             name: name.to_string(),
+            mark,
+            made,
             committed: false,
         })
     }
 
-    /// Whether `<root>/<name>` may be written: an error if it exists and is not a folder.
-    pub fn check_target(root: &Path, name: &str) -> Result<(), Error> {
-        refuse_non_folder(&root.join(name))
+    /// Whether `<root>/<name>` may be written: an error if something retrysim did not write
+    /// is there.
+    pub fn check_target(root: &Path, name: &str, mark: Mark) -> Result<(), Error> {
+        refuse_foreign(&root.join(name), mark)
     }
 
     pub fn path(&self) -> &Path {
@@ -64,6 +101,7 @@ impl Staging {
     pub fn keep_interrupted(mut self) -> Result<PathBuf, Error> {
         let kept = self.root.join(format!("{}.interrupted", self.name));
         let keeping = || Error::io("cannot keep the finished points");
+        refuse_foreign(&kept, self.mark)?;
         if kept.is_dir() {
             fs::remove_dir_all(&kept).map_err(keeping())?;
         }
@@ -87,7 +125,7 @@ impl Staging {
                 }
                 Err(e) => result = Err(e),
             }
-            refuse_non_folder(&self.target)?;
+            refuse_foreign(&self.target, self.mark)?;
             let old = self
                 .root
                 .join(format!(".{}.old-{}-{k}", self.name, std::process::id()));
@@ -109,16 +147,39 @@ impl Drop for Staging {
     fn drop(&mut self) {
         if !self.committed {
             let _ = fs::remove_dir_all(&self.path);
+            // Only folders still empty: another run may have written into them meanwhile.
+            for dir in &self.made {
+                let _ = fs::remove_dir(dir);
+            }
         }
     }
 }
 
-/// An error if `target` exists and is not a folder.
-fn refuse_non_folder(target: &Path) -> Result<(), Error> {
+/// An error if something retrysim did not write is at `target`: anything but a folder, or a
+/// folder that holds files but not the mark of its kind.
+fn refuse_foreign(target: &Path, mark: Mark) -> Result<(), Error> {
+    let in_the_way = |why| Err(Error::OutputInTheWay(target.to_path_buf(), why));
     match fs::symlink_metadata(target) {
-        Ok(meta) if !meta.is_dir() => Err(Error::OutputInTheWay(target.to_path_buf())),
-        _ => Ok(()),
+        Ok(meta) if !meta.is_dir() => in_the_way(InTheWay::NotAFolder),
+        Ok(_) => {
+            let ours = fs::symlink_metadata(target.join(mark.file())).is_ok_and(|m| m.is_file());
+            let empty = fs::read_dir(target).is_ok_and(|mut e| e.next().is_none());
+            if ours || empty {
+                Ok(())
+            } else {
+                in_the_way(InTheWay::NotWritten(mark.file()))
+            }
+        }
+        Err(_) => Ok(()),
     }
+}
+
+/// The folders `fs::create_dir_all(dir)` would make, deepest first.
+fn missing_folders(dir: &Path) -> Vec<PathBuf> {
+    dir.ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && fs::symlink_metadata(d).is_err())
+        .map(Path::to_path_buf)
+        .collect()
 }
 
 /// Removes the staging and set-aside folders of earlier runs named `name` whose process has
@@ -170,5 +231,35 @@ mod tests {
         );
         assert_eq!(leftover_pid("lost-reply", "lost-reply"), None);
         assert!(!process_gone(std::process::id()));
+    }
+
+    #[test]
+    fn a_folder_is_replaced_only_with_its_mark_or_empty() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("x");
+        assert!(refuse_foreign(&dir, Mark::Output).is_ok(), "nothing there");
+        fs::create_dir(&dir).unwrap();
+        assert!(
+            refuse_foreign(&dir, Mark::Output).is_ok(),
+            "an empty folder"
+        );
+        fs::write(dir.join("notes.txt"), "mine").unwrap();
+        for mark in [Mark::Output, Mark::Shard, Mark::Calibration] {
+            assert!(refuse_foreign(&dir, mark).is_err(), "{mark:?}");
+        }
+        fs::write(dir.join("shard.toml"), "").unwrap();
+        assert!(refuse_foreign(&dir, Mark::Shard).is_ok());
+        assert!(refuse_foreign(&dir, Mark::Output).is_err());
+        let file = tmp.path().join("f");
+        fs::write(&file, "").unwrap();
+        assert!(refuse_foreign(&file, Mark::Output).is_err());
+    }
+
+    #[test]
+    fn a_dropped_staging_folder_removes_the_folders_it_made() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("a/b");
+        drop(Staging::new(&root, "x", Mark::Output).unwrap());
+        assert!(!tmp.path().join("a").exists());
     }
 }

@@ -5,7 +5,7 @@
 
 use super::Export;
 use super::column::{Column, Kind::*, col, mean_seconds, seconds};
-use super::fixed;
+use super::{finite, fixed};
 use crate::experiment::Experiment;
 use crate::metrics::recovery::Recovery;
 use crate::metrics::{Estimate, Measure, Sample, StopReason, ToolTotals};
@@ -44,8 +44,9 @@ impl Row<'_> {
         fixed(self.est(m).mean)
     }
 
+    /// A 95 % half-width, or empty where one replication gives no interval.
     fn half_width(&self, m: Measure) -> String {
-        fixed(self.est(m).half_width)
+        finite(self.est(m).half_width)
     }
 
     /// A closed form, or empty where none applies.
@@ -58,7 +59,7 @@ impl Row<'_> {
 
     /// How many standard errors a measure lies from its closed form, or empty.
     fn z(&self, m: Measure, f: fn(&ClosedForms) -> f64) -> String {
-        let z = |t: &ClosedForms| fixed(self.est(m).z(f(t)));
+        let z = |t: &ClosedForms| finite(self.est(m).z(f(t)));
         self.result.theory.as_ref().map_or(String::new(), z)
     }
 
@@ -94,7 +95,7 @@ pub const FIELDS: [Field; 66] = [
     Field(col("attempts_per_intent", Number), |r| {
         r.mean(Measure::Attempts)
     }),
-    Field(col("attempts_ci95", Number), |r| {
+    Field(col("attempts_ci95", NumberOrEmpty), |r| {
         r.half_width(Measure::Attempts)
     }),
     Field(col("effects_per_intent", Number), |r| {
@@ -103,7 +104,7 @@ pub const FIELDS: [Field; 66] = [
     Field(col("duplicates_per_intent", Number), |r| {
         r.mean(Measure::Duplicates)
     }),
-    Field(col("duplicates_ci95", Number), |r| {
+    Field(col("duplicates_ci95", NumberOrEmpty), |r| {
         r.half_width(Measure::Duplicates)
     }),
     Field(col("success_rate", Number), |r| r.mean(Measure::Success)),
@@ -128,19 +129,21 @@ pub const FIELDS: [Field; 66] = [
     Field(col("duplicates_z", NumberOrEmpty), |r| {
         r.z(Measure::Duplicates, |t| t.duplicates)
     }),
-    Field(col("effects_ci95", Number), |r| {
+    Field(col("effects_ci95", NumberOrEmpty), |r| {
         r.half_width(Measure::Effects)
     }),
     Field(col("theory_effects_per_intent", NumberOrEmpty), |r| {
         r.theory(|t| t.effects)
     }),
-    Field(col("success_ci95", Number), |r| {
+    Field(col("success_ci95", NumberOrEmpty), |r| {
         r.half_width(Measure::Success)
     }),
     Field(col("theory_success_rate", NumberOrEmpty), |r| {
         r.theory(|t| t.success)
     }),
-    Field(col("ghost_ci95", Number), |r| r.half_width(Measure::Ghost)),
+    Field(col("ghost_ci95", NumberOrEmpty), |r| {
+        r.half_width(Measure::Ghost)
+    }),
     Field(col("theory_ghost_rate", NumberOrEmpty), |r| {
         r.theory(|t| t.ghost)
     }),
@@ -253,11 +256,13 @@ pub const FIELDS: [Field; 66] = [
     Field(col("makespan_s", Number), |r| {
         fixed(r.result.makespan.mean())
     }),
-    Field(col("makespan_ci95", Number), |r| {
-        fixed(Estimate::from_sample(&r.result.makespan).half_width)
+    Field(col("makespan_ci95", NumberOrEmpty), |r| {
+        finite(Estimate::from_sample(&r.result.makespan).half_width)
     }),
     Field(col("work_per_client", Number), |r| r.mean(Measure::Writes)),
-    Field(col("work_ci95", Number), |r| r.half_width(Measure::Writes)),
+    Field(col("work_ci95", NumberOrEmpty), |r| {
+        r.half_width(Measure::Writes)
+    }),
     Field(col("verdict", Word(&VERDICTS)), |r| {
         verdict::of(r.result, r.comparisons)
             .map_or("none", Verdict::name)

@@ -5,6 +5,9 @@
 
 mod runs;
 
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -57,6 +60,9 @@ pub struct Header {
     pub changes: Vec<Change>,
     pub intents: bool,
     pub attempts: bool,
+    /// SHA-256 of every other file in the shard folder, by name: a shard crosses machines and
+    /// shared volumes, and a merge refuses any file that changed on the way.
+    pub files: BTreeMap<String, String>,
 }
 
 /// The header's file, beside `config.toml` (the config's text) and `runs.bin`.
@@ -73,8 +79,15 @@ pub struct Request<'a> {
 }
 
 impl Request<'_> {
-    /// The header of shard `share` of this run, which holds `runs` runs.
-    pub fn header(&self, experiment: &str, share: Share, runs: u64) -> Header {
+    /// The header of shard `share` of this run, which holds `runs` runs whose files have the
+    /// digests `files`.
+    pub fn header(
+        &self,
+        experiment: &str,
+        share: Share,
+        runs: u64,
+        files: BTreeMap<String, String>,
+    ) -> Header {
         Header {
             retrysim: env!("CARGO_PKG_VERSION").into(),
             experiment: experiment.into(),
@@ -87,6 +100,7 @@ impl Request<'_> {
             changes: self.changes.to_vec(),
             intents: self.intents,
             attempts: self.attempts,
+            files,
         }
     }
 
@@ -105,7 +119,37 @@ impl Request<'_> {
             h.update((part.len() as u64).to_le_bytes());
             h.update(part.as_bytes());
         }
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        hex(&h.finalize())
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The SHA-256 of every file in the shard folder `dir` but its header, by name.
+pub fn digests(dir: &Path) -> io::Result<BTreeMap<String, String>> {
+    let mut files = BTreeMap::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name != HEADER {
+            files.insert(name, digest(&entry.path())?);
+        }
+    }
+    Ok(files)
+}
+
+/// The SHA-256 of one file, read a block at a time.
+fn digest(path: &Path) -> io::Result<String> {
+    let mut file = fs::File::open(path)?;
+    let mut h = Sha256::new();
+    let mut block = vec![0u8; 1 << 16];
+    loop {
+        match file.read(&mut block)? {
+            0 => return Ok(hex(&h.finalize())),
+            n => h.update(&block[..n]),
+        }
     }
 }
 
@@ -137,12 +181,54 @@ impl Shard {
                 HEADER
             ))
         })?;
-        let header = toml::from_str(&text)
+        let header: Header = toml::from_str(&text)
             .map_err(|e| Error::BadOutput(format!("{}: {e}", file.display())))?;
-        Ok(Shard {
+        let shard = Shard {
             dir: dir.to_path_buf(),
             header,
-        })
+        };
+        shard.verify()?;
+        Ok(shard)
+    }
+
+    /// Checks every file of the folder against the digests its header recorded: each there,
+    /// each the same bytes, and nothing else beside them.
+    fn verify(&self) -> Result<(), Error> {
+        let h = &self.header;
+        let run = format!(
+            "shard {}/{} of {} recorded",
+            h.shard, h.shards, h.experiment
+        );
+        let found =
+            digests(&self.dir).map_err(Error::io(format!("cannot read {}", self.dir.display())))?;
+        for (name, want) in &h.files {
+            let path = self.dir.join(name);
+            match found.get(name) {
+                None => {
+                    return Err(Error::BadOutput(format!(
+                        "{}: missing, though {run} it",
+                        path.display()
+                    )));
+                }
+                Some(got) if got != want => {
+                    return Err(Error::BadOutput(format!(
+                        "{}: its SHA-256 is not the one {run}: the file changed after the shard \
+                         was written; run `--shard {}/{}` again",
+                        path.display(),
+                        h.shard,
+                        h.shards
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
+        if let Some(extra) = found.keys().find(|name| !h.files.contains_key(*name)) {
+            return Err(Error::BadOutput(format!(
+                "{}: not a file {run}; a shard folder holds only what its run wrote",
+                self.dir.join(extra).display()
+            )));
+        }
+        Ok(())
     }
 
     /// The config the shard's run read, as it read it.

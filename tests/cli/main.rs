@@ -10,5 +10,7 @@ mod folders;
 mod refusals;
 mod run;
 mod shards;
+#[path = "../shipped/mod.rs"]
+mod shipped;
 mod trace;
 mod workflow;

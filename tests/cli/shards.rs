@@ -109,10 +109,9 @@ fn refused(dir: &Path, shards: &[&str]) -> String {
     args.extend(shards);
     let out = retrysim(&args, dir);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(!dir.join("merged/split+seed=11").exists());
     assert!(
-        fs::read_dir(dir.join("merged")).map_or(true, |mut d| d.next().is_none()),
-        "a refused merge leaves nothing behind"
+        !dir.join("merged").exists(),
+        "a refused merge creates nothing, not even its --out folder"
     );
     text(&out.stderr)
 }
@@ -147,17 +146,41 @@ fn a_missing_duplicated_foreign_or_damaged_shard_is_refused_with_exit_2() {
     let e = refused(dir, &[&s[0], "other/split.shard-1-of-3", &s[2]]);
     assert!(e.contains("shards of different runs"), "{e}");
 
-    // A shard whose runs were cut short in copying.
+    // A shard whose runs were cut short in copying, or had one bit flipped on the way: its
+    // checksum names the file and the run.
     let runs = dir.join(&s[2]).join("runs.bin");
     let bytes = fs::read(&runs).unwrap();
     fs::write(&runs, &bytes[..bytes.len() - 10]).unwrap();
     let e = refused(dir, &[&s[0], &s[1], &s[2]]);
-    assert!(e.contains("runs.bin") && e.contains("cut short"), "{e}");
-
-    // A config edited in a shard folder after the run.
+    assert!(e.contains("runs.bin: its SHA-256"), "{e}");
+    assert!(e.contains("shard 2/3 of split+seed=11"), "{e}");
+    for bit in [0, 8 * bytes.len() / 2 + 3, 8 * bytes.len() - 1] {
+        let mut flipped = bytes.clone();
+        flipped[bit / 8] ^= 1 << (bit % 8);
+        fs::write(&runs, &flipped).unwrap();
+        let e = refused(dir, &[&s[0], &s[1], &s[2]]);
+        assert!(e.contains("runs.bin: its SHA-256"), "bit {bit}: {e}");
+    }
     fs::write(&runs, &bytes).unwrap();
+
+    // A config edited in a shard folder after the run, or a file added beside its own.
     let config = dir.join(&s[1]).join("config.toml");
-    fs::write(&config, SWEEP.replace("tasks = 300", "tasks = 301")).unwrap();
+    let written = fs::read_to_string(&config).unwrap();
+    fs::write(&config, written.replace("tasks = 300", "tasks = 301")).unwrap();
     let e = refused(dir, &[&s[0], &s[1], &s[2]]);
-    assert!(e.contains("differs from the one the shards ran"), "{e}");
+    assert!(e.contains("config.toml: its SHA-256"), "{e}");
+    fs::write(&config, written).unwrap();
+    fs::write(dir.join(&s[0]).join("notes.txt"), "mine").unwrap();
+    let e = refused(dir, &[&s[0], &s[1], &s[2]]);
+    assert!(e.contains("notes.txt: not a file"), "{e}");
+    fs::remove_file(dir.join(&s[0]).join("notes.txt")).unwrap();
+    let out = retrysim(
+        &["merge", "--out", "merged", "--quiet", &s[0], &s[1], &s[2]],
+        dir,
+    );
+    assert!(
+        out.status.success(),
+        "the shards, restored, merge: {}",
+        text(&out.stderr)
+    );
 }

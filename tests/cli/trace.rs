@@ -16,9 +16,8 @@ fn out() -> PathBuf {
 
 /// The shipped output folders that keep both traces.
 fn traced() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = fs::read_dir(out())
-        .unwrap()
-        .map(|e| e.unwrap().path())
+    let mut dirs: Vec<PathBuf> = crate::shipped::outputs()
+        .into_iter()
         .filter(|d| d.join("attempts.csv").exists() && d.join("intents.csv").exists())
         .collect();
     dirs.sort();

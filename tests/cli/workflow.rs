@@ -269,6 +269,11 @@ fn ctrl_c_keeps_whole_rows_of_finished_points_and_leaves_the_old_output() {
     write_config(tmp.path(), &slow);
     fs::create_dir_all(tmp.path().join("out/small-sweep")).unwrap();
     fs::write(tmp.path().join("out/small-sweep/summary.csv"), "older\n").unwrap();
+    fs::write(
+        tmp.path().join("out/small-sweep/manifest.toml"),
+        "# older\n",
+    )
+    .unwrap();
 
     let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
         .args(["run", "sweep.toml", "--progress", "plain", "--threads", "2"])

@@ -180,14 +180,9 @@ fn every_column_is_documented_with_its_type() {
 /// column in every file, whatever the experiment.
 #[test]
 fn every_committed_cell_has_its_columns_type() {
-    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("out");
     let files = output_files();
     let mut cells = 0u64;
-    for experiment in fs::read_dir(&out).unwrap() {
-        let dir = experiment.unwrap().path();
-        if !dir.is_dir() {
-            continue;
-        }
+    for dir in crate::shipped::outputs() {
         for (file, columns) in &files {
             let path = dir.join(file);
             let Ok(mut reader) = csv::Reader::from_path(&path) else {

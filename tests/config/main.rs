@@ -7,4 +7,6 @@ mod load;
 mod presets;
 mod reading;
 mod resolved;
+#[path = "../shipped/mod.rs"]
+mod shipped;
 mod sweeps;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use retrysim::config::Change;
+use retrysim::policy::Attempts;
 
 use crate::progress;
 
@@ -156,9 +157,10 @@ pub struct TheoryArgs {
     /// b: probability that the server commits and the reply is lost.
     #[arg(long, value_parser = probability)]
     pub reply_loss: f64,
-    /// Attempts allowed, counting the first; unlimited when absent.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_attempts: Option<u32>,
+    /// Attempts allowed, counting the first: a whole number from 1, or `unlimited` (the
+    /// default).
+    #[arg(long, value_parser = attempts, default_value = "unlimited")]
+    pub max_attempts: Attempts,
 }
 
 /// More workers than four per core only add switching, and a typo such as 65535 would start
@@ -174,6 +176,19 @@ pub fn threads(s: &str) -> Result<u16, String> {
             "`{s}` is not a thread count here: write a whole number from 1 to {most} \
              ({THREADS_PER_CORE} per core on this machine's {cores})"
         )),
+    }
+}
+
+pub fn attempts(s: &str) -> Result<Attempts, String> {
+    match s.trim() {
+        "unlimited" => Ok(Attempts::Unlimited),
+        n => match n.parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(Attempts::AtMost(n)),
+            _ => Err(format!(
+                "`{s}` is not an attempt count: write a whole number from 1 to {}, or unlimited",
+                u32::MAX
+            )),
+        },
     }
 }
 
@@ -206,9 +221,10 @@ pub struct TraceArgs {
     /// text for the terminal, svg or png swimlanes, or a Mermaid sequence diagram.
     #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
     pub format: TraceFormat,
-    /// Changes to a config traced afresh (not to an output folder).
+    /// Changes to a config traced afresh (not to an output folder). A story is one run's, so
+    /// there is no `--scan` here.
     #[command(flatten)]
-    pub changes: Changes,
+    pub changes: Settings,
     /// Where to write it (default: stdout for text and mermaid; for svg and png,
     /// trace-<experiment>-<policy>-<intent or task>.<format> in the current folder).
     #[arg(long, short)]
@@ -227,12 +243,8 @@ pub enum TraceFormat {
 /// (out/<name>+reply_loss=0.3/), never over the output of the config as written.
 #[derive(Args)]
 pub struct Changes {
-    /// Run with this seed instead of the config's.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
-    pub seed: Option<u64>,
-    /// Set any config key: PATH=VALUE, such as tool.charge.reply_loss=0.3 (repeatable).
-    #[arg(long, value_name = "PATH=VALUE")]
-    pub set: Vec<String>,
+    #[command(flatten)]
+    pub settings: Settings,
     /// Sweep one key: PATH=FROM:TO:STEP or PATH=A,B,C, for a config without a sweep.
     #[arg(long, value_name = "PATH=VALUES")]
     pub scan: Option<String>,
@@ -241,9 +253,29 @@ pub struct Changes {
 impl Changes {
     /// The changes in the order they apply: the seed, each --set, the scan.
     pub fn list(&self) -> Vec<Change> {
+        let mut changes = self.settings.list();
+        changes.extend(self.scan.clone().map(Change::Scan));
+        changes
+    }
+}
+
+/// The changes that keep a config one point: a seed and keys set.
+#[derive(Args)]
+pub struct Settings {
+    /// Run with this seed instead of the config's.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
+    pub seed: Option<u64>,
+    /// Set any config key: PATH=VALUE, such as tool.charge.reply_loss=0.3 (repeatable).
+    #[arg(long, value_name = "PATH=VALUE")]
+    pub set: Vec<String>,
+}
+
+impl Settings {
+    /// The seed, then each --set, in the order they apply.
+    pub fn list(&self) -> Vec<Change> {
         let seed = self.seed.map(Change::Seed);
-        let sets = self.set.iter().cloned().map(Change::Set);
-        let scan = self.scan.clone().map(Change::Scan);
-        seed.into_iter().chain(sets).chain(scan).collect()
+        seed.into_iter()
+            .chain(self.set.iter().cloned().map(Change::Set))
+            .collect()
     }
 }

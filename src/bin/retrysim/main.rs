@@ -6,10 +6,11 @@
 mod args;
 mod calibrate;
 mod progress;
+mod terminal;
 mod trace;
 
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -24,6 +25,7 @@ use retrysim::{Error, compare, output, produce, report, run, shard, theory};
 
 use args::{CheckArgs, Cli, Command, Format, MergeArgs, Pace, PlotArgs, RunArgs, TheoryArgs};
 use progress::Progress;
+use terminal::say;
 
 /// Set by Ctrl-C: no new run starts, finished points are kept.
 static CANCEL: AtomicBool = AtomicBool::new(false);
@@ -62,7 +64,7 @@ impl Failure {
                 Error::Config(_)
                 | Error::BadOutput(_)
                 | Error::BadTrace(_)
-                | Error::OutputInTheWay(_)
+                | Error::OutputInTheWay(..)
                 | Error::NotInOutput(_),
             ) => 2,
             Failure::Usage(_) => 2,
@@ -88,8 +90,8 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             match &failure {
-                Failure::Error(e) => eprintln!("error: {e}"),
-                Failure::Usage(msg) => eprintln!("error: {msg}"),
+                Failure::Error(e) => say!("error: {e}"),
+                Failure::Usage(msg) => say!("error: {msg}"),
                 Failure::Mismatch | Failure::Interrupted => {}
             }
             ExitCode::from(failure.exit_code())
@@ -136,12 +138,7 @@ pub fn produce(
 
 /// Prints to stdout; a closed pipe (`retrysim run | head`) is not an error.
 pub fn print(text: &str) -> Result<(), Failure> {
-    match io::stdout().lock().write_all(text.as_bytes()) {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            Err(Error::io("cannot write to stdout")(e).into())
-        }
-        _ => Ok(()),
-    }
+    terminal::out(text)
 }
 
 fn run_command(args: RunArgs) -> Result<(), Failure> {
@@ -161,11 +158,11 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
         };
         return shard_command(&request, &sweep, share, &args);
     }
-    output::Staging::check_target(&args.out, &sweep.base.name)?;
+    output::Staging::check_target(&args.out, &sweep.base.name, output::Mark::Output)?;
     let (results, staging, secs) = produce(&source, sweep, &args.out, &args.pace)?;
     if !results.complete() {
         let kept = staging.keep_interrupted()?;
-        eprintln!(
+        say!(
             "interrupted: {} of {} points finished; their rows are in {}; {} is unchanged",
             results.points.len(),
             results.sweep.points.len(),
@@ -177,7 +174,7 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
     let dir = staging.commit()?;
     if args.stats {
         let events = results.events();
-        eprintln!(
+        say!(
             "events {events} · wall time {secs:.3} s · {:.2} M events/s{}",
             events as f64 / secs / 1e6,
             peak_memory().map_or(String::new(), |mb| format!(" · peak memory {mb:.1} MB"))
@@ -208,7 +205,7 @@ fn shard_command(
 ) -> Result<(), Failure> {
     catch_ctrl_c();
     let name = shard::folder_name(&sweep.base.name, share);
-    output::Staging::check_target(&args.out, &name)?;
+    output::Staging::check_target(&args.out, &name, output::Mark::Shard)?;
     let mode = if args.pace.quiet {
         progress::Mode::None
     } else {
@@ -227,15 +224,18 @@ fn shard_command(
     progress.finish();
     let shard = produced?;
     if shard.ran < shard.runs {
-        eprintln!(
+        say!(
             "interrupted: {} of {} runs of shard {}/{} finished; nothing was written",
-            shard.ran, shard.runs, share.index, share.count
+            shard.ran,
+            shard.runs,
+            share.index,
+            share.count
         );
         return Err(Failure::Interrupted);
     }
     let dir = shard.staging.commit()?;
     if args.stats {
-        eprintln!(
+        say!(
             "wall time {:.3} s{}",
             started.elapsed().as_secs_f64(),
             peak_memory().map_or(String::new(), |mb| format!(" · peak memory {mb:.1} MB"))
@@ -287,15 +287,15 @@ fn check_command(args: &CheckArgs) -> Result<(), Failure> {
         .clone()
         .unwrap_or_else(|| Path::new("out").join(&sweep.base.name));
     if !reference.is_dir() {
-        eprintln!("error: {}: no such output folder", reference.display());
+        say!("error: {}: no such output folder", reference.display());
         return Err(Failure::Mismatch);
     }
     // The fresh run is staged in a scratch folder of its own, so a read-only reference can be
     // checked, and dropped afterwards.
     let scratch = Scratch::new().map_err(Error::io("cannot make a scratch folder"))?;
-    let (results, staging, _) = produce(&source, sweep, &scratch.0, &args.pace)?;
+    let (results, staging, _) = produce(&source, sweep, scratch.path(), &args.pace)?;
     if !results.complete() {
-        eprintln!("interrupted: nothing was compared");
+        say!("interrupted: nothing was compared");
         return Err(Failure::Interrupted);
     }
     let differences = compare::folders(&reference, staging.path())
@@ -311,9 +311,9 @@ fn check_command(args: &CheckArgs) -> Result<(), Failure> {
         return Ok(());
     }
     for d in &differences {
-        eprintln!("differs: {d}");
+        say!("differs: {d}");
     }
-    eprintln!(
+    say!(
         "{} file(s) of {} differ from a fresh run of {}",
         differences.len(),
         reference.display(),
@@ -322,31 +322,25 @@ fn check_command(args: &CheckArgs) -> Result<(), Failure> {
     Err(Failure::Mismatch)
 }
 
-/// A folder under the system's temporary folder, removed when dropped.
-pub struct Scratch(pub PathBuf);
+/// A fresh folder of its own under the system's temporary folder, removed when dropped.
+pub struct Scratch(tempfile::TempDir);
 
 impl Scratch {
     pub fn new() -> io::Result<Scratch> {
-        let path = std::env::temp_dir().join(format!("retrysim-scratch-{}", std::process::id()));
-        if path.exists() {
-            std::fs::remove_dir_all(&path)?;
-        }
-        std::fs::create_dir_all(&path)?;
-        Ok(Scratch(path))
+        tempfile::Builder::new()
+            .prefix("retrysim-scratch-")
+            .tempdir()
+            .map(Scratch)
     }
-}
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+    pub fn path(&self) -> &Path {
+        self.0.path()
     }
 }
 
 fn theory_command(args: &TheoryArgs) -> Result<(), Failure> {
     let (a, b) = (args.request_loss, args.reply_loss);
-    let n = args
-        .max_attempts
-        .map_or(Attempts::Unlimited, Attempts::AtMost);
+    let n = args.max_attempts;
     if n == Attempts::Unlimited && a + b >= 1.0 {
         return Err(Failure::Usage(format!(
             "with a + b = {} ≥ 1 no attempt succeeds, so unlimited attempts never end; give --max-attempts",

@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use retrysim::run::{Observer, PointResult};
+
+use crate::terminal::say;
 use retrysim::sweep::Point;
 
 /// How progress is shown.
@@ -80,7 +82,7 @@ impl Progress {
             Progress::Plain { started, last, .. } => {
                 if last.elapsed() >= Duration::from_secs(1) && done < total {
                     *last = Instant::now();
-                    eprintln!(
+                    say!(
                         "retrysim: {done}/{total} runs · {:.1} s",
                         started.elapsed().as_secs_f64()
                     );
@@ -112,7 +114,7 @@ impl Progress {
                 } else {
                     format!(" ({})", at.join(", "))
                 };
-                eprintln!(
+                say!(
                     "retrysim: point {}/{points} done{at} · {:.1} s",
                     index + 1,
                     started.elapsed().as_secs_f64()

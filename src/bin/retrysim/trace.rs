@@ -1,11 +1,11 @@
 //! `retrysim trace`: one intent's story, or one task's, told from an output folder's traces —
 //! or from a config, run afresh with its traces kept in a scratch folder.
 
-use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use retrysim::config::Source;
 use retrysim::experiment::ChartFormat;
+use retrysim::output::user_path;
 use retrysim::story::{self, Stories};
 use retrysim::{Error, chart};
 
@@ -26,6 +26,12 @@ pub fn command(args: &TraceArgs) -> Result<(), Failure> {
     } else {
         let source = Source::read(&args.target)?;
         let mut sweep = source.changed(&changes)?;
+        if sweep.paths().next().is_some() {
+            return Err(Failure::Usage(format!(
+                "{} is a sweep: a story is told of one run; pin every swept key with --set",
+                args.target.display()
+            )));
+        }
         sweep.trace(true, true);
         scratch = Scratch::new().map_err(Error::io("cannot make a scratch folder"))?;
         let quiet = Pace {
@@ -33,7 +39,7 @@ pub fn command(args: &TraceArgs) -> Result<(), Failure> {
             progress: crate::progress::Mode::None,
             quiet: true,
         };
-        let (results, staging, _) = produce(&source, sweep, &scratch.0, &quiet)?;
+        let (results, staging, _) = produce(&source, sweep, scratch.path(), &quiet)?;
         if !results.complete() {
             return Err(Failure::Interrupted);
         }
@@ -64,13 +70,20 @@ pub fn command(args: &TraceArgs) -> Result<(), Failure> {
                     stories.experiment
                 ))
             });
-            chart::draw_story(&story, &path, format)?;
+            let bytes = chart::draw_story(&story, format)?;
+            write(&path, &bytes)?;
             return print(&format!("{}\n", path.display()));
         }
     };
     match &args.output {
         None => print(&text),
-        Some(path) => fs::write(path, text)
-            .map_err(|e| Error::io(format!("cannot write {}", path.display()))(e).into()),
+        Some(path) => write(path, text.as_bytes()),
     }
+}
+
+/// Writes a file the user named, as `output::user_path` does: whole, through a FIFO or device,
+/// along a link, never over a folder.
+fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    user_path::write(path, bytes)
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()))(e).into())
 }

@@ -15,7 +15,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Attempts, Budget, Curve, Rules};
+use super::{Attempts, Budget, Curve, Rules, attempts_after};
 use crate::config::check::{Check, Result};
 use crate::model::FailureClass;
 use crate::policy::{Cap, Jitter, RetryAfter};
@@ -66,7 +66,7 @@ pub(super) fn expand(check: &Check, settings: &Spanned<Retries>, path: &str) -> 
                 "one of the two",
             );
         }
-        (Some(retries), None) => *retries.get_ref() + 1,
+        (Some(retries), None) => attempts_after(check, Some(retries), 0, &at("max_attempts"))?,
         (None, Some(total)) if *total.get_ref() == 0 => {
             return check.error_allowing(
                 total.span(),

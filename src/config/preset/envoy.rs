@@ -13,7 +13,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::status::http_classes;
-use super::{Attempts, Curve, Rules, duration};
+use super::{Attempts, Curve, Rules, attempts_after, duration};
 use crate::config::check::{Check, Result};
 use crate::model::FailureClass::{self, *};
 use crate::policy::{Jitter, RetryAfter};
@@ -117,7 +117,7 @@ pub(super) fn expand(check: &Check, settings: &Spanned<RetryPolicy>, path: &str)
         }
         (None, _) => {}
     }
-    let retries = p.num_retries.as_ref().map_or(1, |n| *n.get_ref());
+    let attempts = attempts_after(check, p.num_retries.as_ref(), 2, &at("num_retries"))?;
     let ms = |n: u64| Tick(n * TICKS_PER_SECOND / 1000);
     let (base, max) = match &p.retry_back_off {
         None => (ms(25), None),
@@ -202,7 +202,7 @@ pub(super) fn expand(check: &Check, settings: &Spanned<RetryPolicy>, path: &str)
         retry_on.retain(|&c| c != Timeout);
     }
     Ok(Rules {
-        max_attempts: Some(Attempts::AtMost(retries + 1)),
+        max_attempts: Some(Attempts::AtMost(attempts)),
         retry_on: Some(retry_on),
         backoff: Some(Curve {
             max: Some(max),

@@ -351,6 +351,33 @@ impl Fill<'_> {
 }
 
 /// A number of seconds, as urllib3 and tenacity take them, to the nearest tick.
+/// The attempts a library's count of retries makes (the retries and the first), or `default`
+/// attempts where it is not written; an error at the count the user wrote where the sum is more
+/// than retrysim counts.
+fn attempts_after(
+    check: &Check,
+    retries: Option<&Spanned<u32>>,
+    default: u32,
+    path: &str,
+) -> Result<u32> {
+    let Some(retries) = retries else {
+        return Ok(default);
+    };
+    let n = *retries.get_ref();
+    match n.checked_add(1) {
+        Some(attempts) => Ok(attempts),
+        None => check.error_allowing(
+            retries.span(),
+            path,
+            format!(
+                "{n} retries and the first attempt are more attempts than retrysim counts ({})",
+                u32::MAX
+            ),
+            &format!("a count of retries from 0 to {}", u32::MAX - 1),
+        ),
+    }
+}
+
 fn seconds(check: &Check, value: &Spanned<f64>, path: &str) -> Result<Tick> {
     let s = *value.get_ref();
     if !(0.0..=1e12).contains(&s) {

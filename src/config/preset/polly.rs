@@ -13,7 +13,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Attempts, Curve, Rules};
+use super::{Attempts, Curve, Rules, attempts_after};
 use crate::config::check::{Check, Result};
 use crate::model::FailureClass;
 use crate::policy::{Cap, Growth, Jitter, RetryAfter};
@@ -105,7 +105,12 @@ pub(super) fn expand(
     Ok(Rules {
         max_attempts: Some(match retries {
             FOREVER => Attempts::Unlimited,
-            n => Attempts::AtMost(n + 1),
+            _ => Attempts::AtMost(attempts_after(
+                check,
+                o.MaxRetryAttempts.as_ref(),
+                4,
+                &at("MaxRetryAttempts"),
+            )?),
         }),
         retry_on: Some(FailureClass::ALL.to_vec()),
         backoff: Some(backoff),

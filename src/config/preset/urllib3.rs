@@ -11,7 +11,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::status::http_classes;
-use super::{Attempts, Curve, Rules, seconds};
+use super::{Attempts, Curve, Rules, attempts_after, seconds};
 use crate::config::check::{Check, Result};
 use crate::model::FailureClass;
 use crate::policy::{Cap, FirstRetry, Jitter, RetryAfter};
@@ -136,7 +136,12 @@ pub(super) fn expand(check: &Check, settings: &Spanned<Retry>, path: &str) -> Re
         }
     };
     Ok(Rules {
-        max_attempts: Some(Attempts::AtMost(total + 1)),
+        max_attempts: Some(Attempts::AtMost(attempts_after(
+            check,
+            r.total.as_ref(),
+            TOTAL + 1,
+            &at("total"),
+        )?)),
         retry_on: Some(retry_on),
         backoff: Some(backoff),
         retry_after: Some(if respect {
