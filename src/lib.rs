@@ -33,6 +33,8 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod experiment;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod grpc;
 pub mod metrics;
 pub mod model;
@@ -44,6 +46,7 @@ pub mod run;
 pub mod shard;
 pub mod sim;
 pub mod story;
+pub mod suggest;
 pub mod sweep;
 pub mod theory;
 pub mod time;

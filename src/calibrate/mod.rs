@@ -10,7 +10,7 @@ mod access_log;
 pub mod observed;
 mod otlp;
 mod span;
-mod write;
+pub(crate) mod write;
 
 use std::fs;
 use std::io::{BufRead, BufReader, Read};
@@ -101,7 +101,13 @@ pub fn read(trace: &Path, shown: &str) -> Result<Observed, Error> {
         )));
     }
     let file = fs::File::open(trace).map_err(Error::io(format!("cannot read {shown}")))?;
-    let mut reader = BufReader::new(file);
+    read_from(BufReader::new(file), shown)
+}
+
+/// Every span `reader` holds, folded, the trace named `shown` in errors: an OTLP export if its
+/// first character is `{`, else an access log. Apart from [`read`] so the fuzz targets feed it
+/// bytes, with no file.
+pub(crate) fn read_from(mut reader: impl BufRead, shown: &str) -> Result<Observed, Error> {
     let first = reader
         .fill_buf()
         .map_err(Error::io(format!("cannot read {shown}")))?

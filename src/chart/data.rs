@@ -285,6 +285,13 @@ impl Data {
 /// The rows of `timeseries.csv`, checked like `summary.csv`.
 fn bins(path: &Path, axes: &[String]) -> Result<Vec<Bin>, Error> {
     let table = CsvTable::read(path, axes, &timeseries::columns())?;
+    if table.rows().next().is_none() {
+        // A run that keeps a time series writes a bin at least: this file was cut short.
+        return Err(Error::BadOutput(format!(
+            "{}: a header and no rows, where the run wrote a bin at least",
+            path.display()
+        )));
+    }
     let at = |name: &str| table.at(name);
     let (policy, tool) = (at("policy"), at("tool"));
     let (from, to) = (at("from_s"), at("to_s"));

@@ -389,7 +389,8 @@ fn blame(source: &Source, specs: &[Spec], combo: &[usize], inner: &ConfigError) 
         span,
         &path,
         format!("at {}: {message}", point.join(", ")),
-    );
+    )
+    .suggesting(inner.suggestion.clone());
     match &inner.allowed {
         Some(allowed) => error.allowed(allowed.clone()),
         None => error,

@@ -291,6 +291,7 @@ fn blame(flags: &[(Change, Flag)], e: &ConfigError) -> ConfigError {
     } else {
         flag.error(&e.path, e.message.clone())
     };
+    let error = error.suggesting(e.suggestion.clone());
     match &e.allowed {
         Some(allowed) => error.allowed(allowed.clone()),
         None => error,

@@ -172,12 +172,11 @@ impl Check<'_> {
             Some(&(_, v)) => Ok(v),
             None => {
                 let names: Vec<String> = options.iter().map(|(n, _)| format!("\"{n}\"")).collect();
-                self.error_allowing(
-                    value.span(),
-                    path,
-                    format!("unknown value \"{}\"", value.get_ref()),
-                    &names.join(", "),
-                )
+                let meant = crate::suggest::closest(value.get_ref(), options.iter().map(|o| o.0));
+                let message = format!("unknown value \"{}\"", value.get_ref());
+                Err(ConfigError::at(self.source, value.span(), path, message)
+                    .allowed(names.join(", "))
+                    .suggesting(meant.map(|m| format!("did you mean \"{m}\"?"))))
             }
         }
     }

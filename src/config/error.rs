@@ -28,6 +28,8 @@ pub struct Details {
     pub message: String,
     /// What would be accepted instead.
     pub allowed: Option<String>,
+    /// What the user probably meant: "did you mean `reply_loss`?".
+    pub suggestion: Option<String>,
     /// The line of the file the error points at, and the columns to underline.
     snippet: Option<(String, Range<usize>)>,
 }
@@ -55,6 +57,7 @@ impl ConfigError {
             path: path.to_string(),
             message: message.into(),
             allowed: None,
+            suggestion: None,
             snippet: Some(excerpt(
                 &text[line_start..line_end],
                 column - 1..column - 1 + width,
@@ -102,6 +105,7 @@ impl ConfigError {
             path: String::new(),
             message: format!("cannot read the config: {why}"),
             allowed: None,
+            suggestion: None,
             snippet: None,
         })
     }
@@ -115,7 +119,8 @@ impl ConfigError {
             .collect();
         let path = &path.join(".");
         let message = e.message().trim_end().to_string();
-        match e.span() {
+        let suggestion = crate::suggest::for_serde_message(&message);
+        let error = match e.span() {
             Some(span) => ConfigError::at(source, span, path, message),
             None => ConfigError::new(Details {
                 file: source.name.clone(),
@@ -123,9 +128,17 @@ impl ConfigError {
                 path: path.to_string(),
                 message,
                 allowed: None,
+                suggestion: None,
                 snippet: None,
             }),
-        }
+        };
+        error.suggesting(suggestion)
+    }
+
+    /// Adds what the user probably meant, if anything.
+    pub fn suggesting(mut self, suggestion: Option<String>) -> Self {
+        self.0.suggestion = suggestion;
+        self
     }
 }
 
@@ -197,6 +210,9 @@ impl fmt::Display for ConfigError {
         }
         if let Some(allowed) = &self.allowed {
             write!(f, "\n  = allowed: {allowed}")?;
+        }
+        if let Some(suggestion) = &self.suggestion {
+            write!(f, "\n  = {suggestion}")?;
         }
         Ok(())
     }

@@ -11,9 +11,20 @@ use toml::{Table, Value};
 /// Arrays of tables whose elements a path picks by name.
 const NAMED: [&str; 2] = ["tool", "policy"];
 
+/// The most segments a path may have. The deepest key a config has is five deep
+/// (`tool.<name>.outages.<n>.until`); a path is walked one table a segment, so its length bounds
+/// the walk's depth, here and in the TOML writer and reader after it.
+pub const MAX_SEGMENTS: usize = 16;
+
 /// Sets the key at `path` in the config document; says why when the path leads nowhere.
 pub fn set(doc: &mut Table, path: &str, value: &Value) -> std::result::Result<(), String> {
     let segments: Vec<&str> = path.split('.').collect();
+    if segments.len() > MAX_SEGMENTS {
+        return Err(format!(
+            "`{path}` has {} keys in a row; no config key is more than {MAX_SEGMENTS} deep",
+            segments.len()
+        ));
+    }
     set_in(doc, &segments, value, path)
 }
 
@@ -56,15 +67,17 @@ fn set_in(
                     _ => Err(format!("`{key}` is not a list of tables")),
                 }),
                 None => {
-                    let names: Vec<String> = items
+                    let names: Vec<&str> = items
                         .iter()
                         .filter_map(|i| i.get("name").and_then(Value::as_str))
-                        .map(|n| format!("\"{n}\""))
                         .collect();
+                    let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+                    let meant = crate::suggest::closest(rest[0], names.iter().copied())
+                        .map_or(String::new(), |n| format!("; did you mean \"{n}\"?"));
                     Err(format!(
-                        "no {key} is named \"{}\" (the config's: {})",
+                        "no {key} is named \"{}\" (the config's: {}){meant}",
                         rest[0],
-                        names.join(", ")
+                        quoted.join(", ")
                     ))
                 }
             }

@@ -1,9 +1,6 @@
 //! Running totals of one run (one configuration, one replication), fed one intent at a time.
 
-use super::{
-    AttemptRecord, Count, IntentRecord, Outcome, Quantiles, Sample, Series, Status, StopReason,
-    Sums,
-};
+use super::{Count, IntentRecord, Outcome, Quantiles, Sample, Series, Status, StopReason, Sums};
 use crate::time::Tick;
 use serde::{Deserialize, Serialize};
 
@@ -113,7 +110,7 @@ impl ToolTotals {
 }
 
 impl Totals {
-    pub fn add(&mut self, r: &IntentRecord, attempts: &[AttemptRecord]) {
+    pub fn add(&mut self, r: &IntentRecord, outcomes: &[u32; Outcome::NAMES.len()]) {
         for m in Measure::ALL {
             self.measures[m as usize].push(m.of(r));
         }
@@ -141,8 +138,8 @@ impl Totals {
         if r.status == Status::Succeeded {
             self.last_success = self.last_success.max(r.end);
         }
-        for a in attempts {
-            tool.outcomes[a.outcome.index()] += 1;
+        for (total, &n) in tool.outcomes.iter_mut().zip(outcomes) {
+            *total += u64::from(n);
         }
     }
 

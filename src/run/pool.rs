@@ -148,7 +148,7 @@ pub fn execute(
                             }
                             let point = &sweep.points[job.point];
                             let result = match options.traces {
-                                None => Ok(sim::simulate(&point.experiment, job, |_, _| {})),
+                                None => Ok(sim::totals(&point.experiment, job)),
                                 Some(traces) => run_traced(point, job, traces, index),
                             };
                             if tx.send((k, result)).is_err() {
@@ -201,7 +201,7 @@ pub fn execute(
 /// Runs job `index`, streaming its intents to its trace, if the point keeps one.
 fn run_traced(point: &Point, job: Job, traces: &dyn Traces, index: u64) -> io::Result<RunResult> {
     let Some(mut trace) = traces.open(point, job, index)? else {
-        return Ok(sim::simulate(&point.experiment, job, |_, _| {}));
+        return Ok(sim::totals(&point.experiment, job));
     };
     let mut failure = None;
     let result = sim::simulate(&point.experiment, job, |r, attempts| {

@@ -255,6 +255,16 @@ pub fn whole_set(mut shards: Vec<Shard>) -> Result<Vec<Shard>, Error> {
     let (fingerprint, count) = (first.header.fingerprint.clone(), first.header.shards);
     let first_dir = first.dir.clone();
     for s in &shards {
+        if s.header.shard >= s.header.shards {
+            return Err(Error::BadOutput(format!(
+                "{}: shard {} of {} cannot be: a shard is numbered from 0 to its count − 1",
+                s.dir.join(HEADER).display(),
+                s.header.shard,
+                s.header.shards
+            )));
+        }
+    }
+    for s in &shards {
         if s.header.fingerprint != fingerprint || s.header.shards != count {
             return Err(Error::BadOutput(format!(
                 "{} and {} are shards of different runs (another config, change, trace, \
@@ -275,21 +285,41 @@ pub fn whole_set(mut shards: Vec<Shard>) -> Result<Vec<Shard>, Error> {
             )));
         }
     }
-    let missing: Vec<String> = (0..count)
-        .filter(|i| shards.binary_search_by_key(i, |s| s.header.shard).is_err())
-        .map(|i| i.to_string())
-        .collect();
+    // Walked by the shards given, not by the count: a header may claim any count.
+    let mut missing: Vec<String> = Vec::new();
+    let mut next = 0;
+    for s in &shards {
+        while next < s.header.shard && missing.len() < MAX_NAMED {
+            missing.push(next.to_string());
+            next += 1;
+        }
+        next = s.header.shard + 1;
+    }
+    while next < count && missing.len() < MAX_NAMED {
+        missing.push(next.to_string());
+        next += 1;
+    }
+    let absent = count - shards.len() as u64;
     match missing.as_slice() {
         [] => Ok(shards),
-        [one] => Err(Error::BadOutput(format!(
+        [one] if absent == 1 => Err(Error::BadOutput(format!(
             "shard {one} of {count} is missing: run `--shard {one}/{count}` and merge again"
         ))),
-        many => Err(Error::BadOutput(format!(
-            "shards {} of {count} are missing: run `--shard I/{count}` for each and merge again",
-            many.join(", ")
+        named => Err(Error::BadOutput(format!(
+            "{absent} shards of {count} are missing ({}{}): run `--shard I/{count}` for each and \
+             merge again",
+            named.join(", "),
+            if absent > named.len() as u64 {
+                ", …"
+            } else {
+                ""
+            }
         ))),
     }
 }
+
+/// The most missing shards an error names.
+const MAX_NAMED: usize = 10;
 
 #[cfg(test)]
 mod tests {

@@ -31,10 +31,11 @@ impl RunsWriter {
     }
 }
 
-/// Reads a shard's runs back, one at a time, in the order they were written.
-pub struct RunsReader {
+/// Reads a shard's runs back, one at a time, in the order they were written: from the shard's
+/// file, or from any reader (the fuzz target's bytes).
+pub struct RunsReader<R = BufReader<File>> {
     path: PathBuf,
-    file: BufReader<File>,
+    file: R,
     buffer: Vec<u8>,
 }
 
@@ -43,11 +44,18 @@ impl RunsReader {
         let path = dir.join(FILE);
         let file =
             File::open(&path).map_err(Error::io(format!("cannot read {}", path.display())))?;
-        Ok(RunsReader {
+        Ok(RunsReader::new(path, BufReader::new(file)))
+    }
+}
+
+impl<R: Read> RunsReader<R> {
+    /// Reads runs from `file`, named `path` in errors.
+    pub(crate) fn new(path: PathBuf, file: R) -> RunsReader<R> {
+        RunsReader {
             path,
-            file: BufReader::new(file),
+            file,
             buffer: Vec::new(),
-        })
+        }
     }
 
     /// The next run, which must be job `index`'s.

@@ -117,17 +117,31 @@ pub struct ServerSide {
 /// fewer per event than data behind a pointer.
 type PerAttempt<T> = SmallVec<[T; 2]>;
 
-/// An intent's attempts; the buffers keep their capacity when the slot is reused.
+/// An intent's attempts, held from the oldest one not yet folded: the buffers keep their
+/// capacity when the slot is reused.
+///
+/// An attempt the client is done with, that the server no longer holds and that is not the
+/// latest, can change no more: it is folded into counts and let go, so an intent that makes ten
+/// million attempts holds a handful. Where a trace is kept, every attempt is held until the
+/// intent is recorded, since the trace writes them all.
 #[derive(Clone, Debug, PartialEq)]
 struct Attempts {
-    /// The draws of every attempt so far, in order.
+    /// The first attempt still held; the ones before it are folded.
+    base: u32,
+    /// Attempts dispatched so far.
+    count: u32,
+    /// The draws of every attempt held, in order.
     draws: PerAttempt<AttemptDraw>,
-    /// The payload version of every attempt so far, in order.
+    /// The payload version of every attempt held, in order.
     payloads: PerAttempt<u32>,
     /// The record version each attempt's read returned, for a versioned record.
     versions: PerAttempt<u64>,
-    /// What became of every attempt so far, in order.
+    /// What became of every attempt held, in order.
     log: PerAttempt<AttemptRecord>,
+    /// Whether each attempt held is on its way to the server or at it.
+    at_server: PerAttempt<bool>,
+    /// How the folded attempts ended, by [`Outcome::index`].
+    folded: [u32; Outcome::NAMES.len()],
     /// The attempts the client is waiting on: none between attempts and after the end, two
     /// while a hedge races its primary.
     awaiting: Awaited,
@@ -145,10 +159,14 @@ impl Intent {
             retry: RetryState::new(now),
             server: ServerSide::default(),
             attempts: Attempts {
+                base: 0,
+                count: 0,
                 draws: PerAttempt::new(),
                 payloads: PerAttempt::new(),
                 versions: PerAttempt::new(),
                 log: PerAttempt::new(),
+                at_server: PerAttempt::new(),
+                folded: [0; Outcome::NAMES.len()],
                 awaiting: Awaited::default(),
                 faults: streams.stream(Source::Faults, id),
             },
@@ -159,10 +177,13 @@ impl Intent {
     /// attempt buffers cleared but keeping their capacity.
     pub(super) fn reset(&mut self, streams: &Streams, id: u64, tool: usize, now: Tick) {
         let a = &mut self.attempts;
+        (a.base, a.count) = (0, 0);
         a.draws.clear();
         a.payloads.clear();
         a.versions.clear();
         a.log.clear();
+        a.at_server.clear();
+        a.folded = [0; Outcome::NAMES.len()];
         a.awaiting = Awaited::default();
         a.faults = streams.stream(Source::Faults, id);
         (self.id, self.tool, self.caller, self.start) = (id, tool, 0, now);
@@ -171,9 +192,57 @@ impl Intent {
         self.server = ServerSide::default();
     }
 
-    /// What became of every attempt so far, in order.
+    /// What became of every attempt held, in order: every attempt so far where none is folded.
     pub fn log(&self) -> &[AttemptRecord] {
         &self.attempts.log
+    }
+
+    /// How every attempt so far ended, by [`Outcome::index`]: the folded ones and those held.
+    pub fn outcomes(&self) -> [u32; Outcome::NAMES.len()] {
+        let mut counts = self.attempts.folded;
+        for a in &self.attempts.log {
+            counts[a.outcome.index()] += 1;
+        }
+        counts
+    }
+
+    /// Folds the oldest attempts that can change no more (see [`Attempts`]).
+    pub fn fold_finished(&mut self) {
+        let a = &mut self.attempts;
+        let mut done = 0;
+        while (a.base + done + 1 < a.count)
+            && !a.at_server[done as usize]
+            && !a.awaiting.contains(a.base + done)
+        {
+            a.folded[a.log[done as usize].outcome.index()] += 1;
+            done += 1;
+        }
+        if done > 0 {
+            let n = done as usize;
+            a.draws.drain(..n);
+            a.payloads.drain(..n);
+            a.versions.drain(..n.min(a.versions.len()));
+            a.log.drain(..n);
+            a.at_server.drain(..n);
+            a.base += done;
+        }
+    }
+
+    /// Where attempt `attempt` is held.
+    fn held(&self, attempt: u32) -> usize {
+        debug_assert!(attempt >= self.attempts.base, "attempt {attempt} is folded");
+        (attempt - self.attempts.base) as usize
+    }
+
+    /// Attempt `attempt` is on its way to the server, or (`false`) done there.
+    pub fn at_server(&mut self, attempt: u32, there: bool) {
+        let i = self.held(attempt);
+        self.attempts.at_server[i] = there;
+        if there {
+            self.server.at_server += 1;
+        } else {
+            self.server.at_server -= 1;
+        }
     }
 
     /// The attempts the client is waiting on.
@@ -183,7 +252,7 @@ impl Intent {
 
     /// Attempts dispatched so far.
     pub fn attempts(&self) -> u32 {
-        self.attempts.draws.len() as u32
+        self.attempts.count
     }
 
     /// Draws the next attempt's fate and latencies, recording the wait the client `granted` it
@@ -202,8 +271,10 @@ impl Intent {
         let attempt = self.attempts();
         let draw = tool.draw(&words, attempt);
         let a = &mut self.attempts;
+        a.count += 1;
         a.draws.push(draw);
         a.payloads.push(self.retry.payload);
+        a.at_server.push(false);
         a.log.push(AttemptRecord {
             layer: self.retry.next_layer as u8,
             dispatch: now,
@@ -219,7 +290,8 @@ impl Intent {
 
     /// The client learns how attempt `attempt` ended, or stops waiting for it.
     pub fn settle(&mut self, attempt: u32, outcome: Outcome, now: Tick) {
-        let log = &mut self.attempts.log[attempt as usize];
+        let i = self.held(attempt);
+        let log = &mut self.attempts.log[i];
         log.outcome = outcome;
         log.end = now;
         self.attempts.awaiting.remove(attempt);
@@ -235,39 +307,41 @@ impl Intent {
     /// When the client stops waiting for attempt `attempt`, as the request carries it: its
     /// dispatch plus the wait granted it; `None` without a timeout or deadline.
     pub fn expires(&self, attempt: u32) -> Option<Tick> {
-        let a = &self.attempts.log[attempt as usize];
+        let a = &self.attempts.log[self.held(attempt)];
         a.granted.map(|g| a.dispatch.after(g))
     }
 
     /// The payload version attempt `attempt` carries.
     pub fn payload_of(&self, attempt: u32) -> u32 {
-        self.attempts.payloads[attempt as usize]
+        self.attempts.payloads[self.held(attempt)]
     }
 
     /// The draws of attempt `attempt`.
     pub fn draw(&self, attempt: u32) -> AttemptDraw {
-        self.attempts.draws[attempt as usize]
+        self.attempts.draws[self.held(attempt)]
     }
 
     /// The horizon came while the client still waited: the intent is `hung`, and the attempts
     /// still awaited end there, the client never having learned how.
     pub fn hang(&mut self, horizon: Tick) {
         self.client.ended = Some((Status::Stopped(StopReason::Hung), horizon));
-        let a = &mut self.attempts;
-        for attempt in a.awaiting.attempts() {
-            a.log[attempt as usize].end = horizon;
+        for attempt in self.attempts.awaiting.attempts() {
+            let i = self.held(attempt);
+            self.attempts.log[i].end = horizon;
         }
     }
 
     /// Attempt `attempt` made a new side effect at the server.
     pub fn commit(&mut self, attempt: u32) {
         self.server.effects += 1;
-        self.attempts.log[attempt as usize].committed = true;
+        let i = self.held(attempt);
+        self.attempts.log[i].committed = true;
     }
 
     /// A server that is down fails attempt `attempt` at once, whatever was drawn for it.
     pub fn fail_fast(&mut self, attempt: u32) {
-        let draw = &mut self.attempts.draws[attempt as usize];
+        let i = self.held(attempt);
+        let draw = &mut self.attempts.draws[i];
         draw.fate = Fate::ServerError;
         draw.service = Tick::ZERO;
     }
@@ -275,7 +349,8 @@ impl Intent {
     /// A rate limiter with no token turns attempt `attempt` away at once: a 429, no work, and a
     /// Retry-After of `wait`.
     pub fn throttle(&mut self, attempt: u32, wait: Tick) {
-        let draw = &mut self.attempts.draws[attempt as usize];
+        let i = self.held(attempt);
+        let draw = &mut self.attempts.draws[i];
         draw.fate = Fate::Throttled;
         draw.service = Tick::ZERO;
         draw.retry_after = Some(wait);
@@ -283,29 +358,32 @@ impl Intent {
 
     /// Attempt `attempt`'s read of a versioned record returned `version`.
     pub fn read(&mut self, attempt: u32, version: u64) {
+        let i = self.held(attempt);
         let versions = &mut self.attempts.versions;
-        if versions.len() <= attempt as usize {
-            versions.resize(attempt as usize + 1, 0);
+        if versions.len() <= i {
+            versions.resize(i + 1, 0);
         }
-        versions[attempt as usize] = version;
+        versions[i] = version;
         self.server.reads += 1;
     }
 
     /// The version attempt `attempt` read.
     pub fn read_version(&self, attempt: u32) -> u64 {
-        self.attempts.versions[attempt as usize]
+        self.attempts.versions[self.held(attempt)]
     }
 
     /// Attempt `attempt`'s conditional write found the version moved on: no effect.
     pub fn version_conflict(&mut self, attempt: u32) {
-        let draw = &mut self.attempts.draws[attempt as usize];
+        let i = self.held(attempt);
+        let draw = &mut self.attempts.draws[i];
         draw.fate = Fate::VersionConflict;
         draw.service = Tick::ZERO;
     }
 
     /// A server whose line is full turns attempt `attempt` away at once: a 503, no work.
     pub fn overload(&mut self, attempt: u32) {
-        let draw = &mut self.attempts.draws[attempt as usize];
+        let i = self.held(attempt);
+        let draw = &mut self.attempts.draws[i];
         draw.fate = Fate::Overloaded;
         draw.service = Tick::ZERO;
     }

@@ -28,12 +28,27 @@ pub struct RunResult {
     pub events: u64,
 }
 
-/// Runs one job, handing each intent, with its attempts, to `sink` once it is over (the client
-/// done with it and the server holding none of its attempts).
+/// Runs one job, handing each intent, with every one of its attempts, to `sink` once it is over
+/// (the client done with it and the server holding none of its attempts).
 pub fn simulate(
     exp: &Experiment,
     job: Job,
     sink: impl FnMut(&IntentRecord, &[AttemptRecord]),
+) -> RunResult {
+    drive(exp, job, Some(sink))
+}
+
+/// Runs one job for its totals alone: no intent is handed on, so an attempt that can change no
+/// more is folded into counts as the next goes out, and an intent's memory stays bounded
+/// however many attempts it makes.
+pub fn totals(exp: &Experiment, job: Job) -> RunResult {
+    drive(exp, job, None::<fn(&IntentRecord, &[AttemptRecord])>)
+}
+
+fn drive(
+    exp: &Experiment,
+    job: Job,
+    sink: Option<impl FnMut(&IntentRecord, &[AttemptRecord])>,
 ) -> RunResult {
     let streams = Streams {
         seed: exp.seed,

@@ -117,3 +117,80 @@ fn broken_output_folders_are_refused_by_plot() {
         assert!(!dir.join("charts").exists(), "{label}: a chart folder");
     }
 }
+
+/// Every number retrysim writes is finite, so `plot` refuses `nan` and `inf` in any numeric
+/// column of any file it reads, and a time series cut to its header, with exit 2, drawing
+/// nothing (not even the charts that file is not needed for).
+#[test]
+fn plot_refuses_numbers_that_are_not_finite_and_a_header_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = GOOD.replace("tasks = 10", "tasks = 50")
+        + "[output]\ntimeseries = \"1s\"\ncharts = [\"comparison\", \"goodput\"]\n";
+    fs::write(tmp.path().join("c.toml"), config).unwrap();
+    let run = retrysim(
+        &["run", "c.toml", "--progress", "none", "--quiet"],
+        tmp.path(),
+    );
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let good = tmp.path().join("out/good");
+    fs::remove_dir_all(good.join("charts")).unwrap();
+    let read = |f: &str| fs::read_to_string(good.join(f)).unwrap();
+    let (summary, series) = (read("summary.csv"), read("timeseries.csv"));
+    let column = |csv: &str, name: &str| {
+        csv.lines()
+            .next()
+            .unwrap()
+            .split(',')
+            .position(|c| c == name)
+            .unwrap()
+    };
+    let with = |csv: &str, name: &str, cell: &str| {
+        let mut lines: Vec<String> = csv.lines().map(String::from).collect();
+        lines[1] = with_cell(&lines[1], column(csv, name), cell);
+        lines.join("\n") + "\n"
+    };
+    let cases = [
+        (
+            "summary.csv",
+            with(&summary, "success_rate", "nan"),
+            "`nan` is not a number value",
+        ),
+        (
+            "summary.csv",
+            with(&summary, "attempts_ci95", "inf"),
+            "`inf` is not a number or empty value",
+        ),
+        (
+            "timeseries.csv",
+            with(&series, "goodput", "-inf"),
+            "`-inf` is not a number value",
+        ),
+        (
+            "timeseries.csv",
+            with(&series, "offered", "NaN"),
+            "`NaN` is not a number value",
+        ),
+        (
+            "timeseries.csv",
+            series.lines().next().unwrap().to_string() + "\n",
+            "timeseries.csv: a header and no rows",
+        ),
+    ];
+    for (file, content, says) in cases {
+        let dir = tmp.path().join("broken");
+        if dir.exists() {
+            fs::remove_dir_all(&dir).unwrap();
+        }
+        fs::create_dir(&dir).unwrap();
+        for entry in fs::read_dir(&good).unwrap() {
+            let entry = entry.unwrap();
+            fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
+        }
+        fs::write(dir.join(file), content).unwrap();
+        let out = retrysim(&["plot", "broken"], tmp.path());
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{says}: {err}");
+        assert!(err.contains(says), "{says}: {err}");
+        assert!(!dir.join("charts").exists(), "{says}: a chart was drawn");
+    }
+}

@@ -180,7 +180,7 @@ fn replications_are_independent_and_estimated_across_runs() {
                 policy: 0,
                 replication,
             };
-            let run = retrysim::sim::simulate(&exp, job, |_, _| {});
+            let run = retrysim::sim::totals(&exp, job);
             run.totals.get(Measure::Attempts).mean()
         })
         .collect();
@@ -447,4 +447,38 @@ fn reconciliation_has_its_own_closed_forms() {
     let mut lagging = lagging;
     lagging.tools[0].lookup.lag = Tick(1);
     assert_eq!(run_one(lagging).policies[0].theory, None);
+}
+
+/// A run for its totals folds finished attempts as it goes; a run that hands every attempt on
+/// holds them all. The two are one run: every configuration of these shipped experiments
+/// (hedges, lookups, records, staggered attempts, layers, outages) totals the same either way.
+#[test]
+fn folding_finished_attempts_changes_no_total() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    for file in [
+        "reliability-layer.toml",
+        "hedging.toml",
+        "concurrency-limit.toml",
+        "real-clients.toml",
+        "scenarios/reconciliation.toml",
+        "scenarios/payload-binding.toml",
+        "scenarios/reliability-bugs.toml",
+        "scenarios/cooperative-budget.toml",
+    ] {
+        let source = retrysim::config::Source::read(&root.join(file)).unwrap();
+        let mut exp = source.sweep().unwrap().points.remove(0).experiment;
+        if let Some(tasks) = exp.workload.tasks.as_mut() {
+            *tasks = (*tasks).min(2000);
+        }
+        for policy in 0..exp.policies.len() {
+            let job = retrysim::sim::Job {
+                point: 0,
+                policy,
+                replication: 0,
+            };
+            let folded = retrysim::sim::totals(&exp, job);
+            let held = retrysim::sim::simulate(&exp, job, |_, _| {});
+            assert_eq!(folded, held, "{file}, configuration {policy}");
+        }
+    }
 }

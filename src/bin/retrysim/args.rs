@@ -42,6 +42,17 @@ pub enum Command {
     /// Write a config whose tools are a trace's operations: their latencies, error rates and
     /// arrival rate, from an OpenTelemetry export (OTLP JSON lines) or a CSV access log.
     Calibrate(CalibrateArgs),
+    /// Print a shell's completion script for retrysim, to install where the shell reads them.
+    Completions(CompletionsArgs),
+    /// Print retrysim's manual page (roff), to install as retrysim.1.
+    Man,
+}
+
+#[derive(Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Args)]

@@ -15,13 +15,13 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use retrysim::chart;
 use retrysim::config::{ConfigError, Source};
 use retrysim::experiment::ChartFormat;
 use retrysim::policy::{Attempts, KeyScope};
-use retrysim::{Error, compare, output, produce, report, run, shard, theory};
+use retrysim::{Error, compare, output, produce, report, run, shard, suggest, theory};
 
 use args::{CheckArgs, Cli, Command, Format, MergeArgs, Pace, PlotArgs, RunArgs, TheoryArgs};
 use progress::Progress;
@@ -85,6 +85,8 @@ fn main() -> ExitCode {
         Some(Command::Theory(args)) => theory_command(&args),
         Some(Command::Trace(args)) => trace::command(&args),
         Some(Command::Calibrate(args)) => calibrate::command(&args),
+        Some(Command::Completions(args)) => completions(args.shell),
+        Some(Command::Man) => manual(),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -141,9 +143,28 @@ pub fn print(text: &str) -> Result<(), Failure> {
     terminal::out(text)
 }
 
+/// Reads the config a run names; a missing one spelt like a command (`retrysim rn`) was
+/// probably that command.
+fn read_config(path: &Path) -> Result<Source, Failure> {
+    let typed = path.to_string_lossy();
+    if !path.exists() {
+        let commands: Vec<String> = Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        if let Some(command) = suggest::closest(&typed, commands.iter().map(String::as_str)) {
+            return Err(Failure::Usage(format!(
+                "`{typed}` is neither a config file nor a command; did you mean `retrysim \
+                 {command}`?"
+            )));
+        }
+    }
+    Ok(Source::read(path)?)
+}
+
 fn run_command(args: RunArgs) -> Result<(), Failure> {
     let source = match &args.config {
-        Some(path) => Source::read(path)?,
+        Some(path) => read_config(path)?,
         None => Source::builtin(),
     };
     let changes = args.changes.list();
@@ -336,6 +357,36 @@ impl Scratch {
     pub fn path(&self) -> &Path {
         self.0.path()
     }
+}
+
+/// The completion script for `shell`, generated from the command line's own definition.
+fn completions(shell: clap_complete::Shell) -> Result<(), Failure> {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "retrysim", &mut script);
+    print(&String::from_utf8_lossy(&script))
+}
+
+/// The manual page, generated from the command line's own definition: the command, then a
+/// section per subcommand with its synopsis and every flag.
+fn manual() -> Result<(), Failure> {
+    let rendering = || Error::io("cannot render the manual page");
+    let mut page = Vec::new();
+    let cli = Cli::command();
+    clap_mangen::Man::new(cli.clone())
+        .render(&mut page)
+        .map_err(rendering())?;
+    for sub in cli.get_subcommands() {
+        let name = sub.get_name();
+        page.extend(format!(".SH \"RETRYSIM {}\"\n", name.to_uppercase()).bytes());
+        let about = sub.get_about().map(ToString::to_string).unwrap_or_default();
+        page.extend(format!("{about}\n").bytes());
+        let sub = sub.clone().bin_name(format!("retrysim {name}"));
+        let man = clap_mangen::Man::new(sub);
+        man.render_synopsis_section(&mut page)
+            .map_err(rendering())?;
+        man.render_options_section(&mut page).map_err(rendering())?;
+    }
+    print(&String::from_utf8_lossy(&page))
 }
 
 fn theory_command(args: &TheoryArgs) -> Result<(), Failure> {

@@ -48,7 +48,7 @@ impl Progress {
         match mode {
             Mode::Bar => {
                 let style = ProgressStyle::with_template(
-                    "{elapsed_precise} [{bar:40}] {pos}/{len} runs · {msg}",
+                    "{elapsed_precise} [{bar:40}] {pos}/{len} runs · {msg} · {eta} left",
                 )
                 .expect("the template is valid")
                 .progress_chars("=> ");

@@ -124,11 +124,13 @@ pub struct World<'a, S> {
     /// tool serves at once and no time series watches its workers.
     served_at_once: Vec<bool>,
     totals: Totals,
-    sink: S,
+    /// Where each intent goes once it is over, with every attempt: all are held until then.
+    /// Without one, the attempts that can change no more are folded as the next is sent.
+    sink: Option<S>,
 }
 
 impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
-    pub fn new(exp: &'a Experiment, policy: &'a Policy, streams: Streams, sink: S) -> Self {
+    pub fn new(exp: &'a Experiment, policy: &'a Policy, streams: Streams, sink: Option<S>) -> Self {
         World {
             tools: &exp.tools,
             workload: &exp.workload,
@@ -231,6 +233,10 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         self.start_waiting_tasks(sched);
     }
 
+    /// Starts waiting tasks while a client is idle. A task that ends at once (a call refused
+    /// without being sent) frees its client inside this loop, so however many end in one tick
+    /// the stack stays flat: what would be a call one frame deeper is the loop's next turn, in
+    /// the same order.
     fn start_waiting_tasks(&mut self, sched: &mut Scheduler<Event>) {
         while self.idle_clients > 0 && self.started < self.arrived {
             self.idle_clients -= 1;
@@ -239,11 +245,46 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 1 => 0,
                 n => integer_in(word(&mut self.callers), 0, u64::from(n) - 1) as u32,
             };
-            self.start_intent(self.started - 1, 0, caller, sched);
+            let mut next = self.start_intent(self.started - 1, 0, caller, sched);
+            while let Some(step) = next {
+                next = match step {
+                    MoveOn::NextCall { task, call, caller } => {
+                        self.start_intent(task, call, caller, sched)
+                    }
+                    MoveOn::NextTask => {
+                        self.idle_clients += 1;
+                        None
+                    }
+                };
+            }
         }
     }
 
-    fn start_intent(&mut self, task: u64, call: usize, caller: u32, sched: &mut Scheduler<Event>) {
+    /// What the client does once an intent ends: `end_intent_only` says it, and the caller
+    /// carries it out (`move_on`), so a chain of calls ended at once is a loop.
+    fn move_on(&mut self, mut next: Option<MoveOn>, sched: &mut Scheduler<Event>) {
+        while let Some(step) = next {
+            next = match step {
+                MoveOn::NextCall { task, call, caller } => {
+                    self.start_intent(task, call, caller, sched)
+                }
+                MoveOn::NextTask => {
+                    self.idle_clients += 1;
+                    return self.start_waiting_tasks(sched);
+                }
+            };
+        }
+    }
+
+    /// Starts call `call` of task `task`; what follows at once if it ends before it is sent.
+    #[must_use]
+    fn start_intent(
+        &mut self,
+        task: u64,
+        call: usize,
+        caller: u32,
+        sched: &mut Scheduler<Event>,
+    ) -> Option<MoveOn> {
         let id = task * self.calls.len() as u64 + call as u64;
         let handle = self.intents.start(id, self.calls[call], sched.now());
         self.intents.get(handle.slot).caller = caller;
@@ -258,7 +299,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         if let Some(after) = self.policy.limits.cancel_after {
             sched.schedule_in(after, Event::Cancel(handle));
         }
-        self.dispatch(handle.slot, sched);
+        self.dispatch(handle.slot, sched)
     }
 
     fn on_cancel(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
@@ -271,6 +312,19 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     /// attempts, and the client moves on at once — to the next call after a success, or to the
     /// next waiting task.
     fn end_intent(&mut self, slot: u32, status: Status, sched: &mut Scheduler<Event>) {
+        let next = self.end_intent_only(slot, status, sched);
+        self.move_on(Some(next), sched);
+    }
+
+    /// Ends the intent as `end_intent` does, and returns what the client does next instead of
+    /// doing it.
+    #[must_use]
+    fn end_intent_only(
+        &mut self,
+        slot: u32,
+        status: Status,
+        sched: &mut Scheduler<Event>,
+    ) -> MoveOn {
         let now = sched.now();
         let intent = self.intents.get(slot);
         // The client stops waiting on any attempt still out: a hedge's loser, or an attempt
@@ -296,21 +350,26 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             self.totals.count(tool, now, Count::Goodput);
         }
         if status == Status::Succeeded && next_call < self.calls.len() {
-            return self.start_intent(task, next_call, caller, sched);
+            return MoveOn::NextCall {
+                task,
+                call: next_call,
+                caller,
+            };
         }
         if status == Status::Succeeded {
             self.totals.tasks_succeeded += 1;
         }
-        self.idle_clients += 1;
-        self.start_waiting_tasks(sched);
+        MoveOn::NextTask
     }
 
     /// Records an intent that is over and frees its slot.
     fn close(&mut self, slot: u32) {
         let intent = self.intents.get(slot);
         let record = record_of(intent, &self.tools[intent.tool]);
-        self.totals.add(&record, intent.log());
-        (self.sink)(&record, intent.log());
+        self.totals.add(&record, &intent.outcomes());
+        if let Some(sink) = &mut self.sink {
+            sink(&record, intent.log());
+        }
         self.intents.remove(slot);
     }
 }
@@ -347,17 +406,17 @@ impl<S> World<'_, S> {
     }
 }
 
-/// An attempt of `intent` is on its way to its tool's server: counted on the intent (which
-/// stays live until none is) and in the tool's calls in flight.
-fn to_server(in_flight: &mut [u32], intent: &mut Intent) {
-    intent.server.at_server += 1;
+/// Attempt `attempt` of `intent` is on its way to its tool's server: counted on the intent
+/// (which stays live until none is) and in the tool's calls in flight.
+fn to_server(in_flight: &mut [u32], intent: &mut Intent, attempt: u32) {
+    intent.at_server(attempt, true);
     in_flight[intent.tool] += 1;
 }
 
-/// An attempt of `intent` is done at the server: answered, dropped, swallowed by an outage, or
-/// never sent on after its read.
-fn off_server(in_flight: &mut [u32], intent: &mut Intent) {
-    intent.server.at_server -= 1;
+/// Attempt `attempt` of `intent` is done at the server: answered, dropped, swallowed by an
+/// outage, or never sent on after its read.
+fn off_server(in_flight: &mut [u32], intent: &mut Intent, attempt: u32) {
+    intent.at_server(attempt, false);
     in_flight[intent.tool] -= 1;
 }
 
@@ -380,9 +439,7 @@ fn record_of(intent: &Intent, tool: &Tool) -> IntentRecord {
         calls_while_down: intent.server.calls_while_down,
         reads: intent.server.reads,
         writes: intent.server.writes,
-        conflicts: (intent.log().iter())
-            .filter(|a| a.outcome == Outcome::Refused(FailureClass::VersionConflict))
-            .count() as u32,
+        conflicts: intent.outcomes()[Outcome::Refused(FailureClass::VersionConflict).index()],
         status,
         business_state: business_state(intent, status, tool),
         start: intent.start,
@@ -408,6 +465,14 @@ fn business_state(intent: &Intent, status: Status, tool: &Tool) -> BusinessState
     }
 }
 
+/// What a client does when an intent ends: its task's next call, after a success, or else the
+/// next waiting task.
+#[derive(Clone, Copy, Debug)]
+enum MoveOn {
+    NextCall { task: u64, call: usize, caller: u32 },
+    NextTask,
+}
+
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
     type Event = Event;
 
@@ -417,7 +482,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
             Event::Dispatch(handle) => {
                 // A cancellation during the backoff has ended the intent already.
                 if self.intents.under_way(handle) {
-                    self.dispatch(handle.slot, sched);
+                    let next = self.dispatch(handle.slot, sched);
+                    self.move_on(next, sched);
                 }
             }
             Event::Token { tool, caller } => self.on_token(tool, caller, sched),

@@ -39,7 +39,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             sched.schedule_in(leg, Event::ServerArrive(at));
             return;
         }
-        off_server(&mut self.in_flight, intent);
+        off_server(&mut self.in_flight, intent, at.attempt);
         if intent.is_over() {
             self.close(at.intent.slot);
         }

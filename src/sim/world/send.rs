@@ -1,7 +1,7 @@
 //! Sending an attempt: the gates a dispatch must pass (deadline, admission, breaker), the
 //! attempt's timers, and the hedge that may follow it.
 
-use super::{AttemptRef, Event, Reply, World, to_server};
+use super::{AttemptRef, Event, MoveOn, Reply, World, to_server};
 use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, Count, IntentRecord, Status, StopReason};
 use crate::model::FailureClass;
@@ -15,7 +15,10 @@ use crate::time::Tick;
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// Sends the intent's next attempt, unless its deadline has come: a backoff that ran into
     /// the deadline ends here.
-    pub(super) fn dispatch(&mut self, slot: u32, sched: &mut Scheduler<Event>) {
+    /// A call refused at once ends here, and what the client does next is returned for the
+    /// caller to carry out (see `World::move_on`).
+    #[must_use]
+    pub(super) fn dispatch(&mut self, slot: u32, sched: &mut Scheduler<Event>) -> Option<MoveOn> {
         let now = sched.now();
         let intent = self.intents.get(slot);
         // The broken control: an outer layer's new attempt enters the layers below, and each
@@ -29,15 +32,16 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let first = intent.attempts() == 0;
         let ask = self.ask(slot, now, Moment::Send { first });
         match self.gates.admit(&ask) {
-            Ok(pass) if pass.waits_for_token => return self.wait_for_a_token(slot, sched),
-            Ok(_) => {}
-            Err(refusal) if refusal.waits => return self.wait_in_line(slot, sched),
+            Ok(pass) if pass.waits_for_token => self.wait_for_a_token(slot, sched),
+            Ok(_) => self.send(slot, true, sched),
+            Err(refusal) if refusal.waits => self.wait_in_line(slot, sched),
             Err(refusal) => {
                 self.short_circuit(slot, refusal, now);
-                return self.end_intent(slot, Status::Stopped(refusal.reason), sched);
+                let stop = Status::Stopped(refusal.reason);
+                return Some(self.end_intent_only(slot, stop, sched));
             }
         }
-        self.send(slot, true, sched);
+        None
     }
 
     /// Sends an attempt that every gate has let through: a primary, which may be hedged, or a
@@ -54,6 +58,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let granted = limits.grant(self.policy.waits[intent.tool].timeout, start, now);
         let wait = granted.filter(|_| tool.cooperative);
         let (attempt, draw) = intent.draw_attempt(tool, now, granted);
+        if self.sink.is_none() {
+            intent.fold_finished();
+        }
         let count = if attempt == 0 {
             Count::FirstTry
         } else {
@@ -90,7 +97,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 },
             ),
             _ => {
-                to_server(&mut self.in_flight, intent);
+                to_server(&mut self.in_flight, intent, at.attempt);
                 if tool.kind == ToolKind::Record {
                     self.send_read(at, sched);
                 } else if self.served_at_once[intent.tool] {
@@ -202,7 +209,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         while let Some(t) = self.gates.next_waiting(tool, caller) {
             let handle = handle_of(t);
             if self.intents.under_way(handle) {
-                self.dispatch(handle.slot, sched);
+                let next = self.dispatch(handle.slot, sched);
+                self.move_on(next, sched);
             }
         }
     }

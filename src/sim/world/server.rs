@@ -34,7 +34,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 return;
             }
             let t = intent.tool;
-            off_server(&mut self.in_flight, intent);
+            off_server(&mut self.in_flight, intent, at.attempt);
             // A dropped write lets go of the record it held.
             self.records[t].unlock((intent.id, at.attempt));
             if intent.is_over() {
@@ -86,7 +86,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 self.answer(at, sched);
             }
             Some(OutageMode::Hang) => {
-                off_server(&mut self.in_flight, intent);
+                off_server(&mut self.in_flight, intent, at.attempt);
                 if intent.is_over() {
                     self.close(at.intent.slot);
                 }
@@ -140,7 +140,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(slot);
         let tool = intent.tool;
         let draw = intent.draw(at.attempt);
-        off_server(&mut self.in_flight, intent);
+        off_server(&mut self.in_flight, intent, at.attempt);
         // Whatever its answer, a write holding a record's lock lets go of it now.
         self.records[tool].unlock((intent.id, at.attempt));
         let reply = match draw.fate {

@@ -1,0 +1,227 @@
+//! The fuzz targets' bodies: one function per kind of input a user hands retrysim, each fed
+//! bytes along the path that input takes. Every one must return, without panicking, for any
+//! bytes: a refusal is an error that displays. They live in the library, not in `fuzz/`, so the
+//! stable-Rust test `tests/fuzz_corpus.rs` replays the corpora through the same code that
+//! `cargo fuzz` runs. Each is cheap (no files, no threads), so a campaign runs fast.
+
+use std::path::PathBuf;
+
+use crate::Error;
+use crate::calibrate;
+use crate::config::{Change, ConfigError, Source};
+use crate::model::{Arrival, Workload};
+use crate::shard::{self, Header, RunsReader, Shard};
+use crate::sim::{self, Job};
+use crate::theory;
+use crate::time::Tick;
+
+/// The most intents a fuzzed config may run, over every point, configuration and replication.
+const MAX_INTENTS: u64 = 2_000;
+/// Runs are cut at this much simulated time, so a slow-burning config stays quick.
+const HORIZON: Tick = Tick(10_000_000);
+
+/// A config file: parse → validate → theory → a tiny run. A config validation accepts must
+/// run and end, and one it refuses must get an error that displays.
+pub fn config(data: &[u8]) {
+    let text = match String::from_utf8(data.to_vec()) {
+        Ok(text) => text,
+        Err(e) => {
+            let _ = ConfigError::not_utf8("fuzz.toml", &e).to_string();
+            return;
+        }
+    };
+    let source = Source {
+        name: "fuzz.toml".into(),
+        text,
+        dir: None,
+    };
+    let mut sweep = match source.sweep() {
+        Ok(sweep) => sweep,
+        Err(e) => {
+            let _ = e.to_string();
+            return;
+        }
+    };
+    let intents: u64 = sweep
+        .points
+        .iter()
+        .map(|p| {
+            let exp = &p.experiment;
+            let calls = exp.workload.calls.len() as u64;
+            (exp.policies.len() as u64)
+                .saturating_mul(exp.replications)
+                .saturating_mul(tasks(&exp.workload))
+                .saturating_mul(calls)
+        })
+        .fold(0, u64::saturating_add);
+    if intents > MAX_INTENTS {
+        return;
+    }
+    // Each run on its own, as the pool would run it, without the cost of starting threads.
+    for (point, p) in sweep.points.iter_mut().enumerate() {
+        let exp = &mut p.experiment;
+        exp.horizon = exp.horizon.min(HORIZON);
+        for (policy, rule) in exp.policies.iter().enumerate() {
+            let _ = theory::for_policy(exp, rule);
+            for replication in 0..exp.replications {
+                let job = Job {
+                    point,
+                    policy,
+                    replication,
+                };
+                sim::totals(exp, job);
+            }
+        }
+    }
+}
+
+/// The tasks a workload brings: its count, or for one bounded by time alone twice the expected
+/// arrivals (the count is a draw, and a bound must hold for almost every draw).
+fn tasks(w: &Workload) -> u64 {
+    let expected = match (w.duration, &w.arrival) {
+        (Some(d), Arrival::Poisson { mean_gap }) => d.0 as f64 / mean_gap,
+        (Some(d), Arrival::Scheduled(s)) => s.expected(0.0, d.0 as f64),
+        _ => f64::INFINITY,
+    };
+    let bound = (2.0 * expected + 10.0).min(u64::MAX as f64) as u64;
+    w.tasks.map_or(bound, |n| n.min(bound))
+}
+
+/// A config whose one policy is the gRPC preset, its service config left to follow. The tool
+/// is read-only, so a `hedgingPolicy` is validated to the end, not refused as unsafe.
+const GRPC_CONFIG: &str = "name = \"grpc\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"api\"\n\
+                           kind = \"read_only\"\n[[policy]]\nname = \"grpc\"\npreset.grpc = ";
+
+/// A gRPC service config's JSON, as `preset.grpc = '''…'''` takes it: the JSON is written as a
+/// TOML string into a config, which is validated as a file would be. The JSON reader and its
+/// refusals by JSON path are the preset's own, so only a config can reach them.
+pub fn grpc_service_config(data: &[u8]) {
+    let Ok(json) = std::str::from_utf8(data) else {
+        return;
+    };
+    let source = Source {
+        name: "fuzz.toml".into(),
+        text: format!("{GRPC_CONFIG}{}\n", toml::Value::String(json.into())),
+        dir: None,
+    };
+    if let Err(e) = source.sweep() {
+        let _ = e.to_string();
+    }
+}
+
+/// How a fuzzed trace is named in errors.
+const TRACE: &str = "fuzz-trace";
+
+/// An OTLP JSON export (one object per line) as `calibrate` reads it, and the config it writes
+/// from what it read. Input that would be read as an access log is left to that target.
+pub fn otlp_line(data: &[u8]) {
+    if first_byte(data) == Some(b'{') {
+        read_trace(data);
+    }
+}
+
+/// A CSV access log as `calibrate` reads it, and the config it writes from what it read.
+/// Input that would be read as an OTLP export is left to that target.
+pub fn access_log_csv(data: &[u8]) {
+    if first_byte(data) != Some(b'{') {
+        read_trace(data);
+    }
+}
+
+/// The byte `calibrate` tells a trace's format by: its first that is not white space.
+fn first_byte(data: &[u8]) -> Option<u8> {
+    data.iter().find(|b| !b.is_ascii_whitespace()).copied()
+}
+
+/// A trace through `calibrate`, from its bytes to the config text it writes.
+fn read_trace(data: &[u8]) {
+    match calibrate::read_from(data, TRACE) {
+        Ok(observed) => {
+            let _ = calibrate::write::config(&observed, TRACE, "fuzz");
+        }
+        Err(e) => {
+            let _ = e.to_string();
+        }
+    }
+}
+
+/// A shard folder's files as `merge` reads them. The first byte picks the file: even, the rest
+/// is `shard.toml`, read and checked as one shard of a set; odd, the rest is `runs.bin`, read as
+/// holding `first / 2` runs and nothing after. A shard crosses machines and shared volumes: its
+/// files are input, even if retrysim wrote them.
+pub fn shard(data: &[u8]) {
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let read = if first.is_multiple_of(2) {
+        header(rest)
+    } else {
+        runs(u64::from(first / 2), rest)
+    };
+    if let Err(e) = read {
+        let _ = e.to_string();
+    }
+}
+
+/// The folder a fuzzed shard's files are named as in errors.
+const SHARD_DIR: &str = "fuzz.shard-0-of-1";
+
+/// `shard.toml` as `Shard::open` reads it, then checked as a set of one, as `merge` checks it.
+fn header(bytes: &[u8]) -> Result<(), Error> {
+    // A header that is not UTF-8 cannot be read as text: merge says so, and reads no further.
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Ok(());
+    };
+    let header: Header = toml::from_str(text)
+        .map_err(|e| Error::BadOutput(format!("{SHARD_DIR}/{}: {e}", shard::HEADER)))?;
+    let one = Shard {
+        dir: PathBuf::from(SHARD_DIR),
+        header,
+    };
+    shard::whole_set(vec![one]).map(drop)
+}
+
+/// `runs.bin` as `merge` reads it: `count` runs, each of the job it should be, then its end.
+fn runs(count: u64, bytes: &[u8]) -> Result<(), Error> {
+    let mut reader = RunsReader::new(PathBuf::from(SHARD_DIR).join("runs.bin"), bytes);
+    for index in 0..count {
+        reader.next(index)?;
+    }
+    reader.end()
+}
+
+/// The config `--set`, `--scan` and `--seed` change: tiny, valid, with one tool and one policy
+/// for the flags' paths to name.
+const TINY: &str = "name = \"tiny\"\n[workload]\ntasks = 200\n[[tool]]\nname = \"charge\"\n\
+                    reply_loss = 0.2\n[[policy]]\nname = \"retry\"\nmax_attempts = 3\n";
+
+/// The command line's changes to a config, a line each: `set PATH=VALUE` for
+/// `--set PATH=VALUE`, `scan PATH=VALUES` for `--scan`, `seed N` for `--seed`; other lines are
+/// what the command line would refuse before reading them, and are skipped. The changed config
+/// is validated, not run: the flags' own reading and their errors placed on the flag are what
+/// this target is for, and the config target runs what validates.
+pub fn set_scan(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let changes: Vec<Change> = text.lines().filter_map(change).collect();
+    let source = Source {
+        name: "tiny.toml".into(),
+        text: TINY.into(),
+        dir: None,
+    };
+    if let Err(e) = source.changed(&changes) {
+        let _ = e.to_string();
+    }
+}
+
+/// One line as the change it stands for.
+fn change(line: &str) -> Option<Change> {
+    if let Some(flag) = line.strip_prefix("set ") {
+        Some(Change::Set(flag.into()))
+    } else if let Some(flag) = line.strip_prefix("scan ") {
+        Some(Change::Scan(flag.into()))
+    } else {
+        line.strip_prefix("seed ")?.parse().ok().map(Change::Seed)
+    }
+}
