@@ -501,3 +501,28 @@ fn completions_and_the_manual_come_from_the_command_line() {
     }
     assert!(page.contains("\\-\\-progress"), "every flag is documented");
 }
+
+/// Redrawing an output's charts in another format (`plot --format png`) leaves `check` passing:
+/// it compares the charts in the config's format and every other file.
+#[test]
+fn a_chart_redrawn_in_another_format_does_not_fail_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    fs::write(dir.join("c.toml"), GOOD).unwrap();
+    let quiet = ["--progress", "none", "--quiet"];
+    assert!(
+        retrysim(&[&["run", "c.toml"][..], &quiet].concat(), dir)
+            .status
+            .success()
+    );
+    let plot = retrysim(&["plot", "out/good", "--format", "png,svg"], dir);
+    assert!(plot.status.success(), "{}", text(&plot.stderr));
+    assert!(dir.join("out/good/charts/comparison.png").is_file());
+    let check = retrysim(&[&["check", "c.toml"][..], &quiet].concat(), dir);
+    assert!(check.status.success(), "{}", text(&check.stderr));
+    // Any other file the run does not write is still a difference.
+    fs::write(dir.join("out/good/notes.csv"), "x\n").unwrap();
+    let check = retrysim(&[&["check", "c.toml"][..], &quiet].concat(), dir);
+    assert_eq!(check.status.code(), Some(1), "{}", text(&check.stderr));
+    assert!(text(&check.stderr).contains("notes.csv: not written by the fresh run"));
+}

@@ -282,3 +282,45 @@ fn the_documented_defaults_are_the_codes() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     assert!(compared >= 30, "only {compared} defaults compared");
 }
+
+/// The README's own example config runs under a name of its own: saving it and running it
+/// never writes over the output of a shipped config.
+#[test]
+fn the_readmes_example_config_names_no_shipped_output() {
+    let readme = read("README.md");
+    let at = readme.find("## A config, briefly").expect("the section");
+    let block = readme[at..].split("```").nth(1).expect("its config block");
+    let name = block
+        .lines()
+        .find_map(|l| l.strip_prefix("name = \""))
+        .and_then(|l| l.split('"').next())
+        .expect("a name");
+    let shipped: Vec<String> = crate::shipped::outputs()
+        .iter()
+        .map(|d| d.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !shipped.contains(&name.to_string()),
+        "`{name}` is a shipped output's name"
+    );
+    let text = block.trim_start_matches("toml\n");
+    let source = retrysim::config::Source {
+        name: "README.md".into(),
+        text: text.into(),
+        dir: None,
+    };
+    source
+        .sweep()
+        .unwrap_or_else(|e| panic!("the README's config: {e}"));
+}
+
+/// The licence a teacher reads is the one the package declares.
+#[test]
+fn the_licence_file_is_the_declared_one() {
+    let manifest = read("Cargo.toml");
+    assert!(
+        manifest.contains("\nlicense = \"MIT\"\n"),
+        "Cargo.toml declares MIT"
+    );
+    assert!(read("LICENSE").starts_with("MIT License\n"));
+}
