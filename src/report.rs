@@ -19,6 +19,19 @@ fn with_ci(e: Estimate) -> String {
     }
 }
 
+/// A statistic with its sign, two decimals, never −0.00.
+fn signed(x: f64) -> String {
+    if !x.is_finite() {
+        return if x > 0.0 { "+∞" } else { "−∞" }.into();
+    }
+    let text = format!("{x:+.2}");
+    if text == "-0.00" {
+        "+0.00".into()
+    } else {
+        text
+    }
+}
+
 fn percent(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
@@ -255,20 +268,21 @@ pub fn table(results: &Results) -> String {
                     .as_ref()
                     .map_or("—".to_string(), |t| format!("{:.4}", f(t)))
             };
-            let agrees = match verdict::of(r, comparisons) {
-                None => "—".to_string(),
-                Some(v) => {
-                    let t = r.theory.expect("a verdict implies theory");
+            let agrees = match (verdict::of(r, comparisons), verdict::furthest(r)) {
+                (Some(Verdict::TooFew), _) => "too_few (one observation: no interval)".into(),
+                (Some(v), Some(s)) => {
                     let word = match v {
                         Verdict::Disagrees => "DISAGREES",
                         other => other.name(),
                     };
                     format!(
-                        "{word} (z {:+.2}, {:+.2})",
-                        attempts.z(t.attempts),
-                        duplicates.z(t.duplicates)
+                        "{word} (t {} on {}, {} df)",
+                        signed(s.t),
+                        s.measure.name(),
+                        s.df
                     )
                 }
+                _ => "—".to_string(),
             };
             let cells = [
                 policy.name.clone(),
@@ -296,9 +310,11 @@ pub fn table(results: &Results) -> String {
     if comparisons > 0 {
         let _ = writeln!(
             out,
-            "verdict: agrees = theory inside both 95 % intervals (z: standard errors from it); \
-             borderline = outside one, as one comparison in twenty is by chance;\n         \
-             disagrees = outside a {:.2} % interval (Bonferroni over the table's {comparisons} \
+            "verdict: each row compares attempts, effects, duplicates, success and ghosts with \
+             theory by Student's t, (mean − theory) / standard error,\n         and shows the \
+             t furthest from 0; agrees = every t inside its 95 % interval; borderline = one \
+             outside, as one comparison in twenty is by chance;\n         disagrees = one \
+             outside a {:.2} % interval (Bonferroni over the table's {comparisons} \
              comparisons): a table of correct rows shows it with a chance of {:.0} % at most",
             100.0 * verdict::widened_level(comparisons),
             100.0 * verdict::FAMILY_ERROR

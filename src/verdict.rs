@@ -9,35 +9,116 @@
 //! the whole table: Bonferroni's, at a family-wise error rate of 5 % over every comparison the
 //! table makes, which holds whatever the correlation between rows. Between the two it is
 //! *borderline*: outside a 95 % interval, as one comparison in twenty is by chance.
+//!
+//! A row compares every figure a closed form gives: attempts, effects and duplicates per
+//! intent, the success rate and the ghost rate. Each comparison is Student's t, the mean's
+//! distance from theory in standard errors, on the degrees of freedom its interval has; the
+//! verdict is read from those t alone, so a printed t can never seem to contradict it. A figure
+//! with a single observation has no interval: its row is `too_few`, never agreement.
+//!
+//! Every compared figure is a whole number per intent, and a whole-number figure whose mean is
+//! theory's μ has a variance of at least f(1 − f), f the fractional part of μ (two neighbouring
+//! values are the least spread there is). The standard error a t divides by is never below that
+//! floor over the run's intents: a sample that happens to show no spread at all (every one of
+//! ten thousand charges committed, where theory expects one in ten thousand not to) is not taken
+//! for an exact figure that misses theory by an infinite t.
 
 use crate::metrics::Measure;
+use crate::metrics::estimate::{LEVEL, t_quantile};
 use crate::run::PolicyResult;
 use crate::sweep::Sweep;
-use crate::theory;
+use crate::theory::{self, ClosedForms};
 
 /// The chance that a table of correct rows shows any `disagrees`, at most.
 pub const FAMILY_ERROR: f64 = 0.05;
 
-/// The measures each row compares with theory.
-const COMPARED: [Measure; 2] = [Measure::Attempts, Measure::Duplicates];
+/// The measures each row compares with theory, with their closed forms.
+pub const COMPARED: [Measure; 5] = [
+    Measure::Attempts,
+    Measure::Effects,
+    Measure::Duplicates,
+    Measure::Success,
+    Measure::Ghost,
+];
+
+/// The closed form of measure `m`.
+pub fn expected(t: &ClosedForms, m: Measure) -> f64 {
+    match m {
+        Measure::Effects => t.effects,
+        Measure::Duplicates => t.duplicates,
+        Measure::Success => t.success,
+        Measure::Ghost => t.ghost,
+        _ => t.attempts,
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Agrees,
     Borderline,
     Disagrees,
+    /// One observation: no interval, so no judgement.
+    TooFew,
 }
 
 impl Verdict {
-    pub const NAMES: [&'static str; 3] = ["agrees", "borderline", "disagrees"];
+    pub const NAMES: [&'static str; 4] = ["agrees", "borderline", "disagrees", "too_few"];
 
     pub fn name(self) -> &'static str {
         Verdict::NAMES[self as usize]
     }
 }
 
-/// The comparisons the table of `sweep` makes: two for every configuration, at every point,
-/// that has closed forms. Counted before the run; a row whose run leaves theory behind (an
+/// The Student t of one comparison: how many standard errors the mean lies from theory, on
+/// `df` degrees of freedom.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Statistic {
+    pub measure: Measure,
+    pub t: f64,
+    pub df: u64,
+}
+
+impl Statistic {
+    /// Whether theory lies inside the interval at confidence `level`: |t| within its quantile.
+    fn inside(&self, level: f64) -> bool {
+        self.t.abs() <= t_quantile(level, self.df)
+    }
+}
+
+/// Every comparison of a row, in [`COMPARED`] order; `None` without closed forms.
+pub fn statistics(result: &PolicyResult) -> Option<Vec<Statistic>> {
+    let theory = result.theory?;
+    let df = result.degrees_of_freedom();
+    let intents = result.totals.intents() as f64;
+    Some(
+        COMPARED
+            .iter()
+            .map(|&m| {
+                let (e, mu) = (result.estimate(m), expected(&theory, m));
+                let f = mu - mu.floor();
+                let floor = (f * (1.0 - f) / intents).sqrt();
+                let diff = e.mean - mu;
+                let t = if diff == 0.0 {
+                    0.0
+                } else {
+                    diff / e.std_error.max(floor)
+                };
+                Statistic { measure: m, t, df }
+            })
+            .collect(),
+    )
+}
+
+/// The comparison of a row furthest from theory (the first among equals): the one its
+/// verdict turns on.
+pub fn furthest(result: &PolicyResult) -> Option<Statistic> {
+    statistics(result)?
+        .into_iter()
+        .reduce(|a, b| if b.t.abs() > a.t.abs() { b } else { a })
+}
+
+/// The comparisons the table of `sweep` makes: one per compared figure for every
+/// configuration, at every point, that has closed forms. Counted before the run; a row whose run leaves theory behind (an
 /// intent cut at the horizon) only makes the bound stricter than it needs to be.
 pub fn comparisons(sweep: &Sweep) -> usize {
     let rows = (sweep.points.iter())
@@ -59,23 +140,13 @@ pub fn widened_level(comparisons: usize) -> f64 {
 
 /// The verdict on one row of a table of `comparisons`; `None` where no closed form applies.
 pub fn of(result: &PolicyResult, comparisons: usize) -> Option<Verdict> {
-    let theory = result.theory?;
-    let expected = |m: Measure| match m {
-        Measure::Duplicates => theory.duplicates,
-        _ => theory.attempts,
-    };
-    let inside = |level: Option<f64>| {
-        COMPARED.iter().all(|&m| {
-            let e = match level {
-                None => result.estimate(m),
-                Some(level) => result.estimate_at(m, level),
-            };
-            e.contains(expected(m))
-        })
-    };
-    Some(if inside(None) {
+    let stats = statistics(result)?;
+    let inside = |level: f64| stats.iter().all(|s| s.inside(level));
+    Some(if stats.iter().any(|s| s.df == 0) {
+        Verdict::TooFew
+    } else if inside(LEVEL) {
         Verdict::Agrees
-    } else if inside(Some(widened_level(comparisons))) {
+    } else if inside(widened_level(comparisons)) {
         Verdict::Borderline
     } else {
         Verdict::Disagrees
@@ -88,12 +159,17 @@ mod tests {
 
     #[test]
     fn the_names_follow_the_states() {
-        for v in [Verdict::Agrees, Verdict::Borderline, Verdict::Disagrees] {
+        for v in [
+            Verdict::Agrees,
+            Verdict::Borderline,
+            Verdict::Disagrees,
+            Verdict::TooFew,
+        ] {
             assert_eq!(Verdict::NAMES[v as usize], v.name());
         }
-        // One row's two comparisons share the 5 %: each interval at 97.5 %.
-        assert_eq!(widened_level(2), 0.975);
-        assert_eq!(widened_level(0), 0.975);
+        // One row's five comparisons share the 5 %: each interval at 99 %.
+        assert_eq!(widened_level(5), 0.99);
+        assert_eq!(widened_level(0), 0.99);
         assert!((widened_level(12) - (1.0 - 0.05 / 12.0)).abs() < 1e-15);
     }
 }

@@ -49,17 +49,6 @@ impl Estimate {
     pub fn contains(&self, value: f64) -> bool {
         (self.mean - value).abs() <= self.half_width
     }
-
-    /// How many standard errors the mean lies from `value`: 0 when they are equal, ±∞ when
-    /// the mean is exact (no spread) yet differs.
-    pub fn z(&self, value: f64) -> f64 {
-        let diff = self.mean - value;
-        if diff == 0.0 {
-            0.0
-        } else {
-            diff / self.std_error
-        }
-    }
 }
 
 /// Degrees of freedom up to which statrs' t quantile is used: it is within 10⁻¹² of the exact
@@ -70,7 +59,7 @@ const EXACT_T_UP_TO: u64 = 1000;
 /// The two-sided Student's t critical value for confidence `level` and `df` degrees of freedom.
 /// Beyond [`EXACT_T_UP_TO`], the Cornish–Fisher expansion of t in 1/ν around the normal
 /// quantile (Abramowitz & Stegun 26.7.5), whose first omitted term is below 10⁻¹³ there.
-fn t_quantile(level: f64, df: u64) -> f64 {
+pub fn t_quantile(level: f64, df: u64) -> f64 {
     let p = 0.5 + level / 2.0;
     if df <= EXACT_T_UP_TO {
         let t = StudentsT::new(0.0, 1.0, df as f64).expect("df ≥ 1 is a valid t distribution");
@@ -138,8 +127,6 @@ mod tests {
         let e = Estimate::from_sample(&[0.0; 10].into_iter().collect::<Moments>());
         assert_eq!(e.half_width, 0.0);
         assert!(e.contains(0.0) && !e.contains(1e-9));
-        assert_eq!(e.z(0.0), 0.0);
-        assert_eq!(e.z(-1.0), f64::INFINITY);
     }
 
     /// Wilson's interval for 0 of 10 and 8 of 10, against the published values

@@ -31,6 +31,19 @@ impl Measure {
         Measure::Writes,
     ];
 
+    /// The measure as tables name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::Attempts => "attempts",
+            Measure::Effects => "effects",
+            Measure::Duplicates => "duplicates",
+            Measure::Success => "success",
+            Measure::Ghost => "ghosts",
+            Measure::Completion => "completion",
+            Measure::Writes => "writes",
+        }
+    }
+
     fn of(self, r: &IntentRecord) -> u64 {
         match self {
             Measure::Attempts => r.attempts.into(),

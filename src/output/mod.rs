@@ -28,7 +28,12 @@ use trace::Trace;
 /// A float at the fixed precision of every output file.
 pub fn fixed(x: f64) -> String {
     if x.is_finite() {
-        format!("{x:.6}")
+        let text = format!("{x:.6}");
+        // A value that rounds to zero is written 0, never −0.
+        match text.strip_prefix('-') {
+            Some(zero) if zero == "0.000000" => zero.to_string(),
+            _ => text,
+        }
     } else if x.is_nan() {
         "nan".into()
     } else if x > 0.0 {

@@ -15,13 +15,15 @@ use crate::sweep::Point;
 use crate::theory::ClosedForms;
 use crate::verdict::{self, Verdict};
 
-/// What `agrees` says: both theory values inside their intervals, not, or no closed form; and
-/// what `recovered` says: goodput came back after the trigger, it did not, or no trigger.
-const AGREES: [&str; 3] = ["yes", "no", "none"];
+/// What `agrees` says: theory inside the 95 % interval of every compared figure, not, too few
+/// observations for an interval, or no closed form.
+const AGREES: [&str; 4] = ["yes", "no", "too_few", "none"];
+/// What `recovered` says: goodput came back after the trigger, it did not, or no trigger.
+const RECOVERED: [&str; 3] = ["yes", "no", "none"];
 const KEYS: [&str; 3] = ["none", "per_intent", "per_attempt"];
 
 /// What `verdict` says (see [`crate::verdict`]), or that no closed form applies.
-const VERDICTS: [&str; 4] = ["agrees", "borderline", "disagrees", "none"];
+const VERDICTS: [&str; 5] = ["agrees", "borderline", "disagrees", "too_few", "none"];
 
 /// One configuration at one point, as its row reads it.
 pub struct Row<'a> {
@@ -57,10 +59,11 @@ impl Row<'_> {
             .map_or(String::new(), |t| fixed(f(t)))
     }
 
-    /// How many standard errors a measure lies from its closed form, or empty.
-    fn z(&self, m: Measure, f: fn(&ClosedForms) -> f64) -> String {
-        let z = |t: &ClosedForms| finite(self.est(m).z(f(t)));
-        self.result.theory.as_ref().map_or(String::new(), z)
+    /// The Student t the verdict reads for measure `m`, or empty without closed forms.
+    fn z(&self, m: Measure) -> String {
+        let stats = verdict::statistics(self.result);
+        let t = stats.and_then(|s| s.into_iter().find(|s| s.measure == m));
+        t.map_or(String::new(), |s| finite(s.t))
     }
 
     fn stopped(&self, reason: StopReason) -> String {
@@ -81,7 +84,7 @@ impl Row<'_> {
 pub struct Field(pub Column, pub for<'a> fn(&Row<'a>) -> String);
 
 /// The columns after the parameter columns, each with its value.
-pub const FIELDS: [Field; 66] = [
+pub const FIELDS: [Field; 70] = [
     Field(col("experiment", Text), |r| r.exp.name.clone()),
     Field(col("policy", Text), |r| r.policy.name.clone()),
     Field(col("seed", Count), |r| r.exp.seed.to_string()),
@@ -116,18 +119,17 @@ pub const FIELDS: [Field; 66] = [
         r.theory(|t| t.duplicates)
     }),
     Field(col("agrees", Word(&AGREES)), |r| {
-        let i = match r.result.agrees() {
-            Some(true) => 0,
-            Some(false) => 1,
-            None => 2,
+        let i = match verdict::of(r.result, r.comparisons) {
+            None => 3,
+            Some(Verdict::TooFew) => 2,
+            Some(Verdict::Agrees) => 0,
+            Some(_) => 1,
         };
         AGREES[i].to_string()
     }),
-    Field(col("attempts_z", NumberOrEmpty), |r| {
-        r.z(Measure::Attempts, |t| t.attempts)
-    }),
+    Field(col("attempts_z", NumberOrEmpty), |r| r.z(Measure::Attempts)),
     Field(col("duplicates_z", NumberOrEmpty), |r| {
-        r.z(Measure::Duplicates, |t| t.duplicates)
+        r.z(Measure::Duplicates)
     }),
     Field(col("effects_ci95", NumberOrEmpty), |r| {
         r.half_width(Measure::Effects)
@@ -240,7 +242,7 @@ pub const FIELDS: [Field; 66] = [
     Field(col("goodput_after", NumberOrEmpty), |r| {
         r.recovery(|v| fixed(v.after))
     }),
-    Field(col("recovered", Word(&AGREES)), |r| {
+    Field(col("recovered", Word(&RECOVERED)), |r| {
         match r.result.recovery {
             None => "none".into(),
             Some(v) if v.time_to_recover.is_some() => "yes".into(),
@@ -262,6 +264,14 @@ pub const FIELDS: [Field; 66] = [
     Field(col("work_per_client", Number), |r| r.mean(Measure::Writes)),
     Field(col("work_ci95", NumberOrEmpty), |r| {
         r.half_width(Measure::Writes)
+    }),
+    Field(col("effects_z", NumberOrEmpty), |r| r.z(Measure::Effects)),
+    Field(col("success_z", NumberOrEmpty), |r| r.z(Measure::Success)),
+    Field(col("ghost_z", NumberOrEmpty), |r| r.z(Measure::Ghost)),
+    Field(col("t_df", CountOrEmpty), |r| {
+        r.result
+            .theory
+            .map_or(String::new(), |_| r.result.degrees_of_freedom().to_string())
     }),
     Field(col("verdict", Word(&VERDICTS)), |r| {
         verdict::of(r.result, r.comparisons)
@@ -323,6 +333,6 @@ mod tests {
     #[test]
     fn the_key_words_are_the_scopes_names() {
         assert_eq!(KEYS, KeyScope::ALL.map(KeyScope::name));
-        assert_eq!(VERDICTS[..3], Verdict::NAMES);
+        assert_eq!(VERDICTS[..4], Verdict::NAMES);
     }
 }

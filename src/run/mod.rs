@@ -77,6 +77,17 @@ impl PolicyResult {
         self.estimate_at(m, crate::metrics::estimate::LEVEL)
     }
 
+    /// The degrees of freedom of every interval [`PolicyResult::estimate`] gives: replications
+    /// − 1 across several, intents − 1 within one.
+    pub fn degrees_of_freedom(&self) -> u64 {
+        let n = if self.replications == 1 {
+            self.totals.get(Measure::Attempts).count()
+        } else {
+            self.replications
+        };
+        n.saturating_sub(1)
+    }
+
     /// As [`PolicyResult::estimate`], at confidence `level` rather than 95 %.
     pub fn estimate_at(&self, m: Measure, level: f64) -> Estimate {
         if self.replications == 1 {
@@ -99,16 +110,6 @@ impl PolicyResult {
             sum.merge(totals);
         }
         sum
-    }
-
-    /// Whether theory lies inside the intervals of both headline measures, attempts and
-    /// duplicates; `None` where no closed form applies.
-    pub fn agrees(&self) -> Option<bool> {
-        let t = self.theory?;
-        Some(
-            self.estimate(Measure::Attempts).contains(t.attempts)
-                && self.estimate(Measure::Duplicates).contains(t.duplicates),
-        )
     }
 
     /// Every replication is in: reads the completion quantiles and decides the closed forms.
