@@ -325,6 +325,10 @@ pub fn table(results: &Results) -> String {
         out.push_str(&tasks(results));
         let _ = writeln!(out);
     }
+    if let Some(table) = recoveries(results) {
+        out.push_str(&table);
+        let _ = writeln!(out);
+    }
     if !sweep.axes.is_empty() {
         let _ = writeln!(
             out,
@@ -382,6 +386,63 @@ pub fn aligned(rows: &[Vec<String>]) -> String {
 /// The task view, for workloads whose tasks make several calls: tasks that succeeded in every
 /// call, the calls sent, and per tool its calls, the calls that reached it while it was down,
 /// and the duplicate effects of a write — summed over replications.
+/// Each configuration's replications judged one by one against the trigger: how many recovered,
+/// the share with its interval (its complement is the probability of collapse), and the median
+/// time those took; `None` without a trigger.
+fn recoveries(results: &Results) -> Option<String> {
+    let sweep = &results.sweep;
+    let mut rows = vec![
+        sweep
+            .paths()
+            .map(|p| p.rsplit('.').next().unwrap_or(p).to_string())
+            .chain(
+                [
+                    "configuration",
+                    "recovered",
+                    "share (95 % Wilson)",
+                    "time to recover (median)",
+                ]
+                .map(String::from),
+            )
+            .collect::<Vec<_>>(),
+    ];
+    for (point, result) in results.finished() {
+        for (policy, r) in point.experiment.policies.iter().zip(&result.policies) {
+            let Some(v) = &r.recoveries else { continue };
+            let (share, (lo, hi)) = v.share();
+            let time = match (v.median(), v.median_interval()) {
+                (None, _) => "—".to_string(),
+                (Some(m), None) => seconds(m),
+                (Some(m), Some((a, b))) => {
+                    format!("{} ({} – {})", seconds(m), seconds(a), seconds(b))
+                }
+            };
+            let cells = [
+                policy.name.clone(),
+                format!("{} of {}", v.recovered(), v.replications),
+                format!("{} ({} – {})", percent(share), percent(lo), percent(hi)),
+                time,
+            ];
+            rows.push(
+                point
+                    .params
+                    .iter()
+                    .map(ToString::to_string)
+                    .chain(cells)
+                    .collect(),
+            );
+        }
+    }
+    (rows.len() > 1).then(|| {
+        let mut out = aligned(&rows);
+        out.push_str(
+            "recovered: goodput back to within 10 % of its level before the trigger and staying \
+             there, judged in each replication; 1 − share is the probability of collapse\n",
+        );
+        out
+    })
+}
+
 fn tasks(results: &Results) -> String {
     let exp = &results.sweep.base;
     let tools: Vec<(usize, &Tool)> = (exp.called(&exp.workload.calls))

@@ -131,8 +131,18 @@ impl Operation {
 impl Arrivals {
     fn add(&mut self, start: i64) {
         *self.bins.entry(start.div_euclid(self.width)).or_default() += 1;
-        while self.bins.len() > MAX_BINS {
+        // Bounded by the span, not by the bins that hold arrivals: the schedule writes every
+        // bin from the first to the last, and two spans years apart are a few bins apart.
+        while self.span() > MAX_BINS as u64 {
             self.widen();
+        }
+    }
+
+    /// The bins from the first to the last, empty ones included.
+    fn span(&self) -> u64 {
+        match (self.bins.first_key_value(), self.bins.last_key_value()) {
+            (Some((&first, _)), Some((&last, _))) => last.abs_diff(first) + 1,
+            _ => 0,
         }
     }
 

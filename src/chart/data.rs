@@ -256,23 +256,29 @@ impl Data {
         let Some(row) = self.rows_of(policy).next() else {
             return String::new();
         };
+        let share = self.number(row, "recovered_share").unwrap_or(0.0);
         match (
             self.text(row, "recovered"),
             self.number(row, "time_to_recover_s"),
         ) {
-            (Some("yes"), Some(0.0)) => " — goodput back as the trigger ended".into(),
-            (Some("yes"), Some(t)) => {
-                format!(" — recovered {} s after the trigger", super::tick(t))
+            (Some("all"), Some(0.0)) => " — every run back as the trigger ended".into(),
+            (Some("all"), Some(t)) => format!(" — every run back in {} s (median)", super::tick(t)),
+            (Some("some"), _) => {
+                format!(" — {:.0} % of runs back; the rest collapsed", 100.0 * share)
             }
-            (Some("no"), _) => " — did not recover".into(),
+            (Some("no"), _) => " — no run came back".into(),
             _ => String::new(),
         }
     }
 
-    /// When a configuration's goodput recovered, in seconds from the run's start.
+    /// When every replication's goodput had recovered, at their median, in seconds from the
+    /// run's start; `None` where some did not.
     pub fn recovered_at(&self, policy: &str) -> Option<f64> {
         let row = self.rows_of(policy).next()?;
         let (_, until) = self.trigger?;
+        if self.text(row, "recovered") != Some("all") {
+            return None;
+        }
         Some(until.0 as f64 / 1e6 + self.number(row, "time_to_recover_s")?)
     }
 

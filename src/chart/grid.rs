@@ -1,7 +1,9 @@
 //! The grid view of a two-axis sweep: for each configuration a heat map of attempts and one of
 //! duplicates per intent, cells labelled with their value, one colour scale per measure so the
-//! configurations can be compared at a glance. The recovery map is the same view of how long
-//! goodput took to come back after the trigger, the cells where it never did marked apart.
+//! configurations can be compared at a glance. The recovery map is the same view of the share of
+//! replications whose goodput came back after the trigger, on one scale from 0 to 100 % for every
+//! map, each cell labelled with the share and the median time those took: a metastable cell is
+//! a share between the two, not a yes or a no.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -27,23 +29,12 @@ pub const MEASURES: [Measure; 2] = [
     ),
 ];
 
-/// The recovery map's one row: seconds from the trigger's end until goodput was back.
+/// The recovery map's one row: the share of replications that recovered.
 pub const RECOVERY: [Measure; 1] = [(
-    "seconds to recover",
-    "time_to_recover_s",
-    RGBColor(0, 120, 90),
+    "share of runs recovered, median time",
+    "recovered_share",
+    RGBColor(0, 110, 80),
 )];
-
-/// Where goodput never came back.
-const NEVER: RGBColor = RGBColor(150, 20, 40);
-
-/// What a cell holds.
-#[derive(Clone, Copy)]
-enum Cell {
-    Value(f64),
-    /// No value because goodput never recovered.
-    Never,
-}
 
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
@@ -75,10 +66,19 @@ pub fn draw<DB: DrawingBackend>(
         .max()
         .unwrap_or(1);
     let label_width = 44 + 12 * longest as u32;
-    let cell = |r: &super::data::Row, column: &str| match data.number(r, column) {
-        Some(v) => Some(Cell::Value(v)),
-        None if data.text(r, "recovered") == Some("no") => Some(Cell::Never),
-        None => None,
+    let recovery = measures == RECOVERY;
+    // A cell's value, and its label: the share with the median time to recover on the map.
+    // A cell's value and its label's lines: on the map, the share above the median time.
+    let cell = |r: &super::data::Row, column: &str| {
+        let v = data.number(r, column)?;
+        let lines = if recovery {
+            let time = data.number(r, "time_to_recover_s");
+            let time = time.map_or("—".to_string(), |t| format!("{} s", super::tick(t)));
+            vec![format!("{:.0} %", 100.0 * v), time]
+        } else {
+            vec![super::tick_fixed(v)]
+        };
+        Some((v, lines))
     };
     for (m, &(title, column, top)) in measures.iter().enumerate() {
         let values: Vec<f64> = data
@@ -86,8 +86,15 @@ pub fn draw<DB: DrawingBackend>(
             .iter()
             .filter_map(|r| data.number(r, column))
             .collect();
-        let lo = values.iter().cloned().fold(f64::MAX, f64::min);
-        let hi = values.iter().cloned().fold(f64::MIN, f64::max);
+        // Shares are on one scale, 0 to 100 %, on every map.
+        let (lo, hi) = if recovery {
+            (0.0, 1.0)
+        } else {
+            (
+                values.iter().cloned().fold(f64::MAX, f64::min),
+                values.iter().cloned().fold(f64::MIN, f64::max),
+            )
+        };
         for (p, policy) in data.policies.iter().enumerate() {
             let area = &panels[m * data.policies.len() + p];
             // A panel of zeros says so in its caption, so it is not read as missing data.
@@ -130,7 +137,7 @@ pub fn draw<DB: DrawingBackend>(
                 .axis_desc_style((FONT, style::NOTE))
                 .draw()
                 .map_err(|e| e.to_string())?;
-            let cells: Vec<(f64, f64, Cell)> = data
+            let cells: Vec<(f64, f64, (f64, Vec<String>))> = data
                 .rows_of(policy)
                 .filter_map(|r| {
                     let x = xs.values.iter().position(|v| *v == r.params[0])? as f64;
@@ -138,37 +145,43 @@ pub fn draw<DB: DrawingBackend>(
                     Some((x, y, cell(r, column)?))
                 })
                 .collect();
-            // A cell's colour, its label and the label's ink.
-            let look = |c: Cell| match c {
-                Cell::Value(v) => {
-                    let f = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
-                    let ink = if f > 0.55 { WHITE } else { BLACK };
-                    (
-                        shade(top, f),
-                        super::tick_fixed(v, measures == RECOVERY),
-                        ink,
-                    )
-                }
-                Cell::Never => (NEVER, "never".to_string(), WHITE),
+            // A cell's colour and the label's ink.
+            let look = |v: f64| {
+                let f = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
+                (shade(top, f), if f > 0.55 { WHITE } else { BLACK })
             };
             chart
-                .draw_series(cells.iter().map(|&(x, y, c)| {
-                    Rectangle::new([(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)], look(c).0.filled())
-                }))
-                .map_err(|e| e.to_string())?;
-            chart
-                .draw_series(cells.iter().map(|&(x, y, c)| {
-                    let (_, label, ink) = look(c);
-                    Text::new(
-                        label,
-                        (x, y),
-                        (FONT, style::NOTE)
-                            .into_font()
-                            .color(&ink)
-                            .pos(Pos::new(HPos::Center, VPos::Center)),
+                .draw_series(cells.iter().map(|(x, y, (v, _))| {
+                    Rectangle::new(
+                        [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
+                        look(*v).0.filled(),
                     )
                 }))
                 .map_err(|e| e.to_string())?;
+            // Cell edges, so a pale cell (0 %, the scale's bottom) still reads as a cell.
+            chart
+                .draw_series(cells.iter().map(|(x, y, _)| {
+                    Rectangle::new(
+                        [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
+                        RGBColor(170, 170, 170).stroke_width(1),
+                    )
+                }))
+                .map_err(|e| e.to_string())?;
+            let texts = cells.iter().flat_map(|(x, y, (v, lines))| {
+                let step = 0.22;
+                let top = step * (lines.len() as f64 - 1.0) / 2.0;
+                lines.iter().enumerate().map(move |(k, line)| {
+                    Text::new(
+                        line.clone(),
+                        (*x, y + top - step * k as f64),
+                        (FONT, style::NOTE)
+                            .into_font()
+                            .color(&look(*v).1)
+                            .pos(Pos::new(HPos::Center, VPos::Center)),
+                    )
+                })
+            });
+            chart.draw_series(texts).map_err(|e| e.to_string())?;
         }
     }
     Ok(())

@@ -215,8 +215,8 @@ fn error_bar<DB: DrawingBackend>(
 }
 
 /// A cell's number: seconds as few decimals as they need, other values to three.
-fn tick_fixed(x: f64, seconds: bool) -> String {
-    if seconds { tick(x) } else { format!("{x:.3}") }
+fn tick_fixed(x: f64) -> String {
+    format!("{x:.3}")
 }
 
 /// An axis number, short: as few decimals as it needs, up to four.

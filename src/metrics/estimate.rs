@@ -87,7 +87,19 @@ pub fn wilson(successes: f64, trials: f64) -> (f64, f64) {
     let z2n = z * z / trials;
     let centre = (p + z2n / 2.0) / (1.0 + z2n);
     let half = z / (1.0 + z2n) * (p * (1.0 - p) / trials + z2n / (4.0 * trials)).sqrt();
-    ((centre - half).max(0.0), (centre + half).min(1.0))
+    // At 0 % and 100 % the interval's end is the proportion itself, exactly (rounding in the
+    // sum above leaves it a hair inside).
+    let low = if successes <= 0.0 {
+        0.0
+    } else {
+        (centre - half).max(0.0)
+    };
+    let high = if successes >= trials {
+        1.0
+    } else {
+        (centre + half).min(1.0)
+    };
+    (low, high)
 }
 
 #[cfg(test)]

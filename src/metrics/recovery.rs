@@ -11,8 +11,19 @@
 //!   [`SMOOTHING`] window (stepped one bin at a time, up to the end of arrivals) holds at least
 //!   90 % of the before level. One bin alone is too noisy to judge by, and so is a 5 s window
 //!   at a few dozen tasks a second: it dips 10 % by chance now and then.
+//!
+//! A metastable system is bimodal: some replications collapse and stay down, others come back.
+//! Recovery is therefore judged on each replication's own series ([`Recoveries`]), and reported
+//! across them as the share that recovered, with its interval, and the median time to recover
+//! of those that did; the series averaged over replications is drawn, and gives the goodput
+//! before and after.
 
-use super::{Count, Moments, Sample, SeriesStats};
+use std::collections::BTreeMap;
+
+use statrs::distribution::{Binomial, DiscreteCDF};
+
+use super::estimate::{LEVEL, wilson};
+use super::{Count, Moments, Sample, Series, SeriesStats};
 use crate::time::{TICKS_PER_SECOND, Tick};
 
 /// At most this much time before the trigger measures the level to recover to.
@@ -63,6 +74,19 @@ pub struct Recovery {
 
 /// Measures recovery from the series of every tool the configuration calls (`tools`), summed.
 pub fn measure(stats: &SeriesStats, tools: &[usize], w: &Windows) -> Recovery {
+    judge(stats, tools, w, false)
+}
+
+/// The window a single replication's recovery is decided over: its goodput in 10 s windows
+/// dips 10 % by chance now and then at the few dozen tasks a second of a storm, where the
+/// average over replications does not; over 30 s windows it does not either.
+pub const SMOOTHING_ONE_RUN: Tick = Tick(30 * TICKS_PER_SECOND);
+
+/// [`measure`]; for `one_run`, whether goodput came back and stayed is decided over
+/// [`SMOOTHING_ONE_RUN`] windows, and the time it came back is read in [`SMOOTHING`] windows
+/// inside the first long window that holds: the start of the run of short windows that hold up
+/// to its end (a long window that holds may start a few seconds before goodput is back).
+fn judge(stats: &SeriesStats, tools: &[usize], w: &Windows, one_run: bool) -> Recovery {
     let width = stats.width().0;
     let bins = tools.iter().map(|&t| stats.len(t)).max().unwrap_or(0);
     // Each bin's offered and goodput, summed over the tools and the runs.
@@ -81,17 +105,38 @@ pub fn measure(stats: &SeriesStats, tools: &[usize], w: &Windows) -> Recovery {
     };
     let before = fraction(bin_of(w.before.0), bin_of(w.before.1));
     let after = fraction(bin_of(w.after.0), bin_of(w.after.1));
-    let span = (SMOOTHING.0.div_ceil(width) as usize).max(1);
-    let (first, last) = (bin_of(w.trigger.1), bin_of(w.end).saturating_sub(span));
-    let holds = |i: usize| fraction(i, i + span) >= WITHIN * before;
-    // The earliest start from which every window holds, scanning back from the end.
-    let mut recovered_at = None;
-    for i in (first..=last).rev() {
-        if !holds(i) {
-            break;
+    let first = bin_of(w.trigger.1);
+    let bins_of = |t: Tick| (t.0.div_ceil(width) as usize).max(1);
+    // The earliest start from which every window of `span` bins holds, scanning back from the
+    // end.
+    let stays_back = |span: usize| {
+        let holds = move |i: usize| fraction(i, i + span) >= WITHIN * before;
+        let last = bin_of(w.end).saturating_sub(span);
+        let mut from = None;
+        for i in (first..=last).rev() {
+            if !holds(i) {
+                break;
+            }
+            from = Some(i);
         }
-        recovered_at = Some(i);
-    }
+        from
+    };
+    let recovered_at = if one_run {
+        let (long, short) = (bins_of(SMOOTHING_ONE_RUN), bins_of(SMOOTHING));
+        stays_back(long).map(|from| {
+            // Inside the first long window that holds: the start of the unbroken run of short
+            // windows that holds up to its end.
+            let holds = |i: usize| fraction(i, i + short) >= WITHIN * before;
+            let end = from + long.saturating_sub(short);
+            let mut at = end;
+            while at > from && holds(at - 1) {
+                at -= 1;
+            }
+            at
+        })
+    } else {
+        stays_back(bins_of(SMOOTHING))
+    };
     Recovery {
         before,
         after,
@@ -99,10 +144,85 @@ pub fn measure(stats: &SeriesStats, tools: &[usize], w: &Windows) -> Recovery {
     }
 }
 
+/// How each replication of one configuration recovered, judged on its own series: how many were
+/// judged, and the times to recover of those that did, counted by value. A time is a whole
+/// number of bins, so the map holds at most one entry per bin however many replications there
+/// are.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Recoveries {
+    pub replications: u64,
+    times: BTreeMap<Tick, u64>,
+}
+
+/// The fewest recovered replications whose times give a median a 95 % interval: below six, even
+/// the smallest and the largest cover the median with a chance under 95 %.
+pub const MEDIAN_INTERVAL_FROM: u64 = 6;
+
+impl Recoveries {
+    /// Judges one replication's series, of a run calling `tools`, in `windows`.
+    pub fn add(&mut self, run: &Series, tools: &[usize], windows: &Windows) {
+        let mut one = SeriesStats::new(run.width());
+        one.add(run);
+        self.replications += 1;
+        if let Some(t) = judge(&one, tools, windows, true).time_to_recover {
+            *self.times.entry(t).or_default() += 1;
+        }
+    }
+
+    /// The replications that recovered.
+    pub fn recovered(&self) -> u64 {
+        self.times.values().sum()
+    }
+
+    /// The share that recovered, with its 95 % Wilson interval.
+    pub fn share(&self) -> (f64, (f64, f64)) {
+        let (k, n) = (self.recovered() as f64, self.replications as f64);
+        (if n > 0.0 { k / n } else { 0.0 }, wilson(k, n))
+    }
+
+    /// The median time to recover of the replications that did (of the middle two, their
+    /// mean); `None` if none did.
+    pub fn median(&self) -> Option<Tick> {
+        let k = self.recovered();
+        (k > 0).then(|| {
+            let (lo, hi) = (self.ranked(k.div_ceil(2)), self.ranked(k / 2 + 1));
+            Tick((lo.0 + hi.0) / 2)
+        })
+    }
+
+    /// The distribution-free 95 % interval of that median: the order statistics of ranks j and
+    /// k + 1 − j, j the largest rank with P(Binomial(k, ½) < j) ≤ 2.5 %; `None` below
+    /// [`MEDIAN_INTERVAL_FROM`] recovered replications.
+    pub fn median_interval(&self) -> Option<(Tick, Tick)> {
+        let k = self.recovered();
+        if k < MEDIAN_INTERVAL_FROM {
+            return None;
+        }
+        let binomial = Binomial::new(0.5, k).expect("a probability and a count");
+        let tail = (1.0 - LEVEL) / 2.0;
+        let mut j = 1;
+        while j < k.div_ceil(2) && binomial.cdf(j) <= tail {
+            j += 1;
+        }
+        Some((self.ranked(j), self.ranked(k + 1 - j)))
+    }
+
+    /// The time of rank `rank` (from 1) among the recovered replications.
+    fn ranked(&self, rank: u64) -> Tick {
+        let mut seen = 0;
+        for (&t, &n) in &self.times {
+            seen += n;
+            if seen >= rank {
+                return t;
+            }
+        }
+        unreachable!("a rank within the recovered replications")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::Series;
 
     const S: u64 = TICKS_PER_SECOND;
 
@@ -145,5 +265,35 @@ mod tests {
     fn no_windows_without_time_before_or_after() {
         assert_eq!(Windows::around(Tick::ZERO, Tick(5), Tick(100)), None);
         assert_eq!(Windows::around(Tick(5), Tick(100), Tick(100)), None);
+    }
+
+    /// The median's interval has the coverage it claims: ranks from the binomial, checked
+    /// against the published table (Conover, 1999: for 10 values, the 2nd and the 9th), and
+    /// none below six.
+    #[test]
+    fn the_median_of_recovered_runs_has_a_distribution_free_interval() {
+        let times = |values: &[u64]| {
+            let mut r = Recoveries::default();
+            for &v in values {
+                r.replications += 1;
+                *r.times.entry(Tick(v)).or_default() += 1;
+            }
+            r.replications += 2; // two that never recovered
+            r
+        };
+        let r = times(&[5, 1, 9, 3, 7, 2, 8, 4, 6, 10]);
+        assert_eq!(r.recovered(), 10);
+        assert_eq!(
+            r.median(),
+            Some(Tick(5)),
+            "the mean of 5 and 6, in whole ticks"
+        );
+        assert_eq!(r.median_interval(), Some((Tick(2), Tick(9))));
+        let (share, (lo, hi)) = r.share();
+        assert_eq!(share, 10.0 / 12.0);
+        assert!(lo < share && share < hi && hi < 1.0);
+        assert_eq!(times(&[1, 2, 3, 4, 5]).median_interval(), None);
+        assert_eq!(times(&[4, 4, 4]).median(), Some(Tick(4)));
+        assert_eq!(Recoveries::default().median(), None);
     }
 }

@@ -7,7 +7,7 @@ use super::Export;
 use super::column::{Column, Kind::*, col, mean_seconds, seconds};
 use super::{finite, fixed};
 use crate::experiment::Experiment;
-use crate::metrics::recovery::Recovery;
+use crate::metrics::recovery::{Recoveries, Recovery};
 use crate::metrics::{Estimate, Measure, Sample, StopReason, ToolTotals};
 use crate::policy::Policy;
 use crate::run::{PointResult, PolicyResult};
@@ -18,8 +18,9 @@ use crate::verdict::{self, Verdict};
 /// What `agrees` says: theory inside the 95 % interval of every compared figure, not, too few
 /// observations for an interval, or no closed form.
 const AGREES: [&str; 4] = ["yes", "no", "too_few", "none"];
-/// What `recovered` says: goodput came back after the trigger, it did not, or no trigger.
-const RECOVERED: [&str; 3] = ["yes", "no", "none"];
+/// What `recovered` says: every replication's goodput came back after the trigger, some did,
+/// none did, or there is no trigger.
+const RECOVERED: [&str; 4] = ["all", "some", "no", "none"];
 const KEYS: [&str; 3] = ["none", "per_intent", "per_attempt"];
 
 /// What `verdict` says (see [`crate::verdict`]), or that no closed form applies.
@@ -75,6 +76,11 @@ impl Row<'_> {
         self.result.recovery.as_ref().map_or(String::new(), f)
     }
 
+    /// A measure of the replications' recoveries, or empty where there is no trigger.
+    fn recoveries(&self, f: fn(&Recoveries) -> String) -> String {
+        self.result.recoveries.as_ref().map_or(String::new(), f)
+    }
+
     fn per_task(&self, count: u64) -> String {
         fixed(count as f64 / self.result.totals.tasks.max(1) as f64)
     }
@@ -84,7 +90,7 @@ impl Row<'_> {
 pub struct Field(pub Column, pub for<'a> fn(&Row<'a>) -> String);
 
 /// The columns after the parameter columns, each with its value.
-pub const FIELDS: [Field; 70] = [
+pub const FIELDS: [Field; 75] = [
     Field(col("experiment", Text), |r| r.exp.name.clone()),
     Field(col("policy", Text), |r| r.policy.name.clone()),
     Field(col("seed", Count), |r| r.exp.seed.to_string()),
@@ -243,14 +249,16 @@ pub const FIELDS: [Field; 70] = [
         r.recovery(|v| fixed(v.after))
     }),
     Field(col("recovered", Word(&RECOVERED)), |r| {
-        match r.result.recovery {
-            None => "none".into(),
-            Some(v) if v.time_to_recover.is_some() => "yes".into(),
-            Some(_) => "no".into(),
-        }
+        let word = match &r.result.recoveries {
+            None => "none",
+            Some(v) if v.recovered() == v.replications => "all",
+            Some(v) if v.recovered() > 0 => "some",
+            Some(_) => "no",
+        };
+        word.into()
     }),
     Field(col("time_to_recover_s", NumberOrEmpty), |r| {
-        r.recovery(|v| v.time_to_recover.map_or(String::new(), |t| seconds(t.0)))
+        r.recoveries(|v| v.median().map_or(String::new(), |t| seconds(t.0)))
     }),
     Field(col("peak_queue", NumberOrEmpty), |r| {
         r.result.peak_queue.map_or(String::new(), fixed)
@@ -264,6 +272,27 @@ pub const FIELDS: [Field; 70] = [
     Field(col("work_per_client", Number), |r| r.mean(Measure::Writes)),
     Field(col("work_ci95", NumberOrEmpty), |r| {
         r.half_width(Measure::Writes)
+    }),
+    Field(col("recovered_share", NumberOrEmpty), |r| {
+        r.recoveries(|v| fixed(v.share().0))
+    }),
+    Field(col("recovered_share_low", NumberOrEmpty), |r| {
+        r.recoveries(|v| fixed(v.share().1.0))
+    }),
+    Field(col("recovered_share_high", NumberOrEmpty), |r| {
+        r.recoveries(|v| fixed(v.share().1.1))
+    }),
+    Field(col("time_to_recover_s_low", NumberOrEmpty), |r| {
+        r.recoveries(|v| {
+            v.median_interval()
+                .map_or(String::new(), |(lo, _)| seconds(lo.0))
+        })
+    }),
+    Field(col("time_to_recover_s_high", NumberOrEmpty), |r| {
+        r.recoveries(|v| {
+            v.median_interval()
+                .map_or(String::new(), |(_, hi)| seconds(hi.0))
+        })
     }),
     Field(col("effects_z", NumberOrEmpty), |r| r.z(Measure::Effects)),
     Field(col("success_z", NumberOrEmpty), |r| r.z(Measure::Success)),

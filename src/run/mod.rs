@@ -8,7 +8,7 @@ use std::io;
 use std::sync::atomic::AtomicBool;
 
 use crate::experiment::Experiment;
-use crate::metrics::recovery::{self, Recovery};
+use crate::metrics::recovery::{self, Recoveries, Recovery};
 use crate::metrics::{
     AttemptRecord, Estimate, IntentRecord, Level, Measure, Moments, Quantiles, Sample, SeriesStats,
     StopReason, ToolTotals, Totals,
@@ -42,9 +42,11 @@ pub struct PolicyResult {
     pub completion_p99: Tick,
     /// The closed forms, where they apply to this configuration.
     pub theory: Option<ClosedForms>,
-    /// How goodput recovered from the workload's trigger, where it has one and the run keeps a
-    /// time series.
+    /// How goodput recovered from the workload's trigger, in the series averaged over the
+    /// replications, where the workload has a trigger and the run keeps a time series.
     pub recovery: Option<Recovery>,
+    /// How each replication recovered, judged on its own series, where `recovery` is measured.
+    pub recoveries: Option<Recoveries>,
     /// Each replication's makespan, the time of its last success, in seconds.
     pub makespan: Moments,
     /// The longest line at any tool it calls, averaged over a bin of the time series and over
@@ -53,8 +55,12 @@ pub struct PolicyResult {
 }
 
 impl PolicyResult {
-    /// Folds in the next replication's run.
-    pub fn add(&mut self, run: &RunResult) {
+    /// Folds in the next replication's run of `policy` in `exp`.
+    pub fn add(&mut self, run: &RunResult, exp: &Experiment, policy: &Policy) {
+        if let (Some(series), Some(windows)) = (&run.totals.series, exp.recovery_windows()) {
+            let tools: Vec<usize> = exp.called(exp.calls_of(policy)).collect();
+            (self.recoveries.get_or_insert_with(Recoveries::default)).add(series, &tools, &windows);
+        }
         self.replications += 1;
         self.totals.merge(&run.totals);
         self.makespan

@@ -188,3 +188,50 @@ fn a_long_spike_at_full_load_is_what_tips_retries_into_a_storm() {
     assert_eq!(storm, None);
     assert!(budget.is_some_and(|t| t <= Tick(20 * S)), "{budget:?}");
 }
+
+/// A storm is bimodal: each replication recovers or collapses, and the share that recovered is
+/// counted run by run. Read independently from each run's own success rate (a collapsed run
+/// serves under 60 % of its tasks, one that came back over 80 %: nothing falls between), the
+/// count is the same, and the share's Wilson interval holds it.
+#[test]
+fn recovery_is_judged_in_each_replication_and_counted_across_them() {
+    let exp = shipped("retry-storm.toml");
+    let result = common::run_one(exp.clone());
+    for (p, name) in exp.policies.iter().enumerate() {
+        let runs: Vec<f64> = (0..exp.replications)
+            .map(|replication| {
+                let job = retrysim::sim::Job {
+                    point: 0,
+                    policy: p,
+                    replication,
+                };
+                retrysim::sim::totals(&exp, job)
+                    .totals
+                    .get(Measure::Success)
+                    .mean()
+            })
+            .collect();
+        assert!(
+            runs.iter().all(|&s| !(0.6..=0.8).contains(&s)),
+            "{}: a run neither collapsed nor back: {runs:?}",
+            name.name
+        );
+        let back = runs.iter().filter(|&&s| s > 0.8).count() as u64;
+        let judged = policy(&exp, &result, &name.name)
+            .recoveries
+            .clone()
+            .unwrap();
+        assert_eq!(judged.replications, exp.replications, "{}", name.name);
+        assert_eq!(judged.recovered(), back, "{}: {runs:?}", name.name);
+        let (share, (lo, hi)) = judged.share();
+        assert!(lo <= share && share <= hi, "{}", name.name);
+    }
+    let storm = policy(&exp, &result, "retry-immediately")
+        .recoveries
+        .clone()
+        .unwrap();
+    assert!(
+        (1..exp.replications).contains(&storm.recovered()),
+        "the storm collapses in some runs and not in others: {storm:?}"
+    );
+}
