@@ -198,21 +198,26 @@ pub fn table(results: &Results) -> String {
         .called_tools(&exp.workload.calls)
         .map(|t| {
             let f = &t.faults;
+            // A swept fault shows the values the sweep takes, not the base config's.
+            let value = |key: &str, p: f64| swept(sweep, &t.name, key).unwrap_or(p.to_string());
             match t.script {
                 Some(_) => format!("{}: scripted", t.name),
                 None => {
                     let mut text = format!(
                         "{}: a = {}, b = {}, 5xx = {}",
-                        t.name, f.request_loss, f.reply_loss, f.server_error
+                        t.name,
+                        value("request_loss", f.request_loss),
+                        value("reply_loss", f.reply_loss),
+                        value("server_error", f.server_error)
                     );
-                    for (name, p) in [
-                        ("429", f.throttled),
-                        ("403", f.forbidden),
-                        ("4xx", f.invalid),
-                        ("connect", f.connect_failure),
+                    for (name, key, p) in [
+                        ("429", "throttled", f.throttled),
+                        ("403", "forbidden", f.forbidden),
+                        ("4xx", "invalid", f.invalid),
+                        ("connect", "connect_failure", f.connect_failure),
                     ] {
-                        if p > 0.0 {
-                            let _ = write!(text, ", {name} = {p}");
+                        if p > 0.0 || swept(sweep, &t.name, key).is_some() {
+                            let _ = write!(text, ", {name} = {}", value(key, p));
                         }
                     }
                     text
@@ -386,6 +391,22 @@ pub fn aligned(rows: &[Vec<String>]) -> String {
 /// The task view, for workloads whose tasks make several calls: tasks that succeeded in every
 /// call, the calls sent, and per tool its calls, the calls that reached it while it was down,
 /// and the duplicate effects of a write — summed over replications.
+/// The values a sweep gives key `key` of tool `tool` (swept by its name or on every tool), as
+/// `{0, 0.1, …, 0.5}`; `None` where no axis sweeps it.
+fn swept(sweep: &crate::sweep::Sweep, tool: &str, key: &str) -> Option<String> {
+    let axis = sweep
+        .axes
+        .iter()
+        .find(|a| a.path == format!("tool.{tool}.{key}") || a.path == format!("tool.{key}"))?;
+    let values: Vec<String> = axis.values.iter().map(ToString::to_string).collect();
+    Some(match values.as_slice() {
+        [first, second, .., last] if values.len() > 4 => {
+            format!("{{{first}, {second}, …, {last}}}")
+        }
+        all => format!("{{{}}}", all.join(", ")),
+    })
+}
+
 /// Each configuration's replications judged one by one against the trigger: how many recovered,
 /// the share with its interval (its complement is the probability of collapse), and the median
 /// time those took; `None` without a trigger.

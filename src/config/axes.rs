@@ -241,9 +241,10 @@ fn range(
             if z < a {
                 return backwards();
             }
-            let n = ((z - a) / d) as u64 + 1;
-            if n > MAX_VALUES {
-                return too_many(n);
+            // In i128: the span of two i64 can pass i64::MAX.
+            let n = (i128::from(z) - i128::from(a)) / i128::from(d) + 1;
+            if n > i128::from(MAX_VALUES) {
+                return too_many(u64::try_from(n).unwrap_or(u64::MAX));
             }
             Ok((0..n as i64).map(|i| Value::Integer(a + i * d)).collect())
         }
@@ -292,11 +293,17 @@ fn range(
             if z < a {
                 return backwards();
             }
-            // A hair of slack, so 0 to 0.5 by 0.1 reaches 0.5 despite binary fractions.
-            let n = ((z - a) / d + 1e-9).floor() as u64 + 1;
-            if n > MAX_VALUES {
-                return too_many(n);
+            // A hair of slack, so 0 to 0.5 by 0.1 reaches 0.5 despite binary fractions. Counted
+            // in floats first: a span of 10³⁰ steps is no u64.
+            let steps = ((z - a) / d + 1e-9).floor();
+            if !(steps < MAX_VALUES as f64) {
+                return too_many(if steps.is_finite() && steps < u64::MAX as f64 {
+                    steps as u64 + 1
+                } else {
+                    u64::MAX
+                });
             }
+            let n = steps as u64 + 1;
             Ok((0..n)
                 .map(|i| {
                     let x = a + i as f64 * d;

@@ -91,3 +91,28 @@ fn a_bad_change_writes_nothing_and_says_where() {
     assert_eq!(t.status.code(), Some(2));
     assert!(text(&t.stderr).contains("trace the config"));
 }
+
+/// A scanned run's printed header shows the values the scan gives a fault, never the base
+/// config's value of the key.
+#[test]
+fn a_scan_header_shows_the_scanned_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join("c.toml"), crate::refusals::GOOD).unwrap();
+    let args = ["run", "c.toml", "--progress", "none", "--scan"];
+    let out = retrysim(
+        &[&args[..], &["tool.charge.reply_loss=0,0.3"]].concat(),
+        tmp.path(),
+    );
+    let table = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        table.contains("charge: a = 0.1, b = {0, 0.3}, 5xx = 0"),
+        "{table}"
+    );
+    let out = retrysim(
+        &[&args[..], &["tool.server_error=0:0.5:0.1"]].concat(),
+        tmp.path(),
+    );
+    let table = text(&out.stdout);
+    assert!(table.contains("b = 0.2, 5xx = {0, 0.1, …, 0.5}"), "{table}");
+}
