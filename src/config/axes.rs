@@ -296,7 +296,7 @@ fn range(
             // A hair of slack, so 0 to 0.5 by 0.1 reaches 0.5 despite binary fractions. Counted
             // in floats first: a span of 10³⁰ steps is no u64.
             let steps = ((z - a) / d + 1e-9).floor();
-            if !(steps < MAX_VALUES as f64) {
+            if steps.is_nan() || steps >= MAX_VALUES as f64 {
                 return too_many(if steps.is_finite() && steps < u64::MAX as f64 {
                     steps as u64 + 1
                 } else {
