@@ -57,7 +57,7 @@ impl Estimate {
 const EXACT_T_UP_TO: u64 = 1000;
 
 /// The two-sided Student's t critical value for confidence `level` and `df` degrees of freedom.
-/// Beyond [`EXACT_T_UP_TO`], the Cornish–Fisher expansion of t in 1/ν around the normal
+/// Beyond `EXACT_T_UP_TO`, the Cornish–Fisher expansion of t in 1/ν around the normal
 /// quantile (Abramowitz & Stegun 26.7.5), whose first omitted term is below 10⁻¹³ there.
 pub fn t_quantile(level: f64, df: u64) -> f64 {
     let p = 0.5 + level / 2.0;
