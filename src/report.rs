@@ -301,14 +301,7 @@ pub fn table(results: &Results) -> String {
                 stops(r),
                 agrees,
             ];
-            rows.push(
-                point
-                    .params
-                    .iter()
-                    .map(ToString::to_string)
-                    .chain(cells)
-                    .collect(),
-            );
+            rows.push(with_params(point, cells));
         }
     }
     out.push_str(&aligned(&rows));
@@ -391,6 +384,19 @@ pub fn aligned(rows: &[Vec<String>]) -> String {
 /// The task view, for workloads whose tasks make several calls: tasks that succeeded in every
 /// call, the calls sent, and per tool its calls, the calls that reached it while it was down,
 /// and the duplicate effects of a write — summed over replications.
+/// A row of a printed table: the point's parameters, then `cells`.
+fn with_params(
+    point: &crate::sweep::Point,
+    cells: impl IntoIterator<Item = String>,
+) -> Vec<String> {
+    point
+        .params
+        .iter()
+        .map(ToString::to_string)
+        .chain(cells)
+        .collect()
+}
+
 /// The values a sweep gives key `key` of tool `tool` (swept by its name or on every tool), as
 /// `{0, 0.1, …, 0.5}`; `None` where no axis sweeps it.
 fn swept(sweep: &crate::sweep::Sweep, tool: &str, key: &str) -> Option<String> {
@@ -444,14 +450,7 @@ fn recoveries(results: &Results) -> Option<String> {
                 format!("{} ({} – {})", percent(share), percent(lo), percent(hi)),
                 time,
             ];
-            rows.push(
-                point
-                    .params
-                    .iter()
-                    .map(ToString::to_string)
-                    .chain(cells)
-                    .collect(),
-            );
+            rows.push(with_params(point, cells));
         }
     }
     (rows.len() > 1).then(|| {

@@ -100,18 +100,11 @@ fn write(
     size: (u32, u32),
     picture: &impl Picture,
 ) -> Result<(), Error> {
-    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
-    let partial = path.with_file_name(format!(".{stem}.partial.{}", format.name()));
-    let written = render(format, size, picture).and_then(|bytes| {
-        fs::write(&partial, bytes)
-            .and_then(|()| fs::rename(&partial, path))
-            .map_err(|e| e.to_string())
-    });
-    if let Err(why) = written {
-        let _ = fs::remove_file(&partial);
-        return Err(Error::Chart(format!("{}: {why}", path.display())));
-    }
-    Ok(())
+    render(format, size, picture)
+        .and_then(|bytes| {
+            crate::output::user_path::replace(path, &bytes).map_err(|e| e.to_string())
+        })
+        .map_err(|why| Error::Chart(format!("{}: {why}", path.display())))
 }
 
 /// The bytes of `picture` as an SVG or PNG file.

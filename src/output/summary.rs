@@ -34,6 +34,8 @@ pub struct Row<'a> {
     policy: &'a Policy,
     result: &'a PolicyResult,
     estimates: [Estimate; Measure::ALL.len()],
+    /// The Student t of each figure against theory, once per row; `None` without theory.
+    stats: Option<Vec<verdict::Statistic>>,
     /// Every tool together: the task view.
     tools: ToolTotals,
 }
@@ -62,8 +64,7 @@ impl Row<'_> {
 
     /// The Student t the verdict reads for measure `m`, or empty without closed forms.
     fn z(&self, m: Measure) -> String {
-        let stats = verdict::statistics(self.result);
-        let t = stats.and_then(|s| s.into_iter().find(|s| s.measure == m));
+        let t = self.stats.iter().flatten().find(|s| s.measure == m);
         t.map_or(String::new(), |s| finite(s.t))
     }
 
@@ -328,6 +329,7 @@ pub fn rows(point: &Point, result: &PointResult, comparisons: usize) -> Vec<Vec<
                 policy,
                 result,
                 estimates: Measure::ALL.map(|m| result.estimate(m)),
+                stats: verdict::statistics(result),
                 tools: result.all_tools(),
             };
             let params = point.params.iter().map(ToString::to_string);

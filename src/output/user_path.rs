@@ -48,8 +48,8 @@ fn follow_links(path: &Path) -> io::Result<PathBuf> {
     )))
 }
 
-/// Writes `bytes` beside `target` and renames them onto it.
-fn replace(target: &Path, bytes: &[u8]) -> io::Result<()> {
+/// Writes `bytes` beside `target` and renames them onto it, so `target` is whole or as it was.
+pub(crate) fn replace(target: &Path, bytes: &[u8]) -> io::Result<()> {
     let name = target.file_name().unwrap_or_default().to_string_lossy();
     let partial = target.with_file_name(format!(".{name}.partial-{}", std::process::id()));
     let written = fs::write(&partial, bytes).and_then(|()| fs::rename(&partial, target));

@@ -25,6 +25,7 @@ use retrysim::{Error, compare, output, produce, report, run, shard, suggest, the
 
 use args::{CheckArgs, Cli, Command, Format, MergeArgs, Pace, PlotArgs, RunArgs, TheoryArgs};
 use progress::Progress;
+pub use terminal::out as print;
 use terminal::say;
 
 /// Set by Ctrl-C: no new run starts, finished points are kept.
@@ -136,11 +137,6 @@ pub fn produce(
     progress.finish();
     let (results, staging) = produced?;
     Ok((results, staging, started.elapsed().as_secs_f64()))
-}
-
-/// Prints to stdout; a closed pipe (`retrysim run | head`) is not an error.
-pub fn print(text: &str) -> Result<(), Failure> {
-    terminal::out(text)
 }
 
 /// Reads the config a run names; a missing one spelt like a command (`retrysim rn`) was

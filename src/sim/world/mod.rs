@@ -245,35 +245,34 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 1 => 0,
                 n => integer_in(word(&mut self.callers), 0, u64::from(n) - 1) as u32,
             };
-            let mut next = self.start_intent(self.started - 1, 0, caller, sched);
-            while let Some(step) = next {
-                next = match step {
-                    MoveOn::NextCall { task, call, caller } => {
-                        self.start_intent(task, call, caller, sched)
-                    }
-                    MoveOn::NextTask => {
-                        self.idle_clients += 1;
-                        None
-                    }
-                };
+            let next = self.start_intent(self.started - 1, 0, caller, sched);
+            if self.follow(next, sched) {
+                self.idle_clients += 1;
             }
         }
     }
 
     /// What the client does once an intent ends: `end_intent_only` says it, and the caller
-    /// carries it out (`move_on`), so a chain of calls ended at once is a loop.
-    fn move_on(&mut self, mut next: Option<MoveOn>, sched: &mut Scheduler<Event>) {
-        while let Some(step) = next {
-            next = match step {
-                MoveOn::NextCall { task, call, caller } => {
-                    self.start_intent(task, call, caller, sched)
-                }
-                MoveOn::NextTask => {
-                    self.idle_clients += 1;
-                    return self.start_waiting_tasks(sched);
-                }
-            };
+    /// carries it out, so a chain of calls ended at once is a loop.
+    fn move_on(&mut self, next: Option<MoveOn>, sched: &mut Scheduler<Event>) {
+        if self.follow(next, sched) {
+            self.idle_clients += 1;
+            self.start_waiting_tasks(sched);
         }
+    }
+
+    /// Starts each next call of a task while the one before ends at once; whether the task
+    /// ended, freeing its client.
+    fn follow(&mut self, mut next: Option<MoveOn>, sched: &mut Scheduler<Event>) -> bool {
+        while let Some(step) = next {
+            match step {
+                MoveOn::NextCall { task, call, caller } => {
+                    next = self.start_intent(task, call, caller, sched);
+                }
+                MoveOn::NextTask => return true,
+            }
+        }
+        false
     }
 
     /// Starts call `call` of task `task`; what follows at once if it ends before it is sent.
@@ -365,8 +364,9 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     /// Records an intent that is over and frees its slot.
     fn close(&mut self, slot: u32) {
         let intent = self.intents.get(slot);
-        let record = record_of(intent, &self.tools[intent.tool]);
-        self.totals.add(&record, &intent.outcomes());
+        let outcomes = intent.outcomes();
+        let record = record_of(intent, &self.tools[intent.tool], &outcomes);
+        self.totals.add(&record, &outcomes);
         if let Some(sink) = &mut self.sink {
             sink(&record, intent.log());
         }
@@ -421,7 +421,7 @@ fn off_server(in_flight: &mut [u32], intent: &mut Intent, attempt: u32) {
 }
 
 /// The record of an intent the client is done with.
-fn record_of(intent: &Intent, tool: &Tool) -> IntentRecord {
+fn record_of(intent: &Intent, tool: &Tool, outcomes: &[u32; Outcome::NAMES.len()]) -> IntentRecord {
     let (status, end) = intent
         .client
         .ended
@@ -439,7 +439,7 @@ fn record_of(intent: &Intent, tool: &Tool) -> IntentRecord {
         calls_while_down: intent.server.calls_while_down,
         reads: intent.server.reads,
         writes: intent.server.writes,
-        conflicts: intent.outcomes()[Outcome::Refused(FailureClass::VersionConflict).index()],
+        conflicts: outcomes[Outcome::Refused(FailureClass::VersionConflict).index()],
         status,
         business_state: business_state(intent, status, tool),
         start: intent.start,
