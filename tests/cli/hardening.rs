@@ -348,11 +348,8 @@ fn trace_refuses_a_scan_and_a_sweep_before_running() {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("duplicate-curve.toml is a sweep"), "{err}");
-    let temp = std::env::temp_dir();
-    assert!(
-        !err.contains(temp.to_str().unwrap()),
-        "a scratch path: {err}"
-    );
+    // Scratch folders are named retrysim-scratch-…; the config itself may lie anywhere.
+    assert!(!err.contains("retrysim-scratch-"), "a scratch path: {err}");
 }
 
 /// `trace --output` writes through a FIFO, follows a link, and leaves each what it was.
