@@ -161,6 +161,9 @@ fn describe(p: &Policy) -> String {
     if p.payload_drift > 0.0 {
         let _ = write!(text, ", payload drift {}", p.payload_drift);
     }
+    if let Some(note) = &p.note {
+        let _ = write!(text, " ({note})");
+    }
     text
 }
 

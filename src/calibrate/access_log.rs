@@ -104,6 +104,7 @@ impl Columns {
             outcome,
             retry_after,
             resend,
+            call: None,
         })
     }
 }

@@ -161,9 +161,12 @@ fn read_otlp(mut reader: impl BufRead, shown: &str, observed: &mut Observed) -> 
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let (spans, skipped) = otlp::read_line(&line).map_err(bad)?;
-        observed.skipped += skipped;
-        for span in spans {
+        let read = otlp::read_line(&line).map_err(bad)?;
+        observed.skipped += read.skipped;
+        for served in read.served {
+            observed.served(served.call, served.completed);
+        }
+        for span in read.clients {
             observed.add(span).map_err(bad)?;
         }
     }

@@ -2,7 +2,7 @@
 //! outcome, latencies in a histogram (three significant digits), and arrivals in time bins
 //! that widen, by doubling, as the trace grows long.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::span::{Outcome, Span};
 use crate::metrics::Quantiles;
@@ -15,13 +15,45 @@ pub const MAX_OPERATIONS: usize = 1000;
 pub const MAX_NAME: usize = 256;
 /// The most arrival bins an operation keeps before they are widened.
 const MAX_BINS: usize = 4096;
+/// The most server spans kept waiting for their client span, and client calls without a reply
+/// waiting for their server span: beyond either, the join is given up, and the calls without
+/// a reply are read from the client spans alone.
+pub const MAX_JOIN: usize = 1 << 20;
 
 /// Every operation seen, by name.
 #[derive(Default)]
 pub struct Observed {
     pub operations: BTreeMap<String, Operation>,
-    /// Spans of other kinds than client spans, read past.
+    /// Spans of other kinds than client and server spans, read past.
     pub skipped: u64,
+    /// The server's side of the calls, where the trace holds server spans.
+    pub join: Join,
+}
+
+/// Client calls joined to the server spans that served them (by trace id and parent span
+/// id), to tell a lost request (the server never did the work) from a lost reply (it did, and
+/// the client never heard). Server spans come before the client span they served in an
+/// export, as they end first, so each is dropped once its client span is read with a reply,
+/// and what is kept is the calls without one.
+#[derive(Default)]
+pub struct Join {
+    /// Server spans read.
+    pub server_spans: u64,
+    /// Calls a server span completed, whose client span has not been read.
+    completed: BTreeSet<String>,
+    /// Calls a client made that got no reply, by operation.
+    unanswered: BTreeMap<String, String>,
+    /// The join ran past [`MAX_JOIN`] and was given up.
+    pub given_up: bool,
+}
+
+/// What the server spans say of one operation's calls that got no reply.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Unanswered {
+    /// The server completed the call: its reply was lost.
+    pub replies_lost: u64,
+    /// No server span completed it: the request was lost, or failed before the work.
+    pub requests_lost: u64,
 }
 
 /// One operation's calls.
@@ -62,6 +94,11 @@ impl Observed {
                 "more than {MAX_OPERATIONS} operations: calibrate a trace of fewer, or filter it by operation first"
             ));
         }
+        let no_reply = matches!(span.outcome, Outcome::Timeout | Outcome::Reset);
+        if let Some(call) = &span.call {
+            self.join
+                .client(call, no_reply.then_some(span.operation.as_str()));
+        }
         let op = self
             .operations
             .entry(span.operation)
@@ -82,6 +119,34 @@ impl Observed {
         Ok(())
     }
 
+    /// A server span that served `call`, which `completed` or not.
+    pub fn served(&mut self, call: String, completed: bool) {
+        self.join.server_spans += 1;
+        if completed && !self.join.given_up {
+            self.join.completed.insert(call);
+            self.join.check();
+        }
+    }
+
+    /// The calls of `operation` that got no reply, as the server spans tell of them; `None`
+    /// when the trace holds no server spans (or too many to join), and the client spans alone
+    /// must do.
+    pub fn unanswered(&self, operation: &str) -> Option<Unanswered> {
+        if self.join.server_spans == 0 || self.join.given_up {
+            return None;
+        }
+        let mut out = Unanswered::default();
+        for (call, op) in &self.join.unanswered {
+            if op == operation {
+                match self.join.completed.contains(call) {
+                    true => out.replies_lost += 1,
+                    false => out.requests_lost += 1,
+                }
+            }
+        }
+        Some(out)
+    }
+
     /// The operation with the most first attempts (the first by name among equals).
     pub fn busiest(&self) -> Option<&str> {
         let mut best: Option<(&str, u64)> = None;
@@ -92,6 +157,33 @@ impl Observed {
             }
         }
         best.map(|(name, _)| name)
+    }
+}
+
+impl Join {
+    /// A client span of `call`, of an operation if it got no reply.
+    fn client(&mut self, call: &str, no_reply: Option<&str>) {
+        if self.given_up {
+            return;
+        }
+        match no_reply {
+            Some(operation) => {
+                self.unanswered
+                    .insert(call.to_string(), operation.to_string());
+                self.check();
+            }
+            None => {
+                self.completed.remove(call);
+            }
+        }
+    }
+
+    fn check(&mut self) {
+        if self.completed.len() > MAX_JOIN || self.unanswered.len() > MAX_JOIN {
+            self.given_up = true;
+            self.completed.clear();
+            self.unanswered.clear();
+        }
     }
 }
 

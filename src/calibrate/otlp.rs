@@ -1,10 +1,13 @@
 //! OpenTelemetry traces as the collector's file exporter writes them: one OTLP JSON
-//! `TracesData` object per line. Only client spans are read; fields retrysim does not use are
-//! read past, as OTLP readers do.
+//! `TracesData` object per line. Client spans are read, and of server spans only which call
+//! they served and whether they ended well; fields retrysim does not use are read past, as
+//! OTLP readers do.
 //!
-//! Read: the span's name, kind, start and end; `http.response.status_code` (or the older
-//! `http.status_code`), `rpc.grpc.status_code`, the span's status and `error.type` where no
-//! code was recorded, `http.response.header.retry-after`, and `http.request.resend_count`.
+//! Read: the span's name, kind, ids, start and end; `http.response.status_code` (or the older
+//! `http.status_code`), `rpc.grpc.status_code`; where no code was recorded, the span's status,
+//! `error.type`, and the `exception` events' type and message; the Retry-After header under
+//! both spellings (`http.response.header.retry-after`, and `retry_after` as Python's
+//! instrumentations write it); and `http.request.resend_count`.
 
 use serde::Deserialize;
 
@@ -34,6 +37,12 @@ struct ScopeSpans {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawSpan {
+    #[serde(default)]
+    trace_id: String,
+    #[serde(default)]
+    span_id: String,
+    #[serde(default)]
+    parent_span_id: String,
     name: String,
     #[serde(default)]
     kind: Number,
@@ -43,6 +52,16 @@ struct RawSpan {
     attributes: Vec<KeyValue>,
     #[serde(default)]
     status: Status,
+    #[serde(default)]
+    events: Vec<Event>,
+}
+
+#[derive(Deserialize)]
+struct Event {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    attributes: Vec<KeyValue>,
 }
 
 /// OTLP JSON writes 64-bit integers as strings, and enums as numbers or names.
@@ -94,14 +113,31 @@ struct Status {
     message: String,
 }
 
-/// SPAN_KIND_CLIENT.
+/// SPAN_KIND_SERVER and SPAN_KIND_CLIENT.
+const SERVER: i64 = 2;
 const CLIENT: i64 = 3;
 /// STATUS_CODE_ERROR.
 const ERROR: i64 = 2;
 
-/// The client spans of one line, and how many spans of other kinds it held; a line that is
-/// not a `TracesData` object is an error naming the JSON path.
-pub fn read_line(line: &[u8]) -> Result<(Vec<Span>, u64), String> {
+/// What one line holds: its client spans, the calls its server spans served, and how many
+/// spans of other kinds it held.
+#[derive(Default)]
+pub struct Line {
+    pub clients: Vec<Span>,
+    pub served: Vec<Served>,
+    pub skipped: u64,
+}
+
+/// A server span: the client span it served (trace id and parent span id), and whether it
+/// ended without an error, the work done.
+pub struct Served {
+    pub call: String,
+    pub completed: bool,
+}
+
+/// The spans of one line; a line that is not a `TracesData` object is an error naming the
+/// JSON path.
+pub fn read_line(line: &[u8]) -> Result<Line, String> {
     let mut de = serde_json::Deserializer::from_slice(line);
     let data: TracesData = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
@@ -113,24 +149,42 @@ pub fn read_line(line: &[u8]) -> Result<(Vec<Span>, u64), String> {
         };
         format!("{at}{inner}")
     })?;
-    let (mut spans, mut skipped) = (Vec::new(), 0);
+    let mut out = Line::default();
     for (r, resource) in data.resource_spans.iter().enumerate() {
         for (s, scope) in resource.scope_spans.iter().enumerate() {
             for (k, raw) in scope.spans.iter().enumerate() {
                 let at = format!("resourceSpans[{r}].scopeSpans[{s}].spans[{k}]");
                 let kind = match &raw.kind {
                     Number::Text(t) if t == "SPAN_KIND_CLIENT" => CLIENT,
+                    Number::Text(t) if t == "SPAN_KIND_SERVER" => SERVER,
                     n => n.int().unwrap_or(0),
                 };
-                if kind != CLIENT {
-                    skipped += 1;
-                    continue;
+                match kind {
+                    CLIENT => out
+                        .clients
+                        .push(span(raw).map_err(|why| format!("{at}.{why}"))?),
+                    SERVER if !raw.parent_span_id.is_empty() => out.served.push(Served {
+                        call: call(&raw.trace_id, &raw.parent_span_id),
+                        completed: status(raw) != ERROR,
+                    }),
+                    _ => out.skipped += 1,
                 }
-                spans.push(span(raw).map_err(|why| format!("{at}.{why}"))?);
             }
         }
     }
-    Ok((spans, skipped))
+    Ok(out)
+}
+
+/// A client call's key, as a server span names its parent: trace id and span id.
+fn call(trace: &str, span: &str) -> String {
+    format!("{trace}/{span}")
+}
+
+fn status(raw: &RawSpan) -> i64 {
+    match &raw.status.code {
+        Number::Text(t) if t == "STATUS_CODE_ERROR" => ERROR,
+        n => n.int().unwrap_or(0),
+    }
 }
 
 fn span(raw: &RawSpan) -> Result<Span, String> {
@@ -174,22 +228,27 @@ fn span(raw: &RawSpan) -> Result<Span, String> {
         Outcome::of_grpc(code)
             .ok_or_else(|| format!("attributes[rpc.grpc.status_code]: {code} is no gRPC status"))?
     } else {
-        let status = match &raw.status.code {
-            Number::Text(t) if t == "STATUS_CODE_ERROR" => ERROR,
-            n => n.int().unwrap_or(0),
-        };
-        if status == ERROR {
-            let text = |v: &AnyValue| v.string_value.clone();
-            let kind = attribute("error.type")
-                .or_else(|| attribute("exception.type"))
-                .and_then(text)
-                .unwrap_or_else(|| raw.status.message.clone());
-            Outcome::of_error(&kind)
+        if status(raw) == ERROR {
+            fn text(v: &AnyValue) -> Option<&str> {
+                v.string_value.as_deref()
+            }
+            let events = raw.events.iter().filter(|e| e.name == "exception");
+            let said = events
+                .flat_map(|e| &e.attributes)
+                .filter(|a| a.key == "exception.type" || a.key == "exception.message");
+            let evidence = ["error.type", "exception.type"]
+                .into_iter()
+                .filter_map(|k| attribute(k).and_then(text))
+                .chain(said.filter_map(|a| text(&a.value)))
+                .chain([raw.status.message.as_str()]);
+            Outcome::of_error(evidence)
         } else {
             Outcome::Ok
         }
     };
-    let retry_after = attribute("http.response.header.retry-after").and_then(|v| {
+    let header = attribute("http.response.header.retry-after")
+        .or_else(|| attribute("http.response.header.retry_after"));
+    let retry_after = header.and_then(|v| {
         let first = match &v.array_value {
             Some(list) => list.values.first()?.string_value.as_deref(),
             None => v.string_value.as_deref(),
@@ -198,6 +257,7 @@ fn span(raw: &RawSpan) -> Result<Span, String> {
     });
     let resend = int("http.request.resend_count")?.is_some_and(|n| n > 0);
     Ok(Span {
+        call: (!raw.span_id.is_empty()).then(|| call(&raw.trace_id, &raw.span_id)),
         operation: raw.name.clone(),
         start: start / 1000,
         duration: Tick(((end - start) as u64 + 500) / 1000),

@@ -16,6 +16,9 @@ pub struct Span {
     /// A resend of an earlier call (`http.request.resend_count` > 0): an attempt, but not an
     /// arrival.
     pub resend: bool,
+    /// The call's trace and span id, where the trace has them: what a server span that served
+    /// it names as its parent.
+    pub call: Option<String>,
 }
 
 /// How a call ended, in the classes a retrysim tool has a rate for.
@@ -67,19 +70,68 @@ impl Outcome {
         })
     }
 
-    /// The outcome of an error with no status code, from the error's type (`error.type`, an
-    /// exception's name): a timeout, a failed connection, or else a reset.
-    pub fn of_error(kind: &str) -> Outcome {
-        let kind = kind.to_ascii_lowercase();
-        if kind.contains("timeout") || kind.contains("timed out") {
-            Outcome::Timeout
-        } else if kind.contains("connect") || kind.contains("refused") {
+    /// The outcome of an error with no status code, from what the trace says of it (the
+    /// error's type, the exception's type and message, the status message): a failed
+    /// connection only on evidence that nothing was sent ([`NOTHING_SENT`]), else a timeout,
+    /// else no reply. A generic `ConnectionError` (Python's `requests`) is said for a refused
+    /// connection and a dropped one alike: without more it is no reply, which a retry of a
+    /// write may duplicate.
+    pub fn of_error<'a>(evidence: impl IntoIterator<Item = &'a str>) -> Outcome {
+        let texts: Vec<String> = evidence.into_iter().map(str::to_ascii_lowercase).collect();
+        let says = |words: &[&str]| texts.iter().any(|t| words.iter().any(|w| t.contains(w)));
+        if says(&NOTHING_SENT) {
             Outcome::Connect
+        } else if says(&["timeout", "timed out", "deadline"]) {
+            Outcome::Timeout
         } else {
             Outcome::Reset
         }
     }
 }
+
+/// What instrumentations record (lowercased) when a call failed before its request left: the
+/// connection refused, the name not resolved, the connect timed out. From the semantic
+/// conventions' `error.type` and the instrumentations of each language; any of them in the
+/// error's type or message makes the failure a `connect_failure`.
+pub const NOTHING_SENT: [&str; 31] = [
+    // Python: urllib3, requests, httpx, aiohttp, the socket module.
+    "newconnectionerror",
+    "nameresolutionerror",
+    "connecttimeout",
+    "connectionrefusederror",
+    "failed to establish a new connection",
+    "gaierror",
+    "httpx.connecterror",
+    "clientconnectorerror",
+    "clientconnectordnserror",
+    "name or service not known",
+    "nodename nor servname",
+    "temporary failure in name resolution",
+    // Java: java.net, java.net.http, Apache HttpClient, OkHttp.
+    "java.net.connectexception",
+    "java.net.unknownhostexception",
+    "java.net.noroutetohostexception",
+    "httpconnecttimeoutexception",
+    "conn.connecttimeoutexception",
+    // .NET HttpClient's `error.type` values.
+    "name_resolution_error",
+    "connection_error",
+    // Go net/http.
+    "dial tcp",
+    "no such host",
+    // Node: http, undici.
+    "econnrefused",
+    "enotfound",
+    "eai_again",
+    "und_err_connect_timeout",
+    "connect etimedout",
+    // Any language: the operating system's words.
+    "connection refused",
+    "no route to host",
+    "network is unreachable",
+    "ehostunreach",
+    "enetunreach",
+];
 
 /// A Retry-After value: whole seconds (HTTP), or a duration with a unit.
 pub fn retry_after(text: &str) -> Option<Tick> {

@@ -97,13 +97,34 @@ pub fn config(observed: &Observed, trace: &str, name: &str) -> Written {
         ops.len(),
         if ops.len() == 1 { "" } else { "s" }
     );
+    match observed.join.server_spans {
+        _ if observed.join.given_up => out.push_str(
+            "#\n\
+             # The trace's server spans were too many to join to their client spans; the calls\n\
+             # without a reply are read from the client spans alone, as below.\n",
+        ),
+        0 => {}
+        n => {
+            let _ = writeln!(
+                out,
+                "#\n# Joined with {n} server spans (by trace id and parent span id): a call without a\n\
+                 # reply that a server span completed lost its reply (`reply_loss`); one that none\n\
+                 # completed lost its request (`request_loss`)."
+            );
+        }
+    }
+    if observed.join.server_spans == 0 || observed.join.given_up {
+        out.push_str(
+            "#\n\
+             # A client's trace shows what came back, not what the server did: a call that got no\n\
+             # reply (a timeout, a reset) may or may not have committed. Those calls are written as\n\
+             # lost requests (`request_loss`), which commit nothing. If the server commits some of\n\
+             # them, move that share to `reply_loss`: every retry of such a call is a duplicate.\n\
+             # Export the server's spans too and calibrate again to tell the two apart.\n",
+        );
+    }
     out.push_str(
-        "#\n\
-         # A client's trace shows what came back, not what the server did: a call that got no\n\
-         # reply (a timeout, a reset) may or may not have committed. Those calls are written as\n\
-         # lost requests (`request_loss`), which commit nothing. If the server commits some of\n\
-         # them, move that share to `reply_loss`: every retry of such a call is a duplicate.\n\
-         # Latencies are the round trips of the calls that got a reply, as `service_time`\n\
+        "# Latencies are the round trips of the calls that got a reply, as `service_time`\n\
          # with no network legs. The tools' kinds and idempotency are not in a trace: say them.\n",
     );
     let _ = writeln!(out, "name = \"{name}\"");
@@ -188,12 +209,30 @@ pub fn config(observed: &Observed, trace: &str, name: &str) -> Written {
         }
         let (timed_out, reset) = (op.count(Outcome::Timeout), op.count(Outcome::Reset));
         if timed_out + reset > 0 {
-            let lost = (timed_out + reset) as f64 / op.attempts() as f64;
-            let _ = writeln!(
-                out,
-                "request_loss = {}   # {timed_out} timeouts and {reset} resets",
-                share(lost)
-            );
+            let of = |n: u64| share(n as f64 / op.attempts() as f64);
+            match observed.unanswered(operation) {
+                Some(u) => {
+                    let _ = writeln!(
+                        out,
+                        "request_loss = {}   # of {timed_out} timeouts and {reset} resets, {} that no server span completed",
+                        of(u.requests_lost),
+                        u.requests_lost
+                    );
+                    let _ = writeln!(
+                        out,
+                        "reply_loss = {}   # and {} that a server span completed",
+                        of(u.replies_lost),
+                        u.replies_lost
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "request_loss = {}   # {timed_out} timeouts and {reset} resets",
+                        of(timed_out + reset)
+                    );
+                }
+            }
             if timed_out >= reset {
                 out.push_str("loss_seen_as = \"silence\"\n");
             }

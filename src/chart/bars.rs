@@ -1,6 +1,8 @@
 //! Bars: the configurations side by side, a panel per measure, each bar with its 95 % interval
 //! where the measure has one; one group of bars per sweep point. The comparison shows success,
-//! attempts and duplicates; the latency view shows completion times beside the load.
+//! attempts, the calls a breaker refused, duplicates and the time to an answer: a fix that
+//! trades success for time (a timeout) or calls for refusals (a breaker) shows both sides. The
+//! latency view shows completion times beside the load.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -18,6 +20,10 @@ pub struct Panel {
     mean: &'static str,
     ci: Interval,
     theory: Option<&'static str>,
+    /// A `summary.csv` column the value is divided by (a count per intent), if any.
+    per: Option<&'static str>,
+    /// Drawn in a sweep's chart too, where the panels are stacked and have less room each.
+    in_sweeps: bool,
     scale: f64,
     decimals: usize,
 }
@@ -37,30 +43,58 @@ enum Interval {
 }
 
 const CALLS: Panel = Panel {
-    title: "calls (attempts) per intent",
+    title: "attempts per intent",
     mean: "attempts_per_intent",
     ci: Interval::HalfWidth("attempts_ci95"),
     theory: Some("theory_attempts_per_intent"),
+    per: None,
+    in_sweeps: true,
     scale: 1.0,
     decimals: 3,
 };
 
-/// Success, load and duplicates: what each configuration buys and what it costs.
-pub const COMPARISON: [Panel; 3] = [
+/// Success, load, refusals, duplicates and time: what each configuration buys and what it
+/// costs. A panel zero in every row (no breaker refused anything) is left out, and named; a
+/// sweep's stacked panels leave the time out, for room.
+pub const COMPARISON: [Panel; 5] = [
     Panel {
         title: "success rate (%)",
         mean: "success_rate",
         ci: Interval::HalfWidth("success_ci95"),
         theory: Some("theory_success_rate"),
+        per: None,
+        in_sweeps: true,
         scale: 100.0,
         decimals: 1,
     },
     CALLS,
     Panel {
+        title: "breaker refusals/intent",
+        mean: "short_circuited",
+        ci: Interval::None,
+        theory: None,
+        per: Some("intents"),
+        in_sweeps: true,
+        scale: 1.0,
+        decimals: 3,
+    },
+    Panel {
         title: "duplicates per intent",
         mean: "duplicates_per_intent",
         ci: Interval::HalfWidth("duplicates_ci95"),
         theory: Some("theory_duplicates_per_intent"),
+        per: None,
+        in_sweeps: true,
+        scale: 1.0,
+        decimals: 3,
+    },
+    Panel {
+        title: "mean time to answer (s)",
+        mean: "mean_completion_s",
+        ci: Interval::None,
+        theory: None,
+        per: None,
+        in_sweeps: false,
         scale: 1.0,
         decimals: 3,
     },
@@ -77,6 +111,8 @@ pub const TASKS: [Panel; 4] = [
             trials: "tasks",
         },
         theory: None,
+        per: None,
+        in_sweeps: true,
         scale: 100.0,
         decimals: 1,
     },
@@ -85,6 +121,8 @@ pub const TASKS: [Panel; 4] = [
         mean: "calls_per_task",
         ci: Interval::None,
         theory: None,
+        per: None,
+        in_sweeps: true,
         scale: 1.0,
         decimals: 2,
     },
@@ -93,6 +131,8 @@ pub const TASKS: [Panel; 4] = [
         mean: "calls_while_down",
         ci: Interval::None,
         theory: None,
+        per: None,
+        in_sweeps: true,
         scale: 1.0,
         decimals: 0,
     },
@@ -101,6 +141,8 @@ pub const TASKS: [Panel; 4] = [
         mean: "duplicates_per_task",
         ci: Interval::None,
         theory: None,
+        per: None,
+        in_sweeps: true,
         scale: 1.0,
         decimals: 3,
     },
@@ -113,6 +155,8 @@ pub const LATENCY: [Panel; 3] = [
         mean: "completion_p50_ticks",
         ci: Interval::None,
         theory: None,
+        per: None,
+        in_sweeps: true,
         scale: 1e-3,
         decimals: 1,
     },
@@ -121,6 +165,8 @@ pub const LATENCY: [Panel; 3] = [
         mean: "completion_p99_ticks",
         ci: Interval::None,
         theory: None,
+        per: None,
+        in_sweeps: true,
         scale: 1e-3,
         decimals: 1,
     },
@@ -161,13 +207,17 @@ pub fn draw<DB: DrawingBackend>(
     type Bar = (usize, usize, usize, f64, f64, f64, Option<f64>);
     let mut drawn: Vec<(&Panel, Vec<Bar>)> = Vec::new();
     let mut left_out: Vec<&str> = Vec::new();
-    for panel in panels {
+    for panel in panels.iter().filter(|p| p.in_sweeps || !swept) {
         let bars: Vec<Bar> = data
             .rows
             .iter()
             .filter_map(|row| {
                 let (g, slot, color) = place(row)?;
-                let v = data.number(row, panel.mean)?;
+                let per = match panel.per {
+                    Some(column) => data.number(row, column).filter(|&n| n > 0.0)?,
+                    None => 1.0,
+                };
+                let v = data.number(row, panel.mean)? / per;
                 let (lo, hi) = interval(data, row, panel.ci, v);
                 let theory = panel.theory.and_then(|t| data.number(row, t));
                 let scaled = |x: f64| x * panel.scale;
@@ -239,11 +289,11 @@ pub fn draw<DB: DrawingBackend>(
         } else {
             panel.title.to_string()
         };
-        // Four panels side by side leave room for shorter captions only.
-        let caption_size = if swept || drawn.len() > 3 {
-            style::TICK
-        } else {
-            style::LABEL
+        // Four or five panels side by side leave room for shorter captions only.
+        let caption_size = match drawn.len() {
+            5.. => style::NOTE - 2,
+            _ if swept || drawn.len() > 3 => style::TICK,
+            _ => style::LABEL,
         };
         // The caption in a strip of its own, so the margin under it keeps the top tick's
         // label (which stands half above the plot) clear of it.

@@ -136,8 +136,19 @@ pub fn draw<DB: DrawingBackend>(
     } else {
         0.5
     };
+    // Times and work spanning more than a decade between configurations go on a log scale,
+    // so the slow formula does not squeeze the others into the bottom of the chart.
+    let means = || series.iter().flat_map(|s| &s.marks).map(|m| m.mean);
+    let smallest = means().filter(|&y| y > 0.0).fold(f64::INFINITY, f64::min);
+    let log = matches!(measure, Measure::Work | Measure::Makespan)
+        && smallest.is_finite()
+        && means().fold(0.0, f64::max) > 10.0 * smallest;
+    let floor = 10f64.powf(smallest.log10().floor());
+    // Where a value is drawn: itself, or its logarithm on the log scale (the floor for zero).
+    let at = move |y: f64| if log { y.max(floor).log10() } else { y };
     let y_hi = ys.iter().cloned().fold(0.0, f64::max);
     let y_hi = match measure {
+        _ if log => at(y_hi) + 0.1,
         Measure::Duplicates | Measure::Work | Measure::Makespan if y_hi > 0.0 => y_hi * 1.12,
         Measure::Duplicates | Measure::Work | Measure::Makespan => 1.0,
         Measure::Attempts => 1.0 + (y_hi - 1.0).max(0.1) * 1.12,
@@ -145,6 +156,7 @@ pub fn draw<DB: DrawingBackend>(
     };
     // Attempts never go below 1: their axis starts just under it, so the curve fills the chart.
     let y_lo = match measure {
+        _ if log => floor.log10(),
         Measure::Duplicates | Measure::Success | Measure::Work | Measure::Makespan => 0.0,
         Measure::Attempts => 1.0 - 0.04 * (y_hi - 1.0),
     };
@@ -154,14 +166,8 @@ pub fn draw<DB: DrawingBackend>(
         &format!("{} — {}", measure.title(), data.name),
         &data.description,
     )?;
-    // Many series: the legend takes a column of its own rather than covering the curves.
-    let aside = series.len() > legend::SIDE_LEGEND;
-    let (plot, column) = if aside {
-        let (plot, column) = body.split_horizontally(style::SIZE.0 - 400);
-        (plot, Some(column))
-    } else {
-        (body, None)
-    };
+    // The legend takes a column of its own, so it never covers a curve.
+    let (plot, column) = body.split_horizontally(style::SIZE.0 - 400);
     let mut chart = ChartBuilder::on(&plot)
         .margin_left(20)
         .margin_right(40)
@@ -187,14 +193,21 @@ pub fn draw<DB: DrawingBackend>(
     chart
         .configure_mesh()
         .x_desc(style::axis_title(&axis.path))
-        .y_desc(measure.axis())
+        .y_desc(if log {
+            format!("{} (log scale)", measure.axis())
+        } else {
+            measure.axis().to_string()
+        })
         .x_labels(if categorical {
             axis.values.len() * 2 + 1
         } else {
             11
         })
         .x_label_formatter(&x_format)
-        .y_label_formatter(&|y| super::tick(*y))
+        .y_label_formatter(&|y| match log {
+            true => super::tick(significant(10f64.powf(*y))),
+            false => super::tick(*y),
+        })
         .axis_desc_style((FONT, style::LABEL))
         .label_style((FONT, style::TICK))
         .light_line_style(WHITE.mix(0.0))
@@ -218,13 +231,8 @@ pub fn draw<DB: DrawingBackend>(
         let shift = dodge(i);
         let size = (9 - 2 * i as i32).max(4);
         let width = (2 * (n - i) as u32 + 1).min(9);
-        if let Some(first) = s.marks.iter().find_map(|m| m.theory) {
+        if s.marks.iter().any(|m| m.theory.is_some()) {
             let line = ShapeStyle::from(color.mix(0.55)).stroke_width(width);
-            let legend = format!(
-                "{} — theory {}",
-                s.label,
-                measure.formula(first.attempts, first.key)
-            );
             // Between categories there is nothing to join: theory is a dash at each one.
             let drawn = if categorical {
                 let half = 0.4 / n as f64;
@@ -237,69 +245,29 @@ pub fn draw<DB: DrawingBackend>(
                 let path = theory_path(&s.marks, measure);
                 chart.draw_series(LineSeries::new(path, line))
             };
-            let drawn = drawn.map_err(|e| e.to_string())?;
-            if !aside {
-                drawn
-                    .label(legend)
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 30, y)], line));
-            }
+            drawn.map_err(|e| e.to_string())?;
         }
         for m in &s.marks {
-            super::error_bar(&mut chart, m.x + shift, m.mean - m.ci, m.mean + m.ci, color)?;
+            let (lo, hi) = (at(m.mean - m.ci), at(m.mean + m.ci));
+            super::error_bar(&mut chart, m.x + shift, lo, hi, color)?;
         }
-        let drawn = chart
+        chart
             .draw_series(s.marks.iter().map(|m| {
-                EmptyElement::at((m.x + shift, m.mean))
+                EmptyElement::at((m.x + shift, at(m.mean)))
                     + Polygon::new(marker(i, size), color.filled())
             }))
             .map_err(|e| e.to_string())?;
-        if !aside {
-            drawn
-                .label(format!("{} — measured, 95% CI", s.label))
-                .legend(move |(x, y)| {
-                    EmptyElement::at((x + 15, y))
-                        + Polygon::new(marker(i, size.min(7)), color.filled())
-                });
-        }
     }
-    if let Some(column) = column {
-        return legend::side_legend(&column, &series, measure);
+    legend::side_legend(&column, &series, measure)
+}
+
+/// `y` to two significant digits, for a log scale's tick labels: 3.162… reads 3.2.
+fn significant(y: f64) -> f64 {
+    if y <= 0.0 {
+        return y;
     }
-    // The legend goes in the corner that covers the fewest points, upper ones first on a tie.
-    let covered = |left: bool, upper: bool| {
-        let mid = (x_lo + x_hi) / 2.0;
-        let (high, low) = (y_lo + (y_hi - y_lo) * 0.55, y_lo + (y_hi - y_lo) * 0.45);
-        series
-            .iter()
-            .flat_map(|s| &s.marks)
-            .filter(|m| (m.x <= mid) == left)
-            .filter(|m| match upper {
-                true => m.mean + m.ci >= high,
-                false => m.mean - m.ci <= low,
-            })
-            .count()
-    };
-    let corner = [
-        (true, true, SeriesLabelPosition::UpperLeft),
-        (false, true, SeriesLabelPosition::UpperRight),
-        (true, false, SeriesLabelPosition::LowerLeft),
-        (false, false, SeriesLabelPosition::LowerRight),
-    ]
-    .into_iter()
-    .min_by_key(|&(left, upper, _)| covered(left, upper))
-    .map(|(_, _, corner)| corner)
-    .expect("four corners");
-    chart
-        .configure_series_labels()
-        .position(corner)
-        .margin(16)
-        .legend_area_size(40)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.3))
-        .label_font((FONT, style::NOTE))
-        .draw()
-        .map_err(|e| e.to_string())?;
-    Ok(())
+    let unit = 10f64.powf(y.log10().floor() - 1.0);
+    (y / unit).round() * unit
 }
 
 /// Series `i`'s marker shape, as corners around its centre in pixels: a circle, square,

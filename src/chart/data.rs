@@ -302,10 +302,10 @@ fn bins(path: &Path, axes: &[String]) -> Result<Vec<Bin>, Error> {
     let (policy, tool) = (at("policy"), at("tool"));
     let (from, to) = (at("from_s"), at("to_s"));
     let (offered, first, retries, goodput) = (
-        at("offered"),
-        at("first_tries"),
-        at("retries"),
-        at("goodput"),
+        at("offered_per_s"),
+        at("first_tries_per_s"),
+        at("retries_per_s"),
+        at("goodput_per_s"),
     );
     Ok(table
         .rows()

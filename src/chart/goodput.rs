@@ -3,6 +3,10 @@
 //! and the goodput they got, the trigger and outages shaded, and the moment goodput recovered
 //! marked. A retry storm reads at a glance: calls far above the offered load, goodput on the
 //! floor, long after the shaded trigger has passed.
+//!
+//! Every panel shares one logarithmic scale of calls per second: a storm's retries can be a
+//! thousand times the goodput, which on a linear axis of its own would lie flat on the floor,
+//! and panels on one scale compare at a glance. A rate of zero is drawn on the floor.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -51,6 +55,8 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
     ];
     let body = legend::legend_of(&body, &entries)?;
     let x_hi = bins.iter().map(|b| b.to_s).fold(0.0, f64::max);
+    let (y_lo, y_hi) = scale(bins);
+    let floor = |y: f64| y.max(y_lo);
     let columns = if panels.len() >= 4 { 2 } else { 1 };
     let rows = panels.len().div_ceil(columns);
     let areas = body.split_evenly((rows, columns));
@@ -61,13 +67,6 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
             .iter()
             .filter(|b| b.policy == policy && b.tool == tool)
             .collect();
-        // Each panel to its own scale: a storm's calls can be a hundred times another's.
-        let y_hi = mine
-            .iter()
-            .map(|b| (b.first_tries + b.retries).max(b.offered).max(b.goodput))
-            .fold(0.0, f64::max)
-            .max(1.0)
-            * 1.1;
         let name = if several_tools {
             format!("{policy} · {tool}")
         } else {
@@ -79,12 +78,13 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
             .margin(10)
             .margin_right(30)
             .x_label_area_size(if bottom { 56 } else { 28 })
-            .y_label_area_size(64)
-            .build_cartesian_2d(0.0..x_hi, 0.0..y_hi)
+            .y_label_area_size(90)
+            .build_cartesian_2d(0.0..x_hi, (y_lo..y_hi).log_scale())
             .map_err(|e| e.to_string())?;
         let mut mesh = chart.configure_mesh();
         mesh.x_labels(10)
-            .y_labels(4)
+            .y_labels(5)
+            .y_desc("per s (log)")
             .x_label_formatter(&|x| super::tick(*x))
             .y_label_formatter(&|y| super::tick(*y))
             .label_style((FONT, style::NOTE))
@@ -92,7 +92,7 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
             .light_line_style(WHITE.mix(0.0))
             .bold_line_style(BLACK.mix(0.08));
         if bottom {
-            mesh.x_desc("time (s); per second");
+            mesh.x_desc("time (s)");
         }
         mesh.draw().map_err(|e| e.to_string())?;
         // The trigger and the tool's outages, shaded.
@@ -104,7 +104,7 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
             )
             .map(|(from, until)| {
                 Rectangle::new(
-                    [(seconds(from), 0.0), (seconds(until).min(x_hi), y_hi)],
+                    [(seconds(from), y_lo), (seconds(until).min(x_hi), y_hi)],
                     BLACK.mix(0.1).filled(),
                 )
             });
@@ -112,7 +112,7 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
         // A step per bin: level across it, so a bin reads as the rate it holds.
         let steps = |value: fn(&Bin) -> f64| -> Vec<(f64, f64)> {
             mine.iter()
-                .flat_map(|b| [(b.from_s, value(b)), (b.to_s, value(b))])
+                .flat_map(|b| [(b.from_s, floor(value(b))), (b.to_s, floor(value(b)))])
                 .collect()
         };
         for (value, color) in [
@@ -123,7 +123,7 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
             (|b: &Bin| b.first_tries, FIRST),
         ] {
             chart
-                .draw_series(AreaSeries::new(steps(value), 0.0, color.filled()))
+                .draw_series(AreaSeries::new(steps(value), y_lo, color.filled()))
                 .map_err(|e| e.to_string())?;
         }
         chart
@@ -144,11 +144,34 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
             let line = BLACK.stroke_width(2);
             chart
                 .draw_series(std::iter::once(PathElement::new(
-                    vec![(at, 0.0), (at, y_hi)],
+                    vec![(at, y_lo), (at, y_hi)],
                     line,
                 )))
                 .map_err(|e| e.to_string())?;
         }
     }
     Ok(())
+}
+
+/// The one scale of every panel, in calls per second: from the decade below the smallest rate
+/// above zero (a tenth at the least, so a near-empty bin does not stretch it) to above the
+/// largest.
+fn scale(bins: &[Bin]) -> (f64, f64) {
+    let rates = bins.iter().flat_map(|b| {
+        [
+            b.first_tries + b.retries,
+            b.first_tries,
+            b.offered,
+            b.goodput,
+        ]
+    });
+    let (lo, hi) = rates.fold((f64::INFINITY, 0.0_f64), |(lo, hi), r| {
+        (if r > 0.0 { lo.min(r) } else { lo }, hi.max(r))
+    });
+    let lo = if lo.is_finite() {
+        10f64.powf(lo.log10().floor()).max(0.1)
+    } else {
+        0.1
+    };
+    (lo, (hi * 1.5).max(lo * 10.0))
 }

@@ -1,6 +1,6 @@
 //! Legends drawn by hand where plotters' own would cover the data: a row of swatches across
-//! the top (one per configuration, or per series of a chart), and a column beside a curve chart
-//! with many series.
+//! the top (one per configuration, or per series of a chart), and a column beside a curve
+//! chart.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -56,9 +56,6 @@ pub(super) fn legend_of<DB: DrawingBackend>(
     }
     Ok(body)
 }
-
-/// Above this many series the legend goes in a column beside the chart.
-pub(super) const SIDE_LEGEND: usize = 6;
 
 /// The legend as a column: per series, its theory line with its marker on it and its name,
 /// the closed form beneath where it has one.

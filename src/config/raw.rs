@@ -180,6 +180,9 @@ pub struct Policy {
     pub concurrency: Option<Spanned<Concurrency>>,
     pub preset: Option<Spanned<super::preset::Preset>>,
     pub send_rate: Option<Spanned<SendRate>>,
+    /// What a preset's library ignores, for the policy's description; never read from a file.
+    #[serde(skip)]
+    pub note: Option<String>,
 }
 
 /// `send_rate = { … }`: the client-side send-rate limiter that adapts to throttles.

@@ -4,6 +4,7 @@
 pub mod column;
 pub mod manifest;
 pub mod runs;
+pub mod schema;
 mod staging;
 pub mod summary;
 pub mod table;

@@ -84,32 +84,44 @@ const KEYS: [Field; 7] = [
 
 /// Each value with its interval, in the order `out/README.md` lists them.
 const VALUES: [Field; 26] = value_fields![
-    ("offered", "offered_ci95", Value::PerSecond(Count::Offered)),
     (
-        "first_tries",
-        "first_tries_ci95",
+        "offered_per_s",
+        "offered_per_s_ci95",
+        Value::PerSecond(Count::Offered)
+    ),
+    (
+        "first_tries_per_s",
+        "first_tries_per_s_ci95",
         Value::PerSecond(Count::FirstTry)
     ),
-    ("retries", "retries_ci95", Value::PerSecond(Count::Retry)),
-    ("goodput", "goodput_ci95", Value::PerSecond(Count::Goodput)),
     (
-        "timeouts",
-        "timeouts_ci95",
+        "retries_per_s",
+        "retries_per_s_ci95",
+        Value::PerSecond(Count::Retry)
+    ),
+    (
+        "goodput_per_s",
+        "goodput_per_s_ci95",
+        Value::PerSecond(Count::Goodput)
+    ),
+    (
+        "timeouts_per_s",
+        "timeouts_per_s_ci95",
         Value::PerSecond(Count::Timeout)
     ),
     (
-        "rejected",
-        "rejected_ci95",
+        "rejected_per_s",
+        "rejected_per_s_ci95",
         Value::PerSecond(Count::Rejected)
     ),
     (
-        "calls_while_down",
-        "calls_while_down_ci95",
+        "calls_while_down_per_s",
+        "calls_while_down_per_s_ci95",
         Value::PerSecond(Count::CallWhileDown)
     ),
     (
-        "short_circuited",
-        "short_circuited_ci95",
+        "short_circuited_per_s",
+        "short_circuited_per_s_ci95",
         Value::PerSecond(Count::ShortCircuited)
     ),
     ("in_flight", "in_flight_ci95", Value::Mean(Level::InFlight)),

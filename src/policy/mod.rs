@@ -93,6 +93,8 @@ pub struct Policy {
     /// tool this configuration calls (and left empty for the others), so that a run never
     /// meets a rule its tool cannot answer.
     pub waits: Vec<Waits>,
+    /// What the library a preset follows reads and ignores, said beside the description.
+    pub note: Option<String>,
 }
 
 /// Whose calls share the client's stateful gates: a breaker, a retry budget, a concurrency

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use crate::model::FailureClass;
+use crate::time::Tick;
 
 /// A class's bit in a [`RetryOn`].
 fn bit(class: FailureClass) -> u16 {
@@ -95,20 +96,46 @@ pub enum RetryAfter {
     /// Waits exactly that long instead of the backoff, longer or shorter (urllib3's
     /// `respect_retry_after_header`, gRPC's server pushback).
     Replace,
+    /// As `Replace`, but a wait of zero is taken for none, and the backoff decides (urllib3:
+    /// `sleep_for_retry` sleeps only on a truthy Retry-After).
+    ReplaceUnlessZero,
+    /// As `Replace`, but a wait of zero holds the call until its deadline, without a retry
+    /// (gRPC's C core, measured with grpcio): it ends `deadline_exceeded`, or `hung` without one.
+    ReplaceZeroHangs,
 }
 
 impl RetryAfter {
-    pub const ALL: [RetryAfter; 4] = [
+    pub const ALL: [RetryAfter; 6] = [
         RetryAfter::Honour,
         RetryAfter::Stop,
         RetryAfter::Ignore,
         RetryAfter::Replace,
+        RetryAfter::ReplaceUnlessZero,
+        RetryAfter::ReplaceZeroHangs,
     ];
 
     /// Whether the policy waits as the server says (and so jitter, a clamp or a restart of the
     /// backoff apply to it).
     pub fn waits(self) -> bool {
-        matches!(self, RetryAfter::Honour | RetryAfter::Replace)
+        matches!(
+            self,
+            RetryAfter::Honour
+                | RetryAfter::Replace
+                | RetryAfter::ReplaceUnlessZero
+                | RetryAfter::ReplaceZeroHangs
+        )
+    }
+
+    /// Whether a Retry-After of `wait` takes the place of the backoff: a wait the policy heeds,
+    /// which for `ReplaceUnlessZero` is a wait of more than zero.
+    pub fn heeds(self, wait: Tick) -> bool {
+        // `ReplaceZeroHangs` heeds a zero too: it is what holds the call.
+        self.waits() && !(self == RetryAfter::ReplaceUnlessZero && wait == Tick::ZERO)
+    }
+
+    /// Whether a Retry-After of `wait` holds the call until its deadline.
+    pub fn holds(self, wait: Tick) -> bool {
+        self == RetryAfter::ReplaceZeroHangs && wait == Tick::ZERO
     }
 
     pub fn name(self) -> &'static str {
@@ -117,6 +144,8 @@ impl RetryAfter {
             RetryAfter::Stop => "stop",
             RetryAfter::Ignore => "ignore",
             RetryAfter::Replace => "replace",
+            RetryAfter::ReplaceUnlessZero => "replace_unless_zero",
+            RetryAfter::ReplaceZeroHangs => "replace_zero_hangs",
         }
     }
 }

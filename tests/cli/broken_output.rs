@@ -162,12 +162,12 @@ fn plot_refuses_numbers_that_are_not_finite_and_a_header_alone() {
         ),
         (
             "timeseries.csv",
-            with(&series, "goodput", "-inf"),
+            with(&series, "goodput_per_s", "-inf"),
             "`-inf` is not a number value",
         ),
         (
             "timeseries.csv",
-            with(&series, "offered", "NaN"),
+            with(&series, "offered_per_s", "NaN"),
             "`NaN` is not a number value",
         ),
         (

@@ -7,8 +7,7 @@ use std::path::Path;
 
 use retrysim::config::Source;
 use retrysim::output::column::Column;
-use retrysim::output::trace::Trace;
-use retrysim::output::{runs, summary, timeseries, tools};
+use retrysim::output::schema;
 
 fn read(path: &str) -> String {
     fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
@@ -143,14 +142,31 @@ fn documented(doc: &str, file: &str) -> Vec<(String, String)> {
 
 /// Every CSV file retrysim writes, with its columns after the parameter columns.
 fn output_files() -> Vec<(&'static str, Vec<Column>)> {
-    vec![
-        ("summary.csv", summary::columns()),
-        ("runs.csv", runs::columns()),
-        ("tools.csv", tools::columns()),
-        ("timeseries.csv", timeseries::columns()),
-        ("intents.csv", Trace::Intents.columns()),
-        ("attempts.csv", Trace::Attempts.columns()),
-    ]
+    schema::files()
+        .into_iter()
+        .map(|(f, _, c)| (f, c))
+        .collect()
+}
+
+/// `out/schema.json` is what the column tables make of the shipped configs. After changing a
+/// column, write it again with `RETRYSIM_WRITE_SCHEMA=1 cargo test --test config schema`.
+#[test]
+fn the_committed_schema_is_the_code_s() {
+    let sweeps: Vec<_> = crate::shipped::configs()
+        .iter()
+        .map(|s| s.sweep().unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    let made = schema::document(&sweeps);
+    let path = crate::shipped::root().join("out/schema.json");
+    if std::env::var_os("RETRYSIM_WRITE_SCHEMA").is_some() {
+        std::fs::write(&path, &made).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == made,
+        "out/schema.json is stale: write it again with \
+         `RETRYSIM_WRITE_SCHEMA=1 cargo test --test config schema`"
+    );
 }
 
 #[test]

@@ -77,7 +77,7 @@ fn urllib3_counts_retries_and_spares_a_post() {
         classes(&get),
         [Reset, ServerError, Timeout, Throttled, Overloaded, Connect]
     );
-    assert_eq!(get.retry.retry_after, RetryAfter::Replace);
+    assert_eq!(get.retry.retry_after, RetryAfter::ReplaceUnlessZero);
     assert!(get.retry_after_retries);
     // The default cap is 120 s, after the jitter that backoff_jitter adds.
     let jittered = policy("preset.urllib3 = { backoff_factor = 1, backoff_jitter = 0.5 }");
@@ -211,6 +211,48 @@ fn botocore_modes_as_documented() {
     );
 }
 
+/// botocore's per-service entries, as measured against real botocore: today's standard mode
+/// gives DynamoDB and DynamoDB Streams 4 attempts and a 25 ms base (`retries/standard.py`), the
+/// legacy mode gives DynamoDB 10 attempts at a fixed 50 ms · 2^(n−1) (`data/_retry.json`), and
+/// an explicit count still wins.
+#[test]
+fn botocore_services_have_their_own_defaults() {
+    for service in ["dynamodb", "dynamodb-streams"] {
+        let p = policy(&format!("preset.botocore = {{ service = \"{service}\" }}"));
+        assert_eq!(p.retry.max_attempts, Attempts::AtMost(4), "{service}");
+        for (n, top) in [(1, 25_000), (3, 100_000)] {
+            assert!(spread_over(&p, n, 0, top), "{service}: retry {n}");
+        }
+        let throttle = p.throttle_backoff.expect("a throttle's own backoff");
+        assert_eq!(throttle.initial_delay, Tick(SECOND), "{service}");
+    }
+    let legacy = policy("preset.botocore = { mode = \"legacy\", service = \"dynamodb\" }");
+    assert_eq!(legacy.retry.max_attempts, Attempts::AtMost(10));
+    for (n, wait) in [(1, 50_000), (2, 100_000), (4, 400_000)] {
+        assert_eq!(draws(&legacy.backoff, n, 50), vec![wait; 50], "retry {n}");
+    }
+    // DynamoDB Streams' endpoint has no entry in `_retry.json`; nor has S3 an attempt count.
+    for other in ["dynamodb-streams", "s3"] {
+        let p = policy(&format!(
+            "preset.botocore = {{ mode = \"legacy\", service = \"{other}\" }}"
+        ));
+        assert_eq!(p.retry.max_attempts, Attempts::AtMost(5), "{other}");
+    }
+    let before = policy(
+        "preset.botocore = { new_retries_2026 = false, mode = \"standard\", service = \"dynamodb\" }",
+    );
+    assert_eq!(before.retry.max_attempts, Attempts::AtMost(3));
+    let set = policy("preset.botocore = { service = \"dynamodb\", total_max_attempts = 2 }");
+    assert_eq!(set.retry.max_attempts, Attempts::AtMost(2));
+    let e = refused("preset.botocore = { service = \"dynamdb\" }");
+    assert_says(&e, &["preset.botocore.service", "\"dynamodb\""]);
+    let e = refused("preset.botocore = { service = \"DynamoDB\" }");
+    assert_says(
+        &e,
+        &["preset.botocore.service", "not a botocore service id"],
+    );
+}
+
 const GRPC: &str = r#"preset.grpc = '''
 { "methodConfig": [{ "name": [{ "service": "tools.Api" }], "timeout": "2s", "retryPolicy": {
     "maxAttempts": 9, "initialBackoff": "0.1s", "maxBackoff": "1s", "backoffMultiplier": 2,
@@ -283,6 +325,59 @@ fn grpc_hedging_policy_staggers_its_hedges() {
         "preset.grpc = '{ \"methodConfig\": [{ \"hedgingPolicy\": { \"maxAttempts\": 2 } }] }'",
     );
     assert_says(&e, &["hedge_delay", "not safe to send twice"]);
+}
+
+/// A6's header: "Implemented in: Java, .NET, Node, Go except hedging, and C-Core except
+/// hedging". Go and the C core (grpcio, measured) read a `hedgingPolicy` and make one attempt
+/// per call, and the description says so; the core alone holds a 0 ms pushback (see the
+/// model's pushback tests). Without a name, the preset is Java's, which does all of A6.
+#[test]
+fn grpc_implementations_differ_as_a6_says() {
+    let service = "{ \"methodConfig\": [{ \"hedgingPolicy\": { \"maxAttempts\": 3, \"hedgingDelay\": \"0.5s\" } }] }";
+    let hedged = |implementation: &str| {
+        let text = format!(
+            "preset.grpc = {{ implementation = \"{implementation}\", service_config = '{service}' }}"
+        );
+        Source {
+            name: "h.toml".into(),
+            text: text_with_tool(&text, "kind = \"read_only\"\n"),
+            dir: None,
+        }
+        .sweep()
+        .map(|s| s.base.policies[0].clone())
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    for full in ["java", "dotnet", "node"] {
+        let p = hedged(full);
+        assert_eq!(p.hedging, Hedging::Staggered, "{full}");
+        assert_eq!(p.retry.max_attempts, Attempts::AtMost(3), "{full}");
+        assert_eq!(p.note, None);
+    }
+    for without in ["go", "core"] {
+        let p = hedged(without);
+        assert_eq!(p.hedge, Wait::None, "{without}");
+        assert_eq!(p.retry.max_attempts, Attempts::AtMost(1), "{without}");
+        let note = p.note.expect("the description says what is ignored");
+        assert!(note.contains("ignores the hedgingPolicy"), "{note}");
+    }
+    let retrying = |implementation: &str| {
+        let config = GRPC
+            .trim_start_matches("preset.grpc = '''")
+            .trim_end_matches("'''");
+        policy(&format!(
+            "preset.grpc = {{ implementation = \"{implementation}\", service_config = '''{config}''' }}"
+        ))
+    };
+    assert_eq!(
+        retrying("core").retry.retry_after,
+        RetryAfter::ReplaceZeroHangs
+    );
+    assert_eq!(retrying("go").retry.retry_after, RetryAfter::Replace);
+    assert_eq!(retrying("java").retry, policy(GRPC).retry);
+    let e = refused("preset.grpc = { implementation = \"rust\", service_config = '{}' }");
+    assert_says(&e, &["implementation", "`core`, `go`, `java`, `dotnet`"]);
+    let e = refused("preset.grpc = { implementation = \"core\" }");
+    assert_says(&e, &["service_config"]);
 }
 
 #[test]

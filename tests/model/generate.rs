@@ -373,6 +373,7 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     concurrency,
                     // Resolved once the tools are drawn.
                     waits: Vec::new(),
+                    note: None,
                 }
             },
         )

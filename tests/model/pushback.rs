@@ -16,12 +16,20 @@ const LONG: &str = "{ initial_delay = \"10s\", jitter = \"none\", max_delay = \"
 /// dispatch, met by a policy with `backoff` and the Retry-After `rules`: the waits between one
 /// attempt's end and the next one's dispatch, in milliseconds.
 fn gaps(backoff: &str, rules: &str) -> Vec<u64> {
+    gaps_of(
+        "1s",
+        &format!("max_attempts = 5\nbackoff = {backoff}\n{rules}"),
+    )
+}
+
+/// The same script with the 429 asking for `asked`, met by the policy `body`.
+fn gaps_of(asked: &str, body: &str) -> Vec<u64> {
     let exp = experiment(&format!(
         "name = \"p\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"t\"\nscript = [\n\
          {{ outcome = \"5xx\", after = \"10ms\" }},\n{{ outcome = \"5xx\", after = \"10ms\" }},\n\
-         {{ outcome = \"429\", after = \"10ms\", retry_after = \"1s\" }},\n\
+         {{ outcome = \"429\", after = \"10ms\", retry_after = \"{asked}\" }},\n\
          {{ outcome = \"5xx\", after = \"10ms\" }},\n{{ outcome = \"ok\", after = \"10ms\" }}]\n\
-         [[policy]]\nname = \"p\"\nmax_attempts = 5\nbackoff = {backoff}\n{rules}\n"
+         [[policy]]\nname = \"p\"\n{body}\n"
     ));
     let (_, attempts) = &traced(&exp, 0)[0];
     assert_eq!(attempts.len(), 5);
@@ -70,6 +78,33 @@ fn a_retry_after_is_a_floor_a_replacement_a_clamp_or_a_restart() {
         gaps(LONG, "retry_after_resets = true"),
         [10_000, 20_000, 40_000, 10_000]
     );
+}
+
+/// urllib3 sleeps on a Retry-After only when it is truthy (`Retry.sleep_for_retry`): a
+/// `Retry-After: 0` leaves the wait to the backoff, where `"replace"` waits exactly nothing.
+#[test]
+fn a_retry_after_of_zero_is_no_wait_given_for_urllib3() {
+    let body = |rule: &str| {
+        format!(
+            "max_attempts = 5\nbackoff = {{ initial_delay = \"100ms\", jitter = \"none\" }}\n\
+             retry_after = \"{rule}\""
+        )
+    };
+    assert_eq!(gaps_of("0s", &body("replace")), [100, 200, 0, 800]);
+    assert_eq!(
+        gaps_of("0s", &body("replace_unless_zero")),
+        [100, 200, 400, 800]
+    );
+    assert_eq!(
+        gaps_of("1s", &body("replace_unless_zero")),
+        [100, 200, 1000, 800]
+    );
+    // urllib3 itself, `Retry(total=4, backoff_factor=0.1, status_forcelist=[502, 503, 504])` on a GET:
+    // 0 s first, then 0.1 · 2^(n−1) s; the zero Retry-After gets the third retry's 0.4 s.
+    let urllib3 = "preset.urllib3 = { total = 4, backoff_factor = 0.1, status_forcelist = [502, 503, 504], \
+                   method = \"GET\" }";
+    assert_eq!(gaps_of("0s", urllib3), [0, 200, 400, 800]);
+    assert_eq!(gaps_of("1s", urllib3), [0, 200, 1000, 800]);
 }
 
 /// botocore's current defaults back off from 1 s after a throttle and from 50 ms after other
@@ -133,4 +168,44 @@ fn a_refusal_that_names_a_wait_can_be_retried_for_it() {
         story(named, ""),
         (Status::Stopped(StopReason::NotRetryable), 1)
     );
+}
+
+/// A 429 with a pushback of 0 ms, then success, met by the gRPC preset of `implementation`
+/// (`timeout` the call's deadline, where given): the intent's record.
+fn zero_pushback(implementation: &str, timeout: &str) -> retrysim::metrics::IntentRecord {
+    let timeout = match timeout {
+        "" => String::new(),
+        t => format!(", \"timeout\": \"{t}\""),
+    };
+    let exp = experiment(&format!(
+        "name = \"g\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"t\"\nscript = [\n\
+         {{ outcome = \"429\", after = \"10ms\", retry_after = \"0s\" }},\n\
+         {{ outcome = \"ok\", after = \"10ms\" }}]\n\
+         [[policy]]\nname = \"g\"\npreset.grpc = {{ implementation = \"{implementation}\", \
+         service_config = '{{ \"methodConfig\": [{{ \"retryPolicy\": {{ \"maxAttempts\": 3, \
+         \"initialBackoff\": \"0.1s\", \"maxBackoff\": \"1s\", \"backoffMultiplier\": 2, \
+         \"retryableStatusCodes\": [\"RESOURCE_EXHAUSTED\"] }}{timeout} }}] }}' }}\n"
+    ));
+    traced(&exp, 0)[0].0
+}
+
+/// gRPC's C core (grpcio), measured: a server pushback of 0 ms is not retried, and the call
+/// waits for its deadline; the other implementations retry at once, as A6 says.
+#[test]
+fn grpc_core_holds_a_zero_pushback_until_the_deadline() {
+    let java = zero_pushback("java", "5s");
+    assert_eq!((java.attempts, java.status), (2, Status::Succeeded));
+    assert_eq!(java.end.0 - java.start.0, 20_000, "retried at once");
+    let core = zero_pushback("core", "5s");
+    assert_eq!(core.attempts, 1);
+    assert_eq!(core.status, Status::Stopped(StopReason::DeadlineExceeded));
+    assert_eq!(
+        core.end.0 - core.start.0,
+        5_000_000,
+        "ended at the deadline"
+    );
+    // Without a deadline the call waits for ever: the run ends it hung.
+    let forever = zero_pushback("core", "");
+    assert_eq!(forever.attempts, 1);
+    assert_eq!(forever.status, Status::Stopped(StopReason::Hung));
 }

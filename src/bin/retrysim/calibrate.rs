@@ -60,6 +60,20 @@ pub fn command(args: &CalibrateArgs) -> Result<(), Failure> {
         ]);
     }
     out.push_str(&report::aligned(&rows));
+    let join = &observed.join;
+    let reading = match join.server_spans {
+        _ if join.given_up => "the server spans were too many to join: calls without a reply \
+             read from the client spans alone, as lost requests"
+            .to_string(),
+        0 => "no server spans: calls without a reply read from the client spans alone, as lost \
+              requests (export the server's spans too to tell a lost reply from a lost request)"
+            .to_string(),
+        n => format!(
+            "joined with {n} server spans: a call without a reply that its server completed is \
+             a lost reply, one it did not a lost request"
+        ),
+    };
+    let _ = writeln!(out, "{reading}");
     let _ = writeln!(out, "wrote {}", done.config.display());
     print(&out)
 }

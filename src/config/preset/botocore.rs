@@ -11,6 +11,14 @@
 //!   after a throttle; `x-amz-retry-after` honoured within [backoff, backoff + 5 s].
 //! - `adaptive`: `standard`, and a client-side send-rate limiter that adapts to throttles
 //!   (`send_rate`, botocore's constants), which may hold back first attempts too.
+//!
+//! `service` names the AWS service (botocore's hyphenated service id) for the per-service
+//! entries botocore keeps: today's standard mode gives `dynamodb` and `dynamodb-streams` 4
+//! attempts and a 25 ms base (`retries/standard.py`); the legacy mode gives `dynamodb` 10
+//! attempts and a fixed `50 ms · 2^(n−1)` (`data/_retry.json`; DynamoDB Streams' endpoint has no
+//! entry there). Standard before 2026 had no per-service entries. Other services take the
+//! defaults: the entries they have add error codes, which retrysim's failure classes hold
+//! already.
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -30,6 +38,33 @@ pub struct Retries {
     max_attempts: Option<Spanned<u32>>,
     total_max_attempts: Option<Spanned<u32>>,
     new_retries_2026: Option<Spanned<bool>>,
+    service: Option<Spanned<String>>,
+}
+
+/// The services botocore has entries for, in one mode or another.
+const SERVICES: [&str; 2] = ["dynamodb", "dynamodb-streams"];
+
+/// What botocore's tables give a service in a mode: attempts, and the base of the backoff
+/// after a failure that is not a throttle.
+struct Defaults {
+    attempts: u32,
+    base: Tick,
+}
+
+impl Defaults {
+    fn of(service: &str, legacy: bool, new: bool) -> Defaults {
+        let (attempts, base) = match (legacy, new, service) {
+            (true, _, "dynamodb") => (10, SECOND / 20),
+            (true, _, _) => (5, SECOND),
+            (false, true, "dynamodb" | "dynamodb-streams") => (4, SECOND / 40),
+            (false, true, _) => (3, SECOND / 20),
+            (false, false, _) => (3, SECOND),
+        };
+        Defaults {
+            attempts,
+            base: Tick(base),
+        }
+    }
 }
 
 const SECOND: u64 = TICKS_PER_SECOND;
@@ -57,6 +92,32 @@ pub(super) fn expand(check: &Check, settings: &Spanned<Retries>, path: &str) -> 
             );
         }
     };
+    let service = match &r.service {
+        None => "",
+        Some(name) => {
+            let typed = name.get_ref();
+            let id = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
+            if typed.is_empty() || !typed.chars().all(id) {
+                return check.error_allowing(
+                    name.span(),
+                    &at("service"),
+                    format!("\"{typed}\" is not a botocore service id"),
+                    "lowercase letters, digits and hyphens, as `client.meta.service_model.\
+                     service_id.hyphenize()` gives (\"dynamodb\", \"dynamodb-streams\", \"s3\")",
+                );
+            }
+            if let Some(meant) = crate::suggest::closest(typed, SERVICES) {
+                return check.error_allowing(
+                    name.span(),
+                    &at("service"),
+                    format!("\"{typed}\" is no service botocore has entries for"),
+                    &format!("\"{meant}\" (or any other service id, which takes the defaults)"),
+                );
+            }
+            typed.as_str()
+        }
+    };
+    let defaults = Defaults::of(service, legacy, new);
     let attempts = match (&r.max_attempts, &r.total_max_attempts) {
         (Some(_), Some(total)) => {
             return check.error_allowing(
@@ -76,8 +137,7 @@ pub(super) fn expand(check: &Check, settings: &Spanned<Retries>, path: &str) -> 
             );
         }
         (None, Some(total)) => *total.get_ref(),
-        (None, None) if legacy => 5,
-        (None, None) => 3,
+        (None, None) => defaults.attempts,
     };
     let retry_on = vec![
         FailureClass::Connect,
@@ -100,10 +160,16 @@ pub(super) fn expand(check: &Check, settings: &Spanned<Retries>, path: &str) -> 
         send_rate: adaptive,
         ..Rules::default()
     };
-    if legacy {
+    if legacy && defaults.base.0 < SECOND {
+        // A number as the base of `_retry.json`'s delay: no random factor.
+        rules.backoff = Some(Curve {
+            jitter: Jitter::None,
+            ..full(defaults.base.0, None, Cap::BeforeJitter)
+        });
+    } else if legacy {
         rules.backoff = Some(full(SECOND, None, Cap::BeforeJitter));
     } else if new {
-        rules.backoff = Some(full(SECOND / 20, Some(MAX_BACKOFF), Cap::BeforeJitter));
+        rules.backoff = Some(full(defaults.base.0, Some(MAX_BACKOFF), Cap::BeforeJitter));
         rules.throttle_backoff = Some(full(SECOND, Some(MAX_BACKOFF), Cap::BeforeJitter));
         rules.retry_budget = Some(Budget::AwsStandard {
             retry_cost: 14.0,
@@ -113,7 +179,7 @@ pub(super) fn expand(check: &Check, settings: &Spanned<Retries>, path: &str) -> 
         rules.retry_after = Some(RetryAfter::Honour);
         rules.retry_after_over_backoff = Some(Tick(5 * SECOND));
     } else {
-        rules.backoff = Some(full(SECOND, Some(MAX_BACKOFF), Cap::AfterJitter));
+        rules.backoff = Some(full(defaults.base.0, Some(MAX_BACKOFF), Cap::AfterJitter));
         rules.retry_budget = Some(Budget::AwsStandard {
             retry_cost: 5.0,
             timeout_cost: 10.0,

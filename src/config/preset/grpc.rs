@@ -19,7 +19,19 @@
 //! - `retryThrottling` is a token bucket debited by retryable failures only.
 //! - `hedgingPolicy` is `hedging = "staggered"`: the k-th hedge at k · `hedgingDelay`, the next
 //!   at once after a status in `nonFatalStatusCodes`, and the call ended by any other.
+//!
+//! gRPC's implementations differ (A6's header: "Implemented in: Java, .NET, Node, Go except
+//! hedging, and C-Core except hedging"), so the preset names one: `preset.grpc` is the service
+//! config's text (`"java"`, which does all of A6), or `{ implementation, service_config }`.
+//! `"go"` and `"core"` (grpcio and the other wrapped languages) read a `hedgingPolicy` and
+//! ignore it without a word: one attempt per call, as measured with grpcio. `"core"` also holds
+//! a call whose server pushback is 0 ms until its deadline instead of retrying (measured with
+//! grpcio; `retry_after = "replace_zero_hangs"`).
 
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, MapAccess, Visitor};
 use serde_json::Value as Json;
 use toml::Spanned;
 
@@ -29,6 +41,84 @@ use crate::config::check::{Check, Result};
 use crate::model::FailureClass;
 use crate::policy::{Jitter, RetryAfter};
 use crate::time::{Tick, parse_duration};
+
+/// `preset.grpc`: a service config's JSON text, and the gRPC implementation that reads it.
+#[derive(Clone)]
+pub struct Grpc {
+    implementation: Implementation,
+    service_config: String,
+}
+
+/// The gRPC implementations A6 names.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Implementation {
+    Core,
+    Go,
+    Java,
+    Dotnet,
+    Node,
+}
+
+impl Implementation {
+    const NAMES: [&'static str; 5] = ["core", "go", "java", "dotnet", "node"];
+    const ALL: [Implementation; 5] = [
+        Implementation::Core,
+        Implementation::Go,
+        Implementation::Java,
+        Implementation::Dotnet,
+        Implementation::Node,
+    ];
+
+    fn hedges(self) -> bool {
+        !matches!(self, Implementation::Core | Implementation::Go)
+    }
+}
+
+impl<'de> Deserialize<'de> for Grpc {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> std::result::Result<Grpc, D::Error> {
+        d.deserialize_any(GrpcVisitor)
+    }
+}
+
+struct GrpcVisitor;
+
+const GRPC_FIELDS: [&str; 2] = ["implementation", "service_config"];
+
+impl<'de> Visitor<'de> for GrpcVisitor {
+    type Value = Grpc;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a service config's JSON text, or { implementation, service_config }")
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> std::result::Result<Grpc, E> {
+        Ok(Grpc {
+            implementation: Implementation::Java,
+            service_config: text.to_string(),
+        })
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> std::result::Result<Grpc, M::Error> {
+        let (mut implementation, mut config) = (None, None);
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "implementation" => {
+                    let name: String = map.next_value()?;
+                    let Some(i) = Implementation::NAMES.iter().position(|n| *n == name) else {
+                        return Err(de::Error::unknown_variant(&name, &Implementation::NAMES));
+                    };
+                    implementation = Some(Implementation::ALL[i]);
+                }
+                "service_config" => config = Some(map.next_value::<String>()?),
+                other => return Err(de::Error::unknown_field(other, &GRPC_FIELDS)),
+            }
+        }
+        Ok(Grpc {
+            implementation: implementation.unwrap_or(Implementation::Java),
+            service_config: config.ok_or_else(|| de::Error::missing_field("service_config"))?,
+        })
+    }
+}
 
 /// The most attempts a gRPC client makes, whatever the config says.
 const MAX_ATTEMPTS: u64 = 5;
@@ -117,13 +207,14 @@ impl Reader<'_> {
     }
 }
 
-pub(super) fn expand(check: &Check, text: &Spanned<String>, path: &str) -> Result<Rules> {
+pub(super) fn expand(check: &Check, preset: &Spanned<Grpc>, path: &str) -> Result<Rules> {
     let read = Reader {
         check,
-        span: text.span(),
+        span: preset.span(),
         path,
     };
-    let config: Json = match serde_json::from_str(text.get_ref()) {
+    let implementation = preset.get_ref().implementation;
+    let config: Json = match serde_json::from_str(&preset.get_ref().service_config) {
         Ok(v) => v,
         Err(e) => {
             return read.fail(
@@ -186,6 +277,23 @@ pub(super) fn expand(check: &Check, text: &Spanned<String>, path: &str) -> Resul
     };
     rules.retry_budget = throttling;
     rules.deadline = deadline;
+    if rules.hedge_delay.is_some() && !implementation.hedges() {
+        let name = Implementation::NAMES[implementation as usize];
+        rules = Rules {
+            max_attempts: Some(Attempts::AtMost(1)),
+            retry_on: Some(Vec::new()),
+            backoff: None,
+            retry_after: None,
+            hedge_delay: None,
+            note: Some(format!(
+                "gRPC {name} ignores the hedgingPolicy: one attempt per call"
+            )),
+            ..rules
+        };
+    }
+    if implementation == Implementation::Core && rules.retry_after.is_some() {
+        rules.retry_after = Some(RetryAfter::ReplaceZeroHangs);
+    }
     Ok(rules)
 }
 

@@ -33,8 +33,8 @@ pub struct Preset {
     pub urllib3: Option<Spanned<urllib3::Retry>>,
     pub tenacity: Option<Spanned<tenacity::Retrying>>,
     pub botocore: Option<Spanned<botocore::Retries>>,
-    /// A gRPC service config, pasted as its JSON text.
-    pub grpc: Option<Spanned<String>>,
+    /// A gRPC service config, pasted as its JSON text, and the implementation reading it.
+    pub grpc: Option<Spanned<grpc::Grpc>>,
     pub polly: Option<Spanned<polly::RetryStrategyOptions>>,
     pub resilience4j: Option<Spanned<resilience4j::RetryConfig>>,
     pub envoy: Option<Spanned<envoy::RetryPolicy>>,
@@ -59,6 +59,8 @@ struct Rules {
     send_rate: bool,
     /// Staggered hedges, this far apart.
     hedge_delay: Option<Tick>,
+    /// A setting the library reads and ignores, said beside the policy's description.
+    note: Option<String>,
 }
 
 /// A cap on attempts, counting the first.
@@ -225,6 +227,7 @@ impl Fill<'_> {
         if let Some(rule) = rules.retry_after {
             self.put(&mut out.retry_after, "retry_after", rule.name().into())?;
         }
+        out.note = rules.note;
         if let Some(max) = rules.retry_after_max {
             self.put(&mut out.retry_after_max, "retry_after_max", ticks(max))?;
         }

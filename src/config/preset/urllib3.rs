@@ -4,7 +4,8 @@
 //! a read error (a dropped connection after the request went out, a read timeout) and a status
 //! in `status_forcelist` only for a method in `allowed_methods`, which leaves POST out; a 413,
 //! 429 or 503 carrying Retry-After is retried for an allowed method whatever the status list
-//! says, after exactly the wait it names. The backoff waits nothing before the first retry,
+//! says, after exactly the wait it names; a `Retry-After: 0` names none, and the backoff decides
+//! (`sleep_for_retry` sleeps only on a truthy wait). The backoff waits nothing before the first retry,
 //! then `backoff_factor · 2^(n−1)` (plus up to `backoff_jitter`), capped at `backoff_max`.
 
 use serde::Deserialize;
@@ -145,7 +146,7 @@ pub(super) fn expand(check: &Check, settings: &Spanned<Retry>, path: &str) -> Re
         retry_on: Some(retry_on),
         backoff: Some(backoff),
         retry_after: Some(if respect {
-            RetryAfter::Replace
+            RetryAfter::ReplaceUnlessZero
         } else {
             RetryAfter::Ignore
         }),

@@ -119,6 +119,7 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
     )?;
     Ok(Policy {
         name,
+        note: raw.note.clone(),
         retry: own.retry,
         timeout,
         hedge,

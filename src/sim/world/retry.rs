@@ -93,6 +93,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     ) {
         let now = sched.now();
         match self.next_attempt(slot, class, retry_after, now) {
+            // Held with no deadline: nothing more happens, and the run ends it `hung`.
+            Ok(Tick::MAX) => {}
             Ok(until) => {
                 let intent = self.intents.get(slot);
                 intent.client.backoff = intent.client.backoff.after(until.since(now));
@@ -153,6 +155,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if retry_after.is_some() && policy.retry.retry_after == RetryAfter::Stop {
             return Err(StopReason::NotRetryable);
         }
+        if retry_after.is_some_and(|w| policy.retry.retry_after.holds(w)) {
+            // Held, not retried: the call waits for its deadline, or in silence for ever.
+            let start = intent.retry.scope.start;
+            return Ok(policy.limits.deadline.map_or(Tick::MAX, |d| start.after(d)));
+        }
         let backoff = match (class, &policy.throttle_backoff) {
             (FailureClass::Throttled, Some(throttled)) => throttled,
             _ => policy.backoff_of(layer),
@@ -178,7 +185,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         };
         let backoff_delay = backoff.delay(n, previous, word);
         let (id, retries) = (intent.id, intent.retry.retries);
-        let asked = match retry_after.filter(|_| policy.retry.retry_after.waits()) {
+        let asked = match retry_after.filter(|&w| policy.retry.retry_after.heeds(w)) {
             None => None,
             Some(wait) => {
                 let jittered = wait.after(self.retry_after_jitter(id, retries));
@@ -194,7 +201,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         };
         let delay = match (policy.retry.retry_after, asked) {
             (_, None) => backoff_delay,
-            (RetryAfter::Replace, Some(asked)) => asked,
+            (RetryAfter::Replace | RetryAfter::ReplaceUnlessZero, Some(asked)) => asked,
             (_, Some(asked)) => backoff_delay.max(asked),
         };
         let ask = Ask {
