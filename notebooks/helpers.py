@@ -117,3 +117,49 @@ def agreement(rows, measure, ci95, closed):
     z = (rows[measure] - closed) / se.where(se > 0)
     return pd.DataFrame({"measured": rows[measure], "closed form": closed,
                          "standard error": se, "z": z.fillna(0.0)})
+
+
+# pandas dtypes for the Table Schema types of out/schema.json: a count that may be empty is a
+# nullable integer, so an empty cell is <NA> and the column stays integer.
+_DTYPES = {("integer", True): "int64", ("integer", False): "Int64",
+           ("number", True): "float64", ("number", False): "float64",
+           ("string", True): "string", ("string", False): "string",
+           ("boolean", True): "boolean", ("boolean", False): "boolean"}
+
+
+def _schema():
+    import json
+    return json.loads((ROOT / "out" / "schema.json").read_text())
+
+
+def _parameter_type(values):
+    """A parameter column's type from its axis values, as out/schema.json says."""
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return "integer"
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return "number"
+    return "string"
+
+
+def load(folder, file="summary.csv"):
+    """One CSV file of any output folder with the dtypes out/schema.json gives its columns (the
+    parameter columns typed by the folder's manifest.toml), one dtype per column name."""
+    import tomllib
+    folder = Path(folder)
+    fields = list(_schema()["tables"][file]["schema"]["fields"])
+    manifest = tomllib.loads((folder / "manifest.toml").read_text())
+    axes = manifest.get("resolved", {}).get("sweep", {}).get("axis", [])
+    params = [{"name": a["path"], "type": _parameter_type(a["values"])} for a in axes]
+    frame = pd.read_csv(folder / file, dtype=str, keep_default_na=False)
+    for field in params + fields:
+        column, kind = field["name"], field["type"]
+        required = field.get("constraints", {}).get("required", False)
+        cells = frame[column]
+        if kind == "string":
+            frame[column] = cells.astype("string")
+        elif kind == "boolean":
+            frame[column] = cells.map({"true": True, "false": False}).astype("boolean")
+        else:
+            numbers = pd.to_numeric(cells.replace("", None))
+            frame[column] = numbers.astype(_DTYPES[(kind, required)])
+    return frame

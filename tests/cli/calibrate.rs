@@ -279,3 +279,41 @@ fn a_bad_trace_is_refused_where_it_is_bad() {
         );
     }
 }
+
+/// A trace the real OpenTelemetry Python SDK wrote (`tests/fixtures/otel-python/make.py`: the
+/// requests and WSGI instrumentations against a flaky loopback server; its README gives the
+/// schedule). `requests` names a refused connection and a dropped one alike
+/// (`ConnectionError`): only the message's evidence (`NewConnectionError`,
+/// `NameResolutionError`, `ConnectTimeoutError`) makes a call a failed connection, and only a
+/// server span that completed tells a lost reply from a lost request. Both spellings of the
+/// Retry-After header attribute are read; Python writes `retry_after`.
+#[test]
+fn a_real_sdk_trace_tells_lost_replies_from_lost_requests() {
+    let dir = root().join("tests/fixtures/otel-python");
+    // (file, calls, refused + connect timeouts + DNS failures, replies lost (completed at the
+    // server: dropped after the work, and read timeouts), requests lost (dropped before the
+    // work, and resets), 503s).
+    let cases: [(&str, u64, u64, u64, u64, u64); 2] = [
+        ("spans.jsonl", 200, 8 + 4 + 4, 20 + 4, 12 + 8, 30),
+        ("spans-legacy.jsonl", 49, 2 + 1 + 1, 5 + 1, 3 + 2, 7),
+    ];
+    for (file, calls, connect, replies, requests, refusals) in cases {
+        let path = dir.join(file);
+        let observed = calibrate::read(&path, file).unwrap_or_else(|e| panic!("{e}"));
+        let op = &observed.operations["GET"];
+        assert_eq!(op.attempts(), calls, "{file}");
+        assert_eq!(
+            op.count(Outcome::Connect),
+            connect,
+            "{file}: failed connections"
+        );
+        assert_eq!(op.count(Outcome::ServerError), refusals, "{file}: 503s");
+        assert_eq!(op.retry_after.len(), refusals, "{file}: Retry-After read");
+        let u = observed.unanswered("GET").expect("server spans joined");
+        assert_eq!(
+            (u.replies_lost, u.requests_lost),
+            (replies, requests),
+            "{file}"
+        );
+    }
+}

@@ -1,0 +1,31 @@
+"""Loads every committed CSV under out/ through helpers.load and out/schema.json, and checks
+each column came out with the one dtype its name has in every file (run by `.ci/run`)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import helpers
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main():
+    files = subprocess.run(["git", "ls-files", "out/*/*.csv"], cwd=ROOT, check=True,
+                           capture_output=True, text=True).stdout.split()
+    seen, problems = {}, []
+    for path in files:
+        folder, file = (ROOT / path).parent, Path(path).name
+        frame = helpers.load(folder, file)
+        for column, dtype in frame.dtypes.items():
+            first = seen.setdefault(column, (str(dtype), path))
+            if first[0] != str(dtype):
+                problems.append(f"{column}: {dtype} in {path}, {first[0]} in {first[1]}")
+    for p in problems:
+        print(p, file=sys.stderr)
+    print(f"{len(files)} files, {len(seen)} column names, {len(problems)} with two dtypes")
+    return 1 if problems or not files else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
