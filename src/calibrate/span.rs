@@ -72,7 +72,7 @@ impl Outcome {
 
     /// The outcome of an error with no status code, from what the trace says of it (the
     /// error's type, the exception's type and message, the status message): a failed
-    /// connection only on evidence that nothing was sent ([`NOTHING_SENT`]), else a timeout,
+    /// connection only on evidence that nothing was sent (`NOTHING_SENT`), else a timeout,
     /// else no reply. A generic `ConnectionError` (Python's `requests`) is said for a refused
     /// connection and a dropped one alike: without more it is no reply, which a retry of a
     /// write may duplicate.
