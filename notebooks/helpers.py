@@ -119,14 +119,6 @@ def agreement(rows, measure, ci95, closed):
                          "standard error": se, "z": z.fillna(0.0)})
 
 
-# pandas dtypes for the Table Schema types of out/schema.json: a count that may be empty is a
-# nullable integer, so an empty cell is <NA> and the column stays integer.
-_DTYPES = {("integer", True): "int64", ("integer", False): "Int64",
-           ("number", True): "float64", ("number", False): "float64",
-           ("string", True): "string", ("string", False): "string",
-           ("boolean", True): "boolean", ("boolean", False): "boolean"}
-
-
 def _schema():
     import json
     return json.loads((ROOT / "out" / "schema.json").read_text())
@@ -160,6 +152,8 @@ def load(folder, file="summary.csv"):
         elif kind == "boolean":
             frame[column] = cells.map({"true": True, "false": False}).astype("boolean")
         else:
-            numbers = pd.to_numeric(cells.replace("", None))
-            frame[column] = numbers.astype(_DTYPES[(kind, required)])
+            # An integer that may be empty is the nullable Int64: an empty cell is <NA>, and
+            # the column stays integer.
+            dtype = "float64" if kind == "number" else ("int64" if required else "Int64")
+            frame[column] = pd.to_numeric(cells.replace("", None)).astype(dtype)
     return frame

@@ -32,6 +32,18 @@ fn read(body: &str) -> Result<Policy, String> {
     .map_err(|e| e.to_string())
 }
 
+/// The policy `body` makes on a read-only tool, which may be hedged.
+fn read_only(body: &str) -> Policy {
+    Source {
+        name: "h.toml".into(),
+        text: text_with_tool(body, "kind = \"read_only\"\n"),
+        dir: None,
+    }
+    .sweep()
+    .map(|s| s.base.policies[0].clone())
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
 fn policy(body: &str) -> Policy {
     read(body).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -298,16 +310,9 @@ fn grpc_service_config_as_grfc_a6_says() {
 #[test]
 fn grpc_hedging_policy_staggers_its_hedges() {
     let hedged = |policy: &str| {
-        let text =
-            format!("preset.grpc = '{{ \"methodConfig\": [{{ \"hedgingPolicy\": {policy} }}] }}'");
-        Source {
-            name: "h.toml".into(),
-            text: text_with_tool(&text, "kind = \"read_only\"\n"),
-            dir: None,
-        }
-        .sweep()
-        .map(|s| s.base.policies[0].clone())
-        .unwrap_or_else(|e| panic!("{e}"))
+        read_only(&format!(
+            "preset.grpc = '{{ \"methodConfig\": [{{ \"hedgingPolicy\": {policy} }}] }}'"
+        ))
     };
     let p = hedged(
         "{ \"maxAttempts\": 7, \"hedgingDelay\": \"0.5s\", \"nonFatalStatusCodes\": [\"UNAVAILABLE\"] }",
@@ -335,17 +340,9 @@ fn grpc_hedging_policy_staggers_its_hedges() {
 fn grpc_implementations_differ_as_a6_says() {
     let service = "{ \"methodConfig\": [{ \"hedgingPolicy\": { \"maxAttempts\": 3, \"hedgingDelay\": \"0.5s\" } }] }";
     let hedged = |implementation: &str| {
-        let text = format!(
+        read_only(&format!(
             "preset.grpc = {{ implementation = \"{implementation}\", service_config = '{service}' }}"
-        );
-        Source {
-            name: "h.toml".into(),
-            text: text_with_tool(&text, "kind = \"read_only\"\n"),
-            dir: None,
-        }
-        .sweep()
-        .map(|s| s.base.policies[0].clone())
-        .unwrap_or_else(|e| panic!("{e}"))
+        ))
     };
     for full in ["java", "dotnet", "node"] {
         let p = hedged(full);

@@ -60,7 +60,6 @@ enum Implementation {
 }
 
 impl Implementation {
-    const NAMES: [&'static str; 5] = ["core", "go", "java", "dotnet", "node"];
     const ALL: [Implementation; 5] = [
         Implementation::Core,
         Implementation::Go,
@@ -68,6 +67,16 @@ impl Implementation {
         Implementation::Dotnet,
         Implementation::Node,
     ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Implementation::Core => "core",
+            Implementation::Go => "go",
+            Implementation::Java => "java",
+            Implementation::Dotnet => "dotnet",
+            Implementation::Node => "node",
+        }
+    }
 
     fn hedges(self) -> bool {
         !matches!(self, Implementation::Core | Implementation::Go)
@@ -104,10 +113,16 @@ impl<'de> Visitor<'de> for GrpcVisitor {
             match key.as_str() {
                 "implementation" => {
                     let name: String = map.next_value()?;
-                    let Some(i) = Implementation::NAMES.iter().position(|n| *n == name) else {
-                        return Err(de::Error::unknown_variant(&name, &Implementation::NAMES));
-                    };
-                    implementation = Some(Implementation::ALL[i]);
+                    let found = Implementation::ALL.into_iter().find(|i| i.name() == name);
+                    if found.is_none() {
+                        // serde's own wording, which the did-you-mean reads.
+                        let names = Implementation::ALL.map(|i| format!("`{}`", i.name()));
+                        return Err(de::Error::custom(format!(
+                            "unknown variant `{name}`, expected one of {}",
+                            names.join(", ")
+                        )));
+                    }
+                    implementation = found;
                 }
                 "service_config" => config = Some(map.next_value::<String>()?),
                 other => return Err(de::Error::unknown_field(other, &GRPC_FIELDS)),
@@ -278,7 +293,7 @@ pub(super) fn expand(check: &Check, preset: &Spanned<Grpc>, path: &str) -> Resul
     rules.retry_budget = throttling;
     rules.deadline = deadline;
     if rules.hedge_delay.is_some() && !implementation.hedges() {
-        let name = Implementation::NAMES[implementation as usize];
+        let name = implementation.name();
         rules = Rules {
             max_attempts: Some(Attempts::AtMost(1)),
             retry_on: Some(Vec::new()),
