@@ -169,7 +169,8 @@ fn scale(bins: &[Bin]) -> (f64, f64) {
         (if r > 0.0 { lo.min(r) } else { lo }, hi.max(r))
     });
     let lo = if lo.is_finite() {
-        10f64.powf(lo.log10().floor()).max(0.1)
+        // Strictly below: a bin at the smallest rate must stand off the floor, where zero is.
+        10f64.powf(lo.log10().floor() - 1.0).max(0.1)
     } else {
         0.1
     };
