@@ -244,9 +244,9 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
     let lost = f.request_loss + f.reply_loss > 0.0;
     // A 429 that names a wait ends the intent where the policy stops on Retry-After, and is
     // retried for naming it where the policy says so.
-    let told = policy.retry_after_retries && f.retry_after.is_some();
+    let told = policy.pushback.retries && f.retry_after.is_some();
     let throttle_retried = (retried(FailureClass::Throttled) || told)
-        && !(f.retry_after.is_some() && policy.retry.retry_after == RetryAfter::Stop);
+        && !(f.retry_after.is_some() && policy.pushback.mode == RetryAfter::Stop);
     let occurring = [
         (
             FailureClass::Reset,

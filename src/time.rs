@@ -21,6 +21,16 @@ impl Tick {
     pub const ZERO: Tick = Tick(0);
     pub const MAX: Tick = Tick(u64::MAX);
 
+    /// `ms` milliseconds.
+    pub const fn from_millis(ms: u64) -> Tick {
+        Tick(ms * 1_000)
+    }
+
+    /// `s` seconds.
+    pub const fn from_secs(s: u64) -> Tick {
+        Tick(s * TICKS_PER_SECOND)
+    }
+
     /// Adds a span, saturating at the end of time rather than wrapping.
     pub fn after(self, span: Tick) -> Tick {
         Tick(self.0.saturating_add(span.0))

@@ -133,6 +133,43 @@ impl LossSignal {
 }
 
 impl Tool {
+    /// A tool named `name` of `kind` with every key at its config default: no faults, 1 ms
+    /// legs, as many workers as arrive, an idempotent, cooperative receiver.
+    pub fn new(name: impl Into<String>, kind: ToolKind) -> Self {
+        let leg = || Latency::Constant(Tick::from_millis(1));
+        Tool {
+            name: name.into(),
+            kind,
+            idempotent: true,
+            faults: Faults::default(),
+            loss_seen_as: LossSignal::Reset,
+            request_latency: leg(),
+            service_time: leg(),
+            reply_latency: leg(),
+            workers: None,
+            line: Line::UNBOUNDED,
+            script: None,
+            outages: Vec::new(),
+            capacity: Vec::new(),
+            lookup: Lookup {
+                time: Tick::from_millis(1),
+                failure: 0.0,
+                lag: Tick::ZERO,
+            },
+            cooperative: true,
+            key_retention: None,
+            slowdown: Tick::ZERO,
+            drop_expired: false,
+            rate_limit: None,
+            version_check: VersionCheck::Arrival,
+        }
+    }
+
+    /// Fails its calls as `faults` says.
+    pub fn with_faults(self, faults: Faults) -> Self {
+        Tool { faults, ..self }
+    }
+
     /// Whether an attempt that reaches this tool is taken up at once and nothing at its door can
     /// touch it: a worker always free, no outage, capacity window, rate limit, slowdown or
     /// dropping of expired work, no versioned record. Its arrival and the end of its service

@@ -101,13 +101,12 @@ pub fn paths(depth: usize, began: impl IntoIterator<Item = usize>) -> Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{Attempts, RetryAfter};
+    use crate::policy::Attempts;
 
     fn three(_: usize) -> Retry {
         Retry {
             max_attempts: Attempts::AtMost(3),
             retry_on: FailureClass::TRANSIENT.into_iter().collect(),
-            retry_after: RetryAfter::Honour,
         }
     }
 

@@ -5,6 +5,7 @@ pub mod backoff;
 pub mod breaker;
 pub mod budget;
 pub mod concurrency;
+pub mod decide;
 pub mod gate;
 pub mod hedge;
 pub mod idempotency;
@@ -12,24 +13,28 @@ pub mod layers;
 pub mod limits;
 pub mod reconcile;
 pub mod retry;
+pub mod retry_after;
 pub mod safety;
 pub mod send_rate;
+pub mod state;
 pub mod timeout;
 
 pub use backoff::{Backoff, Cap, FirstRetry, Growth, Jitter, Previous};
 pub use breaker::{Breaker, BreakerRule, Refuses, Trip, Window};
 pub use budget::{BudgetRule, RetryBudget};
 pub use concurrency::{ConcurrencyRule, LimitRule};
+pub use decide::{Failure, Next, Plan, Word, Words, decide};
 pub use hedge::Hedging;
 pub use idempotency::KeyScope;
 pub use layers::{Layer, Layers, Tries};
 pub use limits::{Admission, Limits};
-pub use retry::{Attempts, Retry, RetryAfter, RetryDecision, RetryOn};
+pub use retry::{Attempts, Retry, RetryDecision, RetryOn};
+pub use retry_after::{Pushback, RetryAfter};
 pub use send_rate::{SendRate, SendRateRule};
+pub use state::{RetryState, Scope};
 pub use timeout::{Tie, Wait, Waits};
 
 use crate::model::{FailureClass, Tool};
-use crate::time::Tick;
 
 /// One client configuration: how it retries, how long it waits for a reply and between
 /// attempts, and which idempotency key its requests carry.
@@ -49,21 +54,8 @@ pub struct Policy {
     pub retry_budget: Option<BudgetRule>,
     /// Whose calls share a breaker, a retry budget and a concurrency limit.
     pub scope: GateScope,
-    /// A wait drawn uniformly up to this long, added to a Retry-After the policy honours, so
-    /// that clients told the same time do not all come back at once.
-    pub retry_after_jitter: Tick,
-    /// The longest a Retry-After the policy waits on is followed, jitter included (botocore
-    /// clamps the server's word); `None`, as long as it says.
-    pub retry_after_max: Option<Tick>,
-    /// The most a Retry-After the policy waits on may add to the backoff's own delay (the AWS
-    /// SDKs keep the server's word within [backoff, backoff + 5 s]); `None`, no such bound.
-    pub retry_after_over_backoff: Option<Tick>,
-    /// A 429 or 503 that names a wait is retried even where `retry_on` leaves its class out,
-    /// as urllib3 retries such a refusal whatever its status list says.
-    pub retry_after_retries: bool,
-    /// After waiting on a Retry-After, the backoff starts its curve again from the first
-    /// retry's, as gRPC does after server pushback.
-    pub retry_after_resets: bool,
+    /// What the policy does with a server's Retry-After.
+    pub pushback: Pushback,
     /// The backoff after a 429 in any layer, where it has its own (botocore backs off from 1 s
     /// after a throttle, from 50 ms after other failures).
     pub throttle_backoff: Option<Backoff>,
@@ -119,6 +111,67 @@ impl GateScope {
 }
 
 impl Policy {
+    /// A configuration named `name` with every key at its config default: one attempt, no
+    /// timeout, no backoff, no key, no gate; the `with_*` setters and the public fields change
+    /// the rest.
+    pub fn new(name: impl Into<String>) -> Self {
+        Policy {
+            name: name.into(),
+            retry: Retry {
+                max_attempts: Attempts::AtMost(1),
+                retry_on: FailureClass::TRANSIENT.into_iter().collect(),
+            },
+            timeout: Wait::None,
+            backoff: Backoff::IMMEDIATE,
+            key: KeyScope::None,
+            limits: Limits::default(),
+            safety_gate: false,
+            breaker: None,
+            retry_budget: None,
+            scope: GateScope::Tool,
+            pushback: Pushback::default(),
+            throttle_backoff: None,
+            lookup_before_retry: false,
+            calls: None,
+            hedge: Wait::None,
+            hedging: Hedging::Single,
+            payload_drift: 0.0,
+            layers: None,
+            concurrency: None,
+            send_rate: None,
+            timeout_tie: Tie::Late,
+            waits: Vec::new(),
+            note: None,
+        }
+    }
+
+    /// Up to `max_attempts` attempts, the first counted, on the failures in `retry_on`.
+    pub fn with_retry(self, max_attempts: Attempts, retry_on: &[FailureClass]) -> Self {
+        let retry_on = retry_on.iter().copied().collect();
+        Policy {
+            retry: Retry {
+                max_attempts,
+                retry_on,
+            },
+            ..self
+        }
+    }
+
+    /// Waits `backoff` between attempts.
+    pub fn with_backoff(self, backoff: Backoff) -> Self {
+        Policy { backoff, ..self }
+    }
+
+    /// Gives up on an attempt after `timeout`.
+    pub fn with_timeout(self, timeout: Wait) -> Self {
+        Policy { timeout, ..self }
+    }
+
+    /// Sends every request of an intent under `key`.
+    pub fn with_key(self, key: KeyScope) -> Self {
+        Policy { key, ..self }
+    }
+
     /// How many retry layers the policy nests: 1 without `layers`.
     pub fn depth(&self) -> usize {
         self.layers.as_ref().map_or(0, |l| l.outer.len()) + 1

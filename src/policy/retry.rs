@@ -3,7 +3,6 @@
 use std::fmt;
 
 use crate::model::FailureClass;
-use crate::time::Tick;
 
 /// A class's bit in a [`RetryOn`].
 fn bit(class: FailureClass) -> u16 {
@@ -80,74 +79,6 @@ impl fmt::Display for Attempts {
 pub struct Retry {
     pub max_attempts: Attempts,
     pub retry_on: RetryOn,
-    /// What to do when a refusal asks for a wait (Retry-After).
-    pub retry_after: RetryAfter,
-}
-
-/// How a client treats a server's Retry-After.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RetryAfter {
-    /// Waits at least that long before the retry.
-    Honour,
-    /// Stops: the server said not now, and the operation will not wait.
-    Stop,
-    /// Backs off by its own rule only, as if the server had said nothing.
-    Ignore,
-    /// Waits exactly that long instead of the backoff, longer or shorter (urllib3's
-    /// `respect_retry_after_header`, gRPC's server pushback).
-    Replace,
-    /// As `Replace`, but a wait of zero is taken for none, and the backoff decides (urllib3:
-    /// `sleep_for_retry` sleeps only on a truthy Retry-After).
-    ReplaceUnlessZero,
-    /// As `Replace`, but a wait of zero holds the call until its deadline, without a retry
-    /// (gRPC's C core, measured with grpcio): it ends `deadline_exceeded`, or `hung` without one.
-    ReplaceZeroHangs,
-}
-
-impl RetryAfter {
-    pub const ALL: [RetryAfter; 6] = [
-        RetryAfter::Honour,
-        RetryAfter::Stop,
-        RetryAfter::Ignore,
-        RetryAfter::Replace,
-        RetryAfter::ReplaceUnlessZero,
-        RetryAfter::ReplaceZeroHangs,
-    ];
-
-    /// Whether the policy waits as the server says (and so jitter, a clamp or a restart of the
-    /// backoff apply to it).
-    pub fn waits(self) -> bool {
-        matches!(
-            self,
-            RetryAfter::Honour
-                | RetryAfter::Replace
-                | RetryAfter::ReplaceUnlessZero
-                | RetryAfter::ReplaceZeroHangs
-        )
-    }
-
-    /// Whether a Retry-After of `wait` takes the place of the backoff: a wait the policy heeds,
-    /// which for `ReplaceUnlessZero` is a wait of more than zero.
-    pub fn heeds(self, wait: Tick) -> bool {
-        // `ReplaceZeroHangs` heeds a zero too: it is what holds the call.
-        self.waits() && !(self == RetryAfter::ReplaceUnlessZero && wait == Tick::ZERO)
-    }
-
-    /// Whether a Retry-After of `wait` holds the call until its deadline.
-    pub fn holds(self, wait: Tick) -> bool {
-        self == RetryAfter::ReplaceZeroHangs && wait == Tick::ZERO
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            RetryAfter::Honour => "honour",
-            RetryAfter::Stop => "stop",
-            RetryAfter::Ignore => "ignore",
-            RetryAfter::Replace => "replace",
-            RetryAfter::ReplaceUnlessZero => "replace_unless_zero",
-            RetryAfter::ReplaceZeroHangs => "replace_zero_hangs",
-        }
-    }
 }
 
 /// What to do after a failed attempt.
@@ -185,7 +116,6 @@ mod tests {
         let retry = Retry {
             max_attempts: Attempts::AtMost(3),
             retry_on: FailureClass::ALL.into_iter().collect(),
-            retry_after: RetryAfter::Honour,
         };
         assert_eq!(
             retry.decide(1, FailureClass::Reset),
@@ -207,7 +137,6 @@ mod tests {
         let retry = Retry {
             max_attempts: Attempts::Unlimited,
             retry_on: [FailureClass::Reset].into_iter().collect(),
-            retry_after: RetryAfter::Honour,
         };
         assert_eq!(
             retry.decide(1, FailureClass::ServerError),

@@ -8,7 +8,7 @@ use crate::metrics::{AttemptRecord, Lookup, Outcome, Status, StopReason};
 use crate::model::fault::WORDS_PER_ATTEMPT;
 use crate::model::server::KeyStore;
 use crate::model::{AttemptDraw, Fate, Tool};
-use crate::policy::Tries;
+use crate::policy::RetryState;
 use crate::time::Tick;
 
 /// One intent in progress: the client's side of it and its attempts the server still holds.
@@ -53,47 +53,6 @@ pub struct Client {
     pub ambiguous: bool,
     /// How and when the client finished with the intent.
     pub ended: Option<(Status, Tick)>,
-}
-
-/// Where an intent's retry policy stands.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RetryState {
-    /// What the retry budget took for the latest retry; none before the first retry.
-    pub cost: Option<f64>,
-    /// The delay before the last retry (decorrelated jitter grows from it).
-    pub last_delay: Tick,
-    /// The retry after which the backoff's curve starts again (a Retry-After that resets it);
-    /// 0 while it never has.
-    pub backoff_from: u32,
-    /// Retries so far, in every layer: retry n reads word n − 1 of the jitter stream.
-    pub retries: u32,
-    /// Where the intent stands in each retry layer.
-    pub tries: Tries,
-    /// The layer whose attempt the next dispatch begins.
-    pub next_layer: usize,
-    /// The version of the request's arguments the next attempt carries.
-    pub payload: u32,
-    /// The scope the deadline and dispatch cap count from: the intent's start and its first
-    /// dispatch, unless each layer entered resets them.
-    pub scope: Scope,
-}
-
-impl RetryState {
-    fn new(now: Tick) -> Self {
-        RetryState {
-            cost: None,
-            last_delay: Tick::ZERO,
-            backoff_from: 0,
-            retries: 0,
-            tries: Tries::default(),
-            next_layer: 0,
-            payload: 0,
-            scope: Scope {
-                start: now,
-                first: 0,
-            },
-        }
-    }
 }
 
 /// What the server did with an intent's attempts.
@@ -456,12 +415,4 @@ impl Awaited {
             }
         }
     }
-}
-
-/// Where an operation's deadline and dispatch cap count from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Scope {
-    pub start: Tick,
-    /// The first dispatch of the scope.
-    pub first: u32,
 }

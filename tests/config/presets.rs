@@ -81,7 +81,7 @@ fn urllib3_counts_retries_and_spares_a_post() {
     assert_eq!(post.retry.max_attempts, Attempts::AtMost(6));
     assert_eq!(schedule(&post.backoff), [0, 200, 400, 800, 1_600]);
     assert_eq!(classes(&post), [Connect]);
-    assert!(!post.retry_after_retries);
+    assert!(!post.pushback.retries);
     let get = policy(
         "preset.urllib3 = { total = 3, status_forcelist = [429, 500, 502, 503, 504], method = \"GET\" }",
     );
@@ -89,8 +89,8 @@ fn urllib3_counts_retries_and_spares_a_post() {
         classes(&get),
         [Reset, ServerError, Timeout, Throttled, Overloaded, Connect]
     );
-    assert_eq!(get.retry.retry_after, RetryAfter::ReplaceUnlessZero);
-    assert!(get.retry_after_retries);
+    assert_eq!(get.pushback.mode, RetryAfter::ReplaceUnlessZero);
+    assert!(get.pushback.retries);
     // The default cap is 120 s, after the jitter that backoff_jitter adds.
     let jittered = policy("preset.urllib3 = { backoff_factor = 1, backoff_jitter = 0.5 }");
     assert_eq!(jittered.backoff.max_delay, Some(Tick(120 * SECOND)));
@@ -151,7 +151,7 @@ fn tenacity_stops_and_waits_as_named() {
     assert_eq!(bare.retry.max_attempts, Attempts::Unlimited);
     assert_eq!(classes(&bare), FailureClass::ALL);
     assert_eq!(schedule(&bare.backoff), [0; 5]);
-    assert_eq!(bare.retry.retry_after, RetryAfter::Ignore);
+    assert_eq!(bare.pushback.mode, RetryAfter::Ignore);
     let e = refused("preset.tenacity = { wait_fixed = 1, wait_exponential = {} }");
     assert_says(&e, &["adds waits together"]);
     let e = refused("preset.tenacity = { wait_random_exponential = { min = 1 } }");
@@ -180,8 +180,8 @@ fn botocore_modes_as_documented() {
             success_credit: 1.0
         })
     ));
-    assert_eq!(standard.retry.retry_after, RetryAfter::Honour);
-    assert_eq!(standard.retry_after_over_backoff, Some(Tick(5 * SECOND)));
+    assert_eq!(standard.pushback.mode, RetryAfter::Honour);
+    assert_eq!(standard.pushback.over_backoff, Some(Tick(5 * SECOND)));
     let before = policy("preset.botocore = { new_retries_2026 = false, mode = \"standard\" }");
     assert!(spread_over(&before, 2, 0, 2 * SECOND));
     // Capped after the draw: from retry 6 on, U[0,1) · 32 s is cut at 20 s often.
@@ -292,8 +292,8 @@ fn grpc_service_config_as_grfc_a6_says() {
         classes(&p),
         [Reset, ServerError, Throttled, Overloaded, Connect]
     );
-    assert_eq!(p.retry.retry_after, RetryAfter::Replace);
-    assert!(p.retry_after_resets);
+    assert_eq!(p.pushback.mode, RetryAfter::Replace);
+    assert!(p.pushback.resets);
     assert_eq!(p.limits.deadline, Some(Tick(2 * SECOND)));
     assert!(matches!(
         p.retry_budget,
@@ -365,11 +365,8 @@ fn grpc_implementations_differ_as_a6_says() {
             "preset.grpc = {{ implementation = \"{implementation}\", service_config = '''{config}''' }}"
         ))
     };
-    assert_eq!(
-        retrying("core").retry.retry_after,
-        RetryAfter::ReplaceZeroHangs
-    );
-    assert_eq!(retrying("go").retry.retry_after, RetryAfter::Replace);
+    assert_eq!(retrying("core").pushback.mode, RetryAfter::ReplaceZeroHangs);
+    assert_eq!(retrying("go").pushback.mode, RetryAfter::Replace);
     assert_eq!(retrying("java").retry, policy(GRPC).retry);
     let e = refused("preset.grpc = { implementation = \"rust\", service_config = '{}' }");
     assert_says(&e, &["implementation", "`core`, `go`, `java`, `dotnet`"]);
@@ -463,8 +460,8 @@ fn envoy_retry_policy_as_configured() {
         "preset.envoy = { retry_on = \"reset,retriable-status-codes\", retriable_status_codes = [429], per_try_timeout = \"0.5s\", rate_limited_retry_back_off = { reset_headers = [{ name = \"Retry-After\" }] } }",
     );
     assert_eq!(classes(&per_try), [Reset, Timeout, Throttled, Connect]);
-    assert_eq!(per_try.retry.retry_after, RetryAfter::Replace);
-    assert_eq!(per_try.retry_after_max, Some(Tick(300 * SECOND)));
+    assert_eq!(per_try.pushback.mode, RetryAfter::Replace);
+    assert_eq!(per_try.pushback.max, Some(Tick(300 * SECOND)));
     let e = refused("preset.envoy = { retry_on = \"5xx,retriable-headers\" }");
     assert_says(&e, &["preset.envoy.retry_on", "retriable-headers"]);
 }

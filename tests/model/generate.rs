@@ -11,12 +11,12 @@ use retrysim::model::FailureClass;
 use retrysim::model::latency::GammaQuantiles;
 use retrysim::model::{
     Arrival, Faults, Latency, Line, LineOrder, Lookup, LossSignal, Outage, OutageMode, Tool,
-    ToolKind, VersionCheck, Workload,
+    ToolKind, Workload,
 };
 use retrysim::policy::{
-    Attempts, Backoff, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry, GateScope,
-    Growth, Hedging, Jitter, KeyScope, Layer, Layers, LimitRule, Limits, Policy, Refuses, Retry,
-    RetryAfter, RetryOn, SendRateRule, Tie, Trip, Wait,
+    Attempts, Backoff, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry, Growth, Hedging,
+    Jitter, KeyScope, Layer, Layers, LimitRule, Limits, Policy, Refuses, Retry, RetryOn,
+    SendRateRule, Trip, Wait,
 };
 use retrysim::time::Tick;
 
@@ -98,10 +98,20 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
             )| {
                 let scale = total / (a + e + b + t + f + i + c).max(1e-9);
                 Tool {
-                    name: format!("tool{index}"),
-                    kind,
                     idempotent,
-                    faults: Faults {
+                    loss_seen_as: signal,
+                    request_latency: request,
+                    service_time: service,
+                    reply_latency: reply,
+                    workers,
+                    line,
+                    outages,
+                    lookup: Lookup {
+                        time: Tick(500),
+                        failure: 0.2,
+                        lag: Tick(300),
+                    },
+                    ..Tool::new(format!("tool{index}"), kind).with_faults(Faults {
                         request_loss: a * scale,
                         server_error: e * scale,
                         reply_loss: b * scale,
@@ -110,27 +120,7 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                         invalid: i * scale,
                         connect_failure: c * scale,
                         retry_after: retry_after.map(Tick),
-                    },
-                    loss_seen_as: signal,
-                    request_latency: request,
-                    service_time: service,
-                    reply_latency: reply,
-                    workers,
-                    line,
-                    script: None,
-                    outages,
-                    lookup: Lookup {
-                        time: Tick(500),
-                        failure: 0.2,
-                        lag: Tick(300),
-                    },
-                    cooperative: true,
-                    key_retention: None,
-                    slowdown: Tick::ZERO,
-                    drop_expired: false,
-                    rate_limit: None,
-                    capacity: Vec::new(),
-                    version_check: VersionCheck::Arrival,
+                    })
                 }
             },
         )
@@ -323,7 +313,6 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                             retry: Retry {
                                 max_attempts: Attempts::AtMost(n),
                                 retry_on,
-                                retry_after: RetryAfter::Honour,
                             },
                             backoff,
                         })
@@ -332,7 +321,6 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     reset_each: false,
                 });
                 Policy {
-                    name: key.name().replace('_', "-"),
                     retry: Retry {
                         // A timeout shorter than the network legs fails every attempt: unlimited
                         // attempts would then run to the horizon, one every few ticks.
@@ -341,7 +329,6 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                             (_, cap) => cap,
                         },
                         retry_on,
-                        retry_after: RetryAfter::Honour,
                     },
                     timeout,
                     hedge,
@@ -354,26 +341,15 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     key,
                     limits,
                     safety_gate,
-                    scope: GateScope::Tool,
-                    retry_after_jitter: Tick::ZERO,
-                    retry_after_max: None,
-                    retry_after_resets: false,
-                    retry_after_over_backoff: None,
-                    retry_after_retries: false,
                     send_rate,
-                    throttle_backoff: None,
                     breaker,
                     retry_budget,
                     // Lookups change when a keyed policy resends, which the key property below compares.
                     lookup_before_retry: false,
                     payload_drift,
                     layers,
-                    calls: None,
-                    timeout_tie: Tie::Late,
                     concurrency,
-                    // Resolved once the tools are drawn.
-                    waits: Vec::new(),
-                    note: None,
+                    ..Policy::new(key.name().replace('_', "-"))
                 }
             },
         )

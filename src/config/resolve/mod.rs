@@ -218,7 +218,7 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
     }
     t.extend(
         [
-            ("retry_after", p.retry.retry_after.name().into()),
+            ("retry_after", p.pushback.mode.name().into()),
             ("timeout", p.timeout.to_string().into()),
             ("idempotency_key", p.key.name().into()),
             ("safety_gate", p.safety_gate.into()),
@@ -235,19 +235,19 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
     if p.hedging != Hedging::Single {
         t.insert("hedging".into(), p.hedging.name().into());
     }
-    if p.retry_after_jitter > Tick::ZERO {
-        t.insert("retry_after_jitter".into(), duration(p.retry_after_jitter));
+    if p.pushback.jitter > Tick::ZERO {
+        t.insert("retry_after_jitter".into(), duration(p.pushback.jitter));
     }
-    if let Some(max) = p.retry_after_max {
+    if let Some(max) = p.pushback.max {
         t.insert("retry_after_max".into(), duration(max));
     }
-    if p.retry_after_resets {
+    if p.pushback.resets {
         t.insert("retry_after_resets".into(), true.into());
     }
-    if let Some(over) = p.retry_after_over_backoff {
+    if let Some(over) = p.pushback.over_backoff {
         t.insert("retry_after_over_backoff".into(), duration(over));
     }
-    if p.retry_after_retries {
+    if p.pushback.retries {
         t.insert("retry_after_retries".into(), true.into());
     }
     if p.scope != GateScope::Tool {

@@ -11,8 +11,8 @@ use crate::config::raw;
 use crate::model::FailureClass;
 use crate::model::{Fate, Tool, Workload};
 use crate::policy::{
-    Admission, Attempts, GateScope, KeyScope, Layer, Layers, Limits, Policy, Retry, RetryAfter,
-    RetryOn, Tie, Wait,
+    Admission, Attempts, GateScope, KeyScope, Layer, Layers, Limits, Policy, Pushback, Retry,
+    RetryAfter, RetryOn, Tie, Wait,
 };
 use crate::time::{Tick, parse_duration};
 use toml::{Spanned, Value};
@@ -31,7 +31,6 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
         retry: Retry {
             max_attempts: max_attempts(check, raw.max_attempts.as_ref(), path)?,
             retry_on: classes(check, raw.retry_on.as_ref(), &format!("{path}.retry_on"))?,
-            retry_after,
         },
         backoff: backoff_or_none(check, raw.backoff.as_ref(), path)?,
     };
@@ -48,7 +47,7 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
             (own, None)
         }
         Some(list) => {
-            let (mut outer, innermost) = layers(check, raw, list, path, retry_after)?;
+            let (mut outer, innermost) = layers(check, raw, list, path)?;
             let own = outer.pop().expect("layers are not empty");
             let reset_each = raw.reset_each_layer.as_ref().is_some_and(|r| *r.get_ref());
             let layers = Layers {
@@ -162,34 +161,50 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
             GateScope::name,
             GateScope::Tool,
         )?,
-        retry_after_jitter: match &raw.retry_after_jitter {
-            None => Tick::ZERO,
-            Some(v) => {
-                waits_on_retry_after(check, v.span(), "retry_after_jitter", retry_after, path)?;
-                check.duration(v, &format!("{path}.retry_after_jitter"))?
-            }
-        },
-        retry_after_max: match &raw.retry_after_max {
-            None => None,
-            Some(v) => {
-                waits_on_retry_after(check, v.span(), "retry_after_max", retry_after, path)?;
-                Some(check.duration(v, &format!("{path}.retry_after_max"))?)
-            }
-        },
-        retry_after_over_backoff: match &raw.retry_after_over_backoff {
-            None => None,
-            Some(v) => {
-                let key = "retry_after_over_backoff";
-                waits_on_retry_after(check, v.span(), key, retry_after, path)?;
-                Some(check.duration(v, &format!("{path}.{key}"))?)
-            }
-        },
-        retry_after_retries: match &raw.retry_after_retries {
-            None => false,
-            Some(v) => {
-                waits_on_retry_after(check, v.span(), "retry_after_retries", retry_after, path)?;
-                *v.get_ref()
-            }
+        pushback: Pushback {
+            mode: retry_after,
+            jitter: match &raw.retry_after_jitter {
+                None => Tick::ZERO,
+                Some(v) => {
+                    waits_on_retry_after(check, v.span(), "retry_after_jitter", retry_after, path)?;
+                    check.duration(v, &format!("{path}.retry_after_jitter"))?
+                }
+            },
+            max: match &raw.retry_after_max {
+                None => None,
+                Some(v) => {
+                    waits_on_retry_after(check, v.span(), "retry_after_max", retry_after, path)?;
+                    Some(check.duration(v, &format!("{path}.retry_after_max"))?)
+                }
+            },
+            over_backoff: match &raw.retry_after_over_backoff {
+                None => None,
+                Some(v) => {
+                    let key = "retry_after_over_backoff";
+                    waits_on_retry_after(check, v.span(), key, retry_after, path)?;
+                    Some(check.duration(v, &format!("{path}.{key}"))?)
+                }
+            },
+            retries: match &raw.retry_after_retries {
+                None => false,
+                Some(v) => {
+                    waits_on_retry_after(
+                        check,
+                        v.span(),
+                        "retry_after_retries",
+                        retry_after,
+                        path,
+                    )?;
+                    *v.get_ref()
+                }
+            },
+            resets: match &raw.retry_after_resets {
+                None => false,
+                Some(v) => {
+                    waits_on_retry_after(check, v.span(), "retry_after_resets", retry_after, path)?;
+                    *v.get_ref()
+                }
+            },
         },
         throttle_backoff: match &raw.throttle_backoff {
             None => None,
@@ -198,13 +213,6 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
                 b.get_ref(),
                 &format!("{path}.throttle_backoff"),
             )?),
-        },
-        retry_after_resets: match &raw.retry_after_resets {
-            None => false,
-            Some(v) => {
-                waits_on_retry_after(check, v.span(), "retry_after_resets", retry_after, path)?;
-                *v.get_ref()
-            }
         },
         lookup_before_retry: raw.lookup_before_retry,
         calls: None,
@@ -270,7 +278,6 @@ pub(super) fn layers(
     raw: &raw::Policy,
     list: &Spanned<Vec<Spanned<raw::Layer>>>,
     path: &str,
-    retry_after: RetryAfter,
 ) -> Result<(Vec<Layer>, String)> {
     let own_keys = [
         ("max_attempts", raw.max_attempts.as_ref().map(Spanned::span)),
@@ -311,7 +318,6 @@ pub(super) fn layers(
             retry: Retry {
                 max_attempts: max_attempts(check, raw.max_attempts.as_ref(), &at)?,
                 retry_on: classes(check, raw.retry_on.as_ref(), &format!("{at}.retry_on"))?,
-                retry_after,
             },
             backoff: backoff_or_none(check, raw.backoff.as_ref(), &at)?,
         });

@@ -6,7 +6,7 @@ use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, Count, IntentRecord, Outcome, Status, StopReason};
 use crate::model::FailureClass;
 use crate::model::Fate;
-use crate::policy::hedge;
+use crate::policy::{Failure, hedge};
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn on_reply(&mut self, at: AttemptRef, reply: Reply, sched: &mut Scheduler<Event>) {
@@ -56,7 +56,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         }
         match failure {
             None => self.end_intent(at.intent.slot, Status::Succeeded, sched),
-            Some(class) => self.after_failure(at.intent.slot, class, draw.retry_after, sched),
+            Some(class) => {
+                self.after_failure(at.intent.slot, Failure::new(class, draw.retry_after), sched)
+            }
         }
     }
 
@@ -80,7 +82,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if racing {
             return;
         }
-        self.after_failure(at.intent.slot, FailureClass::Timeout, None, sched);
+        self.after_failure(
+            at.intent.slot,
+            Failure::new(FailureClass::Timeout, None),
+            sched,
+        );
     }
 
     /// Tells the gates (the breaker, budget and concurrency limit of the tool and caller) how a

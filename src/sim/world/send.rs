@@ -6,9 +6,9 @@ use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, Count, IntentRecord, Status, StopReason};
 use crate::model::FailureClass;
 use crate::model::{Fate, LossSignal, ToolKind};
+use crate::policy::Scope;
 use crate::policy::gate::{Ask, Gate, Moment, Refusal};
 use crate::policy::hedge;
-use crate::sim::intent::Scope;
 use crate::sim::slab::Handle;
 use crate::time::Tick;
 
