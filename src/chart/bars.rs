@@ -24,6 +24,8 @@ pub struct Panel {
     per: Option<&'static str>,
     /// Drawn in a sweep's chart too, where the panels are stacked and have less room each.
     in_sweeps: bool,
+    /// The most the value can be (a share is at most 1): its interval is cut there.
+    at_most: Option<f64>,
     scale: f64,
     decimals: usize,
 }
@@ -49,6 +51,7 @@ const CALLS: Panel = Panel {
     theory: Some("theory_attempts_per_intent"),
     per: None,
     in_sweeps: true,
+    at_most: None,
     scale: 1.0,
     decimals: 3,
 };
@@ -64,6 +67,7 @@ pub const COMPARISON: [Panel; 5] = [
         theory: Some("theory_success_rate"),
         per: None,
         in_sweeps: true,
+        at_most: Some(1.0),
         scale: 100.0,
         decimals: 1,
     },
@@ -75,6 +79,7 @@ pub const COMPARISON: [Panel; 5] = [
         theory: None,
         per: Some("intents"),
         in_sweeps: true,
+        at_most: None,
         scale: 1.0,
         decimals: 3,
     },
@@ -85,6 +90,7 @@ pub const COMPARISON: [Panel; 5] = [
         theory: Some("theory_duplicates_per_intent"),
         per: None,
         in_sweeps: true,
+        at_most: None,
         scale: 1.0,
         decimals: 3,
     },
@@ -95,6 +101,7 @@ pub const COMPARISON: [Panel; 5] = [
         theory: None,
         per: None,
         in_sweeps: false,
+        at_most: None,
         scale: 1.0,
         decimals: 3,
     },
@@ -113,6 +120,7 @@ pub const TASKS: [Panel; 4] = [
         theory: None,
         per: None,
         in_sweeps: true,
+        at_most: Some(1.0),
         scale: 100.0,
         decimals: 1,
     },
@@ -123,6 +131,7 @@ pub const TASKS: [Panel; 4] = [
         theory: None,
         per: None,
         in_sweeps: true,
+        at_most: None,
         scale: 1.0,
         decimals: 2,
     },
@@ -133,6 +142,7 @@ pub const TASKS: [Panel; 4] = [
         theory: None,
         per: None,
         in_sweeps: true,
+        at_most: None,
         scale: 1.0,
         decimals: 0,
     },
@@ -143,6 +153,7 @@ pub const TASKS: [Panel; 4] = [
         theory: None,
         per: None,
         in_sweeps: true,
+        at_most: None,
         scale: 1.0,
         decimals: 3,
     },
@@ -157,6 +168,7 @@ pub const LATENCY: [Panel; 3] = [
         theory: None,
         per: None,
         in_sweeps: true,
+        at_most: None,
         scale: 1e-3,
         decimals: 1,
     },
@@ -167,6 +179,7 @@ pub const LATENCY: [Panel; 3] = [
         theory: None,
         per: None,
         in_sweeps: true,
+        at_most: None,
         scale: 1e-3,
         decimals: 1,
     },
@@ -218,7 +231,9 @@ pub fn draw<DB: DrawingBackend>(
                     None => 1.0,
                 };
                 let v = data.number(row, panel.mean)? / per;
+                // Every measure is a count, a rate or a share: never below 0.
                 let (lo, hi) = interval(data, row, panel.ci, v);
+                let (lo, hi) = (lo.max(0.0), panel.at_most.map_or(hi, |m| hi.min(m)));
                 let theory = panel.theory.and_then(|t| data.number(row, t));
                 let scaled = |x: f64| x * panel.scale;
                 Some((
@@ -238,9 +253,9 @@ pub fn draw<DB: DrawingBackend>(
             drawn.push((panel, bars));
         }
     }
-    // Configurations are named under their bars, without a sweep, when they fit a panel's
-    // width (about 11 pixels a character, less its axis), and turned upright when there are
-    // more than three that do not; else in a legend above the panels.
+    // Configurations are named under their bars without a sweep, level where they fit a
+    // panel's width (about 11 pixels a character, less its axis), else turned upright; with
+    // one, in a legend above the panels, each with the shape marked at the foot of its bars.
     let longest = data
         .policies
         .iter()
@@ -249,12 +264,12 @@ pub fn draw<DB: DrawingBackend>(
         .unwrap_or(0);
     let panel_width = style::SIZE.0 as usize / drawn.len().max(1) - 86;
     let fits = longest * 11 * data.policies.len() < panel_width;
-    let named_below = !swept && (fits || data.policies.len() > 3);
+    let named_below = !swept;
     let upright = named_below && !fits;
     let mut area = if named_below {
         body
     } else {
-        legend::legend(&body, data)?
+        legend::marked(&body, data)?
     };
     if !left_out.is_empty() {
         let (note, rest) = area.split_vertically(30);
@@ -285,7 +300,7 @@ pub fn draw<DB: DrawingBackend>(
             .fold(0.0, f64::max);
         let top = if top > 0.0 { top * 1.15 } else { 1.0 };
         let caption = if bars.iter().any(|b| b.6.is_some()) {
-            format!("{} (— theory)", panel.title)
+            format!("{} (◇ theory)", panel.title)
         } else {
             panel.title.to_string()
         };
@@ -343,8 +358,10 @@ pub fn draw<DB: DrawingBackend>(
             .light_line_style(WHITE.mix(0.0))
             .bold_line_style(BLACK.mix(0.08));
         if swept && last {
-            let paths: Vec<&str> = data.axes.iter().map(|a| a.path.as_str()).collect();
-            mesh.x_desc(paths.join(" / "));
+            let titles: Vec<String> = (data.axes.iter())
+                .map(|a| style::axis_title(&a.path))
+                .collect();
+            mesh.x_desc(titles.join(" / "));
         }
         mesh.draw().map_err(|e| e.to_string())?;
         if upright {
@@ -371,47 +388,64 @@ pub fn draw<DB: DrawingBackend>(
                 )
             }))
             .map_err(|e| e.to_string())?;
+        if swept {
+            // Each configuration's shape at the foot of its bars, as in the legend, so that
+            // the bars are told apart without their colour.
+            for &(g, slot, series, ..) in bars {
+                let (x, y) = chart.backend_coord(&(middle(g, slot), 0.0));
+                legend::shape(root, series, (x, y - 12))?;
+            }
+        }
         if !matches!(panel.ci, Interval::None) {
             for &(g, slot, _, _, lo, hi, _) in bars {
                 super::error_bar(&mut chart, middle(g, slot), lo, hi, BLACK)?;
             }
         }
-        // The closed form: a black line across the bar, a little wider than it.
-        chart
-            .draw_series(bars.iter().filter_map(|&(g, slot, .., theory)| {
-                let (x, y) = (middle(g, slot), theory?);
-                Some(PathElement::new(
-                    vec![(x - 0.5 * width, y), (x + 0.5 * width, y)],
-                    BLACK.stroke_width(3),
-                ))
-            }))
-            .map_err(|e| e.to_string())?;
+        // The closed form: a hollow diamond on the bar, unlike the interval's caps.
+        for &(g, slot, .., theory) in bars {
+            if let Some(y) = theory {
+                let at = chart.backend_coord(&(middle(g, slot), y));
+                theory_mark(root, at)?;
+            }
+        }
         // Without a sweep each value is written above its bar, with as few decimals as the
         // values allow, unless a label would be wider than its bar's slot.
         let decimals = fewest_decimals(bars.iter().map(|b| b.3), panel.decimals);
         let slot_pixels =
             chart.plotting_area().dim_in_pixel().0 as usize / (groups.len() * per_group);
-        let widest = bars
-            .iter()
-            .map(|b| format!("{:.decimals$}", b.3).len())
-            .max()
-            .unwrap_or(0);
-        if !swept && widest * 12 < slot_pixels {
-            chart
-                .draw_series(bars.iter().map(|&(g, slot, _, v, _, hi, theory)| {
-                    Text::new(
-                        format!("{v:.decimals$}"),
-                        (middle(g, slot), hi.max(theory.unwrap_or(0.0)) + top * 0.01),
-                        (FONT, style::NOTE)
-                            .into_font()
-                            .into_text_style(&area)
-                            .pos(Pos::new(HPos::Center, VPos::Bottom)),
-                    )
-                }))
-                .map_err(|e| e.to_string())?;
+        let written = |v: f64| match v {
+            // A bar of nothing has no height to see: its label says so.
+            0.0 => "0".to_string(),
+            v => format!("{v:.decimals$}"),
+        };
+        if !swept {
+            let style = (FONT, style::NOTE)
+                .into_font()
+                .into_text_style(root)
+                .pos(Pos::new(HPos::Center, VPos::Bottom));
+            let fitting = (bars.iter()).filter(|b| written(b.3).len() * 12 < slot_pixels);
+            for &(g, slot, _, v, _, hi, theory) in fitting {
+                // Above the bar, its interval and its theory's diamond, whichever is highest.
+                let (x, y) = chart.backend_coord(&(middle(g, slot), hi.max(theory.unwrap_or(0.0))));
+                let clear = if theory.is_some() { 12 } else { 4 };
+                root.draw(&Text::new(written(v), (x, y - clear), style.clone()))
+                    .map_err(|e| e.to_string())?;
+            }
         }
     }
     Ok(())
+}
+
+/// A closed form's mark at `at`: a hollow diamond.
+fn theory_mark<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    at: (i32, i32),
+) -> Result<(), String> {
+    let corners = [(0, -9), (9, 0), (0, 9), (-9, 0), (0, -9)];
+    let mark = EmptyElement::at(at)
+        + Polygon::new(corners.to_vec(), WHITE.filled())
+        + PathElement::new(corners.to_vec(), BLACK.stroke_width(2));
+    root.draw(&mark).map_err(|e| e.to_string())
 }
 
 /// A bar's interval as (low, high), unscaled: none is the value itself.

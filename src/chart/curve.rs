@@ -215,9 +215,10 @@ pub fn draw<DB: DrawingBackend>(
         .draw()
         .map_err(|e| e.to_string())?;
 
-    // Series that coincide must all stay visible: the first is drawn widest and each later
-    // one narrower on top, each with a marker of its own shape; on a categorical axis each
-    // series also stands a little to the side of its category.
+    // Series that coincide must all stay visible: the first theory is drawn widest and each
+    // later one narrower on top, every line before any mark so that no line covers one, and
+    // each series with a marker of its own shape; on a categorical axis each series also
+    // stands a little to the side of its category.
     let n = series.len();
     let dodge = |i: usize| {
         if categorical && n > 1 {
@@ -227,34 +228,45 @@ pub fn draw<DB: DrawingBackend>(
         }
     };
     for (i, s) in series.iter().enumerate() {
+        if s.marks.iter().all(|m| m.theory.is_none()) {
+            continue;
+        }
+        let width = (2 * (n - i) as u32 + 1).min(9);
+        let line = ShapeStyle::from(style::color(i).mix(0.55)).stroke_width(width);
+        let shift = dodge(i);
+        // Between categories there is nothing to join: theory is a dash at each one.
+        let drawn = if categorical {
+            let half = 0.4 / n as f64;
+            chart.draw_series(s.marks.iter().filter_map(|m| {
+                let t = m.theory?.value;
+                let x = m.x + shift;
+                Some(PathElement::new(vec![(x - half, t), (x + half, t)], line))
+            }))
+        } else {
+            let path = theory_path(&s.marks, measure);
+            chart.draw_series(LineSeries::new(path, line))
+        };
+        drawn.map_err(|e| e.to_string())?;
+    }
+    for (i, s) in series.iter().enumerate() {
         let color = style::color(i);
         let shift = dodge(i);
         let size = (9 - 2 * i as i32).max(4);
-        let width = (2 * (n - i) as u32 + 1).min(9);
-        if s.marks.iter().any(|m| m.theory.is_some()) {
-            let line = ShapeStyle::from(color.mix(0.55)).stroke_width(width);
-            // Between categories there is nothing to join: theory is a dash at each one.
-            let drawn = if categorical {
-                let half = 0.4 / n as f64;
-                chart.draw_series(s.marks.iter().filter_map(|m| {
-                    let t = m.theory?.value;
-                    let x = m.x + shift;
-                    Some(PathElement::new(vec![(x - half, t), (x + half, t)], line))
-                }))
-            } else {
-                let path = theory_path(&s.marks, measure);
-                chart.draw_series(LineSeries::new(path, line))
-            };
-            drawn.map_err(|e| e.to_string())?;
-        }
         for m in &s.marks {
             let (lo, hi) = (at(m.mean - m.ci), at(m.mean + m.ci));
             super::error_bar(&mut chart, m.x + shift, lo, hi, color)?;
         }
+        // A white edge keeps a mark apart from the line or the mark beneath it.
+        let edge = |corners: Vec<(i32, i32)>| {
+            let mut closed = corners.clone();
+            closed.extend(corners.first().copied());
+            PathElement::new(closed, WHITE.stroke_width(2))
+        };
         chart
             .draw_series(s.marks.iter().map(|m| {
                 EmptyElement::at((m.x + shift, at(m.mean)))
                     + Polygon::new(marker(i, size), color.filled())
+                    + edge(marker(i, size))
             }))
             .map_err(|e| e.to_string())?;
     }
@@ -283,11 +295,27 @@ pub(super) fn marker(i: usize, size: i32) -> Vec<(i32, i32)> {
             .collect()
     };
     let r = f64::from(size);
-    match i % 4 {
+    // Points alternating between an outer and an inner ring.
+    let star = |points: usize, turn: f64| -> Vec<(i32, i32)> {
+        let outer = around(points, r * 1.5, turn);
+        let inner = around(points, r * 0.6, turn + std::f64::consts::PI / points as f64);
+        outer
+            .into_iter()
+            .zip(inner)
+            .flat_map(|(o, i)| [o, i])
+            .collect()
+    };
+    use std::f64::consts::{FRAC_PI_2, FRAC_PI_4};
+    // Eight shapes, so that eight series need no colour to be told apart.
+    match i % 8 {
         0 => around(16, r, 0.0),
-        1 => around(4, r * 1.1, std::f64::consts::FRAC_PI_4),
-        2 => around(3, r * 1.4, -std::f64::consts::FRAC_PI_2),
-        _ => around(4, r * 1.4, 0.0),
+        1 => around(4, r * 1.1, FRAC_PI_4),
+        2 => around(3, r * 1.4, -FRAC_PI_2),
+        3 => around(4, r * 1.4, 0.0),
+        4 => around(3, r * 1.4, FRAC_PI_2),
+        5 => star(5, -FRAC_PI_2),
+        6 => around(6, r * 1.2, 0.0),
+        _ => star(4, 0.0),
     }
 }
 

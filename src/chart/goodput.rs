@@ -12,8 +12,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::data::{Bin, Data};
-use super::legend;
+use super::legend::{self, Key};
 use super::style::{self, FONT};
+use crate::metrics::recovery;
 use crate::time::Tick;
 
 /// Ticks to seconds, the unit of the time axis.
@@ -21,10 +22,12 @@ fn seconds(t: Tick) -> f64 {
     t.0 as f64 / 1e6
 }
 
+// Light first tries under darker retries, and a goodput line darker than both: the three
+// stay apart in greyscale as well.
 const FIRST: RGBColor = style::PALETTE[5];
-const RETRY: RGBColor = style::PALETTE[1];
+const RETRY: RGBColor = style::PALETTE[6];
 const GOODPUT: RGBColor = style::PALETTE[2];
-const OFFERED: RGBColor = style::PALETTE[6];
+const OFFERED: RGBColor = BLACK;
 
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> Result<(), String> {
     let bins = data
@@ -47,13 +50,28 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
         &format!("Goodput over time — {}", data.name),
         &data.description,
     )?;
-    let entries = [
-        ("first tries", FIRST),
-        ("retries", RETRY),
-        ("offered", OFFERED),
-        ("goodput", GOODPUT),
+    let mut entries = vec![
+        ("first tries", Key::Fill(FIRST)),
+        ("retries (on top)", Key::Fill(RETRY)),
+        ("offered", Key::Dashed(OFFERED)),
+        ("goodput", Key::Line(GOODPUT)),
     ];
-    let body = legend::legend_of(&body, &entries)?;
+    let shaded = match (data.trigger.is_some(), data.outages.is_empty()) {
+        (true, true) => Some("trigger"),
+        (true, false) => Some("trigger, outage"),
+        (false, false) => Some("outage"),
+        (false, true) => None,
+    };
+    entries.extend(shaded.map(|s| (s, Key::Band)));
+    let recovered = format!(
+        "recovered: goodput ≥ {:.0} % of before, over {} s",
+        100.0 * recovery::WITHIN,
+        recovery::SMOOTHING.seconds()
+    );
+    if data.policies.iter().any(|p| data.recovered_at(p).is_some()) {
+        entries.push((&recovered, Key::Mark));
+    }
+    let body = legend::keyed(&body, &entries)?;
     let x_hi = bins.iter().map(|b| b.to_s).fold(0.0, f64::max);
     let (y_lo, y_hi) = scale(bins);
     let floor = |y: f64| y.max(y_lo);
@@ -81,12 +99,18 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
             .y_label_area_size(90)
             .build_cartesian_2d(0.0..x_hi, (y_lo..y_hi).log_scale())
             .map_err(|e| e.to_string())?;
+        // The floor stands for zero, which a logarithmic axis cannot hold.
+        let y_label = |y: &f64| match *y <= y_lo * 1.0001 {
+            true => "0".to_string(),
+            false => super::tick(*y),
+        };
         let mut mesh = chart.configure_mesh();
         mesh.x_labels(10)
             .y_labels(5)
-            .y_desc("per s (log)")
+            .y_desc("calls / s (log)")
             .x_label_formatter(&|x| super::tick(*x))
-            .y_label_formatter(&|y| super::tick(*y))
+            // The floor stands for zero, which a logarithmic axis cannot hold.
+            .y_label_formatter(&y_label)
             .label_style((FONT, style::NOTE))
             .axis_desc_style((FONT, style::NOTE))
             .light_line_style(WHITE.mix(0.0))

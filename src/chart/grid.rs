@@ -49,12 +49,8 @@ pub fn draw<DB: DrawingBackend>(
     };
     let body = super::heading(
         root,
-        &format!(
-            "{what} of {} × {} — {}",
-            short(&xs.path),
-            short(&ys.path),
-            data.name
-        ),
+        // The axes are named on the panels: the title stays short enough for one line.
+        &format!("{what} — {}", data.name),
         &data.description,
     )?;
     let panels = body.split_evenly((measures.len(), data.policies.len()));
@@ -132,7 +128,7 @@ pub fn draw<DB: DrawingBackend>(
                 .x_label_formatter(&|v| name(&xs.values, *v))
                 .y_label_formatter(&|v| name(&ys.values, *v))
                 .x_desc(style::axis_title(&xs.path))
-                .y_desc(short(&ys.path))
+                .y_desc(style::meaning(&ys.path).unwrap_or(short(&ys.path)))
                 .label_style((FONT, style::NOTE))
                 .axis_desc_style((FONT, style::NOTE))
                 .draw()

@@ -66,18 +66,20 @@ pub fn size(blocks: &[Block]) -> (u32, u32) {
     (style::SIZE.0, (TOP + lanes + BOTTOM) as u32)
 }
 
-/// Outcome colours: each outcome one colour of the palette, always the same one.
+/// Outcome colours: each outcome one colour of the palette, always the same one; an attempt
+/// wide enough also names its outcome, so the colour is never the only key.
 fn outcome_colour(outcome: &str) -> RGBColor {
     match outcome {
-        "ok" => style::PALETTE[2],
-        "5xx" => style::PALETTE[1],
-        "429" | "403" | "4xx" | "conflict" => style::PALETTE[4],
-        "503" => style::PALETTE[9],
-        "lost_request" => style::PALETTE[3],
+        "ok" => style::PALETTE[3],
+        "5xx" => style::PALETTE[6],
+        "429" => style::PALETTE[1],
+        "403" | "4xx" | "conflict" => style::PALETTE[7],
+        "503" => style::PALETTE[2],
+        "lost_request" => style::PALETTE[4],
         "lost_reply" => style::PALETTE[0],
         "timeout" => style::PALETTE[8],
-        "cancelled" => style::PALETTE[6],
-        _ => style::PALETTE[11],
+        "cancelled" => BLACK,
+        _ => style::PALETTE[10],
     }
 }
 
@@ -230,17 +232,22 @@ pub fn draw<DB: DrawingBackend>(
                     WHITE
                 };
                 let inside = font(14, false).color(&ink);
-                let (w, _) = body
-                    .estimate_text_size(&bar.label, &inside)
-                    .map_err(|e| e.to_string())?;
-                if !bar.label.is_empty() && (w as i32) + 6 <= x1 - x0 {
-                    label(
-                        &body,
-                        &mut placed,
-                        &bar.label,
-                        ((x0 + x1 - w as i32) / 2, mid),
-                        inside,
-                    )?;
+                // The attempt's number and outcome where both fit, its number where only it does.
+                let named = match &bar.kind {
+                    BarKind::Attempt { outcome, .. } if !bar.label.is_empty() => {
+                        format!("{} {}", bar.label, outcome.replace('_', " "))
+                    }
+                    _ => bar.label.clone(),
+                };
+                for text in [named, bar.label.clone()] {
+                    let (w, _) = body
+                        .estimate_text_size(&text, &inside)
+                        .map_err(|e| e.to_string())?;
+                    if !text.is_empty() && (w as i32) + 6 <= x1 - x0 {
+                        let at = ((x0 + x1 - w as i32) / 2, mid);
+                        label(&body, &mut placed, &text, at, inside.clone())?;
+                        break;
+                    }
                 }
             }
         }
@@ -248,8 +255,9 @@ pub fn draw<DB: DrawingBackend>(
         for m in &block.moments {
             let x = x_of(m.at.min(t1));
             let (colour, name) = match m.what {
-                MomentKind::Deadline => (style::PALETTE[1], "deadline"),
-                MomentKind::Cancelled => (style::PALETTE[6], "cancelled"),
+                // Dark grey: no outcome's colour, so a deadline never reads as a failure.
+                MomentKind::Deadline => (RGBColor(80, 80, 80), "deadline"),
+                MomentKind::Cancelled => (BLACK, "cancelled"),
                 MomentKind::BreakerRefused => (style::PALETTE[7], "breaker refused"),
             };
             let line = ShapeStyle::from(colour).stroke_width(3);

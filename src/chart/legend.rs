@@ -22,39 +22,130 @@ pub(super) fn legend<DB: DrawingBackend>(
     legend_of(area, &entries)
 }
 
+/// As [`legend`], each swatch with its configuration's shape, which bars of a sweep carry at
+/// their foot.
+pub(super) fn marked<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    data: &Data,
+) -> Result<DrawingArea<DB, Shift>, String> {
+    let body = legend(area, data)?;
+    for (s, (x, y)) in places(area, data.policies.iter().map(String::as_str))?.enumerate() {
+        shape(area, s, (x + 13, y + 12))?;
+    }
+    Ok(body)
+}
+
+/// Series `i`'s shape at `at`, white with a black edge: it reads on any colour and on white.
+pub(super) fn shape<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    i: usize,
+    at: (i32, i32),
+) -> Result<(), String> {
+    let corners = marker(i, 6);
+    let edge: Vec<(i32, i32)> = corners.iter().chain(corners.first()).copied().collect();
+    let mark = EmptyElement::at(at)
+        + Polygon::new(corners, WHITE.filled())
+        + PathElement::new(edge, BLACK.stroke_width(2));
+    area.draw(&mark).map_err(|e| e.to_string())
+}
+
+/// How an entry of a legend is drawn: as what it names is drawn on the chart.
+#[derive(Clone, Copy)]
+pub(super) enum Key {
+    /// A filled area, a bar.
+    Fill(RGBColor),
+    /// A line.
+    Line(RGBColor),
+    /// A dashed line.
+    Dashed(RGBColor),
+    /// A light shaded band.
+    Band,
+    /// A black upright mark.
+    Mark,
+}
+
 /// One swatch and name per entry, in rows across the top; returns the area below.
 pub(super) fn legend_of<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     entries: &[(&str, RGBColor)],
 ) -> Result<DrawingArea<DB, Shift>, String> {
-    let font = (FONT, style::LABEL).into_font();
-    let text = font
-        .clone()
+    let keys: Vec<(&str, Key)> = (entries.iter()).map(|&(n, c)| (n, Key::Fill(c))).collect();
+    keyed(area, &keys)
+}
+
+/// One key and name per entry, in rows across the top; returns the area below.
+pub(super) fn keyed<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(&str, Key)],
+) -> Result<DrawingArea<DB, Shift>, String> {
+    let text = (FONT, style::LABEL)
+        .into_font()
         .into_text_style(area)
         .pos(Pos::new(HPos::Left, VPos::Center));
-    // Lay the entries out first: a new row when the next would pass the right edge.
+    let places: Vec<(i32, i32)> = places(area, entries.iter().map(|e| e.0))?.collect();
+    let rows = places
+        .iter()
+        .map(|p| p.1)
+        .max()
+        .map_or(1, |y| (y - 14) / 32 + 1);
+    let (top, body) = area.split_vertically(18 + 32 * rows as u32);
+    for (&(name, key), &(x, y)) in entries.iter().zip(&places) {
+        let middle = vec![(x, y + 12), (x + 26, y + 12)];
+        let drawn = match key {
+            Key::Fill(color) => {
+                top.draw(&Rectangle::new([(x, y), (x + 26, y + 24)], color.filled()))
+            }
+            Key::Line(color) => top.draw(&PathElement::new(middle, color.stroke_width(3))),
+            Key::Dashed(color) => {
+                let style = color.stroke_width(2);
+                top.draw(&PathElement::new(
+                    vec![(x, y + 12), (x + 10, y + 12)],
+                    style,
+                ))
+                .and_then(|_| {
+                    top.draw(&PathElement::new(
+                        vec![(x + 16, y + 12), (x + 26, y + 12)],
+                        style,
+                    ))
+                })
+            }
+            Key::Band => top.draw(&Rectangle::new(
+                [(x, y), (x + 26, y + 24)],
+                BLACK.mix(0.1).filled(),
+            )),
+            Key::Mark => top.draw(&PathElement::new(
+                vec![(x + 13, y), (x + 13, y + 24)],
+                BLACK.stroke_width(2),
+            )),
+        };
+        drawn.map_err(|e| e.to_string())?;
+        top.draw(&Text::new(name.to_string(), (x + 34, y + 12), text.clone()))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(body)
+}
+
+/// Where each entry's swatch goes, its top left corner: in rows, a new one when the next
+/// entry would pass the right edge.
+fn places<'a, DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    names: impl Iterator<Item = &'a str>,
+) -> Result<impl Iterator<Item = (i32, i32)>, String> {
+    let font = (FONT, style::LABEL).into_font().into_text_style(area);
     let (mut x, mut row) = (40, 0);
     let mut places = Vec::new();
-    for (name, _) in entries {
+    for name in names {
         let width = area
-            .estimate_text_size(name, &font.clone().into_text_style(area))
+            .estimate_text_size(name, &font)
             .map_err(|e| e.to_string())?
             .0 as i32;
         if x + 34 + width > style::SIZE.0 as i32 - 20 && x > 40 {
             (x, row) = (40, row + 1);
         }
-        places.push((x, row));
+        places.push((x, 14 + 32 * row));
         x += 34 + width + 40;
     }
-    let (top, body) = area.split_vertically(18 + 32 * (row as u32 + 1));
-    for (&(name, color), &(x, row)) in entries.iter().zip(&places) {
-        let y = 14 + 32 * row;
-        top.draw(&Rectangle::new([(x, y), (x + 26, y + 24)], color.filled()))
-            .map_err(|e| e.to_string())?;
-        top.draw(&Text::new(name.to_string(), (x + 34, y + 12), text.clone()))
-            .map_err(|e| e.to_string())?;
-    }
-    Ok(body)
+    Ok(places.into_iter())
 }
 
 /// The legend as a column: per series, its theory line with its marker on it and its name,
@@ -70,13 +161,16 @@ pub(super) fn side_legend<DB: DrawingBackend>(
             .into_text_style(area)
             .pos(Pos::new(HPos::Left, VPos::Center))
     };
-    let header = "line: theory · mark: measured, 95% CI";
+    let has_theory = (series.iter()).any(|s| s.marks.iter().any(|m| m.theory.is_some()));
+    // The header names only what the chart draws: no theory line, no word of one.
+    let header = if has_theory {
+        "line: theory · mark: measured, 95% CI"
+    } else {
+        "mark: measured, 95% CI"
+    };
     area.draw(&Text::new(header, (10, 16), text(style::NOTE)))
         .map_err(|e| e.to_string())?;
-    let theories = series
-        .iter()
-        .filter(|s| s.marks.iter().any(|m| m.theory.is_some()));
-    let row = if theories.count() > 0 { 44 } else { 28 };
+    let row = if has_theory { 44 } else { 28 };
     for (i, s) in series.iter().enumerate() {
         let y = 52 + row * i as i32;
         let color = style::color(i);

@@ -141,7 +141,9 @@ fn draw<DB: DrawingBackend>(
         ChartKind::Comparison => {
             bars::draw(root, data, "Configurations compared", &bars::COMPARISON)
         }
-        ChartKind::Latency => bars::draw(root, data, "Completion times", &bars::LATENCY),
+        ChartKind::Latency => {
+            bars::draw(root, data, "Completion times and attempts", &bars::LATENCY)
+        }
         ChartKind::Tasks => bars::draw(root, data, "Tasks", &bars::TASKS),
         ChartKind::Goodput => goodput::draw(root, data),
         ChartKind::Timeline => {

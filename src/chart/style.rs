@@ -14,20 +14,21 @@ pub const LABEL: u32 = 26;
 pub const TICK: u32 = 22;
 pub const NOTE: u32 = 20;
 
-/// Twelve colours, each distinct for readers with any common colour-blindness: the
-/// Okabe–Ito eight (yellow left out: it vanishes on white) and five of Paul Tol's muted scheme.
-/// Series are also told apart by marker shape, which survives greyscale printing.
-pub const PALETTE: [RGBColor; 12] = [
+/// Eleven colours, each distinct for readers with any common colour-blindness: seven of
+/// Okabe–Ito's (yellow left out: it vanishes on white; black: it hides the black intervals and
+/// marks drawn on it) and four of Paul Tol's. The first three are far apart in lightness too
+/// (blue, orange, indigo), so the commonest charts of two or three configurations survive
+/// greyscale printing; beyond that, series carry a shape or a name as well.
+pub const PALETTE: [RGBColor; 11] = [
     RGBColor(0, 114, 178),
-    RGBColor(213, 94, 0),
+    RGBColor(230, 159, 0),
+    RGBColor(51, 34, 136),
     RGBColor(0, 158, 115),
     RGBColor(204, 121, 167),
-    RGBColor(230, 159, 0),
     RGBColor(86, 180, 233),
-    RGBColor(0, 0, 0),
+    RGBColor(213, 94, 0),
     RGBColor(136, 34, 85),
     RGBColor(153, 153, 153),
-    RGBColor(51, 34, 136),
     RGBColor(153, 153, 51),
     RGBColor(221, 204, 119),
 ];
@@ -51,10 +52,10 @@ pub fn register_fonts() {
     });
 }
 
-/// A readable axis title for a swept key path: what the key means, then the path itself.
-pub fn axis_title(path: &str) -> String {
+/// What a swept key means, in words, where retrysim knows it.
+pub fn meaning(path: &str) -> Option<&'static str> {
     let leaf = path.rsplit('.').next().unwrap_or(path);
-    let meaning = match leaf {
+    Some(match leaf {
         "reply_loss" => "b = P(commit, then reply lost)",
         "request_loss" => "a = P(request lost before commit)",
         "server_error" => "P(5xx before commit)",
@@ -62,7 +63,17 @@ pub fn axis_title(path: &str) -> String {
         "tasks" => "tasks",
         "rate_scale" => "load, × the rate schedule",
         "clients" => "clients",
-        _ => return path.to_string(),
-    };
-    format!("{meaning}   [{path}]")
+        "timeout" => "attempt timeout",
+        "workers" => "server workers",
+        "at" if path.contains("rate.") => "when a point of the rate schedule starts",
+        _ => return None,
+    })
+}
+
+/// A readable axis title for a swept key path: what the key means, then the path itself.
+pub fn axis_title(path: &str) -> String {
+    match meaning(path) {
+        Some(meaning) => format!("{meaning}   [{path}]"),
+        None => path.to_string(),
+    }
 }
