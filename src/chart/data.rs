@@ -67,6 +67,8 @@ pub struct Bin {
     pub first_tries: f64,
     pub retries: f64,
     pub goodput: f64,
+    /// Calls a breaker refused without sending them.
+    pub refused: f64,
 }
 
 impl Data {
@@ -301,11 +303,12 @@ fn bins(path: &Path, axes: &[String]) -> Result<Vec<Bin>, Error> {
     let at = |name: &str| table.at(name);
     let (policy, tool) = (at("policy"), at("tool"));
     let (from, to) = (at("from_s"), at("to_s"));
-    let (offered, first, retries, goodput) = (
+    let (offered, first, retries, goodput, refused) = (
         at("offered_per_s"),
         at("first_tries_per_s"),
         at("retries_per_s"),
         at("goodput_per_s"),
+        at("short_circuited_per_s"),
     );
     Ok(table
         .rows()
@@ -321,6 +324,7 @@ fn bins(path: &Path, axes: &[String]) -> Result<Vec<Bin>, Error> {
                 first_tries: number(first),
                 retries: number(retries),
                 goodput: number(goodput),
+                refused: number(refused),
             }
         })
         .collect())

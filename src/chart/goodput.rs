@@ -1,7 +1,7 @@
 //! Goodput over time: a panel per configuration (and tool, where a task calls several), the
 //! calls sent each second — retries stacked on first tries — under the load the clients offered
-//! and the goodput they got, the trigger and outages shaded, and the moment goodput recovered
-//! marked. A retry storm reads at a glance: calls far above the offered load, goodput on the
+//! and the goodput they got, the calls a breaker refused without sending, the trigger and
+//! outages shaded, and the moment goodput recovered marked. A retry storm reads at a glance: calls far above the offered load, goodput on the
 //! floor, long after the shaded trigger has passed.
 //!
 //! Every panel shares one logarithmic scale of calls per second: a storm's retries can be a
@@ -28,6 +28,7 @@ const FIRST: RGBColor = style::PALETTE[5];
 const RETRY: RGBColor = style::PALETTE[6];
 const GOODPUT: RGBColor = style::PALETTE[2];
 const OFFERED: RGBColor = BLACK;
+const REFUSED: RGBColor = style::PALETTE[7];
 
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> Result<(), String> {
     let bins = data
@@ -56,6 +57,11 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
         ("offered", Key::Dashed(OFFERED)),
         ("goodput", Key::Line(GOODPUT)),
     ];
+    // Calls a breaker refused were never sent: a line of their own, where there are any.
+    let refusals = bins.iter().any(|b| b.refused > 0.0);
+    if refusals {
+        entries.push(("breaker refused", Key::Dashed(REFUSED)));
+    }
     let shaded = match (data.trigger.is_some(), data.outages.is_empty()) {
         (true, true) => Some("trigger"),
         (true, false) => Some("trigger, outage"),
@@ -164,6 +170,12 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
                 GOODPUT.stroke_width(3),
             ))
             .map_err(|e| e.to_string())?;
+        if refusals {
+            let line = REFUSED.stroke_width(3);
+            chart
+                .draw_series(DashedLineSeries::new(steps(|b| b.refused), 4, 4, line))
+                .map_err(|e| e.to_string())?;
+        }
         if let Some(at) = data.recovered_at(policy) {
             let line = BLACK.stroke_width(2);
             chart
@@ -187,6 +199,7 @@ fn scale(bins: &[Bin]) -> (f64, f64) {
             b.first_tries,
             b.offered,
             b.goodput,
+            b.refused,
         ]
     });
     let (lo, hi) = rates.fold((f64::INFINITY, 0.0_f64), |(lo, hi), r| {

@@ -43,11 +43,17 @@ impl Block {
         Block {
             title,
             summary: format!(
-                "{} dispatch{} · {} · {}",
+                "{} dispatch{} · {} · {}{}",
                 story.dispatches(),
                 if story.dispatches() == 1 { "" } else { "es" },
                 span_words(end.since(start)),
-                story.ending()
+                story.ending(),
+                // A call that succeeded twice over says so: the colours show only attempts.
+                match story.duplicates() {
+                    0 => String::new(),
+                    1 => " · 1 duplicate effect".into(),
+                    n => format!(" · {n} duplicate effects"),
+                }
             ),
             lanes,
             moments,
@@ -363,7 +369,7 @@ fn axis<DB: DrawingBackend>(
 ) -> Result<(), String> {
     // Ticks while the span is short; milliseconds or seconds once ticks run to thousands.
     let (unit, scale) = match t1.since(t0).0 {
-        s if s < 10_000 => ("ticks", 1),
+        s if s < 10_000 => ("ticks; 1 tick = 1 µs", 1),
         s if s < 10_000_000 => ("ms", 1_000),
         _ => ("s", 1_000_000),
     };

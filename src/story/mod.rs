@@ -162,6 +162,14 @@ impl Story<'_> {
         self.intents.iter().map(|i| i.attempts.len()).sum()
     }
 
+    /// Side effects committed beyond the first of each intent.
+    pub fn duplicates(&self) -> u64 {
+        self.intents
+            .iter()
+            .map(|i| i.effects.saturating_sub(1))
+            .sum()
+    }
+
     /// How the story ended: the last intent's status and stop reason.
     pub fn ending(&self) -> String {
         match self.intents.last() {
