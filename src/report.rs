@@ -479,10 +479,10 @@ fn tasks(results: &Results) -> String {
     header.extend(["configuration", "tasks succeeded", "calls"].map(String::from));
     for (_, tool) in &tools {
         header.push(format!("{} calls", tool.name));
-        if !tool.outages.is_empty() {
+        if !tool.server.outages.is_empty() {
             header.push(format!("{} calls while down", tool.name));
         }
-        if tool.kind == ToolKind::Write {
+        if tool.server.kind == ToolKind::Write {
             header.push(format!("{} duplicates", tool.name));
         }
     }
@@ -504,10 +504,10 @@ fn tasks(results: &Results) -> String {
             for &(t, tool) in &tools {
                 let totals = r.tool_totals(t);
                 row.push(totals.calls.to_string());
-                if !tool.outages.is_empty() {
+                if !tool.server.outages.is_empty() {
                     row.push(totals.calls_while_down.to_string());
                 }
-                if tool.kind == ToolKind::Write {
+                if tool.server.kind == ToolKind::Write {
                     row.push(totals.duplicates.to_string());
                 }
             }

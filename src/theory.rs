@@ -19,7 +19,7 @@
 
 use crate::experiment::Experiment;
 use crate::model::FailureClass;
-use crate::model::{LossSignal, Tool, ToolKind};
+use crate::model::{Faults, LossSignal, ServerSpec, Tool, ToolKind};
 use crate::policy::{Attempts, KeyScope, Policy, RetryAfter, Wait, safety};
 use crate::time::Tick;
 
@@ -176,7 +176,9 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
         return None;
     }
     // A receiver that ignores keys commits every request, as if none were sent.
-    let honours_keys = exp.called_tools(exp.calls_of(policy)).all(|t| t.idempotent);
+    let honours_keys = exp
+        .called_tools(exp.calls_of(policy))
+        .all(|t| t.server.idempotent);
     let key = if honours_keys {
         policy.key
     } else {
@@ -210,7 +212,7 @@ pub fn reconciled(a: f64, b: f64, n: Attempts) -> ClosedForms {
 fn reconciles_exactly(tool: &Tool, policy: &Policy) -> bool {
     tool.lookup.failure == 0.0
         && tool.lookup.lag == Tick::ZERO
-        && tool.idempotent
+        && tool.server.idempotent
         && policy.timeout == Wait::None
 }
 
@@ -223,49 +225,71 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
     let gated = policy.safety_gate && !safety::replay_is_safe(tool, policy.key);
     // Under a key the server honours, a retry with other arguments ends in a conflict.
     let drifting = policy.payload_drift > 0.0 && safety::replay_is_safe(tool, policy.key);
-    let unlike = tool.workers.is_some()
-        || tool.key_retention.is_some()
+    // Every part of the server named, so that a part added to it must be placed here: in the
+    // model the closed forms describe, or out of it.
+    let ServerSpec {
+        kind,
+        idempotent: _,
+        key_retention,
+        workers,
+        line: _,
+        outages,
+        capacity,
+        rate_limit,
+        slowdown,
+        drop_expired,
+        version_check: _,
+    } = &tool.server;
+    let unlike = workers.is_some()
+        || key_retention.is_some()
         || tool.script.is_some()
-        || tool.slowdown > Tick::ZERO
-        || tool.drop_expired
-        || tool.rate_limit.is_some()
-        || !tool.capacity.is_empty()
-        || !tool.outages.is_empty()
-        || tool.kind != ToolKind::Write;
+        || *slowdown > Tick::ZERO
+        || *drop_expired
+        || rate_limit.is_some()
+        || !capacity.is_empty()
+        || !outages.is_empty()
+        || *kind != ToolKind::Write;
     if unlike || gated || drifting {
         return None;
     }
-    let f = &tool.faults;
+    // Every fault named, for the same reason.
+    let Faults {
+        request_loss,
+        server_error,
+        reply_loss,
+        throttled,
+        forbidden,
+        invalid,
+        connect_failure,
+        retry_after,
+    } = tool.faults;
     let late = match wait {
         None => 0.0,
         Some(w) => tool.times_out(w)?,
     };
     let retried = |c: FailureClass| policy.retry.retry_on.contains(c);
-    let lost = f.request_loss + f.reply_loss > 0.0;
+    let lost = request_loss + reply_loss > 0.0;
     // A 429 that names a wait ends the intent where the policy stops on Retry-After, and is
     // retried for naming it where the policy says so.
-    let told = policy.pushback.retries && f.retry_after.is_some();
+    let told = policy.pushback.retries && retry_after.is_some();
     let throttle_retried = (retried(FailureClass::Throttled) || told)
-        && !(f.retry_after.is_some() && policy.pushback.mode == RetryAfter::Stop);
+        && !(retry_after.is_some() && policy.pushback.mode == RetryAfter::Stop);
     let occurring = [
         (
             FailureClass::Reset,
             lost && tool.loss_seen_as == LossSignal::Reset && late < 1.0,
         ),
-        (
-            FailureClass::ServerError,
-            f.server_error > 0.0 && late < 1.0,
-        ),
-        (FailureClass::Forbidden, f.forbidden > 0.0 && late < 1.0),
-        (FailureClass::Invalid, f.invalid > 0.0 && late < 1.0),
-        (FailureClass::Connect, f.connect_failure > 0.0),
+        (FailureClass::ServerError, server_error > 0.0 && late < 1.0),
+        (FailureClass::Forbidden, forbidden > 0.0 && late < 1.0),
+        (FailureClass::Invalid, invalid > 0.0 && late < 1.0),
+        (FailureClass::Connect, connect_failure > 0.0),
         (
             FailureClass::Timeout,
             wait.is_some() && (late > 0.0 || lost && tool.loss_seen_as == LossSignal::Silence),
         ),
     ];
     let single = policy.retry.max_attempts == Attempts::AtMost(1);
-    let throttles = f.throttled > 0.0 && late < 1.0;
+    let throttles = throttled > 0.0 && late < 1.0;
     if !single
         && (occurring.iter().any(|&(c, occurs)| occurs && !retried(c))
             || throttles && !throttle_retried)
@@ -274,14 +298,14 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
     }
     // A failed connection is seen after the request's leg, not the round trip the timer is
     // measured against: the forms hold it only where no timer fires.
-    if f.connect_failure > 0.0 && late > 0.0 {
+    if connect_failure > 0.0 && late > 0.0 {
         return None;
     }
     // A refusal before the commit, or a failed connection, acts like a lost request: no
     // effect, and tried again.
-    let a = f.request_loss + f.server_error + f.refused() + f.connect_failure;
-    let delivered = 1.0 - a - f.reply_loss;
-    Some((a, f.reply_loss + delivered * late))
+    let a = request_loss + server_error + throttled + forbidden + invalid + connect_failure;
+    let delivered = 1.0 - a - reply_loss;
+    Some((a, reply_loss + delivered * late))
 }
 
 #[cfg(test)]

@@ -66,8 +66,8 @@ impl Experiment {
         let end = self.workload.duration?;
         let mut spans: Vec<(Tick, Tick)> = (self.tools.iter())
             .flat_map(|t| {
-                let outages = t.outages.iter().map(|o| (o.from, o.until));
-                outages.chain(t.capacity.iter().map(|c| (c.from, c.until)))
+                let outages = t.server.outages.iter().map(|o| (o.from, o.until));
+                outages.chain(t.server.capacity.iter().map(|c| (c.from, c.until)))
             })
             .collect();
         if let Arrival::Scheduled(schedule) = &self.workload.arrival {

@@ -1,6 +1,6 @@
 //! The record of one attempt: the trace a teacher draws a timeline from.
 
-use crate::model::FailureClass;
+use crate::model::{FailureClass, Fate};
 use crate::time::Tick;
 
 /// How an attempt ended for the client. The trace knows what the client cannot: whether a
@@ -28,9 +28,18 @@ pub enum Outcome {
     Unanswered,
 }
 
+/// The outcomes' names, and their `tools.csv` columns made from them, in one list.
+macro_rules! outcomes {
+    [$($name:literal),* $(,)?] => {
+        /// Every outcome's name, in the order `index` numbers them.
+        pub const NAMES: [&'static str; [$($name),*].len()] = [$($name),*];
+        /// Each outcome's column in `tools.csv`, in the same order.
+        pub const COLUMNS: [&'static str; [$($name),*].len()] = [$(concat!("outcome_", $name)),*];
+    };
+}
+
 impl Outcome {
-    /// Every outcome's name, in the order `index` numbers them.
-    pub const NAMES: [&'static str; 14] = [
+    outcomes![
         "ok",
         "lost_request",
         "lost_reply",
@@ -46,6 +55,19 @@ impl Outcome {
         "conflict_version",
         "connect",
     ];
+
+    /// How an attempt of fate `fate` ended when `failure` (none: a receipt) reached the
+    /// client: the trace tells a lost request from a lost reply, which the client cannot.
+    pub fn of(failure: Option<FailureClass>, fate: Fate) -> Outcome {
+        match (failure, fate) {
+            (None, _) => Outcome::Ok,
+            (Some(FailureClass::ServerError), _) => Outcome::ServerError,
+            (Some(FailureClass::Reset), Fate::LostRequest) => Outcome::LostRequest,
+            (Some(FailureClass::Reset), _) => Outcome::LostReply,
+            (Some(FailureClass::Connect), _) => Outcome::ConnectFailed,
+            (Some(class), _) => Outcome::Refused(class),
+        }
+    }
 
     /// The outcome's position in [`Outcome::NAMES`] (a test holds the two in step).
     pub fn index(self) -> usize {

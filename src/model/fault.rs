@@ -54,6 +54,37 @@ pub enum Fate {
     ConnectFailed,
 }
 
+impl Fate {
+    /// The fates a script may list; a version conflict is the record's to decide.
+    pub const ALL: [Fate; 9] = [
+        Fate::Delivered,
+        Fate::ServerError,
+        Fate::LostRequest,
+        Fate::LostReply,
+        Fate::Throttled,
+        Fate::Forbidden,
+        Fate::Invalid,
+        Fate::Overloaded,
+        Fate::ConnectFailed,
+    ];
+
+    /// The name in a script.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fate::Delivered => "ok",
+            Fate::ServerError => "5xx",
+            Fate::LostRequest => "lost_request",
+            Fate::LostReply => "lost_reply",
+            Fate::Throttled => "429",
+            Fate::Forbidden => "403",
+            Fate::Invalid => "4xx",
+            Fate::Overloaded => "503",
+            Fate::VersionConflict => "conflict_version",
+            Fate::ConnectFailed => "connect",
+        }
+    }
+}
+
 impl Faults {
     /// The chance that an attempt ends in no reply or a refusal.
     pub fn total(&self) -> f64 {

@@ -24,17 +24,15 @@ pub use outage::{Outage, OutageMode};
 pub use record::{Record, VersionCheck};
 pub use schedule::{RatePoint, RateSchedule};
 pub use script::{Script, Step};
+pub use server::{ServerSpec, ToolKind};
 pub use station::{Line, LineOrder};
 pub use workload::{Arrival, Workload};
 
 /// One tool an agent calls: where its calls fail, how the client notices, how long each leg
-/// takes, and how much work its server does at once.
+/// takes, and the server behind it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tool {
     pub name: String,
-    pub kind: ToolKind,
-    /// The receiver honours idempotency keys: a key it has committed replays its receipt.
-    pub idempotent: bool,
     pub faults: Faults,
     pub loss_seen_as: LossSignal,
     /// Client to server.
@@ -43,38 +41,16 @@ pub struct Tool {
     pub service_time: Latency,
     /// Server back to client.
     pub reply_latency: Latency,
-    /// Requests the server works on at once; the rest wait in line, first come first served.
-    /// `None`: as many as arrive.
-    pub workers: Option<u32>,
-    /// The line in front of the workers: its limit and the order it is served in.
-    pub line: Line,
     /// Listed outcomes that replace the faults and latencies.
     pub script: Option<Script>,
-    /// Windows in which the server is down.
-    pub outages: Vec<Outage>,
-    /// Windows in which the server has only part of its workers and its rate limit's rate.
-    pub capacity: Vec<CapacityWindow>,
     /// How the server answers a reconciliation lookup.
     pub lookup: Lookup,
     /// The client can stop waiting for a call. A non-cooperative endpoint (a blocking call that
     /// cannot be interrupted) holds the client until it returns: a timeout or deadline is only
     /// noticed then.
     pub cooperative: bool,
-    /// How long the receiver keeps an idempotency key after its commit; `None`, longer than
-    /// any intent.
-    pub key_retention: Option<Tick>,
-    /// Latency that grows with load: added to the service time of a request once for every
-    /// request already in service when a worker takes it up (base + k × n, the model of
-    /// published studies of congestive collapse). Zero: load changes nothing.
-    pub slowdown: Tick,
-    /// The server discards, without commit, a request whose client stopped waiting before a
-    /// worker took it up (the client's deadline travels with the request, as gRPC's does).
-    pub drop_expired: bool,
-    /// A token bucket in front of the server: a request that finds it empty gets a 429 at
-    /// once, with a Retry-After for the next token.
-    pub rate_limit: Option<RateLimit>,
-    /// For a versioned record: when a conditional write's version is checked.
-    pub version_check: VersionCheck,
+    /// What the server is and does: its kind, workers, line and what stands at its door.
+    pub server: ServerSpec,
 }
 
 /// A reconciliation lookup: the client asks the server whether the operation's key committed.
@@ -86,30 +62,6 @@ pub struct Lookup {
     pub failure: f64,
     /// How long after a commit a lookup can see it: "not found" is not "never happened".
     pub lag: Tick,
-}
-
-/// What a call does at the server.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ToolKind {
-    /// A side effect: an order, a charge.
-    Write,
-    /// A lookup: it commits nothing, and can be repeated freely.
-    ReadOnly,
-    /// A versioned record updated by read-modify-write: each attempt reads the version, then
-    /// writes conditionally on it (see [`record`]).
-    Record,
-}
-
-impl ToolKind {
-    pub const ALL: [ToolKind; 3] = [ToolKind::Write, ToolKind::ReadOnly, ToolKind::Record];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ToolKind::Write => "write",
-            ToolKind::ReadOnly => "read_only",
-            ToolKind::Record => "record",
-        }
-    }
 }
 
 /// How a lost request or reply reaches the client.
@@ -139,49 +91,25 @@ impl Tool {
         let leg = || Latency::Constant(Tick::from_millis(1));
         Tool {
             name: name.into(),
-            kind,
-            idempotent: true,
             faults: Faults::default(),
             loss_seen_as: LossSignal::Reset,
             request_latency: leg(),
             service_time: leg(),
             reply_latency: leg(),
-            workers: None,
-            line: Line::UNBOUNDED,
             script: None,
-            outages: Vec::new(),
-            capacity: Vec::new(),
             lookup: Lookup {
                 time: Tick::from_millis(1),
                 failure: 0.0,
                 lag: Tick::ZERO,
             },
             cooperative: true,
-            key_retention: None,
-            slowdown: Tick::ZERO,
-            drop_expired: false,
-            rate_limit: None,
-            version_check: VersionCheck::Arrival,
+            server: ServerSpec::new(kind),
         }
     }
 
     /// Fails its calls as `faults` says.
     pub fn with_faults(self, faults: Faults) -> Self {
         Tool { faults, ..self }
-    }
-
-    /// Whether an attempt that reaches this tool is taken up at once and nothing at its door can
-    /// touch it: a worker always free, no outage, capacity window, rate limit, slowdown or
-    /// dropping of expired work, no versioned record. Its arrival and the end of its service
-    /// are then one event, at the end of the service, since nothing could happen between.
-    pub fn serves_at_once(&self) -> bool {
-        self.workers.is_none()
-            && self.outages.is_empty()
-            && self.capacity.is_empty()
-            && self.rate_limit.is_none()
-            && self.slowdown == Tick::ZERO
-            && !self.drop_expired
-            && self.kind != ToolKind::Record
     }
 
     /// The constant time of the two network legs, which round-trip questions need: the round

@@ -9,7 +9,7 @@ use crate::model::{Tool, ToolKind};
 
 /// Whether a call on `tool` carrying keys of `scope` may be sent again.
 pub fn replay_is_safe(tool: &Tool, scope: KeyScope) -> bool {
-    tool.kind == ToolKind::ReadOnly || tool.idempotent && scope == KeyScope::PerIntent
+    tool.server.kind == ToolKind::ReadOnly || tool.server.idempotent && scope == KeyScope::PerIntent
 }
 
 /// Whether a failure of `class` on `tool` may be sent again: a connection that failed sent

@@ -126,36 +126,17 @@ mod tests {
             point: 1,
             replication: 2,
         };
+        let exponential = || crate::model::Latency::Exponential { mean: 100.0 };
         let tool = Tool {
-            name: "t".into(),
-            kind: crate::model::ToolKind::Write,
-            idempotent: true,
-            faults: crate::model::Faults {
+            request_latency: exponential(),
+            service_time: exponential(),
+            reply_latency: exponential(),
+            ..Tool::new("t", crate::model::ToolKind::Write).with_faults(crate::model::Faults {
                 request_loss: 0.3,
                 server_error: 0.1,
                 reply_loss: 0.3,
                 ..Default::default()
-            },
-            loss_seen_as: crate::model::LossSignal::Reset,
-            request_latency: crate::model::Latency::Exponential { mean: 100.0 },
-            service_time: crate::model::Latency::Exponential { mean: 100.0 },
-            reply_latency: crate::model::Latency::Exponential { mean: 100.0 },
-            workers: None,
-            line: crate::model::Line::UNBOUNDED,
-            script: None,
-            outages: Vec::new(),
-            lookup: crate::model::Lookup {
-                time: Tick(1),
-                failure: 0.0,
-                lag: Tick::ZERO,
-            },
-            cooperative: true,
-            key_retention: None,
-            slowdown: Tick::ZERO,
-            drop_expired: false,
-            rate_limit: None,
-            capacity: Vec::new(),
-            version_check: crate::model::VersionCheck::Arrival,
+            })
         };
         let mut slab = Slab::new(streams);
         let first = slab.start(7, 0, Tick(3));

@@ -10,8 +10,8 @@ use retrysim::experiment::OutputOptions;
 use retrysim::model::FailureClass;
 use retrysim::model::latency::GammaQuantiles;
 use retrysim::model::{
-    Arrival, Faults, Latency, Line, LineOrder, Lookup, LossSignal, Outage, OutageMode, Tool,
-    ToolKind, Workload,
+    Arrival, Faults, Latency, Line, LineOrder, Lookup, LossSignal, Outage, OutageMode, ServerSpec,
+    Tool, ToolKind, Workload,
 };
 use retrysim::policy::{
     Attempts, Backoff, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry, Growth, Hedging,
@@ -98,14 +98,17 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
             )| {
                 let scale = total / (a + e + b + t + f + i + c).max(1e-9);
                 Tool {
-                    idempotent,
                     loss_seen_as: signal,
                     request_latency: request,
                     service_time: service,
                     reply_latency: reply,
-                    workers,
-                    line,
-                    outages,
+                    server: ServerSpec {
+                        idempotent,
+                        workers,
+                        line,
+                        outages,
+                        ..ServerSpec::new(kind)
+                    },
                     lookup: Lookup {
                         time: Tick(500),
                         failure: 0.2,

@@ -15,7 +15,10 @@ use crate::common::{self, shipped};
 #[test]
 fn no_window_lets_through_more_than_the_rate_and_the_burst() {
     let exp = shipped("rate-limited-provider.toml");
-    let limit = exp.tools[0].rate_limit.expect("the provider has a limit");
+    let limit = exp.tools[0]
+        .server
+        .rate_limit
+        .expect("the provider has a limit");
     let leg = Tick(20_000);
     for policy in 0..exp.policies.len() {
         let mut accepted: Vec<u64> = common::traced(&exp, policy)
@@ -90,7 +93,7 @@ fn one_caller_with_its_own_gates_is_the_shared_gates() {
             p.scope = GateScope::Caller;
         }
         for t in &mut own.tools {
-            if let Some(limit) = &mut t.rate_limit {
+            if let Some(limit) = &mut t.server.rate_limit {
                 limit.scope = LimitScope::Caller;
             }
         }

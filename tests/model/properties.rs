@@ -54,7 +54,7 @@ proptest! {
                 prop_assert!(r.end >= r.start);
                 prop_assert!(r.effects <= r.attempts);
                 match r.status {
-                    Status::Succeeded if tool.kind == ToolKind::Write => {
+                    Status::Succeeded if tool.server.kind == ToolKind::Write => {
                         prop_assert!(r.effects >= 1, "a reply follows a commit");
                         prop_assert_eq!(r.business_state, BusinessState::Confirmed);
                     }
@@ -69,7 +69,7 @@ proptest! {
                             && policy.limits.deadline.is_none()
                             && policy.limits.cancel_after.is_none()
                             && (tool.loss_seen_as == LossSignal::Silence
-                                || tool.outages.iter().any(|o| o.mode == OutageMode::Hang)),
+                                || tool.server.outages.iter().any(|o| o.mode == OutageMode::Hang)),
                         "a hang without silence"
                     ),
                     Status::Stopped(StopReason::NotRetryable) => {}
@@ -79,7 +79,7 @@ proptest! {
                     // Only a key the receiver honours can be bound to another payload, and its
                     // binding proves an earlier commit.
                     Status::Stopped(StopReason::IdempotencyConflict) => {
-                        prop_assert!(policy.payload_drift > 0.0 && policy.key == KeyScope::PerIntent && tool.idempotent);
+                        prop_assert!(policy.payload_drift > 0.0 && policy.key == KeyScope::PerIntent && tool.server.idempotent);
                         prop_assert_eq!(r.business_state, BusinessState::Confirmed);
                         prop_assert!(r.effects == 1);
                     }
@@ -121,10 +121,10 @@ proptest! {
                 if r.business_state == BusinessState::NotAttempted {
                     prop_assert_eq!(r.effects, 0, "not_attempted means nothing happened");
                 }
-                if policy.key == KeyScope::PerIntent && tool.idempotent {
+                if policy.key == KeyScope::PerIntent && tool.server.idempotent {
                     prop_assert!(r.effects <= 1, "a per-intent key never duplicates");
                 }
-                if tool.kind == ToolKind::ReadOnly {
+                if tool.server.kind == ToolKind::ReadOnly {
                     prop_assert_eq!(r.effects, 0, "a lookup commits nothing");
                     prop_assert_eq!(r.business_state, BusinessState::ReadOnly);
                 }
@@ -134,7 +134,7 @@ proptest! {
                     r.status,
                     Status::Succeeded | Status::Stopped(StopReason::IdempotencyConflict)
                 );
-                if r.timeouts > 0 && !told && tool.kind == ToolKind::Write {
+                if r.timeouts > 0 && !told && tool.server.kind == ToolKind::Write {
                     prop_assert_eq!(r.business_state, BusinessState::Unknown, "an abandoned attempt may have committed");
                 }
             }
@@ -279,7 +279,7 @@ proptest! {
             prop_assert_eq!((p.intent, p.attempts, p.start, p.end), (k.intent, k.attempts, k.start, k.end));
             prop_assert_eq!(p.status, k.status);
             // A receiver that ignores keys commits as often either way.
-            let expected = if exp.tools[p.tool].idempotent { p.effects.min(1) } else { p.effects };
+            let expected = if exp.tools[p.tool].server.idempotent { p.effects.min(1) } else { p.effects };
             prop_assert_eq!(k.effects, expected);
         }
         prop_assert_eq!(records(&exp, 0), plain);

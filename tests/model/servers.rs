@@ -194,7 +194,7 @@ fn arrival_and_service_as_one_event_change_no_intent() {
         experiment(&config("")),
         experiment(&config("workers = 1000000")),
     );
-    assert!(folded.tools[0].serves_at_once() && !apart.tools[0].serves_at_once());
+    assert!(folded.tools[0].server.serves_at_once() && !apart.tools[0].server.serves_at_once());
     assert!(common::traced(&folded, 0) == common::traced(&apart, 0));
     let events = |exp| common::run_one(exp).policies[0].events;
     let (few, many) = (events(folded.clone()), events(apart.clone()));

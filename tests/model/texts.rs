@@ -150,7 +150,7 @@ fn random_config_texts_validate_run_and_keep_their_promises() {
                     prop_assert!(r.end <= r.start.after(deadline), "{}", text);
                 }
                 // A key the receiver honours and never forgets commits once.
-                if tool.idempotent && tool.key_retention.is_none() {
+                if tool.server.idempotent && tool.server.key_retention.is_none() {
                     prop_assert!(r.effects <= 1, "{}", text);
                 }
                 // A lookup comes only from reconciliation.

@@ -47,8 +47,8 @@ fn latency(l: &Latency) -> Value {
 pub(super) fn tool(t: &Tool) -> Value {
     let mut v = Value::Table(table([
         ("name", t.name.clone().into()),
-        ("kind", t.kind.name().into()),
-        ("idempotent", t.idempotent.into()),
+        ("kind", t.server.kind.name().into()),
+        ("idempotent", t.server.idempotent.into()),
         ("request_loss", t.faults.request_loss.into()),
         ("server_error", t.faults.server_error.into()),
         ("reply_loss", t.faults.reply_loss.into()),
@@ -66,20 +66,23 @@ pub(super) fn tool(t: &Tool) -> Value {
     ]));
     if let Value::Table(table) = &mut v {
         let workers = t
+            .server
             .workers
             .map_or("unlimited".into(), |w| Value::Integer(w.into()));
         table.insert("workers".into(), workers);
         // The line exists only in front of limited workers.
-        if t.workers.is_some() {
+        if t.server.workers.is_some() {
             let limit = t
+                .server
                 .line
                 .limit
                 .map_or("unlimited".into(), |l| Value::Integer(l.into()));
             table.insert("line_limit".into(), limit);
-            table.insert("line_order".into(), t.line.order.name().into());
+            table.insert("line_order".into(), t.server.line.order.name().into());
         }
-        if !t.outages.is_empty() {
+        if !t.server.outages.is_empty() {
             let outages = t
+                .server
                 .outages
                 .iter()
                 .map(|o| {
@@ -92,8 +95,8 @@ pub(super) fn tool(t: &Tool) -> Value {
                 .collect();
             table.insert("outages".into(), Value::Array(outages));
         }
-        if !t.capacity.is_empty() {
-            let windows = (t.capacity.iter())
+        if !t.server.capacity.is_empty() {
+            let windows = (t.server.capacity.iter())
                 .map(|w| {
                     Value::Table(self::table([
                         ("from", duration(w.from)),
@@ -104,16 +107,16 @@ pub(super) fn tool(t: &Tool) -> Value {
                 .collect();
             table.insert("capacity".into(), Value::Array(windows));
         }
-        if let Some(retention) = t.key_retention {
+        if let Some(retention) = t.server.key_retention {
             table.insert("key_retention".into(), duration(retention));
         }
-        if t.drop_expired {
+        if t.server.drop_expired {
             table.insert("drop_expired".into(), true.into());
         }
-        if t.kind == ToolKind::Record {
-            table.insert("version_check".into(), t.version_check.name().into());
+        if t.server.kind == ToolKind::Record {
+            table.insert("version_check".into(), t.server.version_check.name().into());
         }
-        if let Some(limit) = &t.rate_limit {
+        if let Some(limit) = &t.server.rate_limit {
             let bucket = self::table([
                 ("per_second", limit.rate().into()),
                 ("burst", i64::from(limit.burst).into()),
@@ -122,8 +125,8 @@ pub(super) fn tool(t: &Tool) -> Value {
             ]);
             table.insert("rate_limit".into(), Value::Table(bucket));
         }
-        if t.slowdown > Tick::ZERO {
-            table.insert("slowdown".into(), duration(t.slowdown));
+        if t.server.slowdown > Tick::ZERO {
+            table.insert("slowdown".into(), duration(t.server.slowdown));
         }
         // Written only where set, so configs from before the key read back unchanged.
         if t.faults.connect_failure > 0.0 {

@@ -5,7 +5,7 @@ use crate::config::check::{Check, Result};
 use crate::config::raw;
 use crate::model::{
     CapacityWindow, Fate, Faults, Latency, LimitScope, Line, LineOrder, Lookup, LossSignal, Outage,
-    OutageMode, RateLimit, Script, Step, Tool, ToolKind, VersionCheck,
+    OutageMode, RateLimit, Script, ServerSpec, Step, Tool, ToolKind, VersionCheck,
 };
 use crate::time::{TICKS_PER_SECOND, Tick, parse_duration};
 use toml::Spanned;
@@ -74,18 +74,11 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
         ToolKind::name,
         ToolKind::Write,
     )?;
-    Ok(Tool {
-        name,
+    let server = ServerSpec {
         kind,
         idempotent: raw.idempotent.as_ref().is_none_or(|i| *i.get_ref()),
-        faults,
-        loss_seen_as,
-        request_latency: leg(&raw.request_latency, "request_latency")?,
-        service_time: leg(&raw.service_time, "service_time")?,
-        reply_latency: leg(&raw.reply_latency, "reply_latency")?,
         workers,
         line,
-        script,
         outages: raw
             .outages
             .iter()
@@ -93,20 +86,6 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             .map(|(i, o)| outage(check, o.get_ref(), &format!("{path}.outages[{i}]")))
             .collect::<Result<_>>()?,
         capacity: capacity(check, raw, workers, path)?,
-        lookup: Lookup {
-            time: check.duration_or(
-                &raw.lookup_time,
-                &format!("{path}.lookup_time"),
-                default::LOOKUP_TIME,
-            )?,
-            failure: check.probability(&raw.lookup_failure, &format!("{path}.lookup_failure"))?,
-            lag: check.duration_or(
-                &raw.commit_lag,
-                &format!("{path}.commit_lag"),
-                default::COMMIT_LAG,
-            )?,
-        },
-        cooperative: raw.cooperative.as_ref().is_none_or(|c| *c.get_ref()),
         key_retention: match &raw.key_retention {
             None => None,
             Some(v) => Some(check.duration(v, &format!("{path}.key_retention"))?),
@@ -141,6 +120,30 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
                 &format!("{path}.rate_limit"),
             )?),
         },
+    };
+    Ok(Tool {
+        name,
+        faults,
+        loss_seen_as,
+        request_latency: leg(&raw.request_latency, "request_latency")?,
+        service_time: leg(&raw.service_time, "service_time")?,
+        reply_latency: leg(&raw.reply_latency, "reply_latency")?,
+        script,
+        lookup: Lookup {
+            time: check.duration_or(
+                &raw.lookup_time,
+                &format!("{path}.lookup_time"),
+                default::LOOKUP_TIME,
+            )?,
+            failure: check.probability(&raw.lookup_failure, &format!("{path}.lookup_failure"))?,
+            lag: check.duration_or(
+                &raw.commit_lag,
+                &format!("{path}.commit_lag"),
+                default::COMMIT_LAG,
+            )?,
+        },
+        cooperative: raw.cooperative.as_ref().is_none_or(|c| *c.get_ref()),
+        server,
     })
 }
 

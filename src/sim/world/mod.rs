@@ -35,10 +35,8 @@ use crate::metrics::{
     Totals,
 };
 use crate::model::FailureClass;
-use crate::model::limiter::Bucket;
-use crate::model::record::Record;
-use crate::model::station::Station;
-use crate::model::{Arrival, LimitScope, Tool, ToolKind, Workload};
+use crate::model::server::Server;
+use crate::model::{Arrival, Tool, ToolKind, Workload};
 use crate::policy::Policy;
 use crate::policy::gate::Gates;
 use crate::time::Tick;
@@ -102,27 +100,19 @@ pub struct World<'a, S> {
     policy: &'a Policy,
     /// The gates every dispatch asks, with each tool's breaker and budget.
     gates: Gates,
-    stations: Vec<Station<AttemptRef>>,
+    /// Per tool, its server.
+    servers: Vec<Server<AttemptRef>>,
     streams: Streams,
     arrivals: Stream,
     /// The exact time of the last arrival of a scheduled stream, before rounding to a tick.
     arrival_clock: f64,
     /// Which caller each task comes from, drawn as tasks start (only with several callers).
     callers: Stream,
-    /// Per tool, its rate limiter's buckets: one, or one per caller.
-    buckets: Vec<Vec<Bucket>>,
-    /// Per tool, its versioned record (used by record tools only).
-    records: Vec<Record>,
     /// Tasks arrived so far; tasks `started..arrived` wait for a client.
     arrived: u64,
     started: u64,
     idle_clients: u32,
     intents: Slab,
-    /// Per tool, attempts sent that its server has not answered yet.
-    in_flight: Vec<u32>,
-    /// Per tool, whether an attempt's arrival and the end of its service are one event: the
-    /// tool serves at once and no time series watches its workers.
-    served_at_once: Vec<bool>,
     totals: Totals,
     /// Where each intent goes once it is over, with every attempt: all are held until then.
     /// Without one, the attempts that can change no more are folded as the next is sent.
@@ -136,10 +126,11 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             workload: &exp.workload,
             calls: policy.calls.as_deref().unwrap_or(&exp.workload.calls),
             policy,
-            stations: exp
-                .tools
-                .iter()
-                .map(|t| Station::new(t.workers, t.line))
+            servers: (exp.tools.iter())
+                .map(|t| {
+                    let watched = exp.output.timeseries.is_some();
+                    Server::new(&t.server, exp.workload.callers, watched)
+                })
                 .collect(),
             gates: Gates::new(
                 policy,
@@ -151,24 +142,10 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             arrivals: streams.stream(Source::Arrivals, 0),
             arrival_clock: 0.0,
             callers: streams.stream(Source::Callers, 0),
-            records: vec![Record::default(); exp.tools.len()],
-            buckets: (exp.tools.iter())
-                .map(|t| match t.rate_limit.map(|l| l.scope) {
-                    None => Vec::new(),
-                    Some(LimitScope::Tool) => vec![Bucket::default()],
-                    Some(LimitScope::Caller) => {
-                        vec![Bucket::default(); exp.workload.callers as usize]
-                    }
-                })
-                .collect(),
             arrived: 0,
             started: 0,
             idle_clients: exp.workload.clients,
             intents: Slab::new(streams),
-            in_flight: vec![0; exp.tools.len()],
-            served_at_once: (exp.tools.iter())
-                .map(|t| t.serves_at_once() && exp.output.timeseries.is_none())
-                .collect(),
             totals: Totals::keeping(
                 (exp.output.timeseries).map(|width| Series::new(width, exp.tools.len())),
             ),
@@ -180,7 +157,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     /// and sets every capacity window's edges.
     pub fn begin(&mut self, sched: &mut Scheduler<Event>) {
         for (t, tool) in self.tools.iter().enumerate() {
-            for w in &tool.capacity {
+            for w in &tool.server.capacity {
                 sched.schedule_at(w.from, Event::Capacity(t));
                 sched.schedule_at(w.until, Event::Capacity(t));
             }
@@ -382,11 +359,11 @@ impl<S> World<'_, S> {
             return;
         };
         for tool in 0..self.tools.len() {
-            let station = &self.stations[tool];
+            let (in_flight, waiting, busy) = self.servers[tool].levels();
             let levels = [
-                (Level::InFlight, f64::from(self.in_flight[tool])),
-                (Level::QueueLength, station.waiting() as f64),
-                (Level::BusyWorkers, f64::from(station.in_service())),
+                (Level::InFlight, f64::from(in_flight)),
+                (Level::QueueLength, waiting as f64),
+                (Level::BusyWorkers, f64::from(busy)),
             ];
             for (level, value) in levels {
                 series.level(tool, now, level, value);
@@ -408,16 +385,16 @@ impl<S> World<'_, S> {
 
 /// Attempt `attempt` of `intent` is on its way to its tool's server: counted on the intent
 /// (which stays live until none is) and in the tool's calls in flight.
-fn to_server(in_flight: &mut [u32], intent: &mut Intent, attempt: u32) {
+fn to_server(server: &mut Server<AttemptRef>, intent: &mut Intent, attempt: u32) {
     intent.at_server(attempt, true);
-    in_flight[intent.tool] += 1;
+    server.sent();
 }
 
 /// Attempt `attempt` of `intent` is done at the server: answered, dropped, swallowed by an
 /// outage, or never sent on after its read.
-fn off_server(in_flight: &mut [u32], intent: &mut Intent, attempt: u32) {
+fn off_server(server: &mut Server<AttemptRef>, intent: &mut Intent, attempt: u32) {
     intent.at_server(attempt, false);
-    in_flight[intent.tool] -= 1;
+    server.left();
 }
 
 /// The record of an intent the client is done with.
@@ -450,7 +427,7 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &[u32; Outcome::NAMES.len()
 /// What the client can say: a receipt confirms; an attempt unanswered (or still on its way at
 /// the horizon) leaves it unknown; refusals before any commit point mean nothing happened.
 fn business_state(intent: &Intent, status: Status, tool: &Tool) -> BusinessState {
-    if tool.kind == ToolKind::ReadOnly {
+    if tool.server.kind == ToolKind::ReadOnly {
         return BusinessState::ReadOnly;
     }
     match status {

@@ -23,7 +23,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn on_read_arrive(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
         let intent = self.intents.get(at.intent.slot);
         let tool = intent.tool;
-        intent.read(at.attempt, self.records[tool].version());
+        intent.read(at.attempt, self.servers[tool].version());
         let word = self
             .streams
             .word_at(Source::Reads, intent.id, 2 * u64::from(at.attempt) + 1);
@@ -39,7 +39,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             sched.schedule_in(leg, Event::ServerArrive(at));
             return;
         }
-        off_server(&mut self.in_flight, intent, at.attempt);
+        let tool = intent.tool;
+        off_server(&mut self.servers[tool], intent, at.attempt);
         if intent.is_over() {
             self.close(at.intent.slot);
         }

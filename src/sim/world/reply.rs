@@ -5,7 +5,6 @@ use super::{AttemptRef, Event, Reply, World};
 use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, Count, IntentRecord, Outcome, Status, StopReason};
 use crate::model::FailureClass;
-use crate::model::Fate;
 use crate::policy::{Failure, hedge};
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
@@ -16,19 +15,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             return;
         };
         let draw = intent.draw(at.attempt);
-        let outcome = match (reply, draw.fate) {
-            (Reply::Ok, _) => Outcome::Ok,
-            (Reply::Failed(FailureClass::ServerError), _) => Outcome::ServerError,
-            (Reply::Failed(FailureClass::Reset), Fate::LostRequest) => Outcome::LostRequest,
-            (Reply::Failed(FailureClass::Reset), _) => Outcome::LostReply,
-            (Reply::Failed(FailureClass::Connect), _) => Outcome::ConnectFailed,
-            (Reply::Failed(class), _) => Outcome::Refused(class),
-        };
-        intent.settle(at.attempt, outcome, now);
         let failure = match reply {
             Reply::Ok => None,
             Reply::Failed(class) => Some(class),
         };
+        intent.settle(at.attempt, Outcome::of(failure, draw.fate), now);
         intent.client.ambiguous |= failure == Some(FailureClass::Reset);
         if let Some(FailureClass::Throttled | FailureClass::Overloaded) = failure {
             self.totals.count(intent.tool, now, Count::Rejected);

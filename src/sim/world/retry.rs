@@ -130,7 +130,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             && intent
                 .server
                 .keys
-                .shows(key, now, tool.lookup.lag, tool.key_retention);
+                .shows(key, now, tool.lookup.lag, tool.server.key_retention);
         intent.looked_up(match (failed, found) {
             (true, _) => Lookup::Failed,
             (false, true) => Lookup::Found,

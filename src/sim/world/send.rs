@@ -97,10 +97,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 },
             ),
             _ => {
-                to_server(&mut self.in_flight, intent, at.attempt);
-                if tool.kind == ToolKind::Record {
+                to_server(&mut self.servers[intent.tool], intent, at.attempt);
+                if tool.server.kind == ToolKind::Record {
                     self.send_read(at, sched);
-                } else if self.served_at_once[intent.tool] {
+                } else if self.servers[intent.tool].serves_at_once() {
                     sched.schedule_in(draw.request.after(draw.service), Event::Served(at));
                 } else {
                     sched.schedule_in(draw.request, Event::ServerArrive(at));

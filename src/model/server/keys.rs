@@ -1,4 +1,4 @@
-//! The server side of an attempt: it commits a side effect, or — when the request carries an
+//! The server's key store: it commits a side effect, or — when the request carries an
 //! idempotency key it has already committed — returns the stored receipt instead. The key is
 //! bound to the payload it committed: the same key with another payload is a conflict.
 //!
@@ -8,7 +8,7 @@
 //! receiver may forget a key `retention` after its commit: a retry that comes later is a new
 //! request, and commits again.
 
-use super::Key;
+use crate::model::Key;
 use crate::time::Tick;
 
 /// What the server holds for the key of one intent: the key it has committed and the payload

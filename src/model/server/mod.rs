@@ -1,0 +1,354 @@
+//! A tool's server: what it is ([`ServerSpec`], fixed at validation) and what it holds while a
+//! run goes on ([`Server`]: its workers and line, its rate limiter's buckets, its versioned
+//! record, its calls in flight). The world hands it an attempt at three moments — it arrives,
+//! a worker takes it up, the work is done — and carries out what the server says; every rule
+//! of the server side is here, in the order a real request meets it: the rate limiter in front,
+//! an outage, the record's version check, the line, the commit.
+
+mod keys;
+
+pub use keys::{KeyStore, Processed};
+
+use super::capacity::{self, CapacityWindow};
+use super::limiter::{Bucket, LimitScope, RateLimit};
+use super::outage::{self, Outage, OutageMode};
+use super::record::{Record, VersionCheck};
+use super::station::{Door, Line, Station};
+use super::{FailureClass, Fate, Key};
+use crate::time::Tick;
+
+/// What a tool's server is and does, as a config describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerSpec {
+    pub kind: ToolKind,
+    /// The receiver honours idempotency keys: a key it has committed replays its receipt.
+    pub idempotent: bool,
+    /// How long the receiver keeps an idempotency key after its commit; `None`, longer than
+    /// any intent.
+    pub key_retention: Option<Tick>,
+    /// Requests the server works on at once; the rest wait in line. `None`: as many as arrive.
+    pub workers: Option<u32>,
+    /// The line in front of the workers: its limit and the order it is served in.
+    pub line: Line,
+    /// Windows in which the server is down.
+    pub outages: Vec<Outage>,
+    /// Windows in which the server has only part of its workers and its rate limit's rate.
+    pub capacity: Vec<CapacityWindow>,
+    /// A token bucket in front of the server: a request that finds it empty gets a 429 at
+    /// once, with a Retry-After for the next token.
+    pub rate_limit: Option<RateLimit>,
+    /// Latency that grows with load: added to the service time of a request once for every
+    /// request already in service when a worker takes it up (base + k × n, the model of
+    /// published studies of congestive collapse). Zero: load changes nothing.
+    pub slowdown: Tick,
+    /// The server discards, without commit, a request whose client stopped waiting before a
+    /// worker took it up (the client's deadline travels with the request, as gRPC's does).
+    pub drop_expired: bool,
+    /// For a versioned record: when a conditional write's version is checked.
+    pub version_check: VersionCheck,
+}
+
+/// What a call does at the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolKind {
+    /// A side effect: an order, a charge.
+    Write,
+    /// A lookup: it commits nothing, and can be repeated freely.
+    ReadOnly,
+    /// A versioned record updated by read-modify-write: each attempt reads the version, then
+    /// writes conditionally on it (see [`super::record`]).
+    Record,
+}
+
+impl ToolKind {
+    pub const ALL: [ToolKind; 3] = [ToolKind::Write, ToolKind::ReadOnly, ToolKind::Record];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolKind::Write => "write",
+            ToolKind::ReadOnly => "read_only",
+            ToolKind::Record => "record",
+        }
+    }
+}
+
+impl ServerSpec {
+    /// A server of `kind` with every key at its config default: as many workers as arrive,
+    /// nothing at its door, an idempotent receiver that keeps keys for ever.
+    pub fn new(kind: ToolKind) -> Self {
+        ServerSpec {
+            kind,
+            idempotent: true,
+            key_retention: None,
+            workers: None,
+            line: Line::UNBOUNDED,
+            outages: Vec::new(),
+            capacity: Vec::new(),
+            rate_limit: None,
+            slowdown: Tick::ZERO,
+            drop_expired: false,
+            version_check: VersionCheck::Arrival,
+        }
+    }
+
+    /// Whether an attempt that reaches this server is taken up at once and nothing at its door
+    /// can touch it: a worker always free, no outage, capacity window, rate limit, slowdown or
+    /// dropping of expired work, no versioned record. Its arrival and the end of its service
+    /// are then one event, at the end of the service, since nothing could happen between.
+    pub fn serves_at_once(&self) -> bool {
+        self.workers.is_none()
+            && self.outages.is_empty()
+            && self.capacity.is_empty()
+            && self.rate_limit.is_none()
+            && self.slowdown == Tick::ZERO
+            && !self.drop_expired
+            && self.kind != ToolKind::Record
+    }
+
+    /// Whether a call commits a side effect here: anything but a read.
+    pub fn commits(&self) -> bool {
+        self.kind != ToolKind::ReadOnly
+    }
+}
+
+/// A write to a versioned record at the door: who holds it and the version it read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Write {
+    pub holder: (u64, u32),
+    pub read: u64,
+}
+
+/// What the server does with a request at its door.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival<T> {
+    /// Its rate limiter refused it: a 429 at once, to come back after the wait.
+    Throttled(Tick),
+    /// The server is down.
+    Down(OutageMode),
+    /// The record's version moved on, or another write holds its lock: refused at the door.
+    VersionMoved,
+    /// A worker took it up.
+    Served(T),
+    /// It waits in line.
+    Waiting,
+    /// The line was full: a 503 at once.
+    Full(T),
+}
+
+/// What a request that reached the commit point carries there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// Its key, where the policy sends one.
+    pub key: Option<Key>,
+    /// The version of its arguments.
+    pub payload: u32,
+    /// The version a record's write read, and who holds the record.
+    pub write: Option<Write>,
+}
+
+/// The server's answer to an attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Answer {
+    /// What it says: a receipt, or the failure the client will see (a lost reply is a reset).
+    pub reply: Result<(), FailureClass>,
+    /// It committed a new side effect.
+    pub committed: bool,
+}
+
+/// One tool's server as a run goes on.
+#[derive(Clone, Debug)]
+pub struct Server<T> {
+    station: Station<T>,
+    /// The rate limiter's buckets: one, or one per caller.
+    buckets: Vec<Bucket>,
+    /// The versioned record (a record's server only).
+    record: Record,
+    /// Attempts sent that it has not answered yet.
+    in_flight: u32,
+    /// An attempt's arrival and the end of its service are one event.
+    at_once: bool,
+}
+
+impl<T: Copy> Server<T> {
+    /// The server of `spec` for `callers` callers; `watched` when a time series watches its
+    /// workers, which then need their own events.
+    pub fn new(spec: &ServerSpec, callers: u32, watched: bool) -> Self {
+        Server {
+            station: Station::new(spec.workers, spec.line),
+            buckets: match spec.rate_limit.map(|l| l.scope) {
+                None => Vec::new(),
+                Some(LimitScope::Tool) => vec![Bucket::default()],
+                Some(LimitScope::Caller) => vec![Bucket::default(); callers as usize],
+            },
+            record: Record::default(),
+            in_flight: 0,
+            at_once: spec.serves_at_once() && !watched,
+        }
+    }
+
+    /// Whether an attempt's arrival and the end of its service are one event here.
+    pub fn serves_at_once(&self) -> bool {
+        self.at_once
+    }
+
+    /// An attempt is on its way here.
+    pub fn sent(&mut self) {
+        self.in_flight += 1;
+    }
+
+    /// An attempt is done here: answered, dropped, swallowed by an outage, or never sent on
+    /// after its read.
+    pub fn left(&mut self) {
+        self.in_flight -= 1;
+    }
+
+    /// A request from `caller` reaches the door at `now`: the rate limiter first (a gateway in
+    /// front of the server), then an outage, then a record's version check, then the line.
+    pub fn arrive(
+        &mut self,
+        spec: &ServerSpec,
+        now: Tick,
+        caller: u32,
+        write: Option<Write>,
+        ticket: T,
+    ) -> Arrival<T> {
+        if let Some(limit) = &spec.rate_limit {
+            let bucket = match limit.scope {
+                LimitScope::Tool => &mut self.buckets[0],
+                LimitScope::Caller => &mut self.buckets[caller as usize],
+            };
+            let windows = &spec.capacity;
+            let refused = match capacity::rate_limit(limit, capacity::fraction_at(windows, now)) {
+                Some(limit) => bucket.take(&limit, now).err(),
+                // No token comes before the window ends: come back then.
+                None => {
+                    let until = capacity::window_at(windows, now).map_or(now, |w| w.until);
+                    Some(limit.retry_after(until.since(now)))
+                }
+            };
+            if let Some(wait) = refused {
+                return Arrival::Throttled(wait);
+            }
+        }
+        if let Some(mode) = outage::down_at(&spec.outages, now) {
+            return Arrival::Down(mode);
+        }
+        if let Some(write) = write {
+            let refused = match spec.version_check {
+                VersionCheck::Arrival => !self.record.write(write.read),
+                VersionCheck::Commit => false,
+                VersionCheck::Lock => !self.record.lock(write.holder),
+            };
+            if refused {
+                return Arrival::VersionMoved;
+            }
+        }
+        match self.station.arrive(ticket) {
+            Door::Served(t) => Arrival::Served(t),
+            Door::Waiting => Arrival::Waiting,
+            Door::Refused(t) => Arrival::Full(t),
+        }
+    }
+
+    /// How long a worker takes over work drawn at `drawn`: slowed by the others in service.
+    pub fn service(&self, spec: &ServerSpec, drawn: Tick) -> Tick {
+        let others = u64::from(self.station.in_service().saturating_sub(1));
+        drawn.after(Tick(spec.slowdown.0.saturating_mul(others)))
+    }
+
+    /// A worker is free: the next in line, if any, is taken up.
+    pub fn finish(&mut self) -> Option<T> {
+        self.station.finish()
+    }
+
+    /// A write that held the record's lock lets go of it, answered or dropped.
+    pub fn release(&mut self, holder: (u64, u32)) {
+        self.record.unlock(holder);
+    }
+
+    /// A capacity window opens or closes at `now`: the workers become the share it leaves,
+    /// and those the change frees take up the line.
+    pub fn capacity_changed(&mut self, spec: &ServerSpec, now: Tick) -> Vec<T> {
+        let Some(all) = spec.workers else {
+            return Vec::new();
+        };
+        let fraction = capacity::fraction_at(&spec.capacity, now);
+        self.station.set_workers(capacity::workers(all, fraction))
+    }
+
+    /// The record's version, as a read finds it.
+    pub fn version(&self) -> u64 {
+        self.record.version()
+    }
+
+    /// The server answers an attempt of fate `fate` at `now`: it commits or fails it, under
+    /// the intent's key store `keys`.
+    pub fn answer(
+        &mut self,
+        spec: &ServerSpec,
+        now: Tick,
+        fate: Fate,
+        request: Request,
+        keys: &mut KeyStore,
+    ) -> Answer {
+        // Whatever its answer, a write holding a record's lock lets go of it now.
+        if let Some(write) = request.write {
+            self.record.unlock(write.holder);
+        }
+        let refused = |class| Answer {
+            reply: Err(class),
+            committed: false,
+        };
+        match fate {
+            Fate::ServerError => refused(FailureClass::ServerError),
+            Fate::Throttled => refused(FailureClass::Throttled),
+            Fate::Overloaded => refused(FailureClass::Overloaded),
+            Fate::VersionConflict => refused(FailureClass::VersionConflict),
+            Fate::Forbidden => refused(FailureClass::Forbidden),
+            Fate::Invalid => refused(FailureClass::Invalid),
+            Fate::LostRequest | Fate::ConnectFailed => {
+                unreachable!("a request that never left never reaches the server")
+            }
+            Fate::LostReply | Fate::Delivered => {
+                // A receiver that does not honour keys commits whatever key comes.
+                let key = request.key.filter(|_| spec.idempotent);
+                // A read-only call commits nothing; a record's write commits as its version
+                // check says, on arrival (already done) or now.
+                let processed = match (spec.kind, request.write) {
+                    (ToolKind::Write, _) => {
+                        Some(keys.process(key, request.payload, now, spec.key_retention))
+                    }
+                    (ToolKind::ReadOnly, _) => None,
+                    (ToolKind::Record, write) => {
+                        let read = write.map_or(0, |w| w.read);
+                        let committed =
+                            spec.version_check == VersionCheck::Arrival || self.record.write(read);
+                        Some(match committed {
+                            true => Processed::Committed,
+                            false => Processed::VersionConflict,
+                        })
+                    }
+                };
+                let reply = match (fate, processed) {
+                    (Fate::LostReply, _) => Err(FailureClass::Reset),
+                    (_, Some(Processed::VersionConflict)) => Err(FailureClass::VersionConflict),
+                    (_, Some(Processed::Conflict)) => Err(FailureClass::Conflict),
+                    _ => Ok(()),
+                };
+                Answer {
+                    reply,
+                    committed: processed == Some(Processed::Committed),
+                }
+            }
+        }
+    }
+
+    /// Its levels, for the time series: calls in flight, the line's length, workers busy.
+    pub fn levels(&self) -> (u32, usize, u32) {
+        (
+            self.in_flight,
+            self.station.waiting(),
+            self.station.in_service(),
+        )
+    }
+}
