@@ -210,7 +210,9 @@ pub fn reconciled(a: f64, b: f64, n: Attempts) -> ClosedForms {
 /// never lags, comes after a reply that can no longer be on its way (no timeout abandons an
 /// attempt whose commit is still to come), and a resend under the key is safe.
 fn reconciles_exactly(tool: &Tool, policy: &Policy) -> bool {
+    // A 5xx after the commit is not ambiguous: it is never looked up, and resent as a 5xx.
     tool.lookup.failure == 0.0
+        && tool.faults.error_after_commit == 0.0
         && tool.lookup.lag == Tick::ZERO
         && tool.server.idempotent
         && policy.timeout == Wait::None
@@ -239,6 +241,8 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         slowdown,
         drop_expired,
         version_check: _,
+        // Advice changes nothing until a policy obeys it.
+        should_retry_header: _,
     } = &tool.server;
     let unlike = workers.is_some()
         || key_retention.is_some()
@@ -261,6 +265,7 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         forbidden,
         invalid,
         connect_failure,
+        error_after_commit,
         retry_after,
     } = tool.faults;
     let late = match wait {
@@ -304,8 +309,10 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
     // A refusal before the commit, or a failed connection, acts like a lost request: no
     // effect, and tried again.
     let a = request_loss + server_error + throttled + forbidden + invalid + connect_failure;
-    let delivered = 1.0 - a - reply_loss;
-    Some((a, reply_loss + delivered * late))
+    // A 5xx after the commit acts like a lost reply: an effect, and tried again.
+    let committed = reply_loss + error_after_commit;
+    let delivered = 1.0 - a - committed;
+    Some((a, committed + delivered * late))
 }
 
 #[cfg(test)]

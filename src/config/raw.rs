@@ -64,6 +64,8 @@ pub struct Tool {
     pub forbidden: Option<Spanned<f64>>,
     pub invalid: Option<Spanned<f64>>,
     pub connect_failure: Option<Spanned<f64>>,
+    pub error_after_commit: Option<Spanned<f64>>,
+    pub should_retry_header: Option<Spanned<bool>>,
     pub retry_after: Option<Spanned<Value>>,
     pub loss_seen_as: Option<Spanned<String>>,
     pub request_latency: Option<Spanned<Latency>>,

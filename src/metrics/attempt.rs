@@ -17,6 +17,8 @@ pub enum Outcome {
     LostReply,
     /// A transient error (5xx) before the commit.
     ServerError,
+    /// A 5xx after the commit: the work was done.
+    ServerErrorAfterCommit,
     /// Refused before the commit: 429, 403 or another 4xx; or a conflict, the key being bound
     /// to another payload.
     Refused(FailureClass),
@@ -54,6 +56,7 @@ impl Outcome {
         "503",
         "conflict_version",
         "connect",
+        "5xx_after_commit",
     ];
 
     /// How an attempt of fate `fate` ended when `failure` (none: a receipt) reached the
@@ -61,6 +64,9 @@ impl Outcome {
     pub fn of(failure: Option<FailureClass>, fate: Fate) -> Outcome {
         match (failure, fate) {
             (None, _) => Outcome::Ok,
+            (Some(FailureClass::ServerError), Fate::ErrorAfterCommit) => {
+                Outcome::ServerErrorAfterCommit
+            }
             (Some(FailureClass::ServerError), _) => Outcome::ServerError,
             (Some(FailureClass::Reset), Fate::LostRequest) => Outcome::LostRequest,
             (Some(FailureClass::Reset), _) => Outcome::LostReply,
@@ -95,6 +101,7 @@ impl Outcome {
             Outcome::Cancelled => 9,
             Outcome::Unanswered => 10,
             Outcome::ConnectFailed => 13,
+            Outcome::ServerErrorAfterCommit => 14,
         }
     }
 
@@ -105,6 +112,7 @@ impl Outcome {
             Outcome::ConnectFailed => "connect",
             Outcome::LostReply => "lost_reply",
             Outcome::ServerError => "5xx",
+            Outcome::ServerErrorAfterCommit => "5xx_after_commit",
             Outcome::Refused(class) => class.name(),
             Outcome::Timeout => "timeout",
             Outcome::Cancelled => "cancelled",
@@ -176,6 +184,7 @@ mod tests {
             Outcome::LostRequest,
             Outcome::LostReply,
             Outcome::ServerError,
+            Outcome::ServerErrorAfterCommit,
             Outcome::Timeout,
             Outcome::Cancelled,
             Outcome::Unanswered,

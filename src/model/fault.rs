@@ -27,6 +27,9 @@ pub struct Faults {
     pub invalid: f64,
     /// The connection fails before the request leaves, and the client knows it.
     pub connect_failure: f64,
+    /// The server commits, then answers with a 5xx: the work was done and the reply says it
+    /// failed (a crash or a timeout inside the server between the commit and the response).
+    pub error_after_commit: f64,
     /// The wait a 429 asks for (Retry-After), if it names one.
     pub retry_after: Option<Tick>,
 }
@@ -52,11 +55,13 @@ pub enum Fate {
     VersionConflict,
     /// The connection failed: the request never left the client, and it knows so.
     ConnectFailed,
+    /// The server committed, then answered with a 5xx.
+    ErrorAfterCommit,
 }
 
 impl Fate {
     /// The fates a script may list; a version conflict is the record's to decide.
-    pub const ALL: [Fate; 9] = [
+    pub const ALL: [Fate; 10] = [
         Fate::Delivered,
         Fate::ServerError,
         Fate::LostRequest,
@@ -66,6 +71,7 @@ impl Fate {
         Fate::Invalid,
         Fate::Overloaded,
         Fate::ConnectFailed,
+        Fate::ErrorAfterCommit,
     ];
 
     /// The name in a script.
@@ -81,6 +87,7 @@ impl Fate {
             Fate::Overloaded => "503",
             Fate::VersionConflict => "conflict_version",
             Fate::ConnectFailed => "connect",
+            Fate::ErrorAfterCommit => "5xx_after_commit",
         }
     }
 }
@@ -95,6 +102,7 @@ impl Faults {
             + self.forbidden
             + self.invalid
             + self.connect_failure
+            + self.error_after_commit
     }
 
     /// The refusals before the commit: a 429, a 403 or another 4xx.
@@ -117,6 +125,7 @@ impl Faults {
             (self.forbidden, Fate::Forbidden),
             (self.invalid, Fate::Invalid),
             (self.connect_failure, Fate::ConnectFailed),
+            (self.error_after_commit, Fate::ErrorAfterCommit),
         ] {
             upto += p;
             if u < upto {

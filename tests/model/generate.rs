@@ -123,6 +123,7 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                         invalid: i * scale,
                         connect_failure: c * scale,
                         retry_after: retry_after.map(Tick),
+                        ..Faults::default()
                     })
                 }
             },

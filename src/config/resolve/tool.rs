@@ -132,6 +132,13 @@ pub(super) fn tool(t: &Tool) -> Value {
         if t.faults.connect_failure > 0.0 {
             table.insert("connect_failure".into(), t.faults.connect_failure.into());
         }
+        if t.faults.error_after_commit > 0.0 {
+            let p = t.faults.error_after_commit;
+            table.insert("error_after_commit".into(), p.into());
+        }
+        if t.server.should_retry_header {
+            table.insert("should_retry_header".into(), true.into());
+        }
         if let Some(wait) = t.faults.retry_after {
             table.insert("retry_after".into(), duration(wait));
         }
@@ -145,6 +152,7 @@ pub(super) fn tool(t: &Tool) -> Value {
                 "forbidden",
                 "invalid",
                 "connect_failure",
+                "error_after_commit",
                 "request_latency",
                 "service_time",
                 "reply_latency",

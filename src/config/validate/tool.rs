@@ -24,6 +24,7 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
         forbidden: p(&raw.forbidden, "forbidden")?,
         invalid: p(&raw.invalid, "invalid")?,
         connect_failure: p(&raw.connect_failure, "connect_failure")?,
+        error_after_commit: p(&raw.error_after_commit, "error_after_commit")?,
         retry_after: match &raw.retry_after {
             None => None,
             Some(v) => Some(check.duration(v, &format!("{path}.retry_after"))?),
@@ -35,7 +36,7 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             spanned.span(),
             path,
             format!(
-                "request_loss + server_error + reply_loss + throttled + forbidden + invalid + connect_failure = {total}, more than 1"
+                "request_loss + server_error + reply_loss + throttled + forbidden + invalid + connect_failure + error_after_commit = {total}, more than 1"
             ),
             "probabilities of the ways an attempt ends that add up to at most 1",
         );
@@ -112,6 +113,10 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
                 VersionCheck::Arrival,
             )?,
         },
+        should_retry_header: raw
+            .should_retry_header
+            .as_ref()
+            .is_some_and(|h| *h.get_ref()),
         rate_limit: match &raw.rate_limit {
             None => None,
             Some(r) => Some(rate_limit(
@@ -267,6 +272,10 @@ pub(super) fn script(
         (
             "connect_failure",
             raw.connect_failure.as_ref().map(Spanned::span),
+        ),
+        (
+            "error_after_commit",
+            raw.error_after_commit.as_ref().map(Spanned::span),
         ),
         ("retry_after", raw.retry_after.as_ref().map(Spanned::span)),
         (

@@ -46,6 +46,9 @@ pub struct ServerSpec {
     pub drop_expired: bool,
     /// For a versioned record: when a conditional write's version is checked.
     pub version_check: VersionCheck,
+    /// Every failed response says whether to retry, as Stripe's `Stripe-Should-Retry` and the
+    /// `x-should-retry` of OpenAI's and Anthropic's APIs do (see [`ServerSpec::advice`]).
+    pub should_retry_header: bool,
 }
 
 /// What a call does at the server.
@@ -88,6 +91,7 @@ impl ServerSpec {
             slowdown: Tick::ZERO,
             drop_expired: false,
             version_check: VersionCheck::Arrival,
+            should_retry_header: false,
         }
     }
 
@@ -103,6 +107,22 @@ impl ServerSpec {
             && self.slowdown == Tick::ZERO
             && !self.drop_expired
             && self.kind != ToolKind::Record
+    }
+
+    /// What the server's `should-retry` header says with a failure of `class` on an attempt of
+    /// fate `fate`: "retry" where the failure left nothing done and may pass, "don't" where the
+    /// work was done (a 5xx after the commit) or the request can never succeed (403, 4xx, a
+    /// key bound to other arguments); no header where no response came (a reset, a timeout,
+    /// a failed connection), or where the server sends none.
+    pub fn advice(&self, class: FailureClass, fate: Fate) -> Option<bool> {
+        if !self.should_retry_header {
+            return None;
+        }
+        match class {
+            FailureClass::Reset | FailureClass::Timeout | FailureClass::Connect => None,
+            FailureClass::ServerError if fate == Fate::ErrorAfterCommit => Some(false),
+            c => Some(!c.is_permanent()),
+        }
     }
 
     /// Whether a call commits a side effect here: anything but a read.
@@ -309,7 +329,7 @@ impl<T: Copy> Server<T> {
             Fate::LostRequest | Fate::ConnectFailed => {
                 unreachable!("a request that never left never reaches the server")
             }
-            Fate::LostReply | Fate::Delivered => {
+            Fate::LostReply | Fate::Delivered | Fate::ErrorAfterCommit => {
                 // A receiver that does not honour keys commits whatever key comes.
                 let key = request.key.filter(|_| spec.idempotent);
                 // A read-only call commits nothing; a record's write commits as its version
@@ -333,6 +353,8 @@ impl<T: Copy> Server<T> {
                     (Fate::LostReply, _) => Err(FailureClass::Reset),
                     (_, Some(Processed::VersionConflict)) => Err(FailureClass::VersionConflict),
                     (_, Some(Processed::Conflict)) => Err(FailureClass::Conflict),
+                    // The work is done, or its receipt replayed, and the response says 5xx.
+                    (Fate::ErrorAfterCommit, _) => Err(FailureClass::ServerError),
                     _ => Ok(()),
                 };
                 Answer {
@@ -350,5 +372,67 @@ impl<T: Copy> Server<T> {
             self.station.waiting(),
             self.station.in_service(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_header_says_retry_only_where_nothing_was_done_and_it_may_pass() {
+        let advising = ServerSpec {
+            should_retry_header: true,
+            ..ServerSpec::new(ToolKind::Write)
+        };
+        let (fc, fate) = (FailureClass::ServerError, Fate::ServerError);
+        // (class, fate, advice)
+        let table = [
+            (fc, fate, Some(true)),
+            (fc, Fate::ErrorAfterCommit, Some(false)),
+            (FailureClass::Throttled, Fate::Throttled, Some(true)),
+            (FailureClass::Overloaded, Fate::Overloaded, Some(true)),
+            (
+                FailureClass::VersionConflict,
+                Fate::VersionConflict,
+                Some(true),
+            ),
+            (FailureClass::Forbidden, Fate::Forbidden, Some(false)),
+            (FailureClass::Invalid, Fate::Invalid, Some(false)),
+            (FailureClass::Conflict, Fate::Delivered, Some(false)),
+            (FailureClass::Reset, Fate::LostReply, None),
+            (FailureClass::Timeout, Fate::Delivered, None),
+            (FailureClass::Connect, Fate::ConnectFailed, None),
+        ];
+        for (class, fate, advice) in table {
+            assert_eq!(
+                advising.advice(class, fate),
+                advice,
+                "{class:?} on {fate:?}"
+            );
+        }
+        let silent = ServerSpec::new(ToolKind::Write);
+        assert_eq!(silent.advice(fc, Fate::ErrorAfterCommit), None);
+    }
+
+    #[test]
+    fn a_5xx_after_the_commit_commits_and_fails() {
+        let spec = ServerSpec::new(ToolKind::Write);
+        let mut server: Server<()> = Server::new(&spec, 1, false);
+        let mut keys = KeyStore::default();
+        let request = Request {
+            key: Some(Key {
+                intent: 1,
+                nonce: 0,
+            }),
+            payload: 0,
+            write: None,
+        };
+        let first = server.answer(&spec, Tick(5), Fate::ErrorAfterCommit, request, &mut keys);
+        assert_eq!(first.reply, Err(FailureClass::ServerError));
+        assert!(first.committed);
+        // Its retry under the same key replays the receipt: no second effect.
+        let retry = server.answer(&spec, Tick(9), Fate::Delivered, request, &mut keys);
+        assert_eq!((retry.reply, retry.committed), (Ok(()), false));
     }
 }
