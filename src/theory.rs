@@ -20,7 +20,7 @@
 use crate::experiment::Experiment;
 use crate::model::FailureClass;
 use crate::model::{Faults, LossSignal, ServerSpec, Tool, ToolKind};
-use crate::policy::{Attempts, KeyScope, Policy, RetryAfter, Wait, safety};
+use crate::policy::{Attempts, KeyScope, Policy, RetryAfter, ShouldRetry, Wait, safety};
 use crate::time::Tick;
 
 /// The closed-form value of each measure for one configuration, and the losses it came from.
@@ -166,6 +166,13 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
     {
         return None;
     }
+    // A server's advice, obeyed, stops some retries and adds others.
+    let advised = exp
+        .called_tools(exp.calls_of(policy))
+        .any(|t| t.server.should_retry_header);
+    if advised && policy.should_retry == ShouldRetry::Obey {
+        return None;
+    }
     let mut losses = exp
         .called(exp.calls_of(policy))
         .map(|t| losses(&exp.tools[t], policy.waits[t].timeout, policy))
@@ -241,7 +248,7 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         slowdown,
         drop_expired,
         version_check: _,
-        // Advice changes nothing until a policy obeys it.
+        // Advice changes nothing until a policy obeys it (see `for_policy`).
         should_retry_header: _,
     } = &tool.server;
     let unlike = workers.is_some()

@@ -177,6 +177,7 @@ pub struct Policy {
     pub idempotency_key: Option<Spanned<String>>,
     pub backoff: Option<Spanned<Backoff>>,
     pub payload_drift: Option<Spanned<f64>>,
+    pub should_retry: Option<Spanned<String>>,
     pub layers: Option<Spanned<Vec<Spanned<Layer>>>>,
     pub reset_each_layer: Option<Spanned<bool>>,
     pub concurrency: Option<Spanned<Concurrency>>,

@@ -5,8 +5,10 @@
 //!
 //! The order is the libraries': a lookup where the outcome of a write is unknown and the
 //! policy reconciles; the safety gate; the retry rule of each layer from the innermost out,
-//! widened by a Retry-After where the policy retries on being told; Retry-After's own stop and
-//! hold; then the backoff, with the server's wait in place of or on top of it.
+//! widened by a Retry-After where the policy retries on being told; the server's should-retry
+//! header where the policy obeys it (before the safety gate, since the server knows what it
+//! did); Retry-After's own stop and hold; then the backoff, with the server's wait in place of
+//! or on top of it.
 
 use super::{Jitter, Policy, Previous, Retry, RetryAfter, RetryDecision, RetryState};
 use super::{reconcile, safety};
@@ -21,6 +23,8 @@ pub struct Failure {
     pub class: FailureClass,
     /// The wait the server asked for, if it named one.
     pub retry_after: Option<Tick>,
+    /// The server's `should-retry` header, if its response carried one.
+    pub should_retry: Option<bool>,
     /// The server was just asked about the key and said to send again: no second lookup.
     pub looked_up: bool,
 }
@@ -31,7 +35,31 @@ impl Failure {
         Failure {
             class,
             retry_after,
+            should_retry: None,
             looked_up: false,
+        }
+    }
+}
+
+/// What a client does with the server's `should-retry` header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShouldRetry {
+    /// Follows it over its own rule, as Stripe's SDKs and the generated OpenAI and Anthropic
+    /// SDKs do: "retry" retries a failure its status list leaves out, and past the safety gate
+    /// (the server says nothing was done); "don't" stops (`not_retryable`). The attempt cap,
+    /// Retry-After and the gates still apply.
+    Obey,
+    /// Decides by its own rule alone.
+    Ignore,
+}
+
+impl ShouldRetry {
+    pub const ALL: [ShouldRetry; 2] = [ShouldRetry::Obey, ShouldRetry::Ignore];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ShouldRetry::Obey => "obey",
+            ShouldRetry::Ignore => "ignore",
         }
     }
 }
@@ -99,12 +127,21 @@ pub fn decide(
     if !failure.looked_up && reconcile::looks_up(policy, tool, class) {
         return Plan::LookUp;
     }
+    let advised = failure
+        .should_retry
+        .filter(|_| policy.should_retry == ShouldRetry::Obey);
+    if advised == Some(false) {
+        return Plan::Stop(StopReason::NotRetryable);
+    }
     let pushback = &policy.pushback;
-    // A refusal that names a wait may be retried for saying so, in every layer.
+    // A refusal that names a wait may be retried for saying so, in every layer, and so may a
+    // failure the server says to retry.
     let told = retry_after.is_some()
         && pushback.retries
-        && matches!(class, FailureClass::Throttled | FailureClass::Overloaded);
+        && matches!(class, FailureClass::Throttled | FailureClass::Overloaded)
+        || advised == Some(true);
     if policy.safety_gate
+        && advised.is_none()
         && (told || policy.retries(class))
         && !safety::may_resend(class, tool, policy.key)
     {
@@ -507,5 +544,45 @@ mod tests {
             panic!("{plan:?}")
         };
         assert_eq!((next.layer, next.retry, next.fresh_scope), (0, 1, true));
+    }
+
+    #[test]
+    fn an_obeyed_header_overrides_the_status_list_and_the_safety_gate() {
+        let only_resets = Policy {
+            safety_gate: true,
+            ..Policy::new("p").with_retry(Attempts::AtMost(3), &[FailureClass::Reset])
+        };
+        let obeying = Policy {
+            should_retry: ShouldRetry::Obey,
+            ..only_resets.clone()
+        };
+        let advised = |class, advice| Failure {
+            should_retry: advice,
+            ..Failure::new(class, None)
+        };
+        let server = FailureClass::ServerError;
+        // "Retry" on a 5xx the list leaves out, to a keyless write the gate would stop.
+        let retry = advised(server, Some(true));
+        assert!(matches!(
+            after(&obeying, &write(), 1, retry).0,
+            Plan::Retry(_)
+        ));
+        assert_eq!(
+            after(&only_resets, &write(), 1, retry).0,
+            Plan::Stop(StopReason::NotRetryable)
+        );
+        // "Don't" stops a failure the list would retry; ignored, the list decides.
+        let stop = advised(FailureClass::Reset, Some(false));
+        assert_eq!(
+            after(&obeying, &write(), 1, stop).0,
+            Plan::Stop(StopReason::NotRetryable)
+        );
+        let keyed = only_resets.with_key(KeyScope::PerIntent);
+        assert!(matches!(after(&keyed, &write(), 1, stop).0, Plan::Retry(_)));
+        // The attempt cap still holds.
+        assert_eq!(
+            after(&obeying, &write(), 3, retry).0,
+            Plan::Stop(StopReason::AttemptLimit)
+        );
     }
 }

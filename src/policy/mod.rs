@@ -23,7 +23,7 @@ pub use backoff::{Backoff, Cap, FirstRetry, Growth, Jitter, Previous};
 pub use breaker::{Breaker, BreakerRule, Refuses, Trip, Window};
 pub use budget::{BudgetRule, RetryBudget};
 pub use concurrency::{ConcurrencyRule, LimitRule};
-pub use decide::{Failure, Next, Plan, Word, Words, decide};
+pub use decide::{Failure, Next, Plan, ShouldRetry, Word, Words, decide};
 pub use hedge::Hedging;
 pub use idempotency::KeyScope;
 pub use layers::{Layer, Layers, Tries};
@@ -56,6 +56,8 @@ pub struct Policy {
     pub scope: GateScope,
     /// What the policy does with a server's Retry-After.
     pub pushback: Pushback,
+    /// What the policy does with a server's should-retry header.
+    pub should_retry: ShouldRetry,
     /// The backoff after a 429 in any layer, where it has its own (botocore backs off from 1 s
     /// after a throttle, from 50 ms after other failures).
     pub throttle_backoff: Option<Backoff>,
@@ -130,6 +132,7 @@ impl Policy {
             retry_budget: None,
             scope: GateScope::Tool,
             pushback: Pushback::default(),
+            should_retry: ShouldRetry::Ignore,
             throttle_backoff: None,
             lookup_before_retry: false,
             calls: None,

@@ -9,7 +9,8 @@ use crate::experiment::Experiment;
 use crate::model::{Arrival, RatePoint, Tool, Workload};
 use crate::policy::{
     Attempts, Backoff, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry, GateScope,
-    Hedging, Jitter, Layers, LimitRule, Policy, Refuses, Retry, Tie, Trip, Wait, Window,
+    Hedging, Jitter, Layers, LimitRule, Policy, Refuses, Retry, ShouldRetry, Tie, Trip, Wait,
+    Window,
 };
 use crate::sweep::Sweep;
 use crate::time::Tick;
@@ -226,6 +227,9 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
         ]
         .map(|(k, v): (&str, Value)| (k.to_string(), v)),
     );
+    if p.should_retry != ShouldRetry::Ignore {
+        t.insert("should_retry".into(), p.should_retry.name().into());
+    }
     if p.payload_drift > 0.0 {
         t.insert("payload_drift".into(), p.payload_drift.into());
     }

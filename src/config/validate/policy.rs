@@ -12,7 +12,7 @@ use crate::model::FailureClass;
 use crate::model::{Fate, Tool, Workload};
 use crate::policy::{
     Admission, Attempts, GateScope, KeyScope, Layer, Layers, Limits, Policy, Pushback, Retry,
-    RetryAfter, RetryOn, Tie, Wait,
+    RetryAfter, RetryOn, ShouldRetry, Tie, Wait,
 };
 use crate::time::{Tick, parse_duration};
 use toml::{Spanned, Value};
@@ -215,6 +215,13 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
             )?),
         },
         lookup_before_retry: raw.lookup_before_retry,
+        should_retry: check.named(
+            raw.should_retry.as_ref(),
+            &format!("{path}.should_retry"),
+            &ShouldRetry::ALL,
+            ShouldRetry::name,
+            ShouldRetry::Ignore,
+        )?,
         calls: None,
         payload_drift: check.probability(&raw.payload_drift, &format!("{path}.payload_drift"))?,
         layers,

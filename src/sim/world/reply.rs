@@ -48,7 +48,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         match failure {
             None => self.end_intent(at.intent.slot, Status::Succeeded, sched),
             Some(class) => {
-                self.after_failure(at.intent.slot, Failure::new(class, draw.retry_after), sched)
+                let failure = Failure {
+                    should_retry: self.tools[tool.0].server.advice(class, draw.fate),
+                    ..Failure::new(class, draw.retry_after)
+                };
+                self.after_failure(at.intent.slot, failure, sched)
             }
         }
     }
