@@ -5,7 +5,9 @@ use std::fmt::Write;
 
 use crate::metrics::{Estimate, Measure, StopReason};
 use crate::model::{Tool, ToolKind, Workload};
-use crate::policy::{Backoff, Cap, FirstRetry, Hedging, LimitRule, Policy, Refuses, Trip, Wait};
+use crate::policy::{
+    Backoff, Cap, FirstRetry, Hedging, LimitRule, Policy, Refuses, ShouldRetry, Trip, Wait,
+};
 use crate::run::{PolicyResult, Results};
 use crate::time::Tick;
 use crate::verdict::{self, Verdict};
@@ -161,6 +163,9 @@ fn describe(p: &Policy) -> String {
     if p.payload_drift > 0.0 {
         let _ = write!(text, ", payload drift {}", p.payload_drift);
     }
+    if p.should_retry == ShouldRetry::Obey {
+        text.push_str(", obeys the server's should-retry header");
+    }
     if let Some(note) = &p.note {
         let _ = write!(text, " ({note})");
     }
@@ -218,6 +223,11 @@ pub fn table(results: &Results) -> String {
                         ("403", "forbidden", f.forbidden),
                         ("4xx", "invalid", f.invalid),
                         ("connect", "connect_failure", f.connect_failure),
+                        (
+                            "5xx after commit",
+                            "error_after_commit",
+                            f.error_after_commit,
+                        ),
                     ] {
                         if p > 0.0 || swept(sweep, &t.name, key).is_some() {
                             let _ = write!(text, ", {name} = {}", value(key, p));

@@ -127,3 +127,57 @@ fn a_concurrency_limit_beats_a_retry_storm_of_ones_own_making() {
     assert!(fixed.1 < 1.01 && fixed.1 < aimd.1 && aimd.1 < none.1);
     assert!(fixed.2 < none.2 && aimd.2 < none.2);
 }
+
+/// Server-directed retry: obeying the header charges no one twice and retries every failure
+/// that did nothing; ignoring it repeats the charges a 5xx after the commit hid; a key instead
+/// retries everything and repeats nothing. Counted attempt by attempt from the traces.
+#[test]
+fn should_retry_relations() {
+    use retrysim::metrics::{Outcome, StopReason};
+    let exp = shipped("should-retry.toml");
+    let names: Vec<&str> = exp.policies.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["obey", "ignore", "keyed"]);
+    let after_commit =
+        |a: &retrysim::metrics::AttemptRecord| a.outcome == Outcome::ServerErrorAfterCommit;
+    let obey = traced(&exp, 0);
+    for (intent, attempts) in &obey {
+        assert_eq!(
+            intent.effects.saturating_sub(1),
+            0,
+            "obey charged twice: {intent:?}"
+        );
+        // The header says "don't" only after a commit: the intent stops there, charged once.
+        match attempts.iter().position(after_commit) {
+            Some(i) => {
+                assert_eq!(i + 1, attempts.len());
+                assert_eq!(intent.status, Status::Stopped(StopReason::NotRetryable));
+                assert_eq!(intent.effects, 1);
+            }
+            // Every failure before it did nothing, and was retried to success or the cap.
+            None if intent.status == Status::Succeeded => {}
+            None => assert_eq!(
+                (intent.status, attempts.len()),
+                (Status::Stopped(StopReason::AttemptLimit), 3)
+            ),
+        }
+    }
+    let duplicates = |p: usize| -> u32 {
+        traced(&exp, p)
+            .iter()
+            .map(|(r, _)| r.effects.saturating_sub(1))
+            .sum()
+    };
+    // Ignored, a 5xx after the commit is retried, and every commit after the first charges
+    // again: the answers that commit are an ok and a 5xx after the commit.
+    let commits = |a: &[retrysim::metrics::AttemptRecord]| {
+        let n = a
+            .iter()
+            .filter(|a| a.outcome == Outcome::Ok || after_commit(a))
+            .count();
+        n.saturating_sub(1) as u32
+    };
+    let expected: u32 = traced(&exp, 1).iter().map(|(_, a)| commits(a)).sum();
+    assert!(expected > 0);
+    assert_eq!(duplicates(1), expected);
+    assert_eq!(duplicates(2), 0);
+}
