@@ -67,6 +67,10 @@ fn significant(t: Tick) -> Tick {
 }
 
 /// The config `name` for the operations `observed` holds, read from `trace` (as shown).
+#[expect(
+    clippy::too_many_lines,
+    reason = "191 lines: to be split by what it does"
+)]
 pub fn config(observed: &Observed, trace: &str, name: &str) -> Written {
     let mut out = String::new();
     let mut files = BTreeMap::new();

@@ -186,6 +186,10 @@ pub const LATENCY: [Panel; 3] = [
     CALLS,
 ];
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "220 lines: to be split by what it does"
+)]
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     data: &Data,

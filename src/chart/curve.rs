@@ -112,6 +112,10 @@ pub(super) struct Series {
     pub(super) marks: Vec<Mark>,
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "140 lines: to be split by what it does"
+)]
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     data: &Data,

@@ -30,6 +30,10 @@ const GOODPUT: RGBColor = style::PALETTE[2];
 const OFFERED: RGBColor = BLACK;
 const REFUSED: RGBColor = style::PALETTE[7];
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "151 lines: to be split by what it does"
+)]
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> Result<(), String> {
     let bins = data
         .timeseries

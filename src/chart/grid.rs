@@ -36,6 +36,10 @@ pub const RECOVERY: [Measure; 1] = [(
     RGBColor(0, 110, 80),
 )];
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "132 lines: to be split by what it does"
+)]
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     data: &Data,

@@ -125,6 +125,10 @@ fn label<DB: DrawingBackend>(
 }
 
 /// Draws `blocks` under a heading.
+#[expect(
+    clippy::too_many_lines,
+    reason = "149 lines: to be split by what it does"
+)]
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,

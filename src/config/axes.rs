@@ -195,6 +195,10 @@ fn axis_spec(check: &Check, axis: &Spanned<raw::Axis>, at: &str, earlier: &[Spec
 /// The values from `start` to `stop` (included, when a whole number of steps away) by `step`:
 /// integers, decimals (kept to 12 significant places, so 0.1 steps print as 0.3, not
 /// 0.30000000000000004) or durations.
+#[expect(
+    clippy::too_many_lines,
+    reason = "110 lines: to be split by what it does"
+)]
 fn range(
     check: &Check,
     at: &str,

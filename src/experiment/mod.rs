@@ -9,6 +9,7 @@ use crate::time::Tick;
 pub use charts::{ChartFormat, ChartKind, files as chart_files};
 
 /// One experiment: a workload and its tools, run under each policy in turn.
+#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq)]
 pub struct Experiment {
     /// Names the output folder `out/<name>/`.
@@ -40,6 +41,42 @@ pub struct OutputOptions {
 }
 
 impl Experiment {
+    /// An experiment named `name` whose `tasks` tasks each call every tool of `tools` in order,
+    /// run under each of `policies`, with a config's defaults for the rest: seed 0, one
+    /// replication, 100 clients taking the tasks as one batch, a 24 h horizon, no optional
+    /// files. Each policy's timeout and hedge delay are resolved against the tools here; an
+    /// error names the tool's and the rule's problem.
+    pub fn new(
+        name: impl Into<String>,
+        tools: Vec<Tool>,
+        mut policies: Vec<Policy>,
+        tasks: u64,
+    ) -> Result<Experiment, String> {
+        let calls: Vec<usize> = (0..tools.len()).collect();
+        for policy in &mut policies {
+            policy.waits = (policy.resolve_waits(&tools, &calls))
+                .map_err(|(key, why)| format!("{}: {key}: {why}", policy.name))?;
+        }
+        Ok(Experiment {
+            name: name.into(),
+            description: String::new(),
+            seed: 0,
+            replications: 1,
+            horizon: Tick::from_secs(24 * 3600),
+            tools,
+            workload: Workload {
+                tasks: Some(tasks),
+                duration: None,
+                calls,
+                arrival: Arrival::Batch,
+                clients: 100,
+                callers: 1,
+            },
+            policies,
+            output: OutputOptions::default(),
+        })
+    }
+
     /// The tools a configuration's tasks call, in order: its own list or the workload's.
     pub fn calls_of<'a>(&'a self, policy: &'a Policy) -> &'a [usize] {
         policy.calls.as_deref().unwrap_or(&self.workload.calls)

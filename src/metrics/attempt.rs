@@ -5,6 +5,7 @@ use crate::time::Tick;
 
 /// How an attempt ended for the client. The trace knows what the client cannot: whether a
 /// silent or reset attempt lost its request or its reply.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// A reply with the receipt.

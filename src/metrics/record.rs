@@ -10,6 +10,7 @@ pub enum Status {
 }
 
 /// Why the client gave up on an intent.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StopReason {
     /// Every allowed attempt failed.

@@ -11,6 +11,7 @@ pub struct Key {
 
 /// A failure as the client sees it. A lost request and a lost reply look the same from the
 /// client — nothing came back — so both are a `Reset`.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FailureClass {
     /// The connection failed or no reply came: the attempt may or may not have committed.

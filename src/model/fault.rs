@@ -11,6 +11,7 @@ pub const WORDS_PER_ATTEMPT: usize = 4;
 
 /// The probabilities of each way an attempt can end. They are absolute, not conditional: they
 /// add up to at most 1, and the rest is the chance of a reply.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Faults {
     /// a: the request is lost before the server sees it; nothing happens there.
@@ -35,6 +36,7 @@ pub struct Faults {
 }
 
 /// What becomes of one attempt, decided when it is dispatched.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fate {
     LostRequest,

@@ -30,6 +30,7 @@ pub use workload::{Arrival, Workload};
 
 /// One tool an agent calls: where its calls fail, how the client notices, how long each leg
 /// takes, and the server behind it.
+#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tool {
     pub name: String,

@@ -101,6 +101,7 @@ pub struct Next {
 }
 
 /// What to do after a failure.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Plan {
     /// Ask the server about the key before anything else.

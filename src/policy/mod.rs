@@ -38,6 +38,7 @@ use crate::model::{FailureClass, Tool};
 
 /// One client configuration: how it retries, how long it waits for a reply and between
 /// attempts, and which idempotency key its requests carry.
+#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq)]
 pub struct Policy {
     pub name: String,

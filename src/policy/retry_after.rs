@@ -6,6 +6,7 @@ use crate::time::Tick;
 use crate::variate::integer_in;
 
 /// How a client treats a server's Retry-After.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RetryAfter {
     /// Waits at least that long before the retry.

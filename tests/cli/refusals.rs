@@ -71,6 +71,7 @@ fn with_policy(extra: &str) -> String {
     )
 }
 
+#[expect(clippy::too_many_lines, reason = "a table of cases, one entry each")]
 fn config_cases() -> Vec<Case> {
     let long_name = format!("name = \"{}\"", "x".repeat(101));
     // "café" in Latin-1, in a comment on line 14.

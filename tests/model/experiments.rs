@@ -76,10 +76,8 @@ fn retry_budgets_hold_the_load_down() {
             continue;
         }
         checked.push(failure.clone());
-        let exp = retrysim::Experiment {
-            replications: 1,
-            ..point.experiment.clone()
-        };
+        let mut exp = point.experiment.clone();
+        exp.replications = 1;
         let result = common::run_one(exp.clone());
         for (policy, r) in exp.policies.iter().zip(&result.policies) {
             let tasks = r.totals.tasks as f64;

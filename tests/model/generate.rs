@@ -6,12 +6,11 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
 
 use retrysim::Experiment;
-use retrysim::experiment::OutputOptions;
 use retrysim::model::FailureClass;
 use retrysim::model::latency::GammaQuantiles;
 use retrysim::model::{
-    Arrival, Faults, Latency, Line, LineOrder, Lookup, LossSignal, Outage, OutageMode, ServerSpec,
-    Tool, ToolKind, Workload,
+    Arrival, Faults, Latency, Line, LineOrder, Lookup, LossSignal, Outage, OutageMode, Tool,
+    ToolKind,
 };
 use retrysim::policy::{
     Attempts, Backoff, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry, Growth, Hedging,
@@ -97,35 +96,30 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                 ((workers, line), outages, (t, f, i, retry_after, c)),
             )| {
                 let scale = total / (a + e + b + t + f + i + c).max(1e-9);
-                Tool {
-                    loss_seen_as: signal,
-                    request_latency: request,
-                    service_time: service,
-                    reply_latency: reply,
-                    server: ServerSpec {
-                        idempotent,
-                        workers,
-                        line,
-                        outages,
-                        ..ServerSpec::new(kind)
-                    },
-                    lookup: Lookup {
-                        time: Tick(500),
-                        failure: 0.2,
-                        lag: Tick(300),
-                    },
-                    ..Tool::new(format!("tool{index}"), kind).with_faults(Faults {
-                        request_loss: a * scale,
-                        server_error: e * scale,
-                        reply_loss: b * scale,
-                        throttled: t * scale,
-                        forbidden: f * scale,
-                        invalid: i * scale,
-                        connect_failure: c * scale,
-                        retry_after: retry_after.map(Tick),
-                        ..Faults::default()
-                    })
-                }
+                let mut faults = Faults::default();
+                faults.request_loss = a * scale;
+                faults.server_error = e * scale;
+                faults.reply_loss = b * scale;
+                faults.throttled = t * scale;
+                faults.forbidden = f * scale;
+                faults.invalid = i * scale;
+                faults.connect_failure = c * scale;
+                faults.retry_after = retry_after.map(Tick);
+                let mut tool = Tool::new(format!("tool{index}"), kind).with_faults(faults);
+                tool.loss_seen_as = signal;
+                tool.request_latency = request;
+                tool.service_time = service;
+                tool.reply_latency = reply;
+                tool.server.idempotent = idempotent;
+                tool.server.workers = workers;
+                tool.server.line = line;
+                tool.server.outages = outages;
+                tool.lookup = Lookup {
+                    time: Tick(500),
+                    failure: 0.2,
+                    lag: Tick(300),
+                };
+                tool
             },
         )
 }
@@ -181,6 +175,10 @@ fn backoff() -> impl Strategy<Value = Backoff> {
         })
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "167 lines: to be split by what it does"
+)]
 fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
     let attempts = prop_oneof![
         (1u32..6).prop_map(Attempts::AtMost),
@@ -324,37 +322,37 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     innermost: "sdk".into(),
                     reset_each: false,
                 });
-                Policy {
-                    retry: Retry {
-                        // A timeout shorter than the network legs fails every attempt: unlimited
-                        // attempts would then run to the horizon, one every few ticks.
-                        max_attempts: match (timeout, max_attempts) {
-                            (Wait::Fixed(_), Attempts::Unlimited) => Attempts::AtMost(8),
-                            (_, cap) => cap,
-                        },
-                        retry_on,
-                    },
-                    timeout,
-                    hedge,
-                    // Staggered hedging may keep every attempt out: validation asks a cap.
-                    hedging: match max_attempts {
-                        Attempts::AtMost(_) => hedging,
-                        Attempts::Unlimited => Hedging::Single,
-                    },
-                    backoff,
-                    key,
-                    limits,
-                    safety_gate,
-                    send_rate,
-                    breaker,
-                    retry_budget,
-                    // Lookups change when a keyed policy resends, which the key property below compares.
-                    lookup_before_retry: false,
-                    payload_drift,
-                    layers,
-                    concurrency,
-                    ..Policy::new(key.name().replace('_', "-"))
-                }
+                // A timeout shorter than the network legs fails every attempt: unlimited
+                // attempts would then run to the horizon, one every few ticks.
+                let cap = match (timeout, max_attempts) {
+                    (Wait::Fixed(_), Attempts::Unlimited) => Attempts::AtMost(8),
+                    (_, cap) => cap,
+                };
+                let mut policy = Policy::new(key.name().replace('_', "-"))
+                    .with_timeout(timeout)
+                    .with_backoff(backoff)
+                    .with_key(key);
+                policy.retry = Retry {
+                    max_attempts: cap,
+                    retry_on,
+                };
+                policy.hedge = hedge;
+                // Staggered hedging may keep every attempt out: validation asks a cap.
+                policy.hedging = match max_attempts {
+                    Attempts::AtMost(_) => hedging,
+                    Attempts::Unlimited => Hedging::Single,
+                };
+                policy.limits = limits;
+                policy.safety_gate = safety_gate;
+                policy.send_rate = send_rate;
+                policy.breaker = breaker;
+                policy.retry_budget = retry_budget;
+                // Lookups change when a keyed policy resends, which the key property below
+                // compares: none here.
+                policy.payload_drift = payload_drift;
+                policy.layers = layers;
+                policy.concurrency = concurrency;
+                policy
             },
         )
 }
@@ -377,32 +375,15 @@ pub fn experiment() -> impl Strategy<Value = Experiment> {
         any::<u64>(),
     )
         .prop_map(|(tools, calls, arrival, tasks, clients, plain, seed)| {
-            let mut plain = plain;
-            plain.waits = plain
-                .resolve_waits(&tools, &calls)
+            let mut keyed = plain.clone().with_key(KeyScope::PerIntent);
+            keyed.name = "per-intent".into();
+            let mut exp = Experiment::new("property", tools, vec![plain, keyed], tasks)
                 .expect("drawn tools have constant network legs");
-            let keyed = Policy {
-                name: "per-intent".into(),
-                key: KeyScope::PerIntent,
-                ..plain.clone()
-            };
-            Experiment {
-                name: "property".into(),
-                description: String::new(),
-                seed: seed >> 1,
-                replications: 1,
-                horizon: Tick(3_600_000_000),
-                tools,
-                workload: Workload {
-                    tasks: Some(tasks),
-                    duration: None,
-                    calls,
-                    arrival,
-                    clients,
-                    callers: 1,
-                },
-                policies: vec![plain, keyed],
-                output: OutputOptions::default(),
-            }
+            exp.seed = seed >> 1;
+            exp.horizon = Tick(3_600_000_000);
+            exp.workload.calls = calls;
+            exp.workload.arrival = arrival;
+            exp.workload.clients = clients;
+            exp
         })
 }

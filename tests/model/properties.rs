@@ -117,6 +117,10 @@ proptest! {
                         let after = policy.limits.cancel_after.expect("a cancellation");
                         prop_assert_eq!(r.end, r.start.after(after));
                     }
+                    // A reason added since: this property must learn what it means.
+                    Status::Stopped(other) => {
+                        prop_assert!(false, "a stop reason this property does not know: {:?}", other);
+                    }
                 }
                 if r.business_state == BusinessState::NotAttempted {
                     prop_assert_eq!(r.effects, 0, "not_attempted means nothing happened");

@@ -70,6 +70,10 @@ impl Defaults {
 const SECOND: u64 = TICKS_PER_SECOND;
 const MAX_BACKOFF: Tick = Tick(20 * SECOND);
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "115 lines: to be split by what it does"
+)]
 pub(super) fn expand(check: &Check, settings: &Spanned<Retries>, path: &str) -> Result<Rules> {
     let r = settings.get_ref();
     let at = |key: &str| format!("{path}.{key}");

@@ -45,6 +45,10 @@ const BACKOFF_MAX: Tick = Tick(120 * TICKS_PER_SECOND);
 /// The method of an agent's side-effecting call when the config does not say.
 const METHOD: &str = "POST";
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "105 lines: to be split by what it does"
+)]
 pub(super) fn expand(check: &Check, settings: &Spanned<Retry>, path: &str) -> Result<Rules> {
     let r = settings.get_ref();
     let at = |key: &str| format!("{path}.{key}");

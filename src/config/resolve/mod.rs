@@ -212,6 +212,10 @@ fn layers(p: &Policy, layers: &Layers) -> Value {
     Value::Array(list.collect())
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "110 lines: to be split by what it does"
+)]
 fn policy(p: &Policy, tools: &[Tool]) -> Value {
     let mut t = table([("name", p.name.clone().into())]);
     if p.layers.is_none() {

@@ -44,6 +44,10 @@ fn latency(l: &Latency) -> Value {
     })
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "129 lines: to be split by what it does"
+)]
 pub(super) fn tool(t: &Tool) -> Value {
     let mut v = Value::Table(table([
         ("name", t.name.clone().into()),

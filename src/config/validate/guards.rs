@@ -117,6 +117,10 @@ enum Kind {
 /// A retry budget: its kind, and that kind's settings (the defaults of gRPC's example, the AWS
 /// SDKs' standard mode, Finagle, and the published studies' adaptive bucket and retry
 /// breaker); a setting of another kind is refused.
+#[expect(
+    clippy::too_many_lines,
+    reason = "123 lines: to be split by what it does"
+)]
 pub(super) fn retry_budget(
     check: &Check,
     spanned: &Spanned<raw::RetryBudget>,

@@ -17,6 +17,10 @@ use crate::policy::{
 use crate::time::{Tick, parse_duration};
 use toml::{Spanned, Value};
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "215 lines: to be split by what it does"
+)]
 pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
     let name = check.name(&raw.name, &format!("{path}.name"))?;
     let retry_after = check.named(

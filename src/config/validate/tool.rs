@@ -10,6 +10,10 @@ use crate::model::{
 use crate::time::{TICKS_PER_SECOND, Tick, parse_duration};
 use toml::Spanned;
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "139 lines: to be split by what it does"
+)]
 pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool> {
     let raw = spanned.get_ref();
     let name = check.name(&raw.name, &format!("{path}.name"))?;

@@ -18,6 +18,7 @@ use super::{FailureClass, Fate, Key};
 use crate::time::Tick;
 
 /// What a tool's server is and does, as a config describes it.
+#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServerSpec {
     pub kind: ToolKind,
@@ -52,6 +53,7 @@ pub struct ServerSpec {
 }
 
 /// What a call does at the server.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ToolKind {
     /// A side effect: an order, a charge.
