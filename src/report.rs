@@ -191,12 +191,42 @@ fn stops(r: &PolicyResult) -> String {
     }
 }
 
-/// Renders the comparison table: one row per configuration, per sweep point.
-#[expect(
-    clippy::too_many_lines,
-    reason = "179 lines: to be split by what it does"
-)]
+/// Renders the comparison table: the heading, one row per configuration per sweep point, the
+/// verdict's key, the task and recovery tables where they apply, each configuration described,
+/// and a note on intents the horizon stopped.
 pub fn table(results: &Results) -> String {
+    let sweep = &results.sweep;
+    let exp = &sweep.base;
+    let mut out = heading(results);
+    let comparisons = verdict::comparisons(sweep);
+    out.push_str(&aligned(&main_rows(results, comparisons)));
+    if comparisons > 0 {
+        out.push_str(&verdict_key(comparisons));
+    }
+    let _ = writeln!(out);
+    if exp.workload.calls.len() > 1 {
+        out.push_str(&tasks(results));
+        let _ = writeln!(out);
+    }
+    if let Some(table) = recoveries(results) {
+        out.push_str(&table);
+        let _ = writeln!(out);
+    }
+    if !sweep.axes.is_empty() {
+        let _ = writeln!(
+            out,
+            "configurations as written, before each point's values:"
+        );
+    }
+    for policy in &exp.policies {
+        let _ = writeln!(out, "{}: {}", policy.name, describe(policy));
+    }
+    out.push_str(&hung_notes(results));
+    out
+}
+
+/// The experiment's name and description, its seed, replications, arrivals, tools and points.
+fn heading(results: &Results) -> String {
     let sweep = &results.sweep;
     let exp = &sweep.base;
     let mut out = String::new();
@@ -266,6 +296,12 @@ pub fn table(results: &Results) -> String {
         tools.join("; "),
     );
 
+    out
+}
+
+/// The header and one row per configuration per finished point.
+fn main_rows(results: &Results, comparisons: usize) -> Vec<Vec<String>> {
+    let sweep = &results.sweep;
     let header: Vec<String> = sweep
         .paths()
         .map(|p| p.rsplit('.').next().unwrap_or(p))
@@ -283,7 +319,6 @@ pub fn table(results: &Results) -> String {
         ])
         .map(String::from)
         .collect();
-    let comparisons = verdict::comparisons(sweep);
     let mut rows = vec![header];
     for (point, result) in results.finished() {
         for (policy, r) in point.experiment.policies.iter().zip(&result.policies) {
@@ -325,38 +360,30 @@ pub fn table(results: &Results) -> String {
             rows.push(with_params(point, cells));
         }
     }
-    out.push_str(&aligned(&rows));
-    if comparisons > 0 {
-        let _ = writeln!(
-            out,
-            "verdict: each row compares attempts, effects, duplicates, success and ghosts with \
+    rows
+}
+
+/// What the verdict column means, for a table of `comparisons` comparisons.
+fn verdict_key(comparisons: usize) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "verdict: each row compares attempts, effects, duplicates, success and ghosts with \
              theory by Student's t, (mean − theory) / standard error,\n         and shows the \
              t furthest from 0; agrees = every t inside its 95 % interval; borderline = one \
              outside, as one comparison in twenty is by chance;\n         disagrees = one \
              outside a {:.2} % interval (Bonferroni over the table's {comparisons} \
              comparisons): a table of correct rows shows it with a chance of {:.0} % at most",
-            100.0 * verdict::widened_level(comparisons),
-            100.0 * verdict::FAMILY_ERROR
-        );
-    }
-    let _ = writeln!(out);
-    if exp.workload.calls.len() > 1 {
-        out.push_str(&tasks(results));
-        let _ = writeln!(out);
-    }
-    if let Some(table) = recoveries(results) {
-        out.push_str(&table);
-        let _ = writeln!(out);
-    }
-    if !sweep.axes.is_empty() {
-        let _ = writeln!(
-            out,
-            "configurations as written, before each point's values:"
-        );
-    }
-    for policy in &exp.policies {
-        let _ = writeln!(out, "{}: {}", policy.name, describe(policy));
-    }
+        100.0 * verdict::widened_level(comparisons),
+        100.0 * verdict::FAMILY_ERROR
+    );
+    out
+}
+
+/// A note for each configuration and point whose intents the horizon stopped.
+fn hung_notes(results: &Results) -> String {
+    let sweep = &results.sweep;
+    let mut out = String::new();
     for (point, result) in results.finished() {
         for (policy, r) in point.experiment.policies.iter().zip(&result.policies) {
             let hung = r.totals.stopped(StopReason::Hung);
