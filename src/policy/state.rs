@@ -1,6 +1,7 @@
 //! Where one intent's retry policy stands: the attempts of each layer, the backoff's curve,
 //! the payload's version and the scope its deadline counts from. The decision reads it
-//! ([`super::decide`]); taking a retry the gates admitted is the one thing that changes it.
+//! ([`decide`](super::decide::decide)); taking a retry the gates admitted is the one thing
+//! that changes it.
 
 use super::Tries;
 use super::decide::Next;
