@@ -260,7 +260,10 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         || !capacity.is_empty()
         || !outages.is_empty()
         || *kind != ToolKind::Write;
-    if unlike || gated || drifting {
+    // Replicas alike in their faults and work are one server to the forms; unlike, they are not.
+    let alike = (tool.replicas.iter())
+        .all(|r| r.faults == tool.faults && r.service_time == tool.service_time);
+    if unlike || gated || drifting || !alike {
         return None;
     }
     // Every fault named, for the same reason.

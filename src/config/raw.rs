@@ -79,6 +79,9 @@ pub struct Tool {
     pub outages: Vec<Spanned<Outage>>,
     #[serde(default)]
     pub capacity: Vec<Spanned<CapacityWindow>>,
+    pub replicas: Option<Spanned<u32>>,
+    #[serde(default)]
+    pub replica: Vec<Spanned<Replica>>,
     pub lookup_time: Option<Spanned<Value>>,
     pub lookup_failure: Option<Spanned<f64>>,
     pub commit_lag: Option<Spanned<Value>>,
@@ -116,6 +119,19 @@ pub struct Outage {
     pub from: Spanned<Value>,
     pub until: Spanned<Value>,
     pub mode: Option<Spanned<String>>,
+}
+
+/// `[[tool.replica]]`: what one replica does otherwise than its tool.
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Replica {
+    pub index: Spanned<u32>,
+    pub service_time: Option<Spanned<Latency>>,
+    pub request_loss: Option<Spanned<f64>>,
+    pub server_error: Option<Spanned<f64>>,
+    pub reply_loss: Option<Spanned<f64>>,
+    pub throttled: Option<Spanned<f64>>,
+    pub error_after_commit: Option<Spanned<f64>>,
 }
 
 /// `{ outcome = "5xx", after = 6 }`: one listed outcome of a scripted tool.
@@ -178,6 +194,7 @@ pub struct Policy {
     pub backoff: Option<Spanned<Backoff>>,
     pub payload_drift: Option<Spanned<f64>>,
     pub should_retry: Option<Spanned<String>>,
+    pub balancer: Option<Spanned<String>>,
     pub layers: Option<Spanned<Vec<Spanned<Layer>>>>,
     pub reset_each_layer: Option<Spanned<bool>>,
     pub concurrency: Option<Spanned<Concurrency>>,

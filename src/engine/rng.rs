@@ -26,6 +26,9 @@ pub enum Source {
     /// The two network legs of each attempt's read of a versioned record (one stream per
     /// intent), so a record's reads leave every other draw as it was.
     Reads = 7,
+    /// The replica a random balancer picks for each attempt (one stream per intent, two words
+    /// an attempt), so balancing leaves every other draw as it was.
+    Balancer = 8,
 }
 
 /// The key of a run's streams: everything but the source and the entity.

@@ -17,4 +17,4 @@ pub use moments::{Moments, Sample, Sums};
 pub use quantiles::Quantiles;
 pub use record::{BusinessState, IntentRecord, Status, StopReason};
 pub use series::{Count, Level, Series, SeriesStats};
-pub use totals::{Measure, ToolTotals, Totals};
+pub use totals::{Measure, ReplicaTotals, ToolTotals, Totals};

@@ -82,6 +82,18 @@ pub struct Totals {
     pub series: Option<Series>,
     /// What happened at each tool, by tool index.
     pub tools: Vec<ToolTotals>,
+    /// What happened at each replica of each tool, by tool and replica index (kept only for
+    /// tools a balancer has sent to).
+    pub replicas: Vec<Vec<ReplicaTotals>>,
+}
+
+/// What one configuration's calls did at one replica of a tool.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplicaTotals {
+    /// Attempts the balancer sent it.
+    pub calls: u64,
+    /// Of those, the ones that reached it while it was down.
+    pub calls_while_down: u64,
 }
 
 /// What one configuration's calls did at one tool.
@@ -180,6 +192,25 @@ impl Totals {
         for (mine, theirs) in self.tools.iter_mut().zip(&other.tools) {
             mine.merge(theirs);
         }
+        for (t, theirs) in other.replicas.iter().enumerate() {
+            for (r, other) in theirs.iter().enumerate() {
+                let mine = self.replica(t, r);
+                mine.calls += other.calls;
+                mine.calls_while_down += other.calls_while_down;
+            }
+        }
+    }
+
+    /// Replica `replica` of tool `tool`'s totals, kept from its first call on.
+    pub fn replica(&mut self, tool: usize, replica: usize) -> &mut ReplicaTotals {
+        if self.replicas.len() <= tool {
+            self.replicas.resize_with(tool + 1, Vec::new);
+        }
+        let replicas = &mut self.replicas[tool];
+        if replicas.len() <= replica {
+            replicas.resize(replica + 1, ReplicaTotals::default());
+        }
+        &mut replicas[replica]
     }
 
     /// Empty totals that keep `series`, if any.

@@ -147,9 +147,29 @@ pub struct AttemptDraw {
     pub reply: Tick,
     /// A wait the server asks for with its refusal (Retry-After).
     pub retry_after: Option<Tick>,
+    /// The replica it was sent to (0 for a tool with one server).
+    pub replica: u16,
 }
 
 impl AttemptDraw {
+    /// An attempt of fate `fate` with these legs, sent to the first replica.
+    pub fn new(
+        fate: Fate,
+        request: Tick,
+        service: Tick,
+        reply: Tick,
+        retry_after: Option<Tick>,
+    ) -> Self {
+        AttemptDraw {
+            fate,
+            request,
+            service,
+            reply,
+            retry_after,
+            replica: 0,
+        }
+    }
+
     /// The round trip: when the reply would arrive, and when a lost attempt is seen as a reset.
     pub fn round_trip(&self) -> Tick {
         self.request.after(self.service).after(self.reply)

@@ -8,6 +8,7 @@ pub mod latency;
 pub mod limiter;
 pub mod outage;
 pub mod record;
+pub mod replica;
 pub mod schedule;
 pub mod script;
 pub mod server;
@@ -22,6 +23,7 @@ pub use latency::Latency;
 pub use limiter::{LimitScope, RateLimit};
 pub use outage::{Outage, OutageMode};
 pub use record::{Record, VersionCheck};
+pub use replica::Replica;
 pub use schedule::{RatePoint, RateSchedule};
 pub use script::{Script, Step};
 pub use server::{ServerSpec, ToolKind};
@@ -52,6 +54,8 @@ pub struct Tool {
     pub cooperative: bool,
     /// What the server is and does: its kind, workers, line and what stands at its door.
     pub server: ServerSpec,
+    /// Its replicas, each a server of the spec's kind; none: one server, the tool's own.
+    pub replicas: Vec<Replica>,
 }
 
 /// A reconciliation lookup: the client asks the server whether the operation's key committed.
@@ -105,6 +109,7 @@ impl Tool {
             },
             cooperative: true,
             server: ServerSpec::new(kind),
+            replicas: Vec::new(),
         }
     }
 
@@ -158,19 +163,37 @@ impl Tool {
         })
     }
 
-    /// Draws everything random about attempt `attempt` (from 0) from its words of the intent's
-    /// fault stream; a scripted tool reads its script instead.
-    pub fn draw(&self, words: &[u64; fault::WORDS_PER_ATTEMPT], attempt: u32) -> AttemptDraw {
+    /// How many servers stand behind the tool's name.
+    pub fn replica_count(&self) -> usize {
+        self.replicas.len().max(1)
+    }
+
+    /// Draws everything random about attempt `attempt` (from 0), sent to replica `replica`,
+    /// from its words of the intent's fault stream: the same words whichever replica it went
+    /// to, read by that replica's faults and service time. A scripted tool reads its script.
+    pub fn draw(
+        &self,
+        words: &[u64; fault::WORDS_PER_ATTEMPT],
+        attempt: u32,
+        replica: usize,
+    ) -> AttemptDraw {
         if let Some(script) = &self.script {
             return script.draw(attempt);
         }
-        let fate = self.faults.fate(words[0]);
+        let (faults, service) = match self.replicas.get(replica) {
+            Some(r) => (&r.faults, &r.service_time),
+            None => (&self.faults, &self.service_time),
+        };
+        let fate = faults.fate(words[0]);
         AttemptDraw {
-            fate,
-            request: self.request_latency.sample(words[1]),
-            service: self.service_time.sample(words[2]),
-            reply: self.reply_latency.sample(words[3]),
-            retry_after: self.faults.retry_after.filter(|_| fate == Fate::Throttled),
+            replica: replica as u16,
+            ..AttemptDraw::new(
+                fate,
+                self.request_latency.sample(words[1]),
+                service.sample(words[2]),
+                self.reply_latency.sample(words[3]),
+                faults.retry_after.filter(|_| fate == Fate::Throttled),
+            )
         }
     }
 }

@@ -30,13 +30,7 @@ impl Script {
             Fate::ConnectFailed => (step.after, Tick::ZERO),
             _ => (Tick::ZERO, step.after),
         };
-        AttemptDraw {
-            fate: step.fate,
-            request,
-            service,
-            reply: Tick::ZERO,
-            retry_after: step.retry_after,
-        }
+        AttemptDraw::new(step.fate, request, service, Tick::ZERO, step.retry_after)
     }
 }
 

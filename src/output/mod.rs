@@ -3,6 +3,7 @@
 
 pub mod column;
 pub mod manifest;
+pub mod replicas;
 pub mod runs;
 pub mod schema;
 mod staging;
@@ -112,6 +113,9 @@ impl Writer {
         ];
         if sweep.base.output.timeseries.is_some() {
             chosen.push(Box::new(timeseries::Timeseries));
+        }
+        if replicas::wanted(sweep) {
+            chosen.push(Box::new(replicas::Replicas));
         }
         let mut exports = Vec::new();
         for export in chosen {

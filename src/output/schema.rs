@@ -13,12 +13,12 @@ use serde_json::{Value, json};
 
 use super::column::{Column, Kind};
 use super::trace::Trace;
-use super::{runs, summary, timeseries, tools};
+use super::{replicas, runs, summary, timeseries, tools};
 use crate::sweep::{Param, Sweep};
 
 /// Every CSV file a run writes, what one of its rows is, and its columns after the parameter
 /// columns, in the order `out/README.md` lists them.
-pub fn files() -> [(&'static str, &'static str, Vec<Column>); 6] {
+pub fn files() -> [(&'static str, &'static str, Vec<Column>); 7] {
     [
         (
             "summary.csv",
@@ -39,6 +39,11 @@ pub fn files() -> [(&'static str, &'static str, Vec<Column>); 6] {
             "timeseries.csv",
             "one per sweep point × configuration × tool it calls × bin of time (opt-in)",
             timeseries::columns(),
+        ),
+        (
+            "replicas.csv",
+            "one per sweep point × configuration × replica of a tool with several it calls",
+            replicas::columns(),
         ),
         (
             "intents.csv",

@@ -2,6 +2,7 @@
 //! configuration of an experiment.
 
 pub mod backoff;
+pub mod balance;
 pub mod breaker;
 pub mod budget;
 pub mod concurrency;
@@ -20,6 +21,7 @@ pub mod state;
 pub mod timeout;
 
 pub use backoff::{Backoff, Cap, FirstRetry, Growth, Jitter, Previous};
+pub use balance::Balancer;
 pub use breaker::{Breaker, BreakerRule, Refuses, Trip, Window};
 pub use budget::{BudgetRule, RetryBudget};
 pub use concurrency::{ConcurrencyRule, LimitRule};
@@ -59,6 +61,8 @@ pub struct Policy {
     pub pushback: Pushback,
     /// What the policy does with a server's should-retry header.
     pub should_retry: ShouldRetry,
+    /// Which replica of a tool with several each attempt goes to.
+    pub balancer: Balancer,
     /// The backoff after a 429 in any layer, where it has its own (botocore backs off from 1 s
     /// after a throttle, from 50 ms after other failures).
     pub throttle_backoff: Option<Backoff>,
@@ -134,6 +138,7 @@ impl Policy {
             scope: GateScope::Tool,
             pushback: Pushback::default(),
             should_retry: ShouldRetry::Ignore,
+            balancer: Balancer::RoundRobin,
             throttle_backoff: None,
             lookup_before_retry: false,
             calls: None,

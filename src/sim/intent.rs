@@ -220,6 +220,7 @@ impl Intent {
     pub fn draw_attempt(
         &mut self,
         tool: &Tool,
+        replica: usize,
         now: Tick,
         granted: Option<Tick>,
     ) -> (u32, AttemptDraw) {
@@ -228,7 +229,7 @@ impl Intent {
             *w = word(&mut self.attempts.faults);
         }
         let attempt = self.attempts();
-        let draw = tool.draw(&words, attempt);
+        let draw = tool.draw(&words, attempt, replica);
         let a = &mut self.attempts;
         a.count += 1;
         a.draws.push(draw);

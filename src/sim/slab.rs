@@ -142,8 +142,8 @@ mod tests {
         let first = slab.start(7, 0, Tick(3));
         // Leave something in every part of the slot.
         let used = slab.get(first.slot);
-        let (attempt, _) = used.draw_attempt(&tool, Tick(3), Some(Tick(5)));
-        used.draw_attempt(&tool, Tick(4), None);
+        let (attempt, _) = used.draw_attempt(&tool, 0, Tick(3), Some(Tick(5)));
+        used.draw_attempt(&tool, 0, Tick(4), None);
         used.settle(attempt, Outcome::Timeout, Tick(8));
         used.commit(attempt);
         used.client = Client {
@@ -174,8 +174,8 @@ mod tests {
             "a reused slot equals a fresh one"
         );
         for _ in 0..5 {
-            let reused = slab.get(again.slot).draw_attempt(&tool, Tick(9), None);
-            assert_eq!(reused, fresh.draw_attempt(&tool, Tick(9), None));
+            let reused = slab.get(again.slot).draw_attempt(&tool, 0, Tick(9), None);
+            assert_eq!(reused, fresh.draw_attempt(&tool, 0, Tick(9), None));
             for intent in [slab.get(again.slot), &mut fresh] {
                 intent.settle(reused.0, Outcome::LostReply, Tick(10));
             }

@@ -97,6 +97,40 @@ fn config_cases() -> Vec<Case> {
             &["c.toml:", "tool[0]", "at most 1"],
         ),
         config_case(
+            "no replicas",
+            good_with("reply_loss = 0.2", "reply_loss = 0.2\nreplicas = 0"),
+            &["tool[0].replicas", "0 replicas serve no call", "1 or more"],
+        ),
+        config_case(
+            "a replica past the last",
+            good_with(
+                "reply_loss = 0.2",
+                "reply_loss = 0.2\nreplicas = 3\nreplica = [{ index = 3, server_error = 0.5 }]",
+            ),
+            &["tool[0].replica[0].index", "replica 3 of 3", "index 0 to 2"],
+        ),
+        config_case(
+            "a replica named twice",
+            good_with(
+                "reply_loss = 0.2",
+                "reply_loss = 0.2\nreplicas = 3\nreplica = [{ index = 1 }, { index = 1 }]",
+            ),
+            &["tool[0].replica[1].index", "a second entry for replica 1"],
+        ),
+        config_case(
+            "a replica whose faults add up past 1",
+            good_with(
+                "reply_loss = 0.2",
+                "reply_loss = 0.2\nreplicas = 2\nreplica = [{ index = 0, server_error = 0.9 }]",
+            ),
+            &["tool[0].replica[0]", "more than 1"],
+        ),
+        config_case(
+            "an unknown balancer",
+            with_policy("balancer = \"least_outstandng\""),
+            &["policy[0].balancer", "least_outstanding"],
+        ),
+        config_case(
             "an unknown top-level key",
             good_with("seed = 1", "seed = 1\nsede = 2"),
             &["c.toml:3:1: sede", "unknown field `sede`"],

@@ -66,6 +66,10 @@ fn every_config_key_is_documented() {
             "name = \"a\"",
             "name = \"a\"\nscript = [{ outcome = \"ok\", after = 1, zzz = 1 }]",
         ),
+        BASE.replace(
+            "name = \"a\"",
+            "name = \"a\"\nreplica = [{ index = 0, zzz = 1 }]",
+        ),
         BASE.replace("name = \"p\"", "name = \"p\"\nzzz = 1"),
         BASE.replace("name = \"p\"", "name = \"p\"\nbackoff = { zzz = 1 }"),
         BASE.replace("name = \"p\"", "name = \"p\"\nbreaker = { zzz = 1 }"),

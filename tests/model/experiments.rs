@@ -179,3 +179,57 @@ fn should_retry_relations() {
     assert_eq!(duplicates(1), expected);
     assert_eq!(duplicates(2), 0);
 }
+
+/// Replicas: the balancers that see requests pile up at the slow replica send it less, and the
+/// tail of completion falls with it. Recounted from the traces: each intent's time from start
+/// to end, its 99th percentile by rank, and the attempts each replica took.
+#[test]
+fn replicas_relations() {
+    let exp = shipped("replicas.toml");
+    let names: Vec<&str> = exp.policies.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["round-robin", "random", "least-outstanding", "power-of-two"]
+    );
+    let p99: Vec<u64> = (0..4)
+        .map(|p| {
+            let mut times: Vec<u64> = (traced(&exp, p).iter())
+                .map(|(r, _)| r.end.since(r.start).0)
+                .collect();
+            times.sort_unstable();
+            times[(times.len() * 99).div_ceil(100) - 1]
+        })
+        .collect();
+    let [round_robin, random, least, two] = p99[..] else {
+        unreachable!()
+    };
+    for aware in [least, two] {
+        assert!(aware < round_robin && aware < random, "{p99:?}");
+    }
+    // Round robin gives the slow replica its fifth exactly; the aware balancers far less.
+    let result = common::run_one(exp.clone());
+    let slow = |p: usize| result.policies[p].totals.replicas[0][4].calls;
+    let calls = |p: usize| -> u64 {
+        result.policies[p].totals.replicas[0]
+            .iter()
+            .map(|r| r.calls)
+            .sum()
+    };
+    assert_eq!(5 * slow(0), calls(0));
+    for p in [2, 3] {
+        assert!(10 * slow(p) < calls(p), "{}", exp.policies[p].name);
+    }
+}
+
+/// One server and any balancer is the tool as it was: the same story for every intent.
+#[test]
+fn one_server_with_any_balancer_is_the_tool_itself() {
+    use retrysim::policy::Balancer;
+    let base = shipped("closed-forms.toml");
+    let plain = traced(&base, 1);
+    for balancer in Balancer::ALL {
+        let mut exp = base.clone();
+        exp.policies[1].balancer = balancer;
+        assert_eq!(traced(&exp, 1), plain, "{}", balancer.name());
+    }
+}

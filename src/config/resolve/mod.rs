@@ -8,9 +8,9 @@ use toml::{Table, Value};
 use crate::experiment::Experiment;
 use crate::model::{Arrival, RatePoint, Tool, Workload};
 use crate::policy::{
-    Attempts, Backoff, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry, GateScope,
-    Hedging, Jitter, Layers, LimitRule, Policy, Refuses, Retry, ShouldRetry, Tie, Trip, Wait,
-    Window,
+    Attempts, Backoff, Balancer, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry,
+    GateScope, Hedging, Jitter, Layers, LimitRule, Policy, Refuses, Retry, ShouldRetry, Tie, Trip,
+    Wait, Window,
 };
 use crate::sweep::Sweep;
 use crate::time::Tick;
@@ -231,6 +231,9 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
         ]
         .map(|(k, v): (&str, Value)| (k.to_string(), v)),
     );
+    if p.balancer != Balancer::RoundRobin {
+        t.insert("balancer".into(), p.balancer.name().into());
+    }
     if p.should_retry != ShouldRetry::Ignore {
         t.insert("should_retry".into(), p.should_retry.name().into());
     }

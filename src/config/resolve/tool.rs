@@ -1,10 +1,36 @@
 //! A tool written back as a config table: its faults, latencies, server and outages.
 
 use toml::Value;
+use toml::value::Table;
 
 use super::{duration, float_ticks, table};
-use crate::model::{Latency, Tool, ToolKind};
+use crate::model::{Latency, Replica, Tool, ToolKind};
 use crate::time::Tick;
+
+/// Replica `index`'s entry: what it does otherwise than its tool, if anything.
+fn replica(t: &Tool, index: usize, r: &Replica) -> Option<Table> {
+    let mut entry = table([("index", (index as i64).into())]);
+    let (mine, base) = (&r.faults, &t.faults);
+    for (key, p, q) in [
+        ("request_loss", mine.request_loss, base.request_loss),
+        ("server_error", mine.server_error, base.server_error),
+        ("reply_loss", mine.reply_loss, base.reply_loss),
+        ("throttled", mine.throttled, base.throttled),
+        (
+            "error_after_commit",
+            mine.error_after_commit,
+            base.error_after_commit,
+        ),
+    ] {
+        if p != q {
+            entry.insert(key.into(), p.into());
+        }
+    }
+    if r.service_time != t.service_time {
+        entry.insert("service_time".into(), latency(&r.service_time));
+    }
+    (entry.len() > 1).then_some(entry)
+}
 
 fn latency(l: &Latency) -> Value {
     Value::Table(match l {
@@ -142,6 +168,15 @@ pub(super) fn tool(t: &Tool) -> Value {
         }
         if t.server.should_retry_header {
             table.insert("should_retry_header".into(), true.into());
+        }
+        if !t.replicas.is_empty() {
+            table.insert("replicas".into(), (t.replicas.len() as i64).into());
+            let entries: Vec<Value> = (t.replicas.iter().enumerate())
+                .filter_map(|(i, r)| replica(t, i, r).map(Value::Table))
+                .collect();
+            if !entries.is_empty() {
+                table.insert("replica".into(), Value::Array(entries));
+            }
         }
         if let Some(wait) = t.faults.retry_after {
             table.insert("retry_after".into(), duration(wait));

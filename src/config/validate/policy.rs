@@ -11,8 +11,8 @@ use crate::config::raw;
 use crate::model::FailureClass;
 use crate::model::{Fate, Tool, Workload};
 use crate::policy::{
-    Admission, Attempts, GateScope, KeyScope, Layer, Layers, Limits, Policy, Pushback, Retry,
-    RetryAfter, RetryOn, ShouldRetry, Tie, Wait,
+    Admission, Attempts, Balancer, GateScope, KeyScope, Layer, Layers, Limits, Policy, Pushback,
+    Retry, RetryAfter, RetryOn, ShouldRetry, Tie, Wait,
 };
 use crate::time::{Tick, parse_duration};
 use toml::{Spanned, Value};
@@ -219,6 +219,13 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
             )?),
         },
         lookup_before_retry: raw.lookup_before_retry,
+        balancer: check.named(
+            raw.balancer.as_ref(),
+            &format!("{path}.balancer"),
+            &Balancer::ALL,
+            Balancer::name,
+            Balancer::RoundRobin,
+        )?,
         should_retry: check.named(
             raw.should_retry.as_ref(),
             &format!("{path}.should_retry"),

@@ -5,7 +5,7 @@ use crate::config::check::{Check, Result};
 use crate::config::raw;
 use crate::model::{
     CapacityWindow, Fate, Faults, Latency, LimitScope, Line, LineOrder, Lookup, LossSignal, Outage,
-    OutageMode, RateLimit, Script, ServerSpec, Step, Tool, ToolKind, VersionCheck,
+    OutageMode, RateLimit, Replica, Script, ServerSpec, Step, Tool, ToolKind, VersionCheck,
 };
 use crate::time::{TICKS_PER_SECOND, Tick, parse_duration};
 use toml::Spanned;
@@ -130,12 +130,13 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             )?),
         },
     };
+    let service_time = leg(&raw.service_time, "service_time")?;
     Ok(Tool {
         name,
         faults,
         loss_seen_as,
         request_latency: leg(&raw.request_latency, "request_latency")?,
-        service_time: leg(&raw.service_time, "service_time")?,
+        service_time: service_time.clone(),
         reply_latency: leg(&raw.reply_latency, "reply_latency")?,
         script,
         lookup: Lookup {
@@ -152,8 +153,94 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             )?,
         },
         cooperative: raw.cooperative.as_ref().is_none_or(|c| *c.get_ref()),
+        replicas: replicas(check, raw, &faults, &service_time, path)?,
         server,
     })
+}
+
+/// A tool's replicas: `replicas = N` servers, each as the tool says but where its
+/// `[[tool.replica]]` entry says otherwise; none for one server without an override.
+fn replicas(
+    check: &Check,
+    raw: &raw::Tool,
+    faults: &Faults,
+    service_time: &Latency,
+    path: &str,
+) -> Result<Vec<Replica>> {
+    let n = check.count(
+        raw.replicas.as_ref(),
+        &format!("{path}.replicas"),
+        1,
+        "0 replicas serve no call",
+    )?;
+    if let (Some(r), Some(_), true) = (&raw.replicas, &raw.script, n > 1) {
+        return check.error_allowing(
+            r.span(),
+            &format!("{path}.replicas"),
+            "a scripted tool is one server: its script stands for every attempt".into(),
+            "`replicas` or `script`, not both",
+        );
+    }
+    if n == 1 && raw.replica.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut replicas = vec![
+        Replica {
+            faults: *faults,
+            service_time: service_time.clone(),
+        };
+        n as usize
+    ];
+    let mut seen = Vec::new();
+    for (i, entry) in raw.replica.iter().enumerate() {
+        let at = format!("{path}.replica[{i}]");
+        let e = entry.get_ref();
+        let index = *e.index.get_ref();
+        if index >= n || seen.contains(&index) {
+            let why = match index >= n {
+                true => format!("replica {index} of {n}, which are numbered from 0"),
+                false => format!("a second entry for replica {index}"),
+            };
+            return check.error_allowing(
+                e.index.span(),
+                &format!("{at}.index"),
+                why,
+                &format!("one entry per replica, index 0 to {}", n - 1),
+            );
+        }
+        seen.push(index);
+        let replica = &mut replicas[index as usize];
+        let p = |value: &Option<Spanned<f64>>, key: &str, base: f64| match value {
+            None => Ok(base),
+            some => check.probability(some, &format!("{at}.{key}")),
+        };
+        let f = &mut replica.faults;
+        f.request_loss = p(&e.request_loss, "request_loss", f.request_loss)?;
+        f.server_error = p(&e.server_error, "server_error", f.server_error)?;
+        f.reply_loss = p(&e.reply_loss, "reply_loss", f.reply_loss)?;
+        f.throttled = p(&e.throttled, "throttled", f.throttled)?;
+        f.error_after_commit = p(
+            &e.error_after_commit,
+            "error_after_commit",
+            f.error_after_commit,
+        )?;
+        if f.total() > 1.0 + 1e-12 {
+            return check.error_allowing(
+                entry.span(),
+                &at,
+                format!(
+                    "its fault probabilities add up to {}, more than 1",
+                    f.total()
+                ),
+                "probabilities of the ways an attempt ends that add up to at most 1",
+            );
+        }
+        if let Some(l) = &e.service_time {
+            replica.service_time =
+                crate::config::latency::latency(check, l, &format!("{at}.service_time"))?;
+        }
+    }
+    Ok(replicas)
 }
 
 /// A token bucket: a positive rate (at most one token a tick), a burst of one or more (one

@@ -37,8 +37,9 @@ use crate::metrics::{
 use crate::model::FailureClass;
 use crate::model::server::Server;
 use crate::model::{Arrival, Tool, ToolKind, Workload};
-use crate::policy::Policy;
+use crate::policy::balance::View;
 use crate::policy::gate::Gates;
+use crate::policy::{GateScope, Policy};
 use crate::time::Tick;
 use crate::variate::integer_in;
 
@@ -100,8 +101,10 @@ pub struct World<'a, S> {
     policy: &'a Policy,
     /// The gates every dispatch asks, with each tool's breaker and budget.
     gates: Gates,
-    /// Per tool, its server.
-    servers: Vec<Server<AttemptRef>>,
+    /// Per tool, its servers: one per replica.
+    servers: Vec<Vec<Server<AttemptRef>>>,
+    /// Per tool with replicas, the balancer's views of them: one, or one per caller.
+    views: Vec<Vec<View>>,
     streams: Streams,
     arrivals: Stream,
     /// The exact time of the last arrival of a scheduled stream, before rounding to a tick.
@@ -129,7 +132,15 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             servers: (exp.tools.iter())
                 .map(|t| {
                     let watched = exp.output.timeseries.is_some();
-                    Server::new(&t.server, exp.workload.callers, watched)
+                    let server = Server::new(&t.server, exp.workload.callers, watched);
+                    vec![server; t.replica_count()]
+                })
+                .collect(),
+            views: (exp.tools.iter())
+                .map(|t| match (t.replica_count(), policy.scope) {
+                    (1, _) => Vec::new(),
+                    (n, GateScope::Tool) => vec![View::new(n)],
+                    (n, GateScope::Caller) => vec![View::new(n); exp.workload.callers as usize],
                 })
                 .collect(),
             gates: Gates::new(
@@ -308,6 +319,8 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         let (tool, caller, mut abandoned) = (intent.tool, intent.caller, 0);
         for attempt in intent.awaiting().attempts() {
             intent.settle(attempt, Outcome::Cancelled, now);
+            let replica = intent.draw(attempt).replica;
+            settled(&mut self.views[tool], self.policy.scope, caller, replica);
             intent.client.ambiguous |= status != Status::Succeeded;
             abandoned += 1;
         }
@@ -359,7 +372,11 @@ impl<S> World<'_, S> {
             return;
         };
         for tool in 0..self.tools.len() {
-            let (in_flight, waiting, busy) = self.servers[tool].levels();
+            let (in_flight, waiting, busy) = (self.servers[tool].iter())
+                .map(Server::levels)
+                .fold((0, 0, 0), |(f, w, b), (f1, w1, b1)| {
+                    (f + f1, w + w1, b + b1)
+                });
             let levels = [
                 (Level::InFlight, f64::from(in_flight)),
                 (Level::QueueLength, waiting as f64),
@@ -380,6 +397,18 @@ impl<S> World<'_, S> {
                 self.gates.open_until(tool, index),
             );
         }
+    }
+}
+
+/// The client saw the end of a request to `replica`: its balancer's view (the tool's, or the
+/// caller's) counts it as in flight no more. A tool with one server has no view.
+fn settled(views: &mut [View], scope: GateScope, caller: u32, replica: u16) {
+    let view = match scope {
+        GateScope::Tool => views.first_mut(),
+        GateScope::Caller => views.get_mut(caller as usize),
+    };
+    if let Some(view) = view {
+        view.settled(usize::from(replica));
     }
 }
 

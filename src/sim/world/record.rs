@@ -23,7 +23,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn on_read_arrive(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
         let intent = self.intents.get(at.intent.slot);
         let tool = intent.tool;
-        intent.read(at.attempt, self.servers[tool].version());
+        let r = usize::from(intent.draw(at.attempt).replica);
+        intent.read(at.attempt, self.servers[tool][r].version());
         let word = self
             .streams
             .word_at(Source::Reads, intent.id, 2 * u64::from(at.attempt) + 1);
@@ -39,8 +40,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             sched.schedule_in(leg, Event::ServerArrive(at));
             return;
         }
-        let tool = intent.tool;
-        off_server(&mut self.servers[tool], intent, at.attempt);
+        let (tool, r) = (intent.tool, usize::from(intent.draw(at.attempt).replica));
+        off_server(&mut self.servers[tool][r], intent, at.attempt);
         if intent.is_over() {
             self.close(at.intent.slot);
         }

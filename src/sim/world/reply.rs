@@ -1,7 +1,7 @@
 //! What comes back to the client: a reply or a timeout settles an attempt, and the breaker and
 //! retry budget hear how it went.
 
-use super::{AttemptRef, Event, Reply, World};
+use super::{AttemptRef, Event, Reply, World, settled};
 use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, Count, IntentRecord, Outcome, Status, StopReason};
 use crate::model::FailureClass;
@@ -20,6 +20,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Reply::Failed(class) => Some(class),
         };
         intent.settle(at.attempt, Outcome::of(failure, draw.fate), now);
+        let (scope, caller) = (self.policy.scope, intent.caller);
+        settled(&mut self.views[intent.tool], scope, caller, draw.replica);
         intent.client.ambiguous |= failure == Some(FailureClass::Reset);
         if let Some(FailureClass::Throttled | FailureClass::Overloaded) = failure {
             self.totals.count(intent.tool, now, Count::Rejected);
@@ -63,6 +65,13 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             return;
         };
         intent.settle(at.attempt, Outcome::Timeout, now);
+        let replica = intent.draw(at.attempt).replica;
+        settled(
+            &mut self.views[intent.tool],
+            self.policy.scope,
+            intent.caller,
+            replica,
+        );
         intent.client.timeouts += 1;
         intent.client.ambiguous = true;
         self.totals.count(intent.tool, now, Count::Timeout);

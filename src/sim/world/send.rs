@@ -3,12 +3,13 @@
 
 use super::{AttemptRef, Event, MoveOn, Reply, World, to_server};
 use crate::engine::Scheduler;
+use crate::engine::rng::Source;
 use crate::metrics::{AttemptRecord, Count, IntentRecord, Status, StopReason};
 use crate::model::FailureClass;
 use crate::model::{Fate, LossSignal, ToolKind};
-use crate::policy::Scope;
 use crate::policy::gate::{Ask, Gate, Moment, Refusal};
 use crate::policy::hedge;
+use crate::policy::{GateScope, Scope};
 use crate::sim::slab::Handle;
 use crate::time::Tick;
 
@@ -57,7 +58,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         // abandoned, so no timer is set for it.
         let granted = limits.grant(self.policy.waits[intent.tool].timeout, start, now);
         let wait = granted.filter(|_| tool.cooperative);
-        let (attempt, draw) = intent.draw_attempt(tool, now, granted);
+        let replica = self.balance(slot);
+        let intent = self.intents.get(slot);
+        let (attempt, draw) = intent.draw_attempt(tool, replica, now, granted);
         if self.sink.is_none() {
             intent.fold_finished();
         }
@@ -97,10 +100,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 },
             ),
             _ => {
-                to_server(&mut self.servers[intent.tool], intent, at.attempt);
+                let server = &mut self.servers[intent.tool][replica];
+                to_server(server, intent, at.attempt);
                 if tool.server.kind == ToolKind::Record {
                     self.send_read(at, sched);
-                } else if self.servers[intent.tool].serves_at_once() {
+                } else if server.serves_at_once() {
                     sched.schedule_in(draw.request.after(draw.service), Event::Served(at));
                 } else {
                     sched.schedule_in(draw.request, Event::ServerArrive(at));
@@ -135,6 +139,33 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     }
 
     /// What the gates are asked for the intent in `slot` at `now`.
+    /// The replica the intent's next attempt goes to, as the policy's balancer picks it from
+    /// its view of the tool (the tool's, or the caller's own), which counts it as sent.
+    fn balance(&mut self, slot: u32) -> usize {
+        let intent = self.intents.get(slot);
+        let views = &mut self.views[intent.tool];
+        if views.is_empty() {
+            return 0;
+        }
+        let view = match self.policy.scope {
+            GateScope::Tool => &mut views[0],
+            GateScope::Caller => &mut views[intent.caller as usize],
+        };
+        let balancer = self.policy.balancer;
+        let words = match balancer.is_random() {
+            true => {
+                let at = 2 * u64::from(intent.attempts());
+                let word = |k| self.streams.word_at(Source::Balancer, intent.id, at + k);
+                [word(0), word(1)]
+            }
+            false => [0, 0],
+        };
+        let replica = view.pick(balancer, words);
+        view.sent(replica);
+        self.totals.replica(intent.tool, replica).calls += 1;
+        replica
+    }
+
     pub(super) fn ask(&mut self, slot: u32, now: Tick, moment: Moment) -> Ask {
         let handle = self.intents.handle(slot);
         let intent = self.intents.get(slot);

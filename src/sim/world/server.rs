@@ -23,7 +23,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             let dropped = tool.server.drop_expired
                 && tool.cooperative
                 && intent.expires(at.attempt).is_some_and(|t| t <= now);
-            let server = &mut self.servers[t];
+            let r = usize::from(intent.draw(at.attempt).replica);
+            let server = &mut self.servers[t][r];
             if !dropped {
                 let service = server.service(&tool.server, intent.draw(at.attempt).service);
                 sched.schedule_in(service, Event::ServerDone(at));
@@ -35,7 +36,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             if intent.is_over() {
                 self.close(at.intent.slot);
             }
-            match self.servers[t].finish() {
+            match self.servers[t][r].finish() {
                 Some(next) => at = next,
                 None => return,
             }
@@ -52,7 +53,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             holder: (intent.id, at.attempt),
             read: intent.read_version(at.attempt),
         });
-        let arrival = self.servers[t].arrive(spec, now, intent.caller, write, at);
+        let r = usize::from(intent.draw(at.attempt).replica);
+        let arrival = self.servers[t][r].arrive(spec, now, intent.caller, write, at);
         if write.is_some() && !matches!(arrival, Arrival::Throttled(_) | Arrival::Down(_)) {
             // A write that passed the limiter and the outage reached the record: work done.
             intent.server.writes += 1;
@@ -66,6 +68,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Arrival::Down(mode) => {
                 intent.server.calls_while_down += 1;
                 self.totals.count(t, now, Count::CallWhileDown);
+                self.totals.replica(t, r).calls_while_down += 1;
                 match mode {
                     // Refused at the door: no worker, no line.
                     OutageMode::FailFast => {
@@ -73,7 +76,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                         self.answer(at, sched);
                     }
                     OutageMode::Hang => {
-                        off_server(&mut self.servers[t], intent, at.attempt);
+                        off_server(&mut self.servers[t][r], intent, at.attempt);
                         if intent.is_over() {
                             self.close(at.intent.slot);
                         }
@@ -94,20 +97,24 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         }
     }
 
-    /// A capacity window of `tool` opens or closes: any workers the change frees take up the
-    /// line.
+    /// A capacity window of `tool` opens or closes: on every replica, any workers the change
+    /// frees take up the line.
     pub(super) fn on_capacity(&mut self, tool: usize, sched: &mut Scheduler<Event>) {
         let spec = &self.tools[tool].server;
-        for at in self.servers[tool].capacity_changed(spec, sched.now()) {
+        let freed: Vec<AttemptRef> = (self.servers[tool].iter_mut())
+            .flat_map(|server| server.capacity_changed(spec, sched.now()))
+            .collect();
+        for at in freed {
             self.serve(at, sched);
         }
     }
 
     /// A worker has finished an attempt: it answers, and takes up the next in line.
     pub(super) fn on_server_done(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
-        let tool = self.intents.get(at.intent.slot).tool;
+        let intent = self.intents.get(at.intent.slot);
+        let (tool, r) = (intent.tool, usize::from(intent.draw(at.attempt).replica));
         self.answer(at, sched);
-        if let Some(next) = self.servers[tool].finish() {
+        if let Some(next) = self.servers[tool][r].finish() {
             self.serve(next, sched);
         }
     }
@@ -119,7 +126,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let t = intent.tool;
         let tool = &self.tools[t];
         let draw = intent.draw(at.attempt);
-        let server = &mut self.servers[t];
+        let server = &mut self.servers[t][usize::from(draw.replica)];
         off_server(server, intent, at.attempt);
         let request = Request {
             key: self.policy.key.key(intent.id, at.attempt),
