@@ -156,23 +156,33 @@ impl Drop for Staging {
 }
 
 /// An error if something retrysim did not write is at `target`: anything but a folder, or a
-/// folder that holds files but not the mark of its kind.
+/// folder that holds files but not the mark of its kind. Another run of the same name may move
+/// its output aside and put its own in place while this looks, so a folder that seems to lack
+/// the mark is looked at again: what retrysim did not write stays as it is, and is refused on
+/// every look.
 fn refuse_foreign(target: &Path, mark: Mark) -> Result<(), Error> {
     let in_the_way = |why| Err(Error::OutputInTheWay(target.to_path_buf(), why));
-    match fs::symlink_metadata(target) {
-        Ok(meta) if !meta.is_dir() => in_the_way(InTheWay::NotAFolder),
-        Ok(_) => {
-            let ours = fs::symlink_metadata(target.join(mark.file())).is_ok_and(|m| m.is_file());
-            let empty = fs::read_dir(target).is_ok_and(|mut e| e.next().is_none());
-            if ours || empty {
-                Ok(())
-            } else {
-                in_the_way(InTheWay::NotWritten(mark.file()))
+    for _ in 0..FOREIGN_LOOKS {
+        match fs::symlink_metadata(target) {
+            Ok(meta) if !meta.is_dir() => return in_the_way(InTheWay::NotAFolder),
+            Ok(_) => {
+                let ours =
+                    fs::symlink_metadata(target.join(mark.file())).is_ok_and(|m| m.is_file());
+                match fs::read_dir(target).map(|mut entries| entries.next().is_none()) {
+                    Ok(empty) if ours || empty => return Ok(()),
+                    // Moved aside while this looked: nothing is in the way.
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                    _ => {}
+                }
             }
+            Err(_) => return Ok(()),
         }
-        Err(_) => Ok(()),
     }
+    in_the_way(InTheWay::NotWritten(mark.file()))
 }
+
+/// How many times a folder that seems not to be retrysim's is looked at before it is refused.
+const FOREIGN_LOOKS: usize = 3;
 
 /// The folders `fs::create_dir_all(dir)` would make, deepest first.
 fn missing_folders(dir: &Path) -> Vec<PathBuf> {
