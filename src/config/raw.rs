@@ -80,6 +80,7 @@ pub struct Tool {
     #[serde(default)]
     pub capacity: Vec<Spanned<CapacityWindow>>,
     pub replicas: Option<Spanned<u32>>,
+    pub zones: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
     pub replica: Vec<Spanned<Replica>>,
     pub lookup_time: Option<Spanned<Value>>,
@@ -110,6 +111,7 @@ pub struct CapacityWindow {
     pub from: Spanned<Value>,
     pub until: Spanned<Value>,
     pub fraction: Spanned<f64>,
+    pub zone: Option<Spanned<String>>,
 }
 
 /// `{ from = "10s", until = "40s", mode = "fail_fast" }`: a window in which a tool is down.
@@ -119,6 +121,17 @@ pub struct Outage {
     pub from: Spanned<Value>,
     pub until: Spanned<Value>,
     pub mode: Option<Spanned<String>>,
+    pub zone: Option<Spanned<String>>,
+}
+
+/// `outlier_detection = { … }`: Envoy's consecutive-5xx ejection, in its own names.
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct OutlierDetection {
+    pub consecutive_5xx: Option<Spanned<u32>>,
+    pub base_ejection_time: Option<Spanned<Value>>,
+    pub max_ejection_time: Option<Spanned<Value>>,
+    pub max_ejection_percent: Option<Spanned<f64>>,
 }
 
 /// `[[tool.replica]]`: what one replica does otherwise than its tool.
@@ -195,6 +208,8 @@ pub struct Policy {
     pub payload_drift: Option<Spanned<f64>>,
     pub should_retry: Option<Spanned<String>>,
     pub balancer: Option<Spanned<String>>,
+    pub retry_host: Option<Spanned<String>>,
+    pub outlier_detection: Option<Spanned<OutlierDetection>>,
     pub layers: Option<Spanned<Vec<Spanned<Layer>>>>,
     pub reset_each_layer: Option<Spanned<bool>>,
     pub concurrency: Option<Spanned<Concurrency>>,

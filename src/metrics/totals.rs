@@ -94,6 +94,8 @@ pub struct ReplicaTotals {
     pub calls: u64,
     /// Of those, the ones that reached it while it was down.
     pub calls_while_down: u64,
+    /// Times outlier detection ejected it.
+    pub ejections: u64,
 }
 
 /// What one configuration's calls did at one tool.
@@ -197,6 +199,7 @@ impl Totals {
                 let mine = self.replica(t, r);
                 mine.calls += other.calls;
                 mine.calls_while_down += other.calls_while_down;
+                mine.ejections += other.ejections;
             }
         }
     }

@@ -12,16 +12,25 @@ pub struct CapacityWindow {
     pub until: Tick,
     /// The share of the workers (rounded down) and of the rate limit's rate left, in [0, 1).
     pub fraction: f64,
+    /// The zone whose replicas it cuts together, by index into the tool's zones; `None`:
+    /// every server of the tool.
+    pub zone: Option<usize>,
 }
 
-/// The window `now` falls in, if any.
-pub fn window_at(windows: &[CapacityWindow], now: Tick) -> Option<&CapacityWindow> {
-    windows.iter().find(|w| w.from <= now && now < w.until)
+/// The window `now` falls in at a server in `zone`, if any.
+pub fn window_at(
+    windows: &[CapacityWindow],
+    zone: Option<usize>,
+    now: Tick,
+) -> Option<&CapacityWindow> {
+    (windows.iter())
+        .find(|w| w.zone.is_none_or(|z| Some(z) == zone) && w.from <= now && now < w.until)
 }
 
-/// The share of capacity at `now`: a window's fraction, or 1 outside every window.
-pub fn fraction_at(windows: &[CapacityWindow], now: Tick) -> f64 {
-    window_at(windows, now).map_or(1.0, |w| w.fraction)
+/// The share of capacity at `now` at a server in `zone`: a window's fraction, or 1 outside
+/// every window.
+pub fn fraction_at(windows: &[CapacityWindow], zone: Option<usize>, now: Tick) -> f64 {
+    window_at(windows, zone, now).map_or(1.0, |w| w.fraction)
 }
 
 /// The workers left of `workers` at a share `fraction` of capacity.
@@ -49,10 +58,13 @@ mod tests {
             from: Tick(10),
             until: Tick(20),
             fraction: 0.5,
+            zone: Some(1),
         }];
-        assert_eq!(fraction_at(&windows, Tick(9)), 1.0);
-        assert_eq!(fraction_at(&windows, Tick(10)), 0.5);
-        assert_eq!(fraction_at(&windows, Tick(20)), 1.0);
+        assert_eq!(fraction_at(&windows, Some(1), Tick(9)), 1.0);
+        assert_eq!(fraction_at(&windows, Some(1), Tick(10)), 0.5);
+        assert_eq!(fraction_at(&windows, Some(1), Tick(20)), 1.0);
+        // A zone's window leaves the other zones whole.
+        assert_eq!(fraction_at(&windows, Some(0), Tick(10)), 1.0);
         assert_eq!(
             (workers(8, 0.5), workers(7, 0.5), workers(8, 0.0)),
             (4, 3, 0)

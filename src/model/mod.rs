@@ -56,6 +56,8 @@ pub struct Tool {
     pub server: ServerSpec,
     /// Its replicas, each a server of the spec's kind; none: one server, the tool's own.
     pub replicas: Vec<Replica>,
+    /// The zones its replicas stand in, replica i in zone i mod their number; none: no zones.
+    pub zones: Vec<String>,
 }
 
 /// A reconciliation lookup: the client asks the server whether the operation's key committed.
@@ -110,6 +112,7 @@ impl Tool {
             cooperative: true,
             server: ServerSpec::new(kind),
             replicas: Vec::new(),
+            zones: Vec::new(),
         }
     }
 
@@ -161,6 +164,11 @@ impl Tool {
             None | Some(0) => 1.0,
             Some(service_budget) => self.service_time.exceeds(Tick(service_budget - 1)),
         })
+    }
+
+    /// The zone replica `replica` stands in, by index into `zones`.
+    pub fn zone_of(&self, replica: usize) -> Option<usize> {
+        (!self.zones.is_empty()).then(|| replica % self.zones.len())
     }
 
     /// How many servers stand behind the tool's name.

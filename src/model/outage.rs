@@ -9,6 +9,9 @@ pub struct Outage {
     pub from: Tick,
     pub until: Tick,
     pub mode: OutageMode,
+    /// The zone whose replicas it takes down together, by index into the tool's zones; `None`:
+    /// every server of the tool.
+    pub zone: Option<usize>,
 }
 
 /// How a server that is down treats a request.
@@ -31,11 +34,11 @@ impl OutageMode {
     }
 }
 
-/// How a request arriving at `now` is treated, if the server is down then.
-pub fn down_at(outages: &[Outage], now: Tick) -> Option<OutageMode> {
+/// How a request arriving at `now` at a server in `zone` is treated, if it is down then.
+pub fn down_at(outages: &[Outage], zone: Option<usize>, now: Tick) -> Option<OutageMode> {
     outages
         .iter()
-        .find(|o| o.from <= now && now < o.until)
+        .find(|o| o.zone.is_none_or(|z| Some(z) == zone) && o.from <= now && now < o.until)
         .map(|o| o.mode)
 }
 
@@ -49,10 +52,26 @@ mod tests {
             from: Tick(10),
             until: Tick(20),
             mode: OutageMode::Hang,
+            zone: None,
         }];
-        assert_eq!(down_at(&outages, Tick(9)), None);
-        assert_eq!(down_at(&outages, Tick(10)), Some(OutageMode::Hang));
-        assert_eq!(down_at(&outages, Tick(19)), Some(OutageMode::Hang));
-        assert_eq!(down_at(&outages, Tick(20)), None);
+        assert_eq!(down_at(&outages, None, Tick(9)), None);
+        assert_eq!(down_at(&outages, None, Tick(10)), Some(OutageMode::Hang));
+        assert_eq!(down_at(&outages, Some(1), Tick(19)), Some(OutageMode::Hang));
+        assert_eq!(down_at(&outages, None, Tick(20)), None);
+    }
+
+    #[test]
+    fn a_zone_outage_takes_down_its_zone_only() {
+        let outages = [Outage {
+            from: Tick(10),
+            until: Tick(20),
+            mode: OutageMode::FailFast,
+            zone: Some(0),
+        }];
+        assert_eq!(
+            down_at(&outages, Some(0), Tick(15)),
+            Some(OutageMode::FailFast)
+        );
+        assert_eq!(down_at(&outages, Some(1), Tick(15)), None);
     }
 }

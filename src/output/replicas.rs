@@ -1,6 +1,6 @@
 //! `replicas.csv`: one row per sweep point × configuration × replica of a tool with several,
-//! summed over replications — where the balancer sent the calls, and how many met a replica
-//! that was down. Written only when some tool has replicas. Columns are documented in
+//! summed over replications — where the balancer sent the calls, how many met a replica that
+//! was down, and how often outlier detection ejected it. Written only when some tool has replicas. Columns are documented in
 //! `out/README.md`.
 
 use super::Export;
@@ -16,8 +16,10 @@ pub fn columns() -> Vec<Column> {
         col("policy", Text),
         col("tool", Text),
         col("replica", Count),
+        col("zone", Label),
         col("calls", Count),
         col("calls_while_down", Count),
+        col("ejections", Count),
     ]
 }
 
@@ -42,14 +44,20 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 let ReplicaTotals {
                     calls,
                     calls_while_down,
+                    ejections,
                 } = sum;
+                let zone = tool
+                    .zone_of(r)
+                    .map_or(String::new(), |z| tool.zones[z].clone());
                 let cells = [
                     exp.name.clone(),
                     policy.name.clone(),
                     tool.name.clone(),
                     r.to_string(),
+                    zone,
                     calls.to_string(),
                     calls_while_down.to_string(),
+                    ejections.to_string(),
                 ];
                 let params = point.params.iter().map(ToString::to_string);
                 rows.push(params.chain(cells).collect());

@@ -12,8 +12,91 @@
 //! - `power_of_two`: two distinct replicas at random, the one with fewer in flight, a tie to the
 //!   first drawn (Mitzenmacher's two choices; Envoy's `LEAST_REQUEST` with its default
 //!   `choice_count = 2`).
+//!
+//! A balancer picks among the replicas a pick may take: those not ejected by outlier detection
+//! ([`Ejection`], Envoy's consecutive-5xx detection), and of those the ones a retry's host rule
+//! leaves ([`RetryHost`]); where the rule leaves none, any not ejected; where every replica is
+//! ejected, any (Envoy's panic mode).
 
+use crate::time::Tick;
 use crate::variate::integer_in;
+
+/// Which replica a retry may go to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryHost {
+    /// Whichever the balancer picks.
+    Any,
+    /// One this intent has not sent to yet (Envoy's `previous_hosts` retry predicate).
+    Other,
+    /// The first attempt's again (a sticky session).
+    Same,
+}
+
+impl RetryHost {
+    pub const ALL: [RetryHost; 3] = [RetryHost::Any, RetryHost::Other, RetryHost::Same];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RetryHost::Any => "any",
+            RetryHost::Other => "other",
+            RetryHost::Same => "same",
+        }
+    }
+
+    /// Whether an attempt may go to `replica`, the intent having sent to the replicas in the
+    /// bit set `tried` and its first attempt to `first` (none yet for a first attempt).
+    pub fn allows(self, replica: usize, tried: u128, first: Option<usize>) -> bool {
+        match (self, first) {
+            (_, None) | (RetryHost::Any, _) => true,
+            (RetryHost::Other, _) => tried & (1 << replica) == 0,
+            (RetryHost::Same, Some(f)) => replica == f,
+        }
+    }
+}
+
+/// Outlier ejection, with Envoy's names and defaults: after `consecutive_5xx` failures in a row
+/// (a 5xx, a 503, a reset, a failed connection or a timeout: what Envoy's router counts as
+/// 5xx), a replica is ejected for `base_ejection_time` × the times it has been ejected, at most
+/// `max_ejection_time`; at most `max_ejection_percent` % of the replicas are out at once, and
+/// always at least one may be. Any other answer ends a run of failures. Envoy returns an
+/// ejected host at its next `interval` sweep; here it returns the moment its time is up.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ejection {
+    pub consecutive_5xx: u32,
+    pub base_ejection_time: Tick,
+    pub max_ejection_time: Tick,
+    pub max_ejection_percent: f64,
+}
+
+impl Default for Ejection {
+    /// Envoy's defaults: 5 in a row, 30 s, at most 300 s, at most 10 %.
+    fn default() -> Self {
+        Ejection {
+            consecutive_5xx: 5,
+            base_ejection_time: Tick::from_secs(30),
+            max_ejection_time: Tick::from_secs(300),
+            max_ejection_percent: 10.0,
+        }
+    }
+}
+
+impl Ejection {
+    /// The most of `replicas` out at once: the share, rounded down, but never less than one.
+    pub fn most_out(&self, replicas: usize) -> usize {
+        ((replicas as f64 * self.max_ejection_percent / 100.0).floor() as usize).max(1)
+    }
+}
+
+/// What outlier detection holds on one replica.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Host {
+    /// Failures in a row, since its last other answer or ejection.
+    failures: u32,
+    /// Out until then.
+    ejected_until: Tick,
+    /// Times it has been ejected.
+    ejections: u32,
+}
 
 /// How a client picks a tool's replica.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +137,8 @@ pub struct View {
     next: usize,
     /// Requests sent to each replica whose end the client has not yet seen.
     outstanding: Vec<u32>,
+    /// Outlier detection's state of each replica.
+    hosts: Vec<Host>,
 }
 
 impl View {
@@ -62,35 +147,87 @@ impl View {
         View {
             next: 0,
             outstanding: vec![0; replicas],
+            hosts: vec![Host::default(); replicas],
         }
     }
 
-    /// The replica the next request goes to under `balancer`, `words` the two random words a
-    /// random rule may read.
-    pub fn pick(&mut self, balancer: Balancer, words: [u64; 2]) -> usize {
+    /// Whether `replica` is ejected at `now`.
+    pub fn ejected(&self, replica: usize, now: Tick) -> bool {
+        now < self.hosts[replica].ejected_until
+    }
+
+    /// The replica the next request goes to under `balancer` at `now`, among those `rule`
+    /// allows (see the module doc for the fall-backs); `words` the two random words a random
+    /// rule may read.
+    pub fn pick(
+        &mut self,
+        balancer: Balancer,
+        now: Tick,
+        rule: impl Fn(usize) -> bool,
+        words: [u64; 2],
+    ) -> usize {
         let n = self.outstanding.len();
-        let last = n as u64 - 1;
+        // In round-robin order from the cursor, so the order-keeping rules read it as is.
+        let order = (0..n).map(|k| (self.next + k) % n);
+        let up: Vec<usize> = order.clone().filter(|&r| !self.ejected(r, now)).collect();
+        let allowed: Vec<usize> = up.iter().copied().filter(|&r| rule(r)).collect();
+        let among = match (allowed.is_empty(), up.is_empty()) {
+            (false, _) => allowed,
+            (true, false) => up,
+            (true, true) => order.collect(),
+        };
+        let last = among.len() as u64 - 1;
+        // The random rules draw by index, lowest first, whatever the cursor.
+        let mut by_index = among.clone();
+        by_index.sort_unstable();
         let picked = match balancer {
-            Balancer::RoundRobin => self.next,
-            Balancer::Random => integer_in(words[0], 0, last) as usize,
-            Balancer::LeastOutstanding => (0..n)
-                .map(|k| (self.next + k) % n)
-                .min_by_key(|&r| self.outstanding[r])
-                .expect("a tool has a replica"),
-            Balancer::PowerOfTwo if n == 1 => 0,
+            Balancer::RoundRobin => among[0],
+            Balancer::Random => by_index[integer_in(words[0], 0, last) as usize],
+            Balancer::LeastOutstanding => *among
+                .iter()
+                .min_by_key(|&&r| self.outstanding[r])
+                .expect("a pick has a replica to take"),
+            Balancer::PowerOfTwo if among.len() == 1 => among[0],
             Balancer::PowerOfTwo => {
                 let first = integer_in(words[0], 0, last) as usize;
-                // The second among the other n − 1, so the two differ.
+                // The second among the other ones, so the two differ.
                 let other = integer_in(words[1], 0, last - 1) as usize;
                 let second = if other >= first { other + 1 } else { other };
-                match self.outstanding[second] < self.outstanding[first] {
-                    true => second,
-                    false => first,
+                let (a, b) = (by_index[first], by_index[second]);
+                match self.outstanding[b] < self.outstanding[a] {
+                    true => b,
+                    false => a,
                 }
             }
         };
         self.next = (picked + 1) % n;
         picked
+    }
+
+    /// The client saw how a request to `replica` ended at `now`: `failed` as outlier detection
+    /// counts failures. Whether the replica was ejected for it.
+    pub fn observe(&mut self, replica: usize, now: Tick, failed: bool, rule: &Ejection) -> bool {
+        let n = self.hosts.len();
+        let out = (0..n).filter(|&r| self.ejected(r, now)).count();
+        let host = &mut self.hosts[replica];
+        if !failed {
+            host.failures = 0;
+            return false;
+        }
+        host.failures += 1;
+        let eject = host.failures >= rule.consecutive_5xx
+            && now >= host.ejected_until
+            && out < rule.most_out(n);
+        if eject {
+            host.ejections += 1;
+            host.failures = 0;
+            let time = rule
+                .base_ejection_time
+                .0
+                .saturating_mul(u64::from(host.ejections));
+            host.ejected_until = now.after(Tick(time.min(rule.max_ejection_time.0)));
+        }
+        eject
     }
 
     /// A request went to `replica`.
@@ -117,7 +254,7 @@ mod tests {
     fn round_robin_takes_each_in_turn() {
         let mut view = View::new(3);
         let picks: Vec<usize> = (0..7)
-            .map(|_| view.pick(Balancer::RoundRobin, [0, 0]))
+            .map(|_| view.pick(Balancer::RoundRobin, Tick::ZERO, |_| true, [0, 0]))
             .collect();
         assert_eq!(picks, [0, 1, 2, 0, 1, 2, 0]);
     }
@@ -128,16 +265,25 @@ mod tests {
         view.sent(0);
         view.sent(0);
         view.sent(1);
-        assert_eq!(view.pick(Balancer::LeastOutstanding, [0, 0]), 2);
+        assert_eq!(
+            view.pick(Balancer::LeastOutstanding, Tick::ZERO, |_| true, [0, 0]),
+            2
+        );
         view.sent(2);
         view.settled(0);
         view.settled(0);
         // 0, 1 and 2 now hold 0, 1, 1: the emptiest.
-        assert_eq!(view.pick(Balancer::LeastOutstanding, [0, 0]), 0);
+        assert_eq!(
+            view.pick(Balancer::LeastOutstanding, Tick::ZERO, |_| true, [0, 0]),
+            0
+        );
         view.settled(1);
         view.settled(2);
         // All empty: the round-robin order, from after the last pick.
-        assert_eq!(view.pick(Balancer::LeastOutstanding, [0, 0]), 1);
+        assert_eq!(
+            view.pick(Balancer::LeastOutstanding, Tick::ZERO, |_| true, [0, 0]),
+            1
+        );
     }
 
     #[test]
@@ -147,14 +293,31 @@ mod tests {
             view.sent(3);
         }
         // The top word draws the last replica, 3; the second word, from the other three.
-        assert_eq!(view.pick(Balancer::PowerOfTwo, [u64::MAX, 0]), 0);
-        assert_eq!(view.pick(Balancer::PowerOfTwo, [u64::MAX, u64::MAX]), 2);
+        assert_eq!(
+            view.pick(Balancer::PowerOfTwo, Tick::ZERO, |_| true, [u64::MAX, 0]),
+            0
+        );
+        assert_eq!(
+            view.pick(
+                Balancer::PowerOfTwo,
+                Tick::ZERO,
+                |_| true,
+                [u64::MAX, u64::MAX]
+            ),
+            2
+        );
         // Two equally loaded: the first drawn (0, then 3 − 1 = 2 of the others, which is 3:
         // the loaded one, so 0 stays).
-        assert_eq!(view.pick(Balancer::PowerOfTwo, [0, u64::MAX]), 0);
+        assert_eq!(
+            view.pick(Balancer::PowerOfTwo, Tick::ZERO, |_| true, [0, u64::MAX]),
+            0
+        );
         // The same word twice still names two replicas: never the loaded 3 over an empty one.
         for w in [0, u64::MAX / 3, u64::MAX / 2, u64::MAX] {
-            assert_ne!(view.pick(Balancer::PowerOfTwo, [w, w]), 3);
+            assert_ne!(
+                view.pick(Balancer::PowerOfTwo, Tick::ZERO, |_| true, [w, w]),
+                3
+            );
         }
     }
 
@@ -163,8 +326,149 @@ mod tests {
         let mut view = View::new(5);
         let mut seen = [false; 5];
         for k in 0..5u64 {
-            seen[view.pick(Balancer::Random, [k * (u64::MAX / 5) + 1, 0])] = true;
+            seen[view.pick(
+                Balancer::Random,
+                Tick::ZERO,
+                |_| true,
+                [k * (u64::MAX / 5) + 1, 0],
+            )] = true;
         }
         assert_eq!(seen, [true; 5]);
+    }
+
+    #[test]
+    fn a_pick_takes_what_the_rule_allows_then_what_is_up_then_anything() {
+        let mut view = View::new(3);
+        let now = Tick::ZERO;
+        // Only replica 2 allowed: round robin goes there whatever its cursor.
+        assert_eq!(view.pick(Balancer::RoundRobin, now, |r| r == 2, [0, 0]), 2);
+        // Nothing allowed: any replica, in turn.
+        assert_eq!(view.pick(Balancer::RoundRobin, now, |_| false, [0, 0]), 0);
+        let rule = Ejection {
+            consecutive_5xx: 2,
+            max_ejection_percent: 50.0,
+            ..Ejection::default()
+        };
+        assert!(!view.observe(1, now, true, &rule));
+        assert!(view.observe(1, now, true, &rule));
+        assert!(view.ejected(1, now) && !view.ejected(1, Tick::from_secs(30)));
+        // Replica 1 is out: never picked while another is up, by any balancer.
+        for balancer in Balancer::ALL {
+            for k in 0..6u64 {
+                let words = [k * (u64::MAX / 6), u64::MAX - k];
+                assert_ne!(
+                    view.pick(balancer, now, |_| true, words),
+                    1,
+                    "{}",
+                    balancer.name()
+                );
+            }
+        }
+        // At most one of three is out at 50 %: a second replica failing stays in.
+        assert!(!view.observe(0, now, true, &rule));
+        assert!(!view.observe(0, now, true, &rule));
+        assert!(!view.ejected(0, now));
+    }
+
+    #[test]
+    fn an_ejection_lasts_longer_each_time_up_to_the_most() {
+        let mut view = View::new(2);
+        let rule = Ejection {
+            consecutive_5xx: 1,
+            base_ejection_time: Tick::from_secs(30),
+            max_ejection_time: Tick::from_secs(70),
+            max_ejection_percent: 10.0,
+        };
+        let mut now = Tick::ZERO;
+        let mut lengths = Vec::new();
+        for _ in 0..3 {
+            assert!(view.observe(0, now, true, &rule));
+            let back = (0..)
+                .map(Tick::from_secs)
+                .find(|&t| !view.ejected(0, t))
+                .unwrap();
+            lengths.push(back.since(now).0 / 1_000_000);
+            now = back;
+        }
+        // 30 s, 60 s, then 90 s cut to the most, 70 s; 10 % of two still lets one go.
+        assert_eq!(lengths, [30, 60, 70]);
+        // A success ends a run of failures.
+        let mut view = View::new(2);
+        let twice = Ejection {
+            consecutive_5xx: 2,
+            ..rule
+        };
+        assert!(!view.observe(0, now, true, &twice));
+        assert!(!view.observe(0, now, false, &twice));
+        assert!(!view.observe(0, now, true, &twice));
+    }
+
+    #[test]
+    fn a_retry_host_rule_reads_the_intents_own_attempts() {
+        let tried = 0b0101;
+        assert!(RetryHost::Other.allows(1, tried, Some(0)));
+        assert!(!RetryHost::Other.allows(2, tried, Some(0)));
+        assert!(RetryHost::Same.allows(0, tried, Some(0)));
+        assert!(!RetryHost::Same.allows(1, tried, Some(0)));
+        // A first attempt goes anywhere.
+        assert!(RetryHost::Same.allows(1, 0, None) && RetryHost::Other.allows(2, 0, None));
+    }
+
+    /// The acceptance properties, over long random runs of picks and answers: no pick takes an
+    /// ejected replica while one is up; never more than the share is out; a retry under `other`
+    /// never goes back to a replica its intent tried while an untried one is up.
+    #[test]
+    fn ejection_and_host_rules_hold_over_random_runs() {
+        let mut word = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = move || {
+            word ^= word << 13;
+            word ^= word >> 7;
+            word ^= word << 17;
+            word
+        };
+        let rule = Ejection {
+            consecutive_5xx: 2,
+            base_ejection_time: Tick(50),
+            max_ejection_time: Tick(400),
+            max_ejection_percent: 40.0,
+        };
+        for balancer in Balancer::ALL {
+            let n = 6;
+            let mut view = View::new(n);
+            let mut now = Tick::ZERO;
+            let (mut tried, mut first) = (0u128, None);
+            for step in 0..20_000 {
+                now = now.after(Tick(next() % 7));
+                if step % 4 == 0 {
+                    (tried, first) = (0, None);
+                }
+                let allows = |r: usize| RetryHost::Other.allows(r, tried, first);
+                let up: Vec<usize> = (0..n).filter(|&r| !view.ejected(r, now)).collect();
+                let r = view.pick(balancer, now, allows, [next(), next()]);
+                if !up.is_empty() {
+                    assert!(
+                        !view.ejected(r, now),
+                        "{} picked an ejected replica",
+                        balancer.name()
+                    );
+                }
+                if up.iter().any(|&u| allows(u)) {
+                    assert!(
+                        allows(r),
+                        "{} went back to a tried replica",
+                        balancer.name()
+                    );
+                }
+                view.sent(r);
+                tried |= 1 << r;
+                first.get_or_insert(r);
+                view.settled(r);
+                // Replicas 0 and 1 fail always, the rest one time in five.
+                let failed = r < 2 || next() % 5 == 0;
+                view.observe(r, now, failed, &rule);
+                let out = (0..n).filter(|&r| view.ejected(r, now)).count();
+                assert!(out <= rule.most_out(n), "{out} out of {n}");
+            }
+        }
     }
 }

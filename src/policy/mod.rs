@@ -21,7 +21,7 @@ pub mod state;
 pub mod timeout;
 
 pub use backoff::{Backoff, Cap, FirstRetry, Growth, Jitter, Previous};
-pub use balance::Balancer;
+pub use balance::{Balancer, Ejection, RetryHost};
 pub use breaker::{Breaker, BreakerRule, Refuses, Trip, Window};
 pub use budget::{BudgetRule, RetryBudget};
 pub use concurrency::{ConcurrencyRule, LimitRule};
@@ -63,6 +63,10 @@ pub struct Policy {
     pub should_retry: ShouldRetry,
     /// Which replica of a tool with several each attempt goes to.
     pub balancer: Balancer,
+    /// Which replica a retry may go to.
+    pub retry_host: RetryHost,
+    /// Outlier ejection of replicas that keep failing; `None`, none.
+    pub outlier_detection: Option<Ejection>,
     /// The backoff after a 429 in any layer, where it has its own (botocore backs off from 1 s
     /// after a throttle, from 50 ms after other failures).
     pub throttle_backoff: Option<Backoff>,
@@ -139,6 +143,8 @@ impl Policy {
             pushback: Pushback::default(),
             should_retry: ShouldRetry::Ignore,
             balancer: Balancer::RoundRobin,
+            retry_host: RetryHost::Any,
+            outlier_detection: None,
             throttle_backoff: None,
             lookup_before_retry: false,
             calls: None,

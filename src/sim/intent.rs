@@ -53,6 +53,10 @@ pub struct Client {
     pub ambiguous: bool,
     /// How and when the client finished with the intent.
     pub ended: Option<(Status, Tick)>,
+    /// The replicas it has sent to, as a bit set (a tool has at most 128).
+    pub tried: u128,
+    /// The replica its first attempt went to.
+    pub first_replica: Option<u16>,
 }
 
 /// What the server did with an intent's attempts.

@@ -155,6 +155,8 @@ mod tests {
             late_receipt: true,
             ambiguous: true,
             ended: Some((Status::Succeeded, Tick(9))),
+            tried: 0b101,
+            first_replica: Some(2),
         };
         used.retry.cost = Some(5.0);
         used.retry.retries = 3;

@@ -233,3 +233,52 @@ fn one_server_with_any_balancer_is_the_tool_itself() {
         assert_eq!(traced(&exp, 1), plain, "{}", balancer.name());
     }
 }
+
+/// A zone outage: a retry to another host recovers what a sticky retry cannot, and ejecting
+/// the failing replicas keeps first attempts away from the zone too. Success recounted from
+/// every intent's record; the calls that met the down zone from its replicas' counts.
+#[test]
+fn zone_outage_relations() {
+    let exp = shipped("zone-outage.toml");
+    let names: Vec<&str> = exp.policies.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["same-host-retry", "other-host-retry", "outlier-ejection"]
+    );
+    let success: Vec<f64> = (0..3)
+        .map(|p| {
+            let rs = traced(&exp, p);
+            let ok = rs
+                .iter()
+                .filter(|(r, _)| r.status == Status::Succeeded)
+                .count();
+            ok as f64 / rs.len() as f64
+        })
+        .collect();
+    assert!(
+        success[0] < success[1] && success[0] < success[2],
+        "{success:?}"
+    );
+    let result = common::run_one(exp.clone());
+    let tool = &exp.tools[0];
+    let down_zone = |p: usize| -> u64 {
+        (result.policies[p].totals.replicas[0].iter().enumerate())
+            .filter(|(r, _)| tool.zone_of(*r) == Some(0))
+            .map(|(_, t)| t.calls_while_down)
+            .sum()
+    };
+    assert!(
+        down_zone(2) < down_zone(1),
+        "{} vs {}",
+        down_zone(2),
+        down_zone(1)
+    );
+    // The other zone was never down.
+    for p in 0..3 {
+        let other: u64 = (result.policies[p].totals.replicas[0].iter().enumerate())
+            .filter(|(r, _)| tool.zone_of(*r) == Some(1))
+            .map(|(_, t)| t.calls_while_down)
+            .sum();
+        assert_eq!(other, 0);
+    }
+}

@@ -69,6 +69,7 @@ fn tool(index: usize) -> impl Strategy<Value = Tool> {
                     from: Tick(from),
                     until: Tick(from + length),
                     mode,
+                    zone: None,
                 })
                 .collect::<Vec<_>>()
         });

@@ -9,8 +9,8 @@ use crate::experiment::Experiment;
 use crate::model::{Arrival, RatePoint, Tool, Workload};
 use crate::policy::{
     Attempts, Backoff, Balancer, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry,
-    GateScope, Hedging, Jitter, Layers, LimitRule, Policy, Refuses, Retry, ShouldRetry, Tie, Trip,
-    Wait, Window,
+    GateScope, Hedging, Jitter, Layers, LimitRule, Policy, Refuses, Retry, RetryHost, ShouldRetry,
+    Tie, Trip, Wait, Window,
 };
 use crate::sweep::Sweep;
 use crate::time::Tick;
@@ -233,6 +233,18 @@ fn policy(p: &Policy, tools: &[Tool]) -> Value {
     );
     if p.balancer != Balancer::RoundRobin {
         t.insert("balancer".into(), p.balancer.name().into());
+    }
+    if p.retry_host != RetryHost::Any {
+        t.insert("retry_host".into(), p.retry_host.name().into());
+    }
+    if let Some(o) = &p.outlier_detection {
+        let rule = table([
+            ("consecutive_5xx", i64::from(o.consecutive_5xx).into()),
+            ("base_ejection_time", duration(o.base_ejection_time)),
+            ("max_ejection_time", duration(o.max_ejection_time)),
+            ("max_ejection_percent", o.max_ejection_percent.into()),
+        ]);
+        t.insert("outlier_detection".into(), Value::Table(rule));
     }
     if p.should_retry != ShouldRetry::Ignore {
         t.insert("should_retry".into(), p.should_retry.name().into());

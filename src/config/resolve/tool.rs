@@ -116,11 +116,15 @@ pub(super) fn tool(t: &Tool) -> Value {
                 .outages
                 .iter()
                 .map(|o| {
-                    Value::Table(self::table([
+                    let mut outage = self::table([
                         ("from", duration(o.from)),
                         ("until", duration(o.until)),
                         ("mode", o.mode.name().into()),
-                    ]))
+                    ]);
+                    if let Some(z) = o.zone {
+                        outage.insert("zone".into(), t.zones[z].clone().into());
+                    }
+                    Value::Table(outage)
                 })
                 .collect();
             table.insert("outages".into(), Value::Array(outages));
@@ -128,11 +132,15 @@ pub(super) fn tool(t: &Tool) -> Value {
         if !t.server.capacity.is_empty() {
             let windows = (t.server.capacity.iter())
                 .map(|w| {
-                    Value::Table(self::table([
+                    let mut window = self::table([
                         ("from", duration(w.from)),
                         ("until", duration(w.until)),
                         ("fraction", w.fraction.into()),
-                    ]))
+                    ]);
+                    if let Some(z) = w.zone {
+                        window.insert("zone".into(), t.zones[z].clone().into());
+                    }
+                    Value::Table(window)
                 })
                 .collect();
             table.insert("capacity".into(), Value::Array(windows));
@@ -168,6 +176,10 @@ pub(super) fn tool(t: &Tool) -> Value {
         }
         if t.server.should_retry_header {
             table.insert("should_retry_header".into(), true.into());
+        }
+        if !t.zones.is_empty() {
+            let zones = t.zones.iter().map(|z| Value::from(z.clone())).collect();
+            table.insert("zones".into(), Value::Array(zones));
         }
         if !t.replicas.is_empty() {
             table.insert("replicas".into(), (t.replicas.len() as i64).into());

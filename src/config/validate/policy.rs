@@ -11,8 +11,8 @@ use crate::config::raw;
 use crate::model::FailureClass;
 use crate::model::{Fate, Tool, Workload};
 use crate::policy::{
-    Admission, Attempts, Balancer, GateScope, KeyScope, Layer, Layers, Limits, Policy, Pushback,
-    Retry, RetryAfter, RetryOn, ShouldRetry, Tie, Wait,
+    Admission, Attempts, Balancer, Ejection, GateScope, KeyScope, Layer, Layers, Limits, Policy,
+    Pushback, Retry, RetryAfter, RetryHost, RetryOn, ShouldRetry, Tie, Wait,
 };
 use crate::time::{Tick, parse_duration};
 use toml::{Spanned, Value};
@@ -226,6 +226,21 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
             Balancer::name,
             Balancer::RoundRobin,
         )?,
+        retry_host: check.named(
+            raw.retry_host.as_ref(),
+            &format!("{path}.retry_host"),
+            &RetryHost::ALL,
+            RetryHost::name,
+            RetryHost::Any,
+        )?,
+        outlier_detection: match &raw.outlier_detection {
+            None => None,
+            Some(o) => Some(ejection(
+                check,
+                o.get_ref(),
+                &format!("{path}.outlier_detection"),
+            )?),
+        },
         should_retry: check.named(
             raw.should_retry.as_ref(),
             &format!("{path}.should_retry"),
@@ -244,6 +259,42 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
             Tie::Late,
         )?,
         waits: Vec::new(),
+    })
+}
+
+/// Outlier detection: each key Envoy's, with Envoy's default where absent.
+fn ejection(check: &Check, raw: &raw::OutlierDetection, path: &str) -> Result<Ejection> {
+    let envoy = Ejection::default();
+    let at = |key: &str| format!("{path}.{key}");
+    let time = |value: &Option<Spanned<Value>>, key: &str, default: Tick| match value {
+        None => Ok(default),
+        Some(v) => check.duration(v, &at(key)),
+    };
+    Ok(Ejection {
+        consecutive_5xx: check.count(
+            raw.consecutive_5xx.as_ref(),
+            &at("consecutive_5xx"),
+            envoy.consecutive_5xx,
+            "0 failures in a row would eject every replica at once",
+        )?,
+        base_ejection_time: time(
+            &raw.base_ejection_time,
+            "base_ejection_time",
+            envoy.base_ejection_time,
+        )?,
+        max_ejection_time: time(
+            &raw.max_ejection_time,
+            "max_ejection_time",
+            envoy.max_ejection_time,
+        )?,
+        max_ejection_percent: check.number(
+            raw.max_ejection_percent.as_ref(),
+            &at("max_ejection_percent"),
+            envoy.max_ejection_percent,
+            |p| (0.0..=100.0).contains(&p),
+            "a share of the replicas",
+            "a percentage from 0 to 100 (one replica may always be ejected)",
+        )?,
     })
 }
 

@@ -79,6 +79,7 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
         ToolKind::name,
         ToolKind::Write,
     )?;
+    let zones = zones(check, raw, path)?;
     let server = ServerSpec {
         kind,
         idempotent: raw.idempotent.as_ref().is_none_or(|i| *i.get_ref()),
@@ -88,9 +89,12 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             .outages
             .iter()
             .enumerate()
-            .map(|(i, o)| outage(check, o.get_ref(), &format!("{path}.outages[{i}]")))
+            .map(|(i, o)| {
+                let at = format!("{path}.outages[{i}]");
+                outage(check, o.get_ref(), &zones, &at)
+            })
             .collect::<Result<_>>()?,
-        capacity: capacity(check, raw, workers, path)?,
+        capacity: capacity(check, raw, workers, &zones, path)?,
         key_retention: match &raw.key_retention {
             None => None,
             Some(v) => Some(check.duration(v, &format!("{path}.key_retention"))?),
@@ -153,7 +157,8 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             )?,
         },
         cooperative: raw.cooperative.as_ref().is_none_or(|c| *c.get_ref()),
-        replicas: replicas(check, raw, &faults, &service_time, path)?,
+        replicas: replicas(check, raw, &faults, &service_time, !zones.is_empty(), path)?,
+        zones,
         server,
     })
 }
@@ -165,6 +170,7 @@ fn replicas(
     raw: &raw::Tool,
     faults: &Faults,
     service_time: &Latency,
+    zoned: bool,
     path: &str,
 ) -> Result<Vec<Replica>> {
     let n = check.count(
@@ -181,7 +187,7 @@ fn replicas(
             "`replicas` or `script`, not both",
         );
     }
-    if n == 1 && raw.replica.is_empty() {
+    if n == 1 && raw.replica.is_empty() && !zoned {
         return Ok(Vec::new());
     }
     let mut replicas = vec![
@@ -290,6 +296,7 @@ fn capacity(
     check: &Check,
     raw: &raw::Tool,
     workers: Option<u32>,
+    zones: &[String],
     path: &str,
 ) -> Result<Vec<CapacityWindow>> {
     let mut windows: Vec<CapacityWindow> = Vec::new();
@@ -305,7 +312,10 @@ fn capacity(
         }
         let w = spanned.get_ref();
         let (from, until) = check.window(&w.from, &w.until, &at, "the window")?;
-        if let Some(before) = windows.last().filter(|b| from < b.until) {
+        let zone = zone(check, w.zone.as_ref(), zones, &at)?;
+        // Windows that can meet at one server (the same zone, or one of them everywhere).
+        let meet = |b: &&CapacityWindow| b.zone.is_none() || zone.is_none() || b.zone == zone;
+        if let Some(before) = windows.iter().rfind(meet).filter(|b| from < b.until) {
             return check.error_allowing(
                 w.from.span(),
                 &format!("{at}.from"),
@@ -328,12 +338,74 @@ fn capacity(
             from,
             until,
             fraction,
+            zone,
         });
     }
     Ok(windows)
 }
 
-pub(super) fn outage(check: &Check, raw: &raw::Outage, path: &str) -> Result<Outage> {
+/// The zone a window names, by index into the tool's `zones`; `None` where it names none.
+fn zone(
+    check: &Check,
+    name: Option<&Spanned<String>>,
+    zones: &[String],
+    path: &str,
+) -> Result<Option<usize>> {
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    match zones.iter().position(|z| z == name.get_ref()) {
+        Some(i) => Ok(Some(i)),
+        None if zones.is_empty() => check.error_allowing(
+            name.span(),
+            &format!("{path}.zone"),
+            "the tool has no zones".into(),
+            "`zones = [\"a\", \"b\"]` on the tool beside a window's `zone`",
+        ),
+        None => check.error_allowing(
+            name.span(),
+            &format!("{path}.zone"),
+            format!("no zone \"{}\"", name.get_ref()),
+            &format!("one of the tool's zones: {}", zones.join(", ")),
+        ),
+    }
+}
+
+/// A tool's zones: distinct names, the replicas spread over them in turn.
+fn zones(check: &Check, raw: &raw::Tool, path: &str) -> Result<Vec<String>> {
+    let Some(list) = &raw.zones else {
+        return Ok(Vec::new());
+    };
+    let mut names: Vec<String> = Vec::new();
+    for (i, z) in list.get_ref().iter().enumerate() {
+        let name = check.name(z, &format!("{path}.zones[{i}]"))?;
+        if names.contains(&name) {
+            return check.error_allowing(
+                z.span(),
+                &format!("{path}.zones[{i}]"),
+                format!("a second zone named \"{name}\""),
+                "a name of its own for each zone",
+            );
+        }
+        names.push(name);
+    }
+    if names.is_empty() {
+        return check.error_allowing(
+            list.span(),
+            &format!("{path}.zones"),
+            "no zones".into(),
+            "the zones' names, replica i standing in zone i mod their number",
+        );
+    }
+    Ok(names)
+}
+
+pub(super) fn outage(
+    check: &Check,
+    raw: &raw::Outage,
+    zones: &[String],
+    path: &str,
+) -> Result<Outage> {
     let (from, until) = check.window(&raw.from, &raw.until, path, "the outage")?;
     let mode = check.named(
         raw.mode.as_ref(),
@@ -342,7 +414,13 @@ pub(super) fn outage(check: &Check, raw: &raw::Outage, path: &str) -> Result<Out
         OutageMode::name,
         OutageMode::FailFast,
     )?;
-    Ok(Outage { from, until, mode })
+    let zone = zone(check, raw.zone.as_ref(), zones, path)?;
+    Ok(Outage {
+        from,
+        until,
+        mode,
+        zone,
+    })
 }
 
 /// A scripted tool's steps; its outcomes and times come from the script alone, so the keys of

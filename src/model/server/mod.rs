@@ -189,6 +189,8 @@ pub struct Server<T> {
     in_flight: u32,
     /// An attempt's arrival and the end of its service are one event.
     at_once: bool,
+    /// The zone it stands in, whose outages and capacity windows it shares.
+    zone: Option<usize>,
 }
 
 impl<T: Copy> Server<T> {
@@ -205,7 +207,13 @@ impl<T: Copy> Server<T> {
             record: Record::default(),
             in_flight: 0,
             at_once: spec.serves_at_once() && !watched,
+            zone: None,
         }
+    }
+
+    /// The same server, standing in zone `zone`.
+    pub fn in_zone(self, zone: Option<usize>) -> Self {
+        Server { zone, ..self }
     }
 
     /// Whether an attempt's arrival and the end of its service are one event here.
@@ -240,19 +248,21 @@ impl<T: Copy> Server<T> {
                 LimitScope::Caller => &mut self.buckets[caller as usize],
             };
             let windows = &spec.capacity;
-            let refused = match capacity::rate_limit(limit, capacity::fraction_at(windows, now)) {
-                Some(limit) => bucket.take(&limit, now).err(),
-                // No token comes before the window ends: come back then.
-                None => {
-                    let until = capacity::window_at(windows, now).map_or(now, |w| w.until);
-                    Some(limit.retry_after(until.since(now)))
-                }
-            };
+            let refused =
+                match capacity::rate_limit(limit, capacity::fraction_at(windows, self.zone, now)) {
+                    Some(limit) => bucket.take(&limit, now).err(),
+                    // No token comes before the window ends: come back then.
+                    None => {
+                        let until =
+                            capacity::window_at(windows, self.zone, now).map_or(now, |w| w.until);
+                        Some(limit.retry_after(until.since(now)))
+                    }
+                };
             if let Some(wait) = refused {
                 return Arrival::Throttled(wait);
             }
         }
-        if let Some(mode) = outage::down_at(&spec.outages, now) {
+        if let Some(mode) = outage::down_at(&spec.outages, self.zone, now) {
             return Arrival::Down(mode);
         }
         if let Some(write) = write {
@@ -294,7 +304,7 @@ impl<T: Copy> Server<T> {
         let Some(all) = spec.workers else {
             return Vec::new();
         };
-        let fraction = capacity::fraction_at(&spec.capacity, now);
+        let fraction = capacity::fraction_at(&spec.capacity, self.zone, now);
         self.station.set_workers(capacity::workers(all, fraction))
     }
 

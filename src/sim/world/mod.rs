@@ -133,7 +133,9 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 .map(|t| {
                     let watched = exp.output.timeseries.is_some();
                     let server = Server::new(&t.server, exp.workload.callers, watched);
-                    vec![server; t.replica_count()]
+                    (0..t.replica_count())
+                        .map(|r| server.clone().in_zone(t.zone_of(r)))
+                        .collect()
                 })
                 .collect(),
             views: (exp.tools.iter())
@@ -320,7 +322,16 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         for attempt in intent.awaiting().attempts() {
             intent.settle(attempt, Outcome::Cancelled, now);
             let replica = intent.draw(attempt).replica;
-            settled(&mut self.views[tool], self.policy.scope, caller, replica);
+            let views = &mut self.views[tool];
+            settled(
+                views,
+                &mut self.totals,
+                self.policy,
+                (tool, caller),
+                replica,
+                None,
+                now,
+            );
             intent.client.ambiguous |= status != Status::Succeeded;
             abandoned += 1;
         }
@@ -400,15 +411,32 @@ impl<S> World<'_, S> {
     }
 }
 
-/// The client saw the end of a request to `replica`: its balancer's view (the tool's, or the
-/// caller's) counts it as in flight no more. A tool with one server has no view.
-fn settled(views: &mut [View], scope: GateScope, caller: u32, replica: u16) {
-    let view = match scope {
+/// The client saw the end of a request to `replica` of `tool` at `now` (`failed` as outlier
+/// detection counts it; `None` for one it stopped waiting on): its balancer's view (the
+/// tool's, or the caller's) counts it as in flight no more, and may eject the replica. A tool
+/// with one server has no view.
+fn settled(
+    views: &mut [View],
+    totals: &mut Totals,
+    policy: &Policy,
+    (tool, caller): (usize, u32),
+    replica: u16,
+    failed: Option<bool>,
+    now: Tick,
+) {
+    let view = match policy.scope {
         GateScope::Tool => views.first_mut(),
         GateScope::Caller => views.get_mut(caller as usize),
     };
-    if let Some(view) = view {
-        view.settled(usize::from(replica));
+    let Some(view) = view else {
+        return;
+    };
+    let r = usize::from(replica);
+    view.settled(r);
+    if let (Some(failed), Some(rule)) = (failed, &policy.outlier_detection)
+        && view.observe(r, now, failed, rule)
+    {
+        totals.replica(tool, r).ejections += 1;
     }
 }
 

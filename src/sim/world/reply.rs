@@ -20,8 +20,27 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Reply::Failed(class) => Some(class),
         };
         intent.settle(at.attempt, Outcome::of(failure, draw.fate), now);
-        let (scope, caller) = (self.policy.scope, intent.caller);
-        settled(&mut self.views[intent.tool], scope, caller, draw.replica);
+        // What Envoy's router counts as a 5xx: one, a 503, a reset, a failed connection.
+        let failed = matches!(
+            failure,
+            Some(
+                FailureClass::ServerError
+                    | FailureClass::Overloaded
+                    | FailureClass::Reset
+                    | FailureClass::Connect
+            )
+        );
+        let views = &mut self.views[intent.tool];
+        let at_tool = (intent.tool, intent.caller);
+        settled(
+            views,
+            &mut self.totals,
+            self.policy,
+            at_tool,
+            draw.replica,
+            Some(failed),
+            now,
+        );
         intent.client.ambiguous |= failure == Some(FailureClass::Reset);
         if let Some(FailureClass::Throttled | FailureClass::Overloaded) = failure {
             self.totals.count(intent.tool, now, Count::Rejected);
@@ -66,11 +85,16 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         };
         intent.settle(at.attempt, Outcome::Timeout, now);
         let replica = intent.draw(at.attempt).replica;
+        let views = &mut self.views[intent.tool];
+        let at_tool = (intent.tool, intent.caller);
         settled(
-            &mut self.views[intent.tool],
-            self.policy.scope,
-            intent.caller,
+            views,
+            &mut self.totals,
+            self.policy,
+            at_tool,
             replica,
+            Some(true),
+            now,
         );
         intent.client.timeouts += 1;
         intent.client.ambiguous = true;

@@ -58,7 +58,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         // abandoned, so no timer is set for it.
         let granted = limits.grant(self.policy.waits[intent.tool].timeout, start, now);
         let wait = granted.filter(|_| tool.cooperative);
-        let replica = self.balance(slot);
+        let replica = self.balance(slot, now);
         let intent = self.intents.get(slot);
         let (attempt, draw) = intent.draw_attempt(tool, replica, now, granted);
         if self.sink.is_none() {
@@ -139,9 +139,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     }
 
     /// What the gates are asked for the intent in `slot` at `now`.
-    /// The replica the intent's next attempt goes to, as the policy's balancer picks it from
-    /// its view of the tool (the tool's, or the caller's own), which counts it as sent.
-    fn balance(&mut self, slot: u32) -> usize {
+    /// The replica the intent's next attempt goes to at `now`, as the policy's balancer picks
+    /// it from its view of the tool (the tool's, or the caller's own) among those the retry's
+    /// host rule and outlier ejection leave; the view counts it as sent.
+    fn balance(&mut self, slot: u32, now: Tick) -> usize {
         let intent = self.intents.get(slot);
         let views = &mut self.views[intent.tool];
         if views.is_empty() {
@@ -160,8 +161,15 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             }
             false => [0, 0],
         };
-        let replica = view.pick(balancer, words);
+        let (host, tried, first) = (
+            self.policy.retry_host,
+            intent.client.tried,
+            intent.client.first_replica.map(usize::from),
+        );
+        let replica = view.pick(balancer, now, |r| host.allows(r, tried, first), words);
         view.sent(replica);
+        intent.client.tried |= 1 << replica;
+        intent.client.first_replica.get_or_insert(replica as u16);
         self.totals.replica(intent.tool, replica).calls += 1;
         replica
     }
