@@ -18,6 +18,7 @@
 //! leaves ([`RetryHost`]); where the rule leaves none, any not ejected; where every replica is
 //! ejected, any (Envoy's panic mode).
 
+use crate::model::FailureClass;
 use crate::time::Tick;
 use crate::variate::integer_in;
 
@@ -81,6 +82,22 @@ impl Default for Ejection {
 }
 
 impl Ejection {
+    /// Whether an attempt that ended in `failure` (none: a receipt) is a failure to outlier
+    /// detection: what Envoy's router counts as a 5xx — one, a 503, a reset, a failed
+    /// connection, a timeout.
+    pub fn counts(failure: Option<FailureClass>) -> bool {
+        matches!(
+            failure,
+            Some(
+                FailureClass::ServerError
+                    | FailureClass::Overloaded
+                    | FailureClass::Reset
+                    | FailureClass::Connect
+                    | FailureClass::Timeout
+            )
+        )
+    }
+
     /// The most of `replicas` out at once: the share, rounded down, but never less than one.
     pub fn most_out(&self, replicas: usize) -> usize {
         ((replicas as f64 * self.max_ejection_percent / 100.0).floor() as usize).max(1)

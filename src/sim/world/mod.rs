@@ -320,21 +320,11 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         // in flight at a cancellation. The server still does its work.
         let (tool, caller, mut abandoned) = (intent.tool, intent.caller, 0);
         for attempt in intent.awaiting().attempts() {
-            intent.settle(attempt, Outcome::Cancelled, now);
-            let replica = intent.draw(attempt).replica;
-            let views = &mut self.views[tool];
-            settled(
-                views,
-                &mut self.totals,
-                self.policy,
-                (tool, caller),
-                replica,
-                None,
-                now,
-            );
-            intent.client.ambiguous |= status != Status::Succeeded;
+            self.settle(slot, attempt, Outcome::Cancelled, None, now);
             abandoned += 1;
         }
+        let intent = self.intents.get(slot);
+        intent.client.ambiguous |= abandoned > 0 && status != Status::Succeeded;
         intent.client.ended = Some((status, now));
         let calls = self.calls.len() as u64;
         let (task, next_call) = (intent.id / calls, (intent.id % calls + 1) as usize);
@@ -376,6 +366,39 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
 }
 
 impl<S> World<'_, S> {
+    /// The client saw attempt `attempt` of the intent in `slot` end as `outcome` at `now`: the
+    /// intent records it, and the balancer's view of its tool (the tool's, or the caller's)
+    /// counts it in flight no more and, where `failed` says how outlier detection takes it
+    /// (none for an attempt the client stopped waiting on), may eject its replica.
+    fn settle(
+        &mut self,
+        slot: u32,
+        attempt: u32,
+        outcome: Outcome,
+        failed: Option<bool>,
+        now: Tick,
+    ) {
+        let intent = self.intents.get(slot);
+        intent.settle(attempt, outcome, now);
+        let (tool, caller) = (intent.tool, intent.caller);
+        let r = usize::from(intent.draw(attempt).replica);
+        let views = &mut self.views[tool];
+        let view = match self.policy.scope {
+            GateScope::Tool => views.first_mut(),
+            GateScope::Caller => views.get_mut(caller as usize),
+        };
+        // A tool with one server has no view.
+        let Some(view) = view else {
+            return;
+        };
+        view.settled(r);
+        if let (Some(failed), Some(rule)) = (failed, &self.policy.outlier_detection)
+            && view.observe(r, now, failed, rule)
+        {
+            self.totals.replica(tool, r).ejections += 1;
+        }
+    }
+
     /// Sets the levels in the time series as they stand after an event: every tool's server,
     /// and the breakers and budgets the event touched.
     fn watch_levels(&mut self, now: Tick) {
@@ -408,35 +431,6 @@ impl<S> World<'_, S> {
                 self.gates.open_until(tool, index),
             );
         }
-    }
-}
-
-/// The client saw the end of a request to `replica` of `tool` at `now` (`failed` as outlier
-/// detection counts it; `None` for one it stopped waiting on): its balancer's view (the
-/// tool's, or the caller's) counts it as in flight no more, and may eject the replica. A tool
-/// with one server has no view.
-fn settled(
-    views: &mut [View],
-    totals: &mut Totals,
-    policy: &Policy,
-    (tool, caller): (usize, u32),
-    replica: u16,
-    failed: Option<bool>,
-    now: Tick,
-) {
-    let view = match policy.scope {
-        GateScope::Tool => views.first_mut(),
-        GateScope::Caller => views.get_mut(caller as usize),
-    };
-    let Some(view) = view else {
-        return;
-    };
-    let r = usize::from(replica);
-    view.settled(r);
-    if let (Some(failed), Some(rule)) = (failed, &policy.outlier_detection)
-        && view.observe(r, now, failed, rule)
-    {
-        totals.replica(tool, r).ejections += 1;
     }
 }
 

@@ -1,11 +1,11 @@
 //! What comes back to the client: a reply or a timeout settles an attempt, and the breaker and
 //! retry budget hear how it went.
 
-use super::{AttemptRef, Event, Reply, World, settled};
+use super::{AttemptRef, Event, Reply, World};
 use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, Count, IntentRecord, Outcome, Status, StopReason};
 use crate::model::FailureClass;
-use crate::policy::{Failure, hedge};
+use crate::policy::{Ejection, Failure, hedge};
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn on_reply(&mut self, at: AttemptRef, reply: Reply, sched: &mut Scheduler<Event>) {
@@ -19,28 +19,15 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Reply::Ok => None,
             Reply::Failed(class) => Some(class),
         };
-        intent.settle(at.attempt, Outcome::of(failure, draw.fate), now);
-        // What Envoy's router counts as a 5xx: one, a 503, a reset, a failed connection.
-        let failed = matches!(
-            failure,
-            Some(
-                FailureClass::ServerError
-                    | FailureClass::Overloaded
-                    | FailureClass::Reset
-                    | FailureClass::Connect
-            )
-        );
-        let views = &mut self.views[intent.tool];
-        let at_tool = (intent.tool, intent.caller);
-        settled(
-            views,
-            &mut self.totals,
-            self.policy,
-            at_tool,
-            draw.replica,
-            Some(failed),
+        let outcome = Outcome::of(failure, draw.fate);
+        self.settle(
+            at.intent.slot,
+            at.attempt,
+            outcome,
+            Some(Ejection::counts(failure)),
             now,
         );
+        let intent = self.intents.get(at.intent.slot);
         intent.client.ambiguous |= failure == Some(FailureClass::Reset);
         if let Some(FailureClass::Throttled | FailureClass::Overloaded) = failure {
             self.totals.count(intent.tool, now, Count::Rejected);
@@ -80,22 +67,12 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
 
     pub(super) fn on_timeout(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
         let now = sched.now();
-        let Some(intent) = self.intents.awaiting(at.intent, at.attempt) else {
+        if self.intents.awaiting(at.intent, at.attempt).is_none() {
             return;
-        };
-        intent.settle(at.attempt, Outcome::Timeout, now);
-        let replica = intent.draw(at.attempt).replica;
-        let views = &mut self.views[intent.tool];
-        let at_tool = (intent.tool, intent.caller);
-        settled(
-            views,
-            &mut self.totals,
-            self.policy,
-            at_tool,
-            replica,
-            Some(true),
-            now,
-        );
+        }
+        let timeout = Some(Ejection::counts(Some(FailureClass::Timeout)));
+        self.settle(at.intent.slot, at.attempt, Outcome::Timeout, timeout, now);
+        let intent = self.intents.get(at.intent.slot);
         intent.client.timeouts += 1;
         intent.client.ambiguous = true;
         self.totals.count(intent.tool, now, Count::Timeout);
