@@ -140,6 +140,8 @@ pub struct AttemptRecord {
     /// What the reconciliation lookup made right after it found, if one was made: the trace
     /// shows where each lookup sits without a row of its own.
     pub lookup: Option<Lookup>,
+    /// The replica it was sent to (0 at a tool with one server).
+    pub replica: u16,
 }
 
 /// The answer of a reconciliation lookup, as the trace records it.

@@ -127,7 +127,7 @@ const INTENT_FIELDS: [IntentField; 23] = [
     IntentField(col("conflicts", Count), |r, o| num(o, r.r.conflicts)),
 ];
 
-const ATTEMPT_FIELDS: [AttemptField; 16] = [
+const ATTEMPT_FIELDS: [AttemptField; 17] = [
     AttemptField(col("experiment", Text), |r, o| {
         o.push_str(r.which.experiment)
     }),
@@ -173,6 +173,7 @@ const ATTEMPT_FIELDS: [AttemptField; 16] = [
             push_seconds(o, t.0);
         }
     }),
+    AttemptField(col("replica", Count), |r, o| num(o, r.a.replica)),
 ];
 
 impl Trace {

@@ -247,6 +247,7 @@ impl Intent {
             outcome: Outcome::Unanswered,
             committed: false,
             lookup: None,
+            replica: draw.replica,
         });
         a.awaiting.add(attempt);
         (attempt, draw)
