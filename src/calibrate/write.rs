@@ -66,11 +66,8 @@ fn significant(t: Tick) -> Tick {
     Tick((t.0 + unit / 2) / unit * unit)
 }
 
-/// The config `name` for the operations `observed` holds, read from `trace` (as shown).
-#[expect(
-    clippy::too_many_lines,
-    reason = "191 lines: to be split by what it does"
-)]
+/// The config `name` for the operations `observed` holds, read from `trace` (as shown): its
+/// header, the workload of the busiest operation, a tool per operation, and two policies.
 pub fn config(observed: &Observed, trace: &str, name: &str) -> Written {
     let mut out = String::new();
     let mut files = BTreeMap::new();
@@ -85,14 +82,34 @@ pub fn config(observed: &Observed, trace: &str, name: &str) -> Written {
         .iter()
         .position(|(o, _)| *o == busiest)
         .expect("an operation");
-    let total: u64 = ops.iter().map(|(_, o)| o.attempts()).sum();
+    header(&mut out, observed, trace, &ops);
+    let _ = writeln!(out, "name = \"{name}\"");
+    let _ = writeln!(
+        out,
+        "description = \"calibrated from {}: {} as observed, and with 3 attempts\"",
+        escaped(trace),
+        names[called]
+    );
+    out.push_str("seed = 1\nreplications = 5\n\n");
+    workload(&mut out, &ops, &names, called);
+    for ((operation, op), tool) in ops.iter().zip(&names) {
+        let file = self::tool(&mut out, observed, (operation, op), tool, name);
+        if let Some(file) = file {
+            files.insert(file, latencies(op));
+        }
+    }
     let timeouts: Vec<Tick> = ops
         .iter()
         .filter(|(_, o)| !o.timeouts.is_empty())
         .map(|(_, o)| significant(o.timeouts.near(0.5)))
         .collect();
-    let timeout = timeouts.iter().max().copied();
+    policies(&mut out, timeouts.iter().max().copied());
+    Written { config: out, files }
+}
 
+/// The comment that opens the config: where it came from, and what a trace cannot say.
+fn header(out: &mut String, observed: &Observed, trace: &str, ops: &[(&String, &Operation)]) {
+    let total: u64 = ops.iter().map(|(_, o)| o.attempts()).sum();
     let _ = writeln!(
         out,
         "{}{trace}` from {total} client calls to {} \
@@ -131,15 +148,10 @@ pub fn config(observed: &Observed, trace: &str, name: &str) -> Written {
         "# Latencies are the round trips of the calls that got a reply, as `service_time`\n\
          # with no network legs. The tools' kinds and idempotency are not in a trace: say them.\n",
     );
-    let _ = writeln!(out, "name = \"{name}\"");
-    let _ = writeln!(
-        out,
-        "description = \"calibrated from {}: {} as observed, and with 3 attempts\"",
-        escaped(trace),
-        names[called]
-    );
-    out.push_str("seed = 1\nreplications = 5\n\n");
+}
 
+/// `[workload]`: the busiest operation's first attempts, as a rate schedule.
+fn workload(out: &mut String, ops: &[(&String, &Operation)], names: &[String], called: usize) {
     let mut arrivals = ops[called].1.arrivals.clone();
     while arrivals.schedule().len() > RATE_POINTS {
         arrivals.widen();
@@ -178,85 +190,98 @@ pub fn config(observed: &Observed, trace: &str, name: &str) -> Written {
         );
     }
     out.push_str("]\n");
+}
 
-    for ((operation, op), tool) in ops.iter().zip(&names) {
-        out.push_str("\n[[tool]]\n");
-        let _ = writeln!(out, "name = \"{tool}\"");
-        let answered = op.latency.len();
+/// One operation's `[[tool]]`, named `tool`, in the config `name`: the file of its latencies,
+/// where it has one.
+fn tool(
+    out: &mut String,
+    observed: &Observed,
+    (operation, op): (&String, &Operation),
+    tool: &str,
+    name: &str,
+) -> Option<String> {
+    out.push_str("\n[[tool]]\n");
+    let _ = writeln!(out, "name = \"{tool}\"");
+    let answered = op.latency.len();
+    let _ = writeln!(
+        out,
+        "# \"{}\": {} calls ({} first attempts), {} with a reply; {} cancelled by the client, left out",
+        escaped(operation),
+        op.attempts(),
+        op.arrivals.total(),
+        answered,
+        op.count(Outcome::Cancelled)
+    );
+    for (key, outcome) in [
+        ("server_error", Outcome::ServerError),
+        ("throttled", Outcome::Throttled),
+        ("forbidden", Outcome::Forbidden),
+        ("invalid", Outcome::Invalid),
+        ("connect_failure", Outcome::Connect),
+    ] {
+        if op.count(outcome) > 0 {
+            let _ = writeln!(out, "{key} = {}", share(op.rate(outcome)));
+        }
+    }
+    if !op.retry_after.is_empty() {
+        let median = significant(op.retry_after.near(0.5));
         let _ = writeln!(
             out,
-            "# \"{}\": {} calls ({} first attempts), {} with a reply; {} cancelled by the client, left out",
-            escaped(operation),
-            op.attempts(),
-            op.arrivals.total(),
-            answered,
-            op.count(Outcome::Cancelled)
+            "retry_after = \"{median}\"   # the median of {} Retry-After values",
+            op.retry_after.len()
         );
-        for (key, outcome) in [
-            ("server_error", Outcome::ServerError),
-            ("throttled", Outcome::Throttled),
-            ("forbidden", Outcome::Forbidden),
-            ("invalid", Outcome::Invalid),
-            ("connect_failure", Outcome::Connect),
-        ] {
-            if op.count(outcome) > 0 {
-                let _ = writeln!(out, "{key} = {}", share(op.rate(outcome)));
-            }
-        }
-        if !op.retry_after.is_empty() {
-            let median = significant(op.retry_after.near(0.5));
-            let _ = writeln!(
-                out,
-                "retry_after = \"{median}\"   # the median of {} Retry-After values",
-                op.retry_after.len()
-            );
-        }
-        let (timed_out, reset) = (op.count(Outcome::Timeout), op.count(Outcome::Reset));
-        if timed_out + reset > 0 {
-            let of = |n: u64| share(n as f64 / op.attempts() as f64);
-            match observed.unanswered(operation) {
-                Some(u) => {
-                    let _ = writeln!(
-                        out,
-                        "request_loss = {}   # of {timed_out} timeouts and {reset} resets, {} that no server span completed",
-                        of(u.requests_lost),
-                        u.requests_lost
-                    );
-                    let _ = writeln!(
-                        out,
-                        "reply_loss = {}   # and {} that a server span completed",
-                        of(u.replies_lost),
-                        u.replies_lost
-                    );
-                }
-                None => {
-                    let _ = writeln!(
-                        out,
-                        "request_loss = {}   # {timed_out} timeouts and {reset} resets",
-                        of(timed_out + reset)
-                    );
-                }
-            }
-            if timed_out >= reset {
-                out.push_str("loss_seen_as = \"silence\"\n");
-            }
-        }
-        out.push_str("request_latency = { dist = \"constant\", value = \"0s\" }\n");
-        if answered == 0 {
-            out.push_str(
-                "service_time = { dist = \"constant\", value = \"0s\" }   # no call got a reply\n",
-            );
-        } else {
-            let file = format!("data/{name}/{tool}.csv");
-            let _ = writeln!(
-                out,
-                "service_time = {{ dist = \"empirical\", file = \"{file}\" }}"
-            );
-            files.insert(file, latencies(op));
-        }
-        out.push_str("reply_latency = { dist = \"constant\", value = \"0s\" }\n");
     }
+    let (timed_out, reset) = (op.count(Outcome::Timeout), op.count(Outcome::Reset));
+    if timed_out + reset > 0 {
+        let of = |n: u64| share(n as f64 / op.attempts() as f64);
+        match observed.unanswered(operation) {
+            Some(u) => {
+                let _ = writeln!(
+                    out,
+                    "request_loss = {}   # of {timed_out} timeouts and {reset} resets, {} that no server span completed",
+                    of(u.requests_lost),
+                    u.requests_lost
+                );
+                let _ = writeln!(
+                    out,
+                    "reply_loss = {}   # and {} that a server span completed",
+                    of(u.replies_lost),
+                    u.replies_lost
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "request_loss = {}   # {timed_out} timeouts and {reset} resets",
+                    of(timed_out + reset)
+                );
+            }
+        }
+        if timed_out >= reset {
+            out.push_str("loss_seen_as = \"silence\"\n");
+        }
+    }
+    out.push_str("request_latency = { dist = \"constant\", value = \"0s\" }\n");
+    let file = if answered == 0 {
+        out.push_str(
+            "service_time = { dist = \"constant\", value = \"0s\" }   # no call got a reply\n",
+        );
+        None
+    } else {
+        let file = format!("data/{name}/{tool}.csv");
+        let _ = writeln!(
+            out,
+            "service_time = {{ dist = \"empirical\", file = \"{file}\" }}"
+        );
+        Some(file)
+    };
+    out.push_str("reply_latency = { dist = \"constant\", value = \"0s\" }\n");
+    file
+}
 
+/// The two policies: as observed, and with three attempts.
+fn policies(out: &mut String, timeout: Option<Tick>) {
     let wait = timeout.map_or(String::new(), |t| {
         format!("timeout = \"{t}\"   # the client's, as its timed-out calls waited\n")
     });
@@ -266,7 +291,6 @@ pub fn config(observed: &Observed, trace: &str, name: &str) -> Written {
          [[policy]]\nname = \"three-attempts\"\nmax_attempts = 3\n{wait}\
          backoff = {{ initial_delay = \"100ms\", max_delay = \"2s\" }}\n"
     );
-    Written { config: out, files }
 }
 
 /// An operation's answered round trips as an empirical latency file: its quantiles at
