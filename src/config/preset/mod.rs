@@ -130,21 +130,9 @@ pub(super) fn expand(check: &Check, raw: &raw::Policy, path: &str) -> Result<Opt
         return Ok(None);
     };
     let at = format!("{path}.preset");
-    let p = preset.get_ref();
-    let named: Vec<(&str, Range<usize>)> = [
-        ("urllib3", p.urllib3.as_ref().map(Spanned::span)),
-        ("tenacity", p.tenacity.as_ref().map(Spanned::span)),
-        ("botocore", p.botocore.as_ref().map(Spanned::span)),
-        ("grpc", p.grpc.as_ref().map(Spanned::span)),
-        ("polly", p.polly.as_ref().map(Spanned::span)),
-        ("resilience4j", p.resilience4j.as_ref().map(Spanned::span)),
-        ("envoy", p.envoy.as_ref().map(Spanned::span)),
-    ]
-    .into_iter()
-    .filter_map(|(name, span)| Some((name, span?)))
-    .collect();
-    let (library, span) = match named.as_slice() {
-        [one] => one.clone(),
+    let named = Library::named(preset.get_ref());
+    let library = match named.as_slice() {
+        [one] => *one,
         [] => {
             return check.error_allowing(
                 preset.span(),
@@ -153,36 +141,96 @@ pub(super) fn expand(check: &Check, raw: &raw::Policy, path: &str) -> Result<Opt
                 LIBRARIES,
             );
         }
-        [_, (second, span), ..] => {
+        [_, second, ..] => {
             return check.error_allowing(
-                span.clone(),
-                &format!("{at}.{second}"),
+                second.span(),
+                &format!("{at}.{}", second.name()),
                 "a policy follows one library's settings".into(),
                 "one library per [[policy]]: write another policy for the other",
             );
         }
     };
-    let at = format!("{at}.{library}");
-    let rules = match library {
-        "urllib3" => urllib3::expand(check, p.urllib3.as_ref().expect("named"), &at)?,
-        "tenacity" => tenacity::expand(check, p.tenacity.as_ref().expect("named"), &at)?,
-        "botocore" => botocore::expand(check, p.botocore.as_ref().expect("named"), &at)?,
-        "grpc" => grpc::expand(check, p.grpc.as_ref().expect("named"), &at)?,
-        "polly" => polly::expand(check, p.polly.as_ref().expect("named"), &at)?,
-        "resilience4j" => {
-            resilience4j::expand(check, p.resilience4j.as_ref().expect("named"), &at)?
-        }
-        _ => envoy::expand(check, p.envoy.as_ref().expect("named"), &at)?,
-    };
+    let (span, name) = (library.span(), library.name());
+    let rules = library.expand(check, &format!("{at}.{name}"))?;
     let mut out = raw.clone();
     Fill {
         check,
         span,
         path,
-        library,
+        library: name,
     }
     .fill(&mut out, rules)?;
     Ok(Some(out))
+}
+
+/// The library a preset names, with its settings as written.
+#[derive(Clone, Copy)]
+enum Library<'a> {
+    Urllib3(&'a Spanned<urllib3::Retry>),
+    Tenacity(&'a Spanned<tenacity::Retrying>),
+    Botocore(&'a Spanned<botocore::Retries>),
+    Grpc(&'a Spanned<grpc::Grpc>),
+    Polly(&'a Spanned<polly::RetryStrategyOptions>),
+    Resilience4j(&'a Spanned<resilience4j::RetryConfig>),
+    Envoy(&'a Spanned<envoy::RetryPolicy>),
+}
+
+impl<'a> Library<'a> {
+    /// The libraries `preset` names, in the order of its fields.
+    fn named(preset: &'a Preset) -> Vec<Library<'a>> {
+        let p = preset;
+        [
+            p.urllib3.as_ref().map(Library::Urllib3),
+            p.tenacity.as_ref().map(Library::Tenacity),
+            p.botocore.as_ref().map(Library::Botocore),
+            p.grpc.as_ref().map(Library::Grpc),
+            p.polly.as_ref().map(Library::Polly),
+            p.resilience4j.as_ref().map(Library::Resilience4j),
+            p.envoy.as_ref().map(Library::Envoy),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
+    /// Its key in `preset = { … }`.
+    fn name(self) -> &'static str {
+        match self {
+            Library::Urllib3(_) => "urllib3",
+            Library::Tenacity(_) => "tenacity",
+            Library::Botocore(_) => "botocore",
+            Library::Grpc(_) => "grpc",
+            Library::Polly(_) => "polly",
+            Library::Resilience4j(_) => "resilience4j",
+            Library::Envoy(_) => "envoy",
+        }
+    }
+
+    /// Where its settings stand in the file.
+    fn span(self) -> Range<usize> {
+        match self {
+            Library::Urllib3(s) => s.span(),
+            Library::Tenacity(s) => s.span(),
+            Library::Botocore(s) => s.span(),
+            Library::Grpc(s) => s.span(),
+            Library::Polly(s) => s.span(),
+            Library::Resilience4j(s) => s.span(),
+            Library::Envoy(s) => s.span(),
+        }
+    }
+
+    /// Its settings in retrysim's rules, each checked at `at`.
+    fn expand(self, check: &Check, at: &str) -> Result<Rules> {
+        match self {
+            Library::Urllib3(s) => urllib3::expand(check, s, at),
+            Library::Tenacity(s) => tenacity::expand(check, s, at),
+            Library::Botocore(s) => botocore::expand(check, s, at),
+            Library::Grpc(s) => grpc::expand(check, s, at),
+            Library::Polly(s) => polly::expand(check, s, at),
+            Library::Resilience4j(s) => resilience4j::expand(check, s, at),
+            Library::Envoy(s) => envoy::expand(check, s, at),
+        }
+    }
 }
 
 const LIBRARIES: &str = "one of urllib3, tenacity, botocore, grpc, polly, resilience4j, envoy: \
