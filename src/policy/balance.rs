@@ -185,24 +185,26 @@ impl View {
     ) -> usize {
         let n = self.outstanding.len();
         // In round-robin order from the cursor, so the order-keeping rules read it as is.
-        let order = (0..n).map(|k| (self.next + k) % n);
-        let up: Vec<usize> = order.clone().filter(|&r| !self.ejected(r, now)).collect();
+        // In index order: the random rules draw by index, whatever the cursor.
+        let up: Vec<usize> = (0..n).filter(|&r| !self.ejected(r, now)).collect();
         let allowed: Vec<usize> = up.iter().copied().filter(|&r| rule(r)).collect();
         let among = match (allowed.is_empty(), up.is_empty()) {
             (false, _) => allowed,
             (true, false) => up,
-            (true, true) => order.collect(),
+            (true, true) => (0..n).collect(),
         };
         let last = among.len() as u64 - 1;
-        // The random rules draw by index, lowest first, whatever the cursor.
-        let mut by_index = among.clone();
-        by_index.sort_unstable();
+        // How far past the cursor a replica stands: the round-robin order.
+        let turn = |r: usize| (r + n - self.next) % n;
         let picked = match balancer {
-            Balancer::RoundRobin => among[0],
-            Balancer::Random => by_index[integer_in(words[0], 0, last) as usize],
+            Balancer::RoundRobin => *among
+                .iter()
+                .min_by_key(|&&r| turn(r))
+                .expect("a pick has a replica to take"),
+            Balancer::Random => among[integer_in(words[0], 0, last) as usize],
             Balancer::LeastOutstanding => *among
                 .iter()
-                .min_by_key(|&&r| self.outstanding[r])
+                .min_by_key(|&&r| (self.outstanding[r], turn(r)))
                 .expect("a pick has a replica to take"),
             Balancer::PowerOfTwo if among.len() == 1 => among[0],
             Balancer::PowerOfTwo => {
@@ -210,7 +212,7 @@ impl View {
                 // The second among the other ones, so the two differ.
                 let other = integer_in(words[1], 0, last - 1) as usize;
                 let second = if other >= first { other + 1 } else { other };
-                let (a, b) = (by_index[first], by_index[second]);
+                let (a, b) = (among[first], among[second]);
                 match self.outstanding[b] < self.outstanding[a] {
                     true => b,
                     false => a,
@@ -255,11 +257,6 @@ impl View {
     /// The client saw the end of a request to `replica`: a reply, a timeout, a cancellation.
     pub fn settled(&mut self, replica: usize) {
         self.outstanding[replica] -= 1;
-    }
-
-    /// Requests in flight to `replica`, as the client counts them.
-    pub fn outstanding(&self, replica: usize) -> u32 {
-        self.outstanding[replica]
     }
 }
 

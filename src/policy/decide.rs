@@ -137,10 +137,10 @@ pub fn decide(
     let pushback = &policy.pushback;
     // A refusal that names a wait may be retried for saying so, in every layer, and so may a
     // failure the server says to retry.
-    let told = retry_after.is_some()
+    let named_wait = retry_after.is_some()
         && pushback.retries
-        && matches!(class, FailureClass::Throttled | FailureClass::Overloaded)
-        || advised == Some(true);
+        && matches!(class, FailureClass::Throttled | FailureClass::Overloaded);
+    let told = named_wait || advised == Some(true);
     if policy.safety_gate
         && advised.is_none()
         && (told || policy.retries(class))

@@ -126,11 +126,6 @@ impl ServerSpec {
             c => Some(!c.is_permanent()),
         }
     }
-
-    /// Whether a call commits a side effect here: anything but a read.
-    pub fn commits(&self) -> bool {
-        self.kind != ToolKind::ReadOnly
-    }
 }
 
 /// A write to a versioned record at the door: who holds it and the version it read.
