@@ -1,14 +1,17 @@
 //! The config as written: serde types mirroring the TOML, unknown keys refused everywhere.
+//! The same types write a validated experiment back (the manifest's `[resolved]`, see
+//! [`super::resolve`]), so each key is spelled once, here, and a field's place is its place in
+//! the written table.
 //!
 //! No `flatten` and no `untagged` (both defeat `deny_unknown_fields` or its messages). Values
 //! that are checked after parsing are `Spanned`, so their errors can point at them. Durations
 //! and `max_attempts` may be a string or an integer, so they are kept as TOML values and read
 //! during validation.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use toml::{Spanned, Value};
 
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub name: Spanned<String>,
@@ -19,19 +22,20 @@ pub struct Config {
     pub replications: Option<Spanned<u64>>,
     pub horizon: Option<Spanned<Value>>,
     pub workload: Spanned<Workload>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool: Vec<Spanned<Tool>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub policy: Vec<Spanned<Policy>>,
     #[serde(default)]
     pub output: Output,
     pub sweep: Option<Spanned<Sweep>>,
 }
 
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Workload {
     pub tasks: Option<Spanned<u64>>,
+    pub duration: Option<Spanned<Value>>,
     pub calls: Option<Spanned<Vec<Spanned<String>>>>,
     pub clients: Option<Spanned<u32>>,
     pub callers: Option<Spanned<u32>>,
@@ -39,11 +43,10 @@ pub struct Workload {
     pub mean_interarrival: Option<Spanned<Value>>,
     pub rate: Option<Spanned<Vec<Spanned<RatePoint>>>>,
     pub rate_scale: Option<Spanned<f64>>,
-    pub duration: Option<Spanned<Value>>,
 }
 
 /// One point of `[[workload.rate]]`.
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RatePoint {
     pub at: Spanned<Value>,
@@ -51,7 +54,7 @@ pub struct RatePoint {
     pub ramp: Option<Spanned<bool>>,
 }
 
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Tool {
     pub name: Spanned<String>,
@@ -63,39 +66,39 @@ pub struct Tool {
     pub throttled: Option<Spanned<f64>>,
     pub forbidden: Option<Spanned<f64>>,
     pub invalid: Option<Spanned<f64>>,
-    pub connect_failure: Option<Spanned<f64>>,
-    pub error_after_commit: Option<Spanned<f64>>,
-    pub should_retry_header: Option<Spanned<bool>>,
-    pub retry_after: Option<Spanned<Value>>,
     pub loss_seen_as: Option<Spanned<String>>,
     pub request_latency: Option<Spanned<Latency>>,
     pub service_time: Option<Spanned<Latency>>,
     pub reply_latency: Option<Spanned<Latency>>,
-    pub workers: Option<Spanned<Value>>,
-    pub line_limit: Option<Spanned<Value>>,
-    pub line_order: Option<Spanned<String>>,
-    pub script: Option<Spanned<Vec<Spanned<ScriptStep>>>>,
-    #[serde(default)]
-    pub outages: Vec<Spanned<Outage>>,
-    #[serde(default)]
-    pub capacity: Vec<Spanned<CapacityWindow>>,
-    pub replicas: Option<Spanned<u32>>,
-    pub zones: Option<Spanned<Vec<Spanned<String>>>>,
-    #[serde(default)]
-    pub replica: Vec<Spanned<Replica>>,
     pub lookup_time: Option<Spanned<Value>>,
     pub lookup_failure: Option<Spanned<f64>>,
     pub commit_lag: Option<Spanned<Value>>,
     pub cooperative: Option<Spanned<bool>>,
+    pub workers: Option<Spanned<Value>>,
+    pub line_limit: Option<Spanned<Value>>,
+    pub line_order: Option<Spanned<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outages: Vec<Spanned<Outage>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capacity: Vec<Spanned<CapacityWindow>>,
     pub key_retention: Option<Spanned<Value>>,
-    pub slowdown: Option<Spanned<Value>>,
     pub drop_expired: Option<Spanned<bool>>,
-    pub rate_limit: Option<Spanned<RateLimit>>,
     pub version_check: Option<Spanned<String>>,
+    pub rate_limit: Option<Spanned<RateLimit>>,
+    pub slowdown: Option<Spanned<Value>>,
+    pub connect_failure: Option<Spanned<f64>>,
+    pub error_after_commit: Option<Spanned<f64>>,
+    pub should_retry_header: Option<Spanned<bool>>,
+    pub zones: Option<Spanned<Vec<Spanned<String>>>>,
+    pub replicas: Option<Spanned<u32>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replica: Vec<Spanned<Replica>>,
+    pub retry_after: Option<Spanned<Value>>,
+    pub script: Option<Spanned<Vec<Spanned<ScriptStep>>>>,
 }
 
 /// `{ per_second = 10, burst = 20, scope = "tool" }`: a token bucket in front of a tool.
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimit {
     pub per_second: Spanned<f64>,
@@ -105,7 +108,7 @@ pub struct RateLimit {
 }
 
 /// `{ from = "30s", until = "40s", fraction = 0.5 }`: a window of reduced capacity.
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct CapacityWindow {
     pub from: Spanned<Value>,
@@ -115,7 +118,7 @@ pub struct CapacityWindow {
 }
 
 /// `{ from = "10s", until = "40s", mode = "fail_fast" }`: a window in which a tool is down.
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Outage {
     pub from: Spanned<Value>,
@@ -125,7 +128,7 @@ pub struct Outage {
 }
 
 /// `outlier_detection = { … }`: Envoy's consecutive-5xx ejection, in its own names.
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct OutlierDetection {
     pub consecutive_5xx: Option<Spanned<u32>>,
@@ -135,7 +138,7 @@ pub struct OutlierDetection {
 }
 
 /// `[[tool.replica]]`: what one replica does otherwise than its tool.
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Replica {
     pub index: Spanned<u32>,
@@ -148,7 +151,7 @@ pub struct Replica {
 }
 
 /// `{ outcome = "5xx", after = 6 }`: one listed outcome of a scripted tool.
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptStep {
     pub outcome: Spanned<String>,
@@ -157,71 +160,93 @@ pub struct ScriptStep {
 }
 
 /// `{ dist = "...", ... }`: which other keys apply depends on `dist`, checked in validation.
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Latency {
     pub dist: Spanned<String>,
     pub value: Option<Spanned<Value>>,
     pub min: Option<Spanned<Value>>,
     pub max: Option<Spanned<Value>>,
+    pub shape: Option<Spanned<f64>>,
     pub mean: Option<Spanned<Value>>,
     pub median: Option<Spanned<Value>>,
     pub sigma: Option<Spanned<f64>>,
     pub p99: Option<Spanned<Value>>,
-    pub shape: Option<Spanned<f64>>,
     pub scale: Option<Spanned<Value>>,
-    pub file: Option<Spanned<String>>,
     pub sd: Option<Spanned<Value>>,
+    pub file: Option<Spanned<String>>,
 }
 
-#[derive(Deserialize, Clone)]
+impl Latency {
+    /// A distribution `dist` with none of its parameters written yet.
+    pub fn of_dist(dist: Spanned<String>) -> Latency {
+        Latency {
+            dist,
+            value: None,
+            min: None,
+            max: None,
+            shape: None,
+            mean: None,
+            median: None,
+            sigma: None,
+            p99: None,
+            scale: None,
+            sd: None,
+            file: None,
+        }
+    }
+}
+
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Policy {
     pub name: Spanned<String>,
     pub max_attempts: Option<Spanned<Value>>,
     pub retry_on: Option<Spanned<Vec<Spanned<String>>>>,
+    pub retry_after: Option<Spanned<String>>,
     pub timeout: Option<Spanned<Value>>,
-    pub timeout_tie: Option<Spanned<String>>,
-    pub hedge_delay: Option<Spanned<Value>>,
-    pub hedging: Option<Spanned<String>>,
-    pub deadline: Option<Spanned<Value>>,
-    pub dispatch_cap: Option<Spanned<u32>>,
-    pub cancel_after: Option<Spanned<Value>>,
-    pub calls: Option<Spanned<Vec<Spanned<String>>>>,
+    pub idempotency_key: Option<Spanned<String>>,
     #[serde(default)]
     pub safety_gate: bool,
-    pub breaker: Option<Spanned<Breaker>>,
-    pub retry_budget: Option<Spanned<RetryBudget>>,
-    pub retry_after: Option<Spanned<String>>,
+    #[serde(default)]
+    pub lookup_before_retry: bool,
+    pub balancer: Option<Spanned<String>>,
+    pub retry_host: Option<Spanned<String>>,
+    pub outlier_detection: Option<Spanned<OutlierDetection>>,
+    pub should_retry: Option<Spanned<String>>,
+    pub payload_drift: Option<Spanned<f64>>,
+    pub hedge_delay: Option<Spanned<Value>>,
+    pub hedging: Option<Spanned<String>>,
     pub retry_after_jitter: Option<Spanned<Value>>,
     pub retry_after_max: Option<Spanned<Value>>,
     pub retry_after_resets: Option<Spanned<bool>>,
     pub retry_after_over_backoff: Option<Spanned<Value>>,
     pub retry_after_retries: Option<Spanned<bool>>,
-    pub throttle_backoff: Option<Spanned<Backoff>>,
     pub scope: Option<Spanned<String>>,
-    pub admission: Option<Spanned<Admission>>,
-    #[serde(default)]
-    pub lookup_before_retry: bool,
-    pub idempotency_key: Option<Spanned<String>>,
+    pub throttle_backoff: Option<Spanned<Backoff>>,
+    pub timeout_tie: Option<Spanned<String>>,
     pub backoff: Option<Spanned<Backoff>>,
-    pub payload_drift: Option<Spanned<f64>>,
-    pub should_retry: Option<Spanned<String>>,
-    pub balancer: Option<Spanned<String>>,
-    pub retry_host: Option<Spanned<String>>,
-    pub outlier_detection: Option<Spanned<OutlierDetection>>,
     pub layers: Option<Spanned<Vec<Spanned<Layer>>>>,
     pub reset_each_layer: Option<Spanned<bool>>,
+    pub deadline: Option<Spanned<Value>>,
+    pub dispatch_cap: Option<Spanned<u32>>,
+    pub cancel_after: Option<Spanned<Value>>,
+    pub breaker: Option<Spanned<Breaker>>,
     pub concurrency: Option<Spanned<Concurrency>>,
-    pub preset: Option<Spanned<super::preset::Preset>>,
     pub send_rate: Option<Spanned<SendRate>>,
+    pub admission: Option<Spanned<Admission>>,
+    pub retry_budget: Option<Spanned<RetryBudget>>,
+    pub calls: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Never written back: a resolved policy holds what its preset expanded to.
+    #[serde(skip_serializing)]
+    pub preset: Option<Spanned<super::preset::Preset>>,
     /// What a preset's library ignores, for the policy's description; never read from a file.
     #[serde(skip)]
     pub note: Option<String>,
 }
 
 /// `send_rate = { … }`: the client-side send-rate limiter that adapts to throttles.
-#[derive(Deserialize, Clone, Default)]
+#[derive(Deserialize, Serialize, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct SendRate {
     pub min_rate: Option<Spanned<f64>>,
@@ -232,7 +257,7 @@ pub struct SendRate {
 }
 
 /// `concurrency = { limit = 4, kind = "aimd", queue = 16, ... }`: a limit on calls in flight.
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Concurrency {
     pub kind: Option<Spanned<String>>,
@@ -245,7 +270,7 @@ pub struct Concurrency {
 }
 
 /// One element of `layers`: a retry layer, outermost first.
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Layer {
     pub name: Spanned<String>,
@@ -254,23 +279,23 @@ pub struct Layer {
     pub backoff: Option<Spanned<Backoff>>,
 }
 
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Backoff {
     pub kind: Option<Spanned<String>>,
     pub initial_delay: Option<Spanned<Value>>,
     pub multiplier: Option<Spanned<f64>>,
     pub max_delay: Option<Spanned<Value>>,
-    pub cap: Option<Spanned<String>>,
     pub jitter: Option<Spanned<String>>,
+    pub count_from: Option<Spanned<u32>>,
+    pub cap: Option<Spanned<String>>,
     pub jitter_factor: Option<Spanned<f64>>,
     pub jitter_max: Option<Spanned<Value>>,
     pub min_delay: Option<Spanned<Value>>,
     pub first_retry: Option<Spanned<String>>,
-    pub count_from: Option<Spanned<u32>>,
 }
 
-#[derive(Deserialize, Default, Clone)]
+#[derive(Deserialize, Serialize, Default, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Output {
     #[serde(default)]
@@ -283,7 +308,7 @@ pub struct Output {
 }
 
 /// `[sweep]`: the axes to vary and how to combine them.
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Sweep {
     pub mode: Option<Spanned<String>>,
@@ -292,7 +317,7 @@ pub struct Sweep {
 }
 
 /// `[[sweep.axis]]`: a key path with a list of `values`, or a `start`, `stop`, `step` range.
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Axis {
     pub path: Spanned<String>,
@@ -304,43 +329,67 @@ pub struct Axis {
 
 /// `breaker = { ... }`: a circuit breaker per tool; which trip rule applies depends on the keys
 /// given, checked in validation.
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Breaker {
-    pub refuses: Option<Spanned<String>>,
     pub consecutive_failures: Option<Spanned<u32>>,
     pub failure_rate: Option<Spanned<f64>>,
     pub window: Option<Spanned<Value>>,
     pub minimum_calls: Option<Spanned<u32>>,
+    pub refuses: Option<Spanned<String>>,
     pub open_duration: Option<Spanned<Value>>,
     pub half_open_probes: Option<Spanned<u32>>,
     pub counts: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// `retry_budget = { kind = "token_bucket", ... }`: which keys apply depends on `kind`.
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RetryBudget {
     pub kind: Spanned<String>,
     pub max_tokens: Option<Spanned<f64>>,
     pub token_ratio: Option<Spanned<f64>>,
+    pub debit_on: Option<Spanned<String>>,
     pub capacity: Option<Spanned<f64>>,
     pub retry_cost: Option<Spanned<f64>>,
     pub timeout_cost: Option<Spanned<f64>>,
-    pub throttle_cost: Option<Spanned<f64>>,
     pub success_credit: Option<Spanned<f64>>,
+    pub throttle_cost: Option<Spanned<f64>>,
     pub ttl: Option<Spanned<Value>>,
     pub min_per_second: Option<Spanned<f64>>,
     pub percent: Option<Spanned<f64>>,
     pub size: Option<Spanned<f64>>,
     pub deposit: Option<Spanned<f64>>,
     pub deposit_on: Option<Spanned<String>>,
-    pub debit_on: Option<Spanned<String>>,
     pub ratio: Option<Spanned<f64>>,
 }
 
+impl RetryBudget {
+    /// A budget of `kind` with none of its settings written yet.
+    pub fn of_kind(kind: Spanned<String>) -> RetryBudget {
+        RetryBudget {
+            kind,
+            max_tokens: None,
+            token_ratio: None,
+            debit_on: None,
+            capacity: None,
+            retry_cost: None,
+            timeout_cost: None,
+            success_credit: None,
+            throttle_cost: None,
+            ttl: None,
+            min_per_second: None,
+            percent: None,
+            size: None,
+            deposit: None,
+            deposit_on: None,
+            ratio: None,
+        }
+    }
+}
+
 /// `admission = { reserve, min_attempt, timeout_cap }`: cooperative admission.
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Admission {
     pub reserve: Spanned<Value>,

@@ -358,24 +358,7 @@ impl Fill<'_> {
 
     fn budget(&self, b: Budget) -> raw::RetryBudget {
         let f = |v: f64| Some(self.spanned(v));
-        let mut out = raw::RetryBudget {
-            kind: self.spanned(String::new()),
-            max_tokens: None,
-            token_ratio: None,
-            capacity: None,
-            retry_cost: None,
-            timeout_cost: None,
-            throttle_cost: None,
-            success_credit: None,
-            ttl: None,
-            min_per_second: None,
-            percent: None,
-            size: None,
-            deposit: None,
-            deposit_on: None,
-            debit_on: None,
-            ratio: None,
-        };
+        let mut out = raw::RetryBudget::of_kind(self.spanned(String::new()));
         match b {
             Budget::TokenBucket {
                 max_tokens,

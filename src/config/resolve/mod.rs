@@ -1,10 +1,15 @@
 //! An experiment written back as a config, every default filled in: what the manifest records,
-//! so a reader sees exactly what ran and can run it again. A tool's table is written in [`tool`].
+//! so a reader sees exactly what ran and can run it again.
+//!
+//! It fills the config's own serde types ([`raw`]) and serializes them, so every key is named
+//! once, by its field; the struct literals list every field, so a new key cannot be left out of
+//! the manifest without the compiler asking. A tool's table is filled in [`tool`].
 
 mod tool;
 
-use toml::{Table, Value};
+use toml::{Spanned, Table, Value};
 
+use super::raw;
 use crate::experiment::Experiment;
 use crate::model::{Arrival, RatePoint, Tool, Workload};
 use crate::policy::{
@@ -15,126 +20,201 @@ use crate::policy::{
 use crate::sweep::Sweep;
 use crate::time::Tick;
 
-pub(super) fn duration(t: Tick) -> Value {
+/// The sweep as a config: its base experiment, and its axes if it has any.
+pub fn resolved(sweep: &Sweep) -> Table {
+    let mut config = experiment(&sweep.base);
+    if !sweep.axes.is_empty() {
+        let axes = sweep.axes.iter().map(|a| {
+            at(raw::Axis {
+                path: at(a.path.clone()),
+                values: some(a.values.iter().map(|p| at(p.0.clone())).collect()),
+                start: None,
+                stop: None,
+                step: None,
+            })
+        });
+        config.sweep = some(raw::Sweep {
+            mode: text(if sweep.zip { "zip" } else { "grid" }),
+            replications: None,
+            axis: at(axes.collect()),
+        });
+    }
+    Table::try_from(config).expect("a config's own types serialize to TOML")
+}
+
+/// A value as the config's types hold it; a value written back stands nowhere in a file.
+fn at<T>(value: T) -> Spanned<T> {
+    Spanned::new(0..0, value)
+}
+
+fn some<T>(value: T) -> Option<Spanned<T>> {
+    Some(at(value))
+}
+
+/// `value` where `written`: for keys listed only away from their defaults, so manifests from
+/// before the key read the same.
+fn when<T>(written: bool, value: T) -> Option<Spanned<T>> {
+    written.then(|| at(value))
+}
+
+fn text(s: &str) -> Option<Spanned<String>> {
+    some(s.to_string())
+}
+
+fn texts<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<Spanned<Vec<Spanned<String>>>> {
+    some(names.into_iter().map(|n| at(n.to_string())).collect())
+}
+
+fn duration(t: Tick) -> Value {
     Value::String(t.to_string())
+}
+
+fn ticks(t: Tick) -> Option<Spanned<Value>> {
+    some(duration(t))
 }
 
 /// Float ticks (distribution parameters) written back as the nearest whole tick, which is
 /// what they were parsed from.
-pub(super) fn float_ticks(t: f64) -> Value {
-    duration(Tick(libm::round(t) as u64))
+fn float_ticks(t: f64) -> Option<Spanned<Value>> {
+    ticks(Tick(libm::round(t) as u64))
 }
 
-pub(super) fn table<const N: usize>(entries: [(&str, Value); N]) -> Table {
-    entries
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
+/// The experiment as a config.
+fn experiment(exp: &Experiment) -> raw::Config {
+    let out = &exp.output;
+    raw::Config {
+        name: at(exp.name.clone()),
+        description: exp.description.clone(),
+        seed: exp.seed,
+        replications: some(exp.replications),
+        horizon: ticks(exp.horizon),
+        workload: at(workload(&exp.workload, &exp.tools)),
+        tool: exp.tools.iter().map(|t| at(tool::tool(t))).collect(),
+        policy: (exp.policies.iter())
+            .map(|p| at(policy(p, &exp.tools)))
+            .collect(),
+        output: raw::Output {
+            intents: out.intents,
+            attempts: out.attempts,
+            charts: texts(out.charts.iter().map(|c| c.name())),
+            chart_formats: texts(out.chart_formats.iter().map(|f| f.name())),
+            timeseries: out.timeseries.and_then(ticks),
+        },
+        sweep: None,
+    }
+}
+
+/// The workload as a config table.
+fn workload(w: &Workload, tools: &[Tool]) -> raw::Workload {
+    let point = |p: &RatePoint| {
+        at(raw::RatePoint {
+            at: at(duration(p.at)),
+            per_second: at(p.per_second),
+            ramp: some(p.ramp),
+        })
+    };
+    raw::Workload {
+        tasks: w.tasks.map(at),
+        duration: w.duration.and_then(ticks),
+        calls: texts(w.calls.iter().map(|&c| tools[c].name.as_str())),
+        clients: some(w.clients),
+        callers: when(w.callers > 1, w.callers),
+        arrival: text(if w.arrival == Arrival::Batch {
+            "batch"
+        } else {
+            "poisson"
+        }),
+        mean_interarrival: match w.arrival {
+            Arrival::Poisson { mean_gap } => float_ticks(mean_gap),
+            _ => None,
+        },
+        rate: match &w.arrival {
+            Arrival::Scheduled(s) => some(s.points().iter().map(point).collect()),
+            _ => None,
+        },
+        rate_scale: None,
+    }
 }
 
 /// The backoff with every default filled in; the rules added since the first backoff are
-/// listed only where they differ from their defaults, so older manifests read the same.
-fn backoff(b: &Backoff) -> Value {
-    let mut t = table([
-        ("kind", b.growth.name().into()),
-        ("initial_delay", duration(b.initial_delay)),
-        ("multiplier", b.multiplier.into()),
-        ("max_delay", b.max_delay.map_or("none".into(), duration)),
-        ("jitter", b.jitter.name().into()),
-    ]);
-    if b.count_from != 0 {
-        t.insert("count_from".into(), i64::from(b.count_from).into());
+/// listed only where they differ from their defaults.
+fn backoff(b: &Backoff) -> raw::Backoff {
+    raw::Backoff {
+        kind: text(b.growth.name()),
+        initial_delay: ticks(b.initial_delay),
+        multiplier: some(b.multiplier),
+        max_delay: some(b.max_delay.map_or("none".into(), duration)),
+        jitter: text(b.jitter.name()),
+        count_from: when(b.count_from != 0, b.count_from),
+        cap: when(b.cap != Cap::BeforeJitter, b.cap.name().into()),
+        jitter_factor: when(b.jitter == Jitter::Proportional, b.jitter_factor),
+        jitter_max: when(b.jitter == Jitter::Additive, duration(b.jitter_max)),
+        min_delay: when(b.min_delay > Tick::ZERO, duration(b.min_delay)),
+        first_retry: when(
+            b.first_retry != FirstRetry::Backoff,
+            b.first_retry.name().into(),
+        ),
     }
-    if b.cap != Cap::BeforeJitter {
-        t.insert("cap".into(), b.cap.name().into());
-    }
-    if b.jitter == Jitter::Proportional {
-        t.insert("jitter_factor".into(), b.jitter_factor.into());
-    }
-    if b.jitter == Jitter::Additive {
-        t.insert("jitter_max".into(), duration(b.jitter_max));
-    }
-    if b.min_delay > Tick::ZERO {
-        t.insert("min_delay".into(), duration(b.min_delay));
-    }
-    if b.first_retry != FirstRetry::Backoff {
-        t.insert("first_retry".into(), b.first_retry.name().into());
-    }
-    Value::Table(t)
 }
 
-fn breaker(b: &BreakerRule) -> Value {
-    let mut t = Table::new();
-    match b.trip {
-        Trip::Consecutive(n) => {
-            t.insert("consecutive_failures".into(), Value::Integer(n.into()));
-        }
+fn breaker(b: &BreakerRule) -> raw::Breaker {
+    let (consecutive, rate) = match b.trip {
+        Trip::Consecutive(n) => (Some(n), None),
         Trip::Rate {
             rate,
             window,
             minimum_calls,
-        } => {
-            t.insert("failure_rate".into(), rate.into());
-            let window = match window {
-                Window::Calls(n) => Value::Integer(n.into()),
-                Window::Time(span) => duration(span),
-            };
-            t.insert("window".into(), window);
-            t.insert("minimum_calls".into(), Value::Integer(minimum_calls.into()));
-        }
+        } => (None, Some((rate, window, minimum_calls))),
+    };
+    let window = |w: Window| match w {
+        Window::Calls(n) => Value::Integer(n.into()),
+        Window::Time(span) => duration(span),
+    };
+    raw::Breaker {
+        consecutive_failures: consecutive.map(at),
+        failure_rate: rate.map(|(r, _, _)| at(r)),
+        window: rate.map(|(_, w, _)| at(window(w))),
+        minimum_calls: rate.map(|(_, _, m)| at(m)),
+        refuses: when(b.refuses != Refuses::All, b.refuses.name().into()),
+        open_duration: ticks(b.open_duration),
+        half_open_probes: some(b.half_open_probes),
+        counts: texts(b.counts.classes().map(|c| c.name())),
     }
-    if b.refuses != Refuses::All {
-        t.insert("refuses".into(), b.refuses.name().into());
-    }
-    t.insert("open_duration".into(), duration(b.open_duration));
-    t.insert(
-        "half_open_probes".into(),
-        Value::Integer(b.half_open_probes.into()),
-    );
-    let counts = b.counts.classes().map(|c| c.name().into()).collect();
-    t.insert("counts".into(), Value::Array(counts));
-    Value::Table(t)
 }
 
-fn concurrency(c: &ConcurrencyRule) -> Value {
-    let int = |n: u32| Value::Integer(n.into());
-    let mut t = match c.limit {
-        LimitRule::Fixed(n) => table([("kind", "fixed".into()), ("limit", int(n))]),
+fn concurrency(c: &ConcurrencyRule) -> raw::Concurrency {
+    let (kind, limit, aimd) = match c.limit {
+        LimitRule::Fixed(n) => ("fixed", n, None),
         LimitRule::Aimd {
             initial,
             min,
             max,
             increase,
             decrease,
-        } => table([
-            ("kind", "aimd".into()),
-            ("limit", int(initial)),
-            ("min", int(min)),
-            ("max", int(max)),
-            ("increase", increase.into()),
-            ("decrease", decrease.into()),
-        ]),
+        } => ("aimd", initial, Some((min, max, increase, decrease))),
     };
-    t.insert("queue".into(), int(c.queue));
-    Value::Table(t)
+    raw::Concurrency {
+        kind: text(kind),
+        limit: at(limit),
+        min: aimd.map(|a| at(a.0)),
+        max: aimd.map(|a| at(a.1)),
+        increase: aimd.map(|a| at(a.2)),
+        decrease: aimd.map(|a| at(a.3)),
+        queue: some(c.queue),
+    }
 }
 
-fn retry_budget(b: &BudgetRule) -> Value {
-    let mut t = table([("kind", b.name().into())]);
-    let settings: Vec<(&str, Value)> = match *b {
+fn retry_budget(b: &BudgetRule) -> raw::RetryBudget {
+    let mut out = raw::RetryBudget::of_kind(at(b.name().to_string()));
+    match *b {
         BudgetRule::TokenBucket {
             max_tokens,
             token_ratio,
             debits,
         } => {
-            let mut keys = vec![
-                ("max_tokens", max_tokens.into()),
-                ("token_ratio", token_ratio.into()),
-            ];
-            if debits.is_some() {
-                keys.push(("debit_on", "retryable".into()));
-            }
-            keys
+            out.max_tokens = some(max_tokens);
+            out.token_ratio = some(token_ratio);
+            out.debit_on = when(debits.is_some(), "retryable".into());
         }
         BudgetRule::AwsStandard {
             capacity,
@@ -143,313 +223,142 @@ fn retry_budget(b: &BudgetRule) -> Value {
             throttle_cost,
             success_credit,
         } => {
-            let mut keys = vec![
-                ("capacity", capacity.into()),
-                ("retry_cost", retry_cost.into()),
-                ("timeout_cost", timeout_cost.into()),
-                ("success_credit", success_credit.into()),
-            ];
-            // Listed only where set, so older manifests read the same.
-            if let Some(cost) = throttle_cost {
-                keys.push(("throttle_cost", cost.into()));
-            }
-            keys
+            out.capacity = some(capacity);
+            out.retry_cost = some(retry_cost);
+            out.timeout_cost = some(timeout_cost);
+            out.success_credit = some(success_credit);
+            out.throttle_cost = throttle_cost.map(at);
         }
         BudgetRule::Ratio {
             ttl,
             min_per_second,
             percent,
-        } => vec![
-            ("ttl", duration(ttl)),
-            ("min_per_second", min_per_second.into()),
-            ("percent", percent.into()),
-        ],
+        } => {
+            out.ttl = ticks(ttl);
+            out.min_per_second = some(min_per_second);
+            out.percent = some(percent);
+        }
         BudgetRule::Adaptive {
             size,
             deposit,
             on_success,
-        } => vec![
-            ("size", size.into()),
-            ("deposit", deposit.into()),
-            (
-                "deposit_on",
-                if on_success { "success" } else { "first_try" }.into(),
-            ),
-        ],
-        BudgetRule::FailureRatio { ratio } => vec![("ratio", ratio.into())],
-    };
-    t.extend(settings.into_iter().map(|(k, v)| (k.to_string(), v)));
-    Value::Table(t)
+        } => {
+            out.size = some(size);
+            out.deposit = some(deposit);
+            out.deposit_on = text(if on_success { "success" } else { "first_try" });
+        }
+        BudgetRule::FailureRatio { ratio } => out.ratio = some(ratio),
+    }
+    out
 }
 
 /// A retry rule's `max_attempts` and `retry_on`.
-fn retry_rule(retry: &Retry) -> [(&'static str, Value); 2] {
+type Rule = (
+    Option<Spanned<Value>>,
+    Option<Spanned<Vec<Spanned<String>>>>,
+);
+
+fn retry_rule(retry: &Retry) -> Rule {
     let max_attempts = match retry.max_attempts {
         Attempts::AtMost(n) => Value::Integer(n.into()),
         Attempts::Unlimited => "unlimited".into(),
     };
-    let retry_on: Vec<Value> = retry.retry_on.classes().map(|c| c.name().into()).collect();
-    [
-        ("max_attempts", max_attempts),
-        ("retry_on", Value::Array(retry_on)),
-    ]
+    let retry_on = texts(retry.retry_on.classes().map(|c| c.name()));
+    (some(max_attempts), retry_on)
 }
 
 /// A policy's retry layers, outermost first, each with its name, rule and backoff.
-fn layers(p: &Policy, layers: &Layers) -> Value {
+fn layers(p: &Policy, layers: &Layers) -> Vec<Spanned<raw::Layer>> {
     let names = layers.outer.iter().map(|l| &l.name);
     let list = names
         .chain([&layers.innermost])
         .enumerate()
         .map(|(i, name)| {
-            let mut t = table([("name", name.clone().into())]);
-            t.extend(retry_rule(p.retry_of(i)).map(|(k, v)| (k.to_string(), v)));
-            if *p.backoff_of(i) != Backoff::IMMEDIATE {
-                t.insert("backoff".into(), backoff(p.backoff_of(i)));
-            }
-            Value::Table(t)
-        });
-    Value::Array(list.collect())
-}
-
-#[expect(
-    clippy::too_many_lines,
-    reason = "110 lines: to be split by what it does"
-)]
-fn policy(p: &Policy, tools: &[Tool]) -> Value {
-    let mut t = table([("name", p.name.clone().into())]);
-    if p.layers.is_none() {
-        t.extend(retry_rule(&p.retry).map(|(k, v)| (k.to_string(), v)));
-    }
-    t.extend(
-        [
-            ("retry_after", p.pushback.mode.name().into()),
-            ("timeout", p.timeout.to_string().into()),
-            ("idempotency_key", p.key.name().into()),
-            ("safety_gate", p.safety_gate.into()),
-            ("lookup_before_retry", p.lookup_before_retry.into()),
-        ]
-        .map(|(k, v): (&str, Value)| (k.to_string(), v)),
-    );
-    if p.balancer != Balancer::RoundRobin {
-        t.insert("balancer".into(), p.balancer.name().into());
-    }
-    if p.retry_host != RetryHost::Any {
-        t.insert("retry_host".into(), p.retry_host.name().into());
-    }
-    if let Some(o) = &p.outlier_detection {
-        let rule = table([
-            ("consecutive_5xx", i64::from(o.consecutive_5xx).into()),
-            ("base_ejection_time", duration(o.base_ejection_time)),
-            ("max_ejection_time", duration(o.max_ejection_time)),
-            ("max_ejection_percent", o.max_ejection_percent.into()),
-        ]);
-        t.insert("outlier_detection".into(), Value::Table(rule));
-    }
-    if p.should_retry != ShouldRetry::Ignore {
-        t.insert("should_retry".into(), p.should_retry.name().into());
-    }
-    if p.payload_drift > 0.0 {
-        t.insert("payload_drift".into(), p.payload_drift.into());
-    }
-    if p.hedge != Wait::None {
-        t.insert("hedge_delay".into(), p.hedge.to_string().into());
-    }
-    if p.hedging != Hedging::Single {
-        t.insert("hedging".into(), p.hedging.name().into());
-    }
-    if p.pushback.jitter > Tick::ZERO {
-        t.insert("retry_after_jitter".into(), duration(p.pushback.jitter));
-    }
-    if let Some(max) = p.pushback.max {
-        t.insert("retry_after_max".into(), duration(max));
-    }
-    if p.pushback.resets {
-        t.insert("retry_after_resets".into(), true.into());
-    }
-    if let Some(over) = p.pushback.over_backoff {
-        t.insert("retry_after_over_backoff".into(), duration(over));
-    }
-    if p.pushback.retries {
-        t.insert("retry_after_retries".into(), true.into());
-    }
-    if p.scope != GateScope::Tool {
-        t.insert("scope".into(), p.scope.name().into());
-    }
-    if let Some(b) = &p.throttle_backoff {
-        t.insert("throttle_backoff".into(), backoff(b));
-    }
-    if p.timeout_tie != Tie::Late {
-        t.insert("timeout_tie".into(), p.timeout_tie.name().into());
-    }
-    match &p.layers {
-        None if p.backoff != Backoff::IMMEDIATE => {
-            t.insert("backoff".into(), backoff(&p.backoff));
-        }
-        None => {}
-        Some(l) => {
-            t.insert("layers".into(), layers(p, l));
-            t.insert("reset_each_layer".into(), l.reset_each.into());
-        }
-    }
-    let limits = [
-        ("deadline", p.limits.deadline.map(duration)),
-        (
-            "dispatch_cap",
-            p.limits.dispatch_cap.map(|c| Value::Integer(c.into())),
-        ),
-        ("cancel_after", p.limits.cancel_after.map(duration)),
-    ];
-    for (key, value) in limits {
-        if let Some(v) = value {
-            t.insert(key.into(), v);
-        }
-    }
-    if let Some(b) = &p.breaker {
-        t.insert("breaker".into(), breaker(b));
-    }
-    if let Some(c) = &p.concurrency {
-        t.insert("concurrency".into(), concurrency(c));
-    }
-    if let Some(r) = &p.send_rate {
-        let rate = table([
-            ("min_rate", r.min_rate.into()),
-            ("beta", r.beta.into()),
-            ("scale", r.scale.into()),
-            ("smoothing", r.smoothing.into()),
-            ("measure_bin", duration(r.measure_bin)),
-        ]);
-        t.insert("send_rate".into(), Value::Table(rate));
-    }
-    if let Some(a) = &p.limits.admission {
-        t.insert(
-            "admission".into(),
-            Value::Table(table([
-                ("reserve", duration(a.reserve)),
-                ("min_attempt", duration(a.min_attempt)),
-                ("timeout_cap", duration(a.timeout_cap)),
-            ])),
-        );
-    }
-    if let Some(b) = &p.retry_budget {
-        t.insert("retry_budget".into(), retry_budget(b));
-    }
-    if let Some(calls) = &p.calls {
-        let names = calls
-            .iter()
-            .map(|&c| tools[c].name.clone().into())
-            .collect();
-        t.insert("calls".into(), Value::Array(names));
-    }
-    Value::Table(t)
-}
-
-/// The sweep as a config: its base experiment, and its axes if it has any.
-pub fn resolved(sweep: &Sweep) -> Table {
-    let mut t = experiment(&sweep.base);
-    if !sweep.axes.is_empty() {
-        let axes = sweep
-            .axes
-            .iter()
-            .map(|a| {
-                Value::Table(table([
-                    ("path", a.path.clone().into()),
-                    (
-                        "values",
-                        Value::Array(a.values.iter().map(|p| p.0.clone()).collect()),
-                    ),
-                ]))
+            let (max_attempts, retry_on) = retry_rule(p.retry_of(i));
+            let curve = p.backoff_of(i);
+            at(raw::Layer {
+                name: at(name.clone()),
+                max_attempts,
+                retry_on,
+                backoff: when(*curve != Backoff::IMMEDIATE, backoff(curve)),
             })
-            .collect();
-        t.insert(
-            "sweep".into(),
-            Value::Table(table([
-                ("mode", if sweep.zip { "zip" } else { "grid" }.into()),
-                ("axis", Value::Array(axes)),
-            ])),
-        );
-    }
-    t
+        });
+    list.collect()
 }
 
-/// The workload as a config table.
-fn workload(w: &Workload, tools: &[Tool]) -> Table {
-    let mut t = Table::new();
-    if let Some(tasks) = w.tasks {
-        t.insert("tasks".into(), Value::Integer(tasks as i64));
-    }
-    if let Some(d) = w.duration {
-        t.insert("duration".into(), duration(d));
-    }
-    let calls = w.calls.iter().map(|&c| tools[c].name.clone().into());
-    t.insert("calls".into(), Value::Array(calls.collect()));
-    t.insert("clients".into(), Value::Integer(w.clients.into()));
-    if w.callers > 1 {
-        t.insert("callers".into(), Value::Integer(w.callers.into()));
-    }
-    let kind = if w.arrival == Arrival::Batch {
-        "batch"
-    } else {
-        "poisson"
+fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
+    let (max_attempts, retry_on) = match p.layers {
+        None => retry_rule(&p.retry),
+        Some(_) => (None, None),
     };
-    t.insert("arrival".into(), kind.into());
-    match &w.arrival {
-        Arrival::Batch => {}
-        Arrival::Poisson { mean_gap } => {
-            t.insert("mean_interarrival".into(), float_ticks(*mean_gap));
-        }
-        Arrival::Scheduled(s) => {
-            let point = |p: &RatePoint| {
-                Value::Table(table([
-                    ("at", duration(p.at)),
-                    ("per_second", p.per_second.into()),
-                    ("ramp", p.ramp.into()),
-                ]))
-            };
-            t.insert(
-                "rate".into(),
-                Value::Array(s.points().iter().map(point).collect()),
-            );
-        }
-    }
-    t
-}
-
-/// The experiment as a config table.
-fn experiment(exp: &Experiment) -> Table {
-    let workload = workload(&exp.workload, &exp.tools);
-    let names = |names: Vec<&str>| Value::Array(names.into_iter().map(Value::from).collect());
-    let mut output = table([
-        ("intents", exp.output.intents.into()),
-        ("attempts", exp.output.attempts.into()),
-        (
-            "charts",
-            names(exp.output.charts.iter().map(|c| c.name()).collect()),
+    let single = p.layers.is_none();
+    let limits = &p.limits;
+    let pushback = &p.pushback;
+    raw::Policy {
+        name: at(p.name.clone()),
+        max_attempts,
+        retry_on,
+        retry_after: text(pushback.mode.name()),
+        timeout: some(p.timeout.to_string().into()),
+        idempotency_key: text(p.key.name()),
+        safety_gate: p.safety_gate,
+        lookup_before_retry: p.lookup_before_retry,
+        balancer: when(p.balancer != Balancer::RoundRobin, p.balancer.name().into()),
+        retry_host: when(p.retry_host != RetryHost::Any, p.retry_host.name().into()),
+        outlier_detection: p.outlier_detection.as_ref().map(|o| {
+            at(raw::OutlierDetection {
+                consecutive_5xx: some(o.consecutive_5xx),
+                base_ejection_time: ticks(o.base_ejection_time),
+                max_ejection_time: ticks(o.max_ejection_time),
+                max_ejection_percent: some(o.max_ejection_percent),
+            })
+        }),
+        should_retry: when(
+            p.should_retry != ShouldRetry::Ignore,
+            p.should_retry.name().into(),
         ),
-        (
-            "chart_formats",
-            names(exp.output.chart_formats.iter().map(|f| f.name()).collect()),
+        payload_drift: when(p.payload_drift > 0.0, p.payload_drift),
+        hedge_delay: when(p.hedge != Wait::None, p.hedge.to_string().into()),
+        hedging: when(p.hedging != Hedging::Single, p.hedging.name().into()),
+        retry_after_jitter: when(pushback.jitter > Tick::ZERO, duration(pushback.jitter)),
+        retry_after_max: pushback.max.and_then(ticks),
+        retry_after_resets: when(pushback.resets, true),
+        retry_after_over_backoff: pushback.over_backoff.and_then(ticks),
+        retry_after_retries: when(pushback.retries, true),
+        scope: when(p.scope != GateScope::Tool, p.scope.name().into()),
+        throttle_backoff: p.throttle_backoff.as_ref().map(|b| at(backoff(b))),
+        timeout_tie: when(p.timeout_tie != Tie::Late, p.timeout_tie.name().into()),
+        backoff: when(
+            single && p.backoff != Backoff::IMMEDIATE,
+            backoff(&p.backoff),
         ),
-    ]);
-    let mut t = table([
-        ("name", exp.name.clone().into()),
-        ("description", exp.description.clone().into()),
-        ("seed", Value::Integer(exp.seed as i64)),
-        ("replications", Value::Integer(exp.replications as i64)),
-        ("horizon", duration(exp.horizon)),
-        ("workload", Value::Table(workload)),
-    ]);
-    t.insert(
-        "tool".into(),
-        Value::Array(exp.tools.iter().map(tool::tool).collect()),
-    );
-    t.insert(
-        "policy".into(),
-        Value::Array(exp.policies.iter().map(|p| policy(p, &exp.tools)).collect()),
-    );
-    if let Some(width) = exp.output.timeseries {
-        output.insert("timeseries".into(), duration(width));
+        layers: p.layers.as_ref().map(|l| at(layers(p, l))),
+        reset_each_layer: p.layers.as_ref().map(|l| at(l.reset_each)),
+        deadline: limits.deadline.and_then(ticks),
+        dispatch_cap: limits.dispatch_cap.map(at),
+        cancel_after: limits.cancel_after.and_then(ticks),
+        breaker: p.breaker.as_ref().map(|b| at(breaker(b))),
+        concurrency: p.concurrency.as_ref().map(|c| at(concurrency(c))),
+        send_rate: p.send_rate.as_ref().map(|r| {
+            at(raw::SendRate {
+                min_rate: some(r.min_rate),
+                beta: some(r.beta),
+                scale: some(r.scale),
+                smoothing: some(r.smoothing),
+                measure_bin: ticks(r.measure_bin),
+            })
+        }),
+        admission: limits.admission.as_ref().map(|a| {
+            at(raw::Admission {
+                reserve: at(duration(a.reserve)),
+                min_attempt: at(duration(a.min_attempt)),
+                timeout_cap: at(duration(a.timeout_cap)),
+            })
+        }),
+        retry_budget: p.retry_budget.as_ref().map(|b| at(retry_budget(b))),
+        calls: (p.calls.as_ref())
+            .and_then(|calls| texts(calls.iter().map(|&c| tools[c].name.as_str()))),
+        preset: None,
+        note: None,
     }
-    t.insert("output".into(), Value::Table(output));
-    t
 }

@@ -1,231 +1,169 @@
 //! A tool written back as a config table: its faults, latencies, server and outages.
 
-use toml::Value;
-use toml::value::Table;
+use toml::Spanned;
 
-use super::{duration, float_ticks, table};
+use super::{at, duration, float_ticks, some, text, texts, ticks, when};
+use crate::config::raw;
 use crate::model::{Latency, Replica, Tool, ToolKind};
 use crate::time::Tick;
 
 /// Replica `index`'s entry: what it does otherwise than its tool, if anything.
-fn replica(t: &Tool, index: usize, r: &Replica) -> Option<Table> {
-    let mut entry = table([("index", (index as i64).into())]);
+fn replica(t: &Tool, index: usize, r: &Replica) -> Option<Spanned<raw::Replica>> {
     let (mine, base) = (&r.faults, &t.faults);
-    for (key, p, q) in [
-        ("request_loss", mine.request_loss, base.request_loss),
-        ("server_error", mine.server_error, base.server_error),
-        ("reply_loss", mine.reply_loss, base.reply_loss),
-        ("throttled", mine.throttled, base.throttled),
-        (
-            "error_after_commit",
-            mine.error_after_commit,
-            base.error_after_commit,
-        ),
-    ] {
-        if p != q {
-            entry.insert(key.into(), p.into());
-        }
-    }
-    if r.service_time != t.service_time {
-        entry.insert("service_time".into(), latency(&r.service_time));
-    }
-    (entry.len() > 1).then_some(entry)
+    let differs = |p: f64, q: f64| when(p != q, p);
+    let entry = raw::Replica {
+        index: at(index as u32),
+        service_time: when(r.service_time != t.service_time, latency(&r.service_time)),
+        request_loss: differs(mine.request_loss, base.request_loss),
+        server_error: differs(mine.server_error, base.server_error),
+        reply_loss: differs(mine.reply_loss, base.reply_loss),
+        throttled: differs(mine.throttled, base.throttled),
+        error_after_commit: differs(mine.error_after_commit, base.error_after_commit),
+    };
+    let overrides = [
+        entry.service_time.is_some(),
+        entry.request_loss.is_some(),
+        entry.server_error.is_some(),
+        entry.reply_loss.is_some(),
+        entry.throttled.is_some(),
+        entry.error_after_commit.is_some(),
+    ];
+    overrides.contains(&true).then(|| at(entry))
 }
 
-fn latency(l: &Latency) -> Value {
-    Value::Table(match l {
-        Latency::Constant(t) => table([("dist", "constant".into()), ("value", duration(*t))]),
-        Latency::Uniform { min, max } => table([
-            ("dist", "uniform".into()),
-            ("min", duration(*min)),
-            ("max", duration(*max)),
-        ]),
+fn latency(l: &Latency) -> raw::Latency {
+    let mut out = raw::Latency::of_dist(at(String::new()));
+    let dist = match l {
+        Latency::Constant(t) => {
+            out.value = ticks(*t);
+            "constant"
+        }
+        Latency::Uniform { min, max } => {
+            (out.min, out.max) = (ticks(*min), ticks(*max));
+            "uniform"
+        }
         Latency::Exponential { mean } => {
-            table([("dist", "exponential".into()), ("mean", float_ticks(*mean))])
+            out.mean = float_ticks(*mean);
+            "exponential"
         }
-        Latency::LogNormal { median, sigma } => table([
-            ("dist", "lognormal".into()),
-            ("median", float_ticks(*median)),
-            ("sigma", (*sigma).into()),
-        ]),
-        Latency::Gamma(g) => table([
-            ("dist", "gamma".into()),
-            ("shape", g.shape.into()),
-            ("mean", float_ticks(g.shape * g.scale)),
-        ]),
-        Latency::FoldedNormal { mean, sd } => table([
-            ("dist", "folded_normal".into()),
-            ("mean", float_ticks(*mean)),
-            ("sd", float_ticks(*sd)),
-        ]),
-        Latency::Weibull { shape, scale } => table([
-            ("dist", "weibull".into()),
-            ("shape", (*shape).into()),
-            ("scale", float_ticks(*scale)),
-        ]),
-        Latency::Empirical(e) => table([
-            ("dist", "empirical".into()),
-            ("file", e.file.clone().into()),
-        ]),
-    })
+        Latency::LogNormal { median, sigma } => {
+            (out.median, out.sigma) = (float_ticks(*median), some(*sigma));
+            "lognormal"
+        }
+        Latency::Gamma(g) => {
+            (out.shape, out.mean) = (some(g.shape), float_ticks(g.shape * g.scale));
+            "gamma"
+        }
+        Latency::FoldedNormal { mean, sd } => {
+            (out.mean, out.sd) = (float_ticks(*mean), float_ticks(*sd));
+            "folded_normal"
+        }
+        Latency::Weibull { shape, scale } => {
+            (out.shape, out.scale) = (some(*shape), float_ticks(*scale));
+            "weibull"
+        }
+        Latency::Empirical(e) => {
+            out.file = some(e.file.clone());
+            "empirical"
+        }
+    };
+    out.dist = at(dist.to_string());
+    out
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "129 lines: to be split by what it does"
-)]
-pub(super) fn tool(t: &Tool) -> Value {
-    let mut v = Value::Table(table([
-        ("name", t.name.clone().into()),
-        ("kind", t.server.kind.name().into()),
-        ("idempotent", t.server.idempotent.into()),
-        ("request_loss", t.faults.request_loss.into()),
-        ("server_error", t.faults.server_error.into()),
-        ("reply_loss", t.faults.reply_loss.into()),
-        ("throttled", t.faults.throttled.into()),
-        ("forbidden", t.faults.forbidden.into()),
-        ("invalid", t.faults.invalid.into()),
-        ("loss_seen_as", t.loss_seen_as.name().into()),
-        ("request_latency", latency(&t.request_latency)),
-        ("service_time", latency(&t.service_time)),
-        ("reply_latency", latency(&t.reply_latency)),
-        ("lookup_time", duration(t.lookup.time)),
-        ("lookup_failure", t.lookup.failure.into()),
-        ("commit_lag", duration(t.lookup.lag)),
-        ("cooperative", t.cooperative.into()),
-    ]));
-    if let Value::Table(table) = &mut v {
-        let workers = t
-            .server
-            .workers
-            .map_or("unlimited".into(), |w| Value::Integer(w.into()));
-        table.insert("workers".into(), workers);
-        // The line exists only in front of limited workers.
-        if t.server.workers.is_some() {
-            let limit = t
-                .server
-                .line
-                .limit
-                .map_or("unlimited".into(), |l| Value::Integer(l.into()));
-            table.insert("line_limit".into(), limit);
-            table.insert("line_order".into(), t.server.line.order.name().into());
-        }
-        if !t.server.outages.is_empty() {
-            let outages = t
-                .server
-                .outages
-                .iter()
-                .map(|o| {
-                    let mut outage = self::table([
-                        ("from", duration(o.from)),
-                        ("until", duration(o.until)),
-                        ("mode", o.mode.name().into()),
-                    ]);
-                    if let Some(z) = o.zone {
-                        outage.insert("zone".into(), t.zones[z].clone().into());
-                    }
-                    Value::Table(outage)
+pub(super) fn tool(t: &Tool) -> raw::Tool {
+    let server = &t.server;
+    // A scripted tool's faults and latencies are not written: its script stands for them.
+    let drawn = t.script.is_none();
+    let fault = |p: f64| when(drawn, p);
+    let latency_of = |l: &Latency| when(drawn, latency(l));
+    // The line exists only in front of limited workers.
+    let limited = server.workers.is_some();
+    let count_or_unlimited = |n: Option<u32>| n.map_or("unlimited".into(), |n| n.into());
+    let zone = |z: Option<usize>| z.map(|z| at(t.zones[z].clone()));
+    raw::Tool {
+        name: at(t.name.clone()),
+        kind: text(server.kind.name()),
+        idempotent: some(server.idempotent),
+        request_loss: fault(t.faults.request_loss),
+        server_error: fault(t.faults.server_error),
+        reply_loss: fault(t.faults.reply_loss),
+        throttled: fault(t.faults.throttled),
+        forbidden: fault(t.faults.forbidden),
+        invalid: fault(t.faults.invalid),
+        loss_seen_as: text(t.loss_seen_as.name()),
+        request_latency: latency_of(&t.request_latency),
+        service_time: latency_of(&t.service_time),
+        reply_latency: latency_of(&t.reply_latency),
+        lookup_time: ticks(t.lookup.time),
+        lookup_failure: some(t.lookup.failure),
+        commit_lag: ticks(t.lookup.lag),
+        cooperative: some(t.cooperative),
+        workers: some(count_or_unlimited(server.workers)),
+        line_limit: when(limited, count_or_unlimited(server.line.limit)),
+        line_order: when(limited, server.line.order.name().into()),
+        outages: (server.outages.iter())
+            .map(|o| {
+                at(raw::Outage {
+                    from: at(duration(o.from)),
+                    until: at(duration(o.until)),
+                    mode: text(o.mode.name()),
+                    zone: zone(o.zone),
                 })
-                .collect();
-            table.insert("outages".into(), Value::Array(outages));
-        }
-        if !t.server.capacity.is_empty() {
-            let windows = (t.server.capacity.iter())
-                .map(|w| {
-                    let mut window = self::table([
-                        ("from", duration(w.from)),
-                        ("until", duration(w.until)),
-                        ("fraction", w.fraction.into()),
-                    ]);
-                    if let Some(z) = w.zone {
-                        window.insert("zone".into(), t.zones[z].clone().into());
-                    }
-                    Value::Table(window)
+            })
+            .collect(),
+        capacity: (server.capacity.iter())
+            .map(|w| {
+                at(raw::CapacityWindow {
+                    from: at(duration(w.from)),
+                    until: at(duration(w.until)),
+                    fraction: at(w.fraction),
+                    zone: zone(w.zone),
                 })
-                .collect();
-            table.insert("capacity".into(), Value::Array(windows));
-        }
-        if let Some(retention) = t.server.key_retention {
-            table.insert("key_retention".into(), duration(retention));
-        }
-        if t.server.drop_expired {
-            table.insert("drop_expired".into(), true.into());
-        }
-        if t.server.kind == ToolKind::Record {
-            table.insert("version_check".into(), t.server.version_check.name().into());
-        }
-        if let Some(limit) = &t.server.rate_limit {
-            let bucket = self::table([
-                ("per_second", limit.rate().into()),
-                ("burst", i64::from(limit.burst).into()),
-                ("scope", limit.scope.name().into()),
-                ("retry_after_unit", duration(limit.unit)),
-            ]);
-            table.insert("rate_limit".into(), Value::Table(bucket));
-        }
-        if t.server.slowdown > Tick::ZERO {
-            table.insert("slowdown".into(), duration(t.server.slowdown));
-        }
+            })
+            .collect(),
+        key_retention: server.key_retention.and_then(ticks),
+        drop_expired: when(server.drop_expired, true),
+        version_check: when(
+            server.kind == ToolKind::Record,
+            server.version_check.name().into(),
+        ),
+        rate_limit: server.rate_limit.as_ref().map(|limit| {
+            at(raw::RateLimit {
+                per_second: at(limit.rate()),
+                burst: some(limit.burst),
+                scope: text(limit.scope.name()),
+                retry_after_unit: ticks(limit.unit),
+            })
+        }),
+        slowdown: when(server.slowdown > Tick::ZERO, duration(server.slowdown)),
         // Written only where set, so configs from before the key read back unchanged.
-        if t.faults.connect_failure > 0.0 {
-            table.insert("connect_failure".into(), t.faults.connect_failure.into());
-        }
-        if t.faults.error_after_commit > 0.0 {
-            let p = t.faults.error_after_commit;
-            table.insert("error_after_commit".into(), p.into());
-        }
-        if t.server.should_retry_header {
-            table.insert("should_retry_header".into(), true.into());
-        }
-        if !t.zones.is_empty() {
-            let zones = t.zones.iter().map(|z| Value::from(z.clone())).collect();
-            table.insert("zones".into(), Value::Array(zones));
-        }
-        if !t.replicas.is_empty() {
-            table.insert("replicas".into(), (t.replicas.len() as i64).into());
-            let entries: Vec<Value> = (t.replicas.iter().enumerate())
-                .filter_map(|(i, r)| replica(t, i, r).map(Value::Table))
-                .collect();
-            if !entries.is_empty() {
-                table.insert("replica".into(), Value::Array(entries));
-            }
-        }
-        if let Some(wait) = t.faults.retry_after {
-            table.insert("retry_after".into(), duration(wait));
-        }
-        if let Some(script) = &t.script {
-            // A scripted tool's faults and latencies are not used: its script stands for them.
-            for key in [
-                "request_loss",
-                "server_error",
-                "reply_loss",
-                "throttled",
-                "forbidden",
-                "invalid",
-                "connect_failure",
-                "error_after_commit",
-                "request_latency",
-                "service_time",
-                "reply_latency",
-            ] {
-                table.remove(key);
-            }
-            let steps = script
-                .steps
-                .iter()
-                .map(|s| {
-                    let mut step = self::table([
-                        ("outcome", s.fate.name().into()),
-                        ("after", duration(s.after)),
-                    ]);
-                    if let Some(wait) = s.retry_after {
-                        step.insert("retry_after".into(), duration(wait));
-                    }
-                    Value::Table(step)
+        connect_failure: when(
+            drawn && t.faults.connect_failure > 0.0,
+            t.faults.connect_failure,
+        ),
+        error_after_commit: when(
+            drawn && t.faults.error_after_commit > 0.0,
+            t.faults.error_after_commit,
+        ),
+        should_retry_header: when(server.should_retry_header, true),
+        zones: (!t.zones.is_empty())
+            .then(|| texts(t.zones.iter().map(String::as_str)))
+            .flatten(),
+        replicas: when(!t.replicas.is_empty(), t.replicas.len() as u32),
+        replica: (t.replicas.iter().enumerate())
+            .filter_map(|(i, r)| replica(t, i, r))
+            .collect(),
+        retry_after: t.faults.retry_after.and_then(ticks),
+        script: t.script.as_ref().map(|script| {
+            let steps = script.steps.iter().map(|s| {
+                at(raw::ScriptStep {
+                    outcome: at(s.fate.name().into()),
+                    after: at(duration(s.after)),
+                    retry_after: s.retry_after.and_then(ticks),
                 })
-                .collect();
-            table.insert("script".into(), Value::Array(steps));
-        }
+            });
+            at(steps.collect())
+        }),
     }
-    v
 }
