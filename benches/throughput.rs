@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 
-use retrysim::config::Source;
+use retrysim::config::{Origin, Source};
 use retrysim::produce;
 use retrysim::run::{Options, jobs};
 use retrysim::sweep::Sweep;
@@ -59,7 +59,7 @@ fn in_flight(in_flight: u64) -> Sweep {
     let source = Source {
         name: format!("in-flight {in_flight}"),
         text,
-        dir: None,
+        origin: Origin::Text,
     };
     source.sweep().unwrap_or_else(|e| panic!("{e}"))
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use crate::Error;
 use crate::calibrate;
-use crate::config::{Change, ConfigError, Source};
+use crate::config::{Change, ConfigError, Origin, Source};
 use crate::model::{Arrival, Workload};
 use crate::shard::{self, Header, RunsReader, Shard};
 use crate::sim::{self, Job};
@@ -33,7 +33,7 @@ pub fn config(data: &[u8]) {
     let source = Source {
         name: "fuzz.toml".into(),
         text,
-        dir: None,
+        origin: Origin::Text,
     };
     let mut sweep = match source.sweep() {
         Ok(sweep) => sweep,
@@ -102,7 +102,7 @@ pub fn grpc_service_config(data: &[u8]) {
     let source = Source {
         name: "fuzz.toml".into(),
         text: format!("{GRPC_CONFIG}{}\n", toml::Value::String(json.into())),
-        dir: None,
+        origin: Origin::Text,
     };
     if let Err(e) = source.sweep() {
         let _ = e.to_string();
@@ -208,7 +208,7 @@ pub fn set_scan(data: &[u8]) {
     let source = Source {
         name: "tiny.toml".into(),
         text: TINY.into(),
-        dir: None,
+        origin: Origin::Text,
     };
     if let Err(e) = source.changed(&changes) {
         let _ = e.to_string();

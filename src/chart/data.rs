@@ -4,16 +4,16 @@
 
 use std::path::Path;
 
-use toml::{Table, Value};
+use toml::Value;
 
 use super::lanes::Block;
 use crate::error::Error;
 use crate::experiment::{ChartFormat, ChartKind};
-use crate::output::manifest::{Written, list};
+use crate::output::manifest::Written;
 use crate::output::table::CsvTable;
 use crate::output::{summary, timeseries};
 use crate::story::Stories;
-use crate::time::{Tick, parse_duration};
+use crate::time::Tick;
 
 /// One swept key and its values, in the config's order.
 #[derive(Clone, Debug)]
@@ -72,75 +72,19 @@ pub struct Bin {
 }
 
 impl Data {
-    /// Reads `summary.csv` and `manifest.toml` from `dir`.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "141 lines: to be split by what it does"
-    )]
+    /// Reads `summary.csv` and `manifest.toml` from `dir`; the manifest's `[resolved]` through
+    /// the config reader, so the charts see the experiment as it ran.
     pub fn read(dir: &Path) -> Result<Data, Error> {
         let written = Written::read(dir)?;
-        let bad_manifest = |why: &str| written.bad(why);
-        let manifest = &written.table;
-        let resolved = written.resolved()?;
-        let string = |t: &Table, key: &str| {
-            t.get(key)
-                .and_then(Value::as_str)
-                .map(String::from)
-                .ok_or_else(|| bad_manifest(&format!("no `{key}`")))
-        };
-        let axes = list(resolved.get("sweep").and_then(|s| s.get("axis")))
-            .iter()
-            .map(|a| {
-                let path = a.get("path").and_then(Value::as_str);
-                let values = list(a.get("values"));
-                path.map(|p| Axis {
-                    path: p.to_string(),
-                    values: values.iter().map(cell).collect(),
-                })
-                .ok_or_else(|| bad_manifest("a sweep axis has no path"))
+        let sweep = written.sweep()?;
+        let exp = &sweep.base;
+        let axes: Vec<Axis> = (sweep.axes.iter())
+            .map(|a| Axis {
+                path: a.path.clone(),
+                values: a.values.iter().map(ToString::to_string).collect(),
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        let zipped = resolved
-            .get("sweep")
-            .and_then(|s| s.get("mode"))
-            .and_then(Value::as_str)
-            == Some("zip");
-        let policies: Vec<String> = list(resolved.get("policy"))
-            .iter()
-            .filter_map(|p| p.get("name").and_then(Value::as_str).map(String::from))
             .collect();
-        let output = resolved.get("output");
-        let named = |key: &str| -> Vec<String> {
-            list(output.and_then(|o| o.get(key)))
-                .iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect()
-        };
-        // Names back to what they name, as the config layer reads them.
-        let lookup = |key: &str, what: &str| -> Result<Vec<usize>, Error> {
-            let names: &[&str] = match key {
-                "charts" => &ChartKind::ALL.map(ChartKind::name),
-                _ => &ChartFormat::ALL.map(ChartFormat::name),
-            };
-            named(key)
-                .iter()
-                .map(|n| {
-                    names
-                        .iter()
-                        .position(|k| k == n)
-                        .ok_or_else(|| bad_manifest(&format!("unknown {what} \"{n}\"")))
-                })
-                .collect()
-        };
-        let charts: Vec<ChartKind> = lookup("charts", "chart")?
-            .into_iter()
-            .map(|i| ChartKind::ALL[i])
-            .collect();
-        let formats = lookup("chart_formats", "chart format")?
-            .into_iter()
-            .map(|i| ChartFormat::ALL[i])
-            .collect();
-
+        let policies: Vec<String> = exp.policies.iter().map(|p| p.name.clone()).collect();
         let summary_path = dir.join("summary.csv");
         let paths: Vec<String> = axes.iter().map(|a| a.path.clone()).collect();
         let table = CsvTable::read(&summary_path, &paths, &summary::columns())?;
@@ -153,11 +97,9 @@ impl Data {
                 cells: cells.to_vec(),
             })
             .collect();
-        let columns = table.columns().to_vec();
-        let finished = manifest
-            .get("points_finished")
+        let finished = (written.table.get("points_finished"))
             .and_then(Value::as_integer)
-            .ok_or_else(|| bad_manifest("no `points_finished`"))?;
+            .ok_or_else(|| written.bad("no `points_finished`"))?;
         let expected = finished as usize * policies.len();
         if rows.len() != expected {
             return Err(Error::BadOutput(format!(
@@ -168,39 +110,14 @@ impl Data {
                 policies.len()
             )));
         }
-        if let Some(kind) = charts.iter().find(|k: &&ChartKind| !k.fits(axes.len())) {
-            return Err(bad_manifest(&format!(
-                "the {} chart does not fit a sweep of {} axes",
-                kind.name(),
-                axes.len()
-            )));
-        }
-        let duration = |v: Option<&Value>| {
-            v.and_then(Value::as_str)
-                .and_then(|s| parse_duration(s).ok())
-        };
-        let mut outages = Vec::new();
-        for tool in list(resolved.get("tool")) {
-            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-            for o in list(tool.get("outages")) {
-                let (from, until) = (duration(o.get("from")), duration(o.get("until")));
-                let (Some(from), Some(until)) = (from, until) else {
-                    return Err(bad_manifest(&format!(
-                        "an outage of \"{name}\" without its times"
-                    )));
-                };
-                outages.push((name.to_string(), from, until));
-            }
-        }
-        let timeseries = match output.and_then(|o| o.get("timeseries")) {
+        let charts = exp.output.charts.clone();
+        let outages = (exp.tools.iter())
+            .flat_map(|t| (t.server.outages.iter()).map(|o| (t.name.clone(), o.from, o.until)))
+            .collect();
+        let timeseries = match exp.output.timeseries {
             None => None,
             Some(_) => Some(bins(&dir.join("timeseries.csv"), &paths)?),
         };
-        let trigger = manifest
-            .get("recovery")
-            .and_then(|r| r.get("trigger"))
-            .and_then(Value::as_array)
-            .and_then(|span| Some((duration(span.first())?, duration(span.get(1))?)));
         let stories = if charts.contains(&ChartKind::Timeline) {
             Some(Stories::read(dir)?)
         } else {
@@ -208,18 +125,18 @@ impl Data {
         };
         Ok(Data {
             stories,
-            name: string(resolved, "name")?,
-            description: string(resolved, "description").unwrap_or_default(),
+            name: exp.name.clone(),
+            description: exp.description.clone(),
             axes,
-            zipped,
+            zipped: sweep.zip,
             policies,
+            formats: exp.output.chart_formats.clone(),
             charts,
-            formats,
             rows,
-            columns,
+            columns: table.columns().to_vec(),
             timeseries,
             outages,
-            trigger,
+            trigger: exp.recovery_windows().map(|w| w.trigger),
         })
     }
 
@@ -332,9 +249,4 @@ fn bins(path: &Path, axes: &[String]) -> Result<Vec<Bin>, Error> {
             }
         })
         .collect())
-}
-
-/// A swept value as its CSV cell shows it.
-fn cell(v: &Value) -> String {
-    crate::sweep::Param(v.clone()).to_string()
 }

@@ -91,7 +91,7 @@ pub fn sweep(source: &Source, raw: raw::Config) -> Result<Sweep> {
         let point_source = Source {
             name: source.name.clone(),
             text: toml::to_string(&point_doc).expect("a TOML table serializes"),
-            dir: source.dir.clone(),
+            origin: source.origin.clone(),
         };
         let mut experiment = super::parse(&point_source)
             .and_then(|raw| validate::experiment(&point_source, &raw, specs.len()))

@@ -10,7 +10,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
-use super::{ConfigError, Source, path};
+use super::{ConfigError, Origin, Source, path};
 use crate::experiment::ChartKind;
 use crate::sweep::Sweep;
 
@@ -52,7 +52,7 @@ impl Flag {
         let source = Source {
             name: format!("the command line ({flag})"),
             text: text.to_string(),
-            dir: None,
+            origin: Origin::Text,
         };
         let Some(eq) = text.find('=') else {
             let e = ConfigError::at(&source, 0..text.len(), "", "no `=` between key and value");
@@ -174,7 +174,7 @@ pub fn apply(source: &Source, changes: &[Change]) -> Result<Sweep, ConfigError> 
         let changed = Source {
             name: source.name.clone(),
             text: toml::to_string(&doc).expect("a TOML table serializes"),
-            dir: source.dir.clone(),
+            origin: source.origin.clone(),
         };
         sweep = changed.sweep().map_err(|e| blame(&flags, &e))?;
     }

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::ops::Range;
 
-use super::Source;
+use super::{Origin, Source};
 
 /// A config that cannot be used. Displayed as
 ///
@@ -77,7 +77,7 @@ impl ConfigError {
         let source = Source {
             name: file.to_string(),
             text: String::from_utf8_lossy(bytes).into_owned(),
-            dir: None,
+            origin: Origin::Text,
         };
         ConfigError::at(
             &source,

@@ -6,7 +6,7 @@ use std::path::Path;
 use toml::{Spanned, Value};
 
 use super::check::{Check, Result};
-use super::{ConfigError, raw};
+use super::{ConfigError, Origin, raw};
 use crate::model::Latency;
 use crate::model::latency::{Empirical, GammaQuantiles};
 use crate::time::{DURATION_HELP, Tick, parse_duration};
@@ -200,10 +200,14 @@ fn lognormal(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Resu
 fn empirical(check: &Check, file: &Spanned<String>, path: &str) -> Result<Empirical> {
     let name = file.get_ref();
     let fail = |why: String| ConfigError::at(check.source, file.span(), path, why);
-    let Some(dir) = &check.source.dir else {
-        return Err(fail(
-            "a config without a folder (the built-in one) cannot read files".into(),
-        ));
+    let dir = match &check.source.origin {
+        Origin::Folder(dir) => dir,
+        Origin::Manifest => return Ok(Empirical::named(name)),
+        Origin::Text => {
+            return Err(fail(
+                "a config without a folder (the built-in one) cannot read files".into(),
+            ));
+        }
     };
     let target = dir.join(name);
     let (Ok(folder), Ok(found)) = (dir.canonicalize(), target.canonicalize()) else {

@@ -35,9 +35,35 @@ pub const DEFAULT_CONFIG_NAME: &str = "configs/reliability-layer.toml (built in)
 pub struct Source {
     pub name: String,
     pub text: String,
-    /// The folder files named by the config are read from, and confined to; none for the
-    /// built-in config.
-    pub dir: Option<PathBuf>,
+    /// Where the config comes from, which says where the files it names are read.
+    pub origin: Origin,
+}
+
+/// Where a config comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A file in this folder: the files it names (empirical latencies) are read from, and
+    /// confined to, the folder.
+    Folder(PathBuf),
+    /// A text that stands in no folder (the built-in config, a flag, a test): it can read no
+    /// files.
+    Text,
+    /// A manifest's `[resolved]` table read back, to learn what ran (names, axes, windows,
+    /// limits), never to run it. The files it names are not read (they may have moved since),
+    /// so a percentile or maximum of an empirical latency reads 0; and the experiment's name is
+    /// its output folder's, which for a changed run (`lost-reply+reply_loss=0.3`) is not a
+    /// name a config may take.
+    Manifest,
+}
+
+impl Origin {
+    /// The folder files are read from, if any.
+    pub fn folder(&self) -> Option<&Path> {
+        match self {
+            Origin::Folder(dir) => Some(dir),
+            Origin::Text | Origin::Manifest => None,
+        }
+    }
 }
 
 impl Source {
@@ -68,21 +94,32 @@ impl Source {
             )));
         }
         let text = String::from_utf8(bytes).map_err(|e| ConfigError::not_utf8(&name, &e))?;
-        let dir = path.parent().map(|p| {
-            if p.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                p.to_path_buf()
-            }
-        });
-        Ok(Source { name, text, dir })
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        Ok(Source {
+            name,
+            text,
+            origin: Origin::Folder(dir),
+        })
+    }
+
+    /// A manifest's `[resolved]` table as a config, so it is read by the same reader that read
+    /// the config: its files named but not read.
+    pub fn resolved(name: &str, table: &toml::Table) -> Source {
+        Source {
+            name: name.to_string(),
+            text: toml::to_string(table).expect("a TOML table serializes"),
+            origin: Origin::Manifest,
+        }
     }
 
     pub fn builtin() -> Source {
         Source {
             name: DEFAULT_CONFIG_NAME.into(),
             text: DEFAULT_CONFIG.into(),
-            dir: None,
+            origin: Origin::Text,
         }
     }
 

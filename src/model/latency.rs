@@ -52,7 +52,19 @@ pub enum Latency {
 pub struct Empirical {
     /// The file as the config names it, relative to the config.
     pub file: String,
+    /// Never empty in a config that runs: only a manifest read back names a file without its
+    /// samples.
     pub samples: Arc<[Tick]>,
+}
+
+impl Empirical {
+    /// The file named, its samples not read: for a manifest read back, never for a run.
+    pub fn named(file: &str) -> Empirical {
+        Empirical {
+            file: file.to_string(),
+            samples: Arc::new([]),
+        }
+    }
 }
 
 impl Latency {
@@ -114,7 +126,8 @@ impl Latency {
         }
     }
 
-    /// The p-quantile of the samples as drawn: the least whole tick t with P(sample ≤ t) ≥ p.
+    /// The p-quantile of the samples as drawn: the least whole tick t with P(sample ≤ t) ≥ p
+    /// (0 for a file named but not read, which no run meets).
     pub fn quantile(&self, p: f64) -> Tick {
         // For a continuous X: the least t with P(X < t + ½) ≥ p, i.e. ⌈q(p) − ½⌉.
         let continuous = |q: f64| Tick(libm::ceil(q - 0.5).max(0.0) as u64);
@@ -125,6 +138,7 @@ impl Latency {
                 let rank = libm::ceil(p * n as f64).max(1.0) as u64;
                 Tick(min.0 + rank.min(n) - 1)
             }
+            Latency::Empirical(e) if e.samples.is_empty() => Tick::ZERO,
             Latency::Empirical(e) => {
                 let n = e.samples.len();
                 let rank = (libm::ceil(p * n as f64) as usize).clamp(1, n);
@@ -155,12 +169,12 @@ impl Latency {
         }
     }
 
-    /// The longest sample, for distributions that have one.
+    /// The longest sample, for distributions that have one (0 for a file named but not read).
     pub fn max(&self) -> Option<Tick> {
         match self {
             Latency::Constant(c) => Some(*c),
             Latency::Uniform { max, .. } => Some(*max),
-            Latency::Empirical(e) => e.samples.last().copied(),
+            Latency::Empirical(e) => Some(e.samples.last().copied().unwrap_or(Tick::ZERO)),
             _ => None,
         }
     }

@@ -12,6 +12,7 @@ use crate::config::{Source, resolved};
 use crate::error::Error;
 use crate::metrics::recovery::{SMOOTHING, WITHIN, Windows};
 use crate::run::Results;
+use crate::sweep::Sweep;
 use crate::time::Tick;
 
 pub fn write(results: &Results, source: &Source, files: &[String], path: &Path) -> io::Result<()> {
@@ -89,16 +90,20 @@ impl Written {
         Error::BadOutput(format!("{}: {why}", self.path.display()))
     }
 
-    /// The `[resolved]` table: the config with every default filled in.
-    pub fn resolved(&self) -> Result<&Table, Error> {
-        self.table
-            .get("resolved")
+    /// The sweep that ran, read from the `[resolved]` table by the reader that read its config.
+    pub fn sweep(&self) -> Result<Sweep, Error> {
+        let resolved = (self.table.get("resolved"))
             .and_then(Value::as_table)
-            .ok_or_else(|| self.bad("no [resolved] table"))
+            .ok_or_else(|| self.bad("no [resolved] table"))?;
+        // The table is read again as text, so its errors are told by key, not by line.
+        let name = format!("{} [resolved]", self.path.display());
+        Source::resolved(&name, resolved).sweep().map_err(|e| {
+            let allowed = (e.allowed.as_ref()).map_or(String::new(), |a| format!("; allowed: {a}"));
+            let key = if e.path.is_empty() { "" } else { " " };
+            self.bad(&format!(
+                "[resolved]{key}{}: {}{allowed}",
+                e.path, e.message
+            ))
+        })
     }
-}
-
-/// The elements of a TOML array, none if `value` is absent or not one.
-pub fn list(value: Option<&Value>) -> Vec<Value> {
-    value.and_then(Value::as_array).cloned().unwrap_or_default()
 }

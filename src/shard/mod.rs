@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::config::{Change, Source};
+use crate::config::{Change, Origin, Source};
 use crate::error::Error;
 use crate::run::Share;
 
@@ -96,7 +96,7 @@ impl Request<'_> {
             runs,
             fingerprint: self.fingerprint(share.count),
             config: self.source.name.clone(),
-            config_dir: self.source.dir.as_ref().map(|d| absolute(d)),
+            config_dir: self.source.origin.folder().map(absolute),
             changes: self.changes.to_vec(),
             intents: self.intents,
             attempts: self.attempts,
@@ -239,7 +239,11 @@ impl Shard {
         Ok(Source {
             name: self.header.config.clone(),
             text,
-            dir: self.header.config_dir.clone(),
+            origin: self
+                .header
+                .config_dir
+                .clone()
+                .map_or(Origin::Text, Origin::Folder),
         })
     }
 }

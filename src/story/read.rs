@@ -3,14 +3,12 @@
 
 use std::path::Path;
 
-use toml::Value;
-
 use super::{Attempt, Intent, Marks, Story};
 use crate::error::Error;
-use crate::output::manifest::{Written, list};
+use crate::output::manifest::Written;
 use crate::output::table::CsvTable;
 use crate::output::trace::Trace;
-use crate::time::{Tick, parse_duration};
+use crate::time::Tick;
 
 /// Every intent of an output folder's traces, with each configuration's marks.
 #[derive(Clone, Debug)]
@@ -24,57 +22,36 @@ pub struct Stories {
 impl Stories {
     /// Reads the manifest and both traces of the unswept run in `dir`.
     pub fn read(dir: &Path) -> Result<Stories, Error> {
-        let written = Written::read(dir)?;
-        let bad = |why: String| written.bad(&why);
-        let resolved = written.resolved()?;
-        if resolved.get("sweep").is_some() {
+        let sweep = Written::read(dir)?.sweep()?;
+        if !sweep.axes.is_empty() {
             return Err(Error::NotInOutput(format!(
                 "{} is a sweep: a story is told of one run; pin every swept key with --set \
                  and run it again",
                 dir.display()
             )));
         }
-        let text_of = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(String::from);
-        let duration = |v: &Value, key: &str| -> Result<Option<Tick>, Error> {
-            match text_of(v, key) {
-                None => Ok(None),
-                Some(s) => parse_duration(&s)
-                    .map(Some)
-                    .map_err(|why| bad(format!("`{key}` = \"{s}\": {why}"))),
-            }
-        };
-        let workload_calls = list(resolved.get("workload").and_then(|w| w.get("calls"))).len();
-        let mut marks = Vec::new();
-        for p in list(resolved.get("policy")) {
-            let layers: Vec<String> = list(p.get("layers"))
-                .iter()
-                .map(|l| text_of(l, "name").unwrap_or_default())
-                .collect();
-            marks.push(Marks {
-                policy: text_of(&p, "name").ok_or_else(|| bad("a policy without a name".into()))?,
-                layers: if layers.is_empty() {
-                    vec![String::new()]
-                } else {
-                    layers
+        let exp = &sweep.base;
+        let marks: Vec<Marks> = (exp.policies.iter())
+            .map(|p| Marks {
+                policy: p.name.clone(),
+                layers: match &p.layers {
+                    None => vec![String::new()],
+                    Some(l) => (l.outer.iter().map(|o| o.name.clone()))
+                        .chain([l.innermost.clone()])
+                        .collect(),
                 },
-                deadline: duration(&p, "deadline")?,
-                reset_each_layer: p.get("reset_each_layer").and_then(Value::as_bool) == Some(true),
-                cancel_after: duration(&p, "cancel_after")?,
-                calls: p
-                    .get("calls")
-                    .map_or(workload_calls, |c| list(Some(c)).len()),
-            });
-        }
-        let mut lookup_time = Vec::new();
-        for t in list(resolved.get("tool")) {
-            let name = text_of(&t, "name").unwrap_or_default();
-            lookup_time.push((name, duration(&t, "lookup_time")?.unwrap_or(Tick::ZERO)));
-        }
-        let experiment = text_of(&Value::Table(resolved.clone()), "name")
-            .ok_or_else(|| bad("no `name`".into()))?;
+                deadline: p.limits.deadline,
+                reset_each_layer: p.layers.as_ref().is_some_and(|l| l.reset_each),
+                cancel_after: p.limits.cancel_after,
+                calls: p.calls.as_ref().unwrap_or(&exp.workload.calls).len(),
+            })
+            .collect();
+        let lookup_time: Vec<(String, Tick)> = (exp.tools.iter())
+            .map(|t| (t.name.clone(), t.lookup.time))
+            .collect();
         let intents = read_intents(dir, &marks, &lookup_time)?;
         Ok(Stories {
-            experiment,
+            experiment: exp.name.clone(),
             marks,
             intents,
         })

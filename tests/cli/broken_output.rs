@@ -87,7 +87,7 @@ fn broken_output_folders_are_refused_by_plot() {
             "an unknown chart in the manifest",
             "manifest.toml",
             manifest.replace("charts = [\"comparison\"]", "charts = [\"pie\"]"),
-            vec!["manifest.toml: unknown chart \"pie\"".into()],
+            vec!["manifest.toml: [resolved] output.charts[0]: unknown value \"pie\"".into()],
         ),
     ];
     assert!(manifest.contains("charts = [\"comparison\"]"), "{manifest}");

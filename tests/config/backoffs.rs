@@ -1,7 +1,7 @@
 //! The backoff rules real retry libraries use, written as their settings and held against the
 //! schedules their documentation gives: urllib3, tenacity, gRPC and resilience4j.
 
-use retrysim::config::Source;
+use retrysim::config::{Origin, Source};
 use retrysim::engine::rng::{Source as Stream, Streams, word};
 use retrysim::policy::{Backoff, Previous};
 use retrysim::time::Tick;
@@ -17,7 +17,7 @@ fn backoff(backoff: &str) -> Backoff {
     let source = Source {
         name: "b.toml".into(),
         text,
-        dir: None,
+        origin: Origin::Text,
     };
     let sweep = source.sweep().unwrap_or_else(|e| panic!("{e}"));
     sweep.points[0].experiment.policies[0].backoff

@@ -1,7 +1,7 @@
 //! `--seed`, `--set` and `--scan`: a config changed from the command line, validated like the
 //! file, its errors placed on the flag, its name saying what changed.
 
-use retrysim::config::{Change, Source};
+use retrysim::config::{Change, Origin, Source};
 use retrysim::sweep::Param;
 
 const BASE: &str = r#"name = "c"
@@ -23,7 +23,7 @@ fn source(text: &str) -> Source {
     Source {
         name: "c.toml".into(),
         text: text.into(),
-        dir: None,
+        origin: Origin::Text,
     }
 }
 

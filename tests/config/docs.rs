@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::Path;
 
-use retrysim::config::Source;
+use retrysim::config::{Origin, Source};
 use retrysim::output::column::Column;
 use retrysim::output::schema;
 
@@ -18,7 +18,7 @@ fn accepted_keys(table_text: &str) -> Vec<String> {
     let source = Source {
         name: "keys.toml".into(),
         text: table_text.into(),
-        dir: None,
+        origin: Origin::Text,
     };
     let e = source.sweep().expect_err("zzz is no key").to_string();
     let first = e.lines().next().unwrap();
@@ -240,7 +240,7 @@ fn the_documented_defaults_are_the_codes() {
     let source = retrysim::config::Source {
         name: "d.toml".into(),
         text: text.into(),
-        dir: None,
+        origin: Origin::Text,
     };
     let resolved = retrysim::config::resolved(&source.sweep().unwrap());
     let first = |key: &str| -> Vec<&toml::Table> {
@@ -327,7 +327,7 @@ fn the_readmes_example_config_names_no_shipped_output() {
     let source = retrysim::config::Source {
         name: "README.md".into(),
         text: text.into(),
-        dir: None,
+        origin: Origin::Text,
     };
     source
         .sweep()

@@ -1,7 +1,7 @@
 //! Each library's preset, expanded and held against the schedule and rules the library
 //! documents; and the settings no retrysim rule expresses, refused where they are written.
 
-use retrysim::config::Source;
+use retrysim::config::{Origin, Source};
 use retrysim::model::FailureClass::{self, *};
 use retrysim::policy::{Attempts, BudgetRule, Hedging, Policy, RetryAfter, SendRateRule, Wait};
 use retrysim::time::Tick;
@@ -25,7 +25,7 @@ fn read(body: &str) -> Result<Policy, String> {
     Source {
         name: "p.toml".into(),
         text: text(body),
-        dir: None,
+        origin: Origin::Text,
     }
     .sweep()
     .map(|s| s.base.policies[0].clone())
@@ -37,7 +37,7 @@ fn read_only(body: &str) -> Policy {
     Source {
         name: "h.toml".into(),
         text: text_with_tool(body, "kind = \"read_only\"\n"),
-        dir: None,
+        origin: Origin::Text,
     }
     .sweep()
     .map(|s| s.base.policies[0].clone())

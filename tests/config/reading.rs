@@ -1,6 +1,6 @@
 //! Config validation: each rule's message names the key and says what is allowed.
 
-use retrysim::config::Source;
+use retrysim::config::{Origin, Source};
 
 pub const BASE: &str = r#"name = "c"
 [workload]
@@ -18,7 +18,7 @@ pub fn error(from: &str, to: &str) -> String {
     match (Source {
         name: "c.toml".into(),
         text,
-        dir: None,
+        origin: Origin::Text,
     })
     .sweep()
     .map(|s| s.base)
@@ -39,7 +39,7 @@ fn the_base_config_is_valid_and_fills_defaults() {
     let exp = (Source {
         name: "c.toml".into(),
         text: BASE.into(),
-        dir: None,
+        origin: Origin::Text,
     })
     .sweep()
     .map(|s| s.base)

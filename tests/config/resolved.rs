@@ -1,9 +1,10 @@
 //! The manifest's resolved config against the config it came from.
 
-use retrysim::config::Source;
+use retrysim::config::{Origin, Source};
 
 /// The manifest's `[resolved]` table is the config with every default filled in, and it reads
-/// back to the very same experiment, sweep and all, for every shipped config.
+/// back to the very same experiment, sweep and all, for every shipped config; read as the
+/// charts and stories read it (its files not read) it writes back the same table.
 #[test]
 fn the_resolved_config_reads_back_to_the_same_sweep() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -20,11 +21,22 @@ fn the_resolved_config_reads_back_to_the_same_sweep() {
             let again = Source {
                 name: format!("{} (resolved)", source.name),
                 text,
-                dir: source.dir.clone(),
+                origin: source.origin.clone(),
             }
             .sweep()
             .unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(again, sweep, "{}", path.display());
+            // Read back as a manifest is, its files named and not read: what ran, the same.
+            let table = retrysim::config::resolved(&sweep);
+            let manifest = Source::resolved("manifest.toml [resolved]", &table).sweep();
+            let manifest = manifest.unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                retrysim::config::resolved(&manifest),
+                table,
+                "{}",
+                path.display()
+            );
+            assert_eq!(manifest.points.len(), sweep.points.len());
             checked += 1;
         }
     }

@@ -2,14 +2,14 @@
 //! value at fault.
 
 use crate::reading::{BASE, assert_says};
-use retrysim::config::Source;
+use retrysim::config::{Origin, Source};
 
 /// The sweep `BASE` plus `sweep` expands to, or its error.
 fn sweep(sweep: &str) -> Result<retrysim::sweep::Sweep, String> {
     Source {
         name: "c.toml".into(),
         text: format!("{BASE}[[tool]]\nname = \"u\"\n{sweep}"),
-        dir: None,
+        origin: Origin::Text,
     }
     .sweep()
     .map_err(|e| e.to_string())

@@ -4,7 +4,7 @@
 use crate::common;
 
 use common::{experiment, run_one, traced};
-use retrysim::config::Source;
+use retrysim::config::{Origin, Source};
 use retrysim::metrics::{BusinessState, Estimate, Moments, Outcome, Status};
 use retrysim::time::Tick;
 
@@ -81,7 +81,7 @@ fn only_calls_safe_to_send_twice_are_hedged() {
     let e = Source {
         name: "race.toml".into(),
         text,
-        dir: None,
+        origin: Origin::Text,
     }
     .sweep()
     .map(|_| ())

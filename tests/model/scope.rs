@@ -2,7 +2,7 @@
 //! retry, a safety gate that stops unsafe retries, drifting arguments under a key the server
 //! honours. Each case sits beside one the forms do describe, so both directions are held.
 
-use retrysim::config::Source;
+use retrysim::config::{Origin, Source};
 use retrysim::theory::for_policy;
 
 /// Whether each policy of the config made of `tool` and `policies` gets closed forms.
@@ -12,7 +12,7 @@ fn theory_of(tool: &str, policies: &str) -> Vec<bool> {
     let sweep = Source {
         name: "t.toml".into(),
         text,
-        dir: None,
+        origin: Origin::Text,
     }
     .sweep()
     .unwrap_or_else(|e| panic!("{e}"));

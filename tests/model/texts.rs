@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
 
 use crate::common::traced;
-use retrysim::config::Source;
+use retrysim::config::{Origin, Source};
 use retrysim::metrics::{Status, StopReason};
 use retrysim::time::Tick;
 
@@ -126,7 +126,7 @@ fn random_config_texts_validate_run_and_keep_their_promises() {
             let source = Source {
                 name: "text.toml".into(),
                 text: text.clone(),
-                dir: None,
+                origin: Origin::Text,
             };
             let Ok(sweep) = source.sweep() else {
                 return Ok(());

@@ -5,7 +5,7 @@ use crate::common;
 
 use common::{assert_pair_agrees, experiment, max_attempts, records, run_one, traced};
 use retrysim::Experiment;
-use retrysim::config::Source;
+use retrysim::config::{Origin, Source};
 use retrysim::metrics::{BusinessState, Outcome, Status, StopReason};
 use retrysim::policy::{Attempts, KeyScope};
 use retrysim::theory::closed_forms;
@@ -222,7 +222,7 @@ fn refused(policy: &str, service: &str, request: &str) -> String {
     match (Source {
         name: "c.toml".into(),
         text,
-        dir: None,
+        origin: Origin::Text,
     })
     .sweep()
     {

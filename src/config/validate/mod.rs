@@ -12,7 +12,7 @@ mod tool;
 mod workload;
 
 use super::check::{Check, Result};
-use super::{Source, raw};
+use super::{Origin, Source, raw};
 use crate::experiment::{ChartFormat, ChartKind, Experiment, OutputOptions};
 use crate::model::Tool;
 use crate::policy::{KeyScope, Policy, Wait, safety};
@@ -72,7 +72,11 @@ pub(super) mod default {
 )]
 pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Experiment> {
     let check = Check { source };
-    let name = check.name(&raw.name, "name")?;
+    let name = match check.source.origin {
+        // What ran, named for its folder: see `Origin::Manifest`.
+        Origin::Manifest => raw.name.get_ref().clone(),
+        Origin::Folder(_) | Origin::Text => check.name(&raw.name, "name")?,
+    };
     let replications = check.count(
         raw.replications.as_ref(),
         "replications",

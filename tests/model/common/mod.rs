@@ -5,7 +5,7 @@ use std::io;
 use std::path::Path;
 
 use retrysim::Experiment;
-use retrysim::config::Source;
+use retrysim::config::{Origin, Source};
 use retrysim::metrics::{AttemptRecord, Estimate, IntentRecord, Measure};
 use retrysim::policy::{Attempts, KeyScope};
 use retrysim::run::PolicyResult;
@@ -19,7 +19,7 @@ pub fn experiment(toml: &str) -> Experiment {
     Source {
         name: "test.toml".into(),
         text: toml.into(),
-        dir: None,
+        origin: Origin::Text,
     }
     .sweep()
     .map(|s| s.base)
