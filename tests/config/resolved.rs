@@ -1,6 +1,6 @@
 //! The manifest's resolved config against the config it came from.
 
-use retrysim::config::{Origin, Source};
+use retrysim::config::Source;
 
 /// The manifest's `[resolved]` table is the config with every default filled in, and it reads
 /// back to the very same experiment, sweep and all, for every shipped config; read as the
