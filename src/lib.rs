@@ -67,6 +67,7 @@ pub mod metrics;
 pub mod model;
 pub mod output;
 pub mod policy;
+mod preset;
 pub mod produce;
 pub mod report;
 pub mod run;

@@ -5,7 +5,7 @@ use toml::{Spanned, Value};
 use super::{ConfigError, Source};
 use crate::time::{DURATION_HELP, Tick, parse_duration};
 
-pub(super) type Result<T> = std::result::Result<T, ConfigError>;
+pub(crate) type Result<T> = std::result::Result<T, ConfigError>;
 
 /// The longest name: an experiment's names its output folder, and the staging folder beside it
 /// adds a prefix and a suffix, all within the 255 bytes most file systems allow.
@@ -39,7 +39,7 @@ pub fn name_problem(s: &str) -> Option<(String, String)> {
 }
 
 /// Reads values out of the raw config, turning each problem into a located error.
-pub(super) struct Check<'a> {
+pub(crate) struct Check<'a> {
     pub source: &'a Source,
 }
 

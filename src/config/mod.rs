@@ -3,12 +3,11 @@
 
 mod axes;
 mod changes;
-mod check;
+pub(crate) mod check;
 mod error;
 mod latency;
 mod path;
-mod preset;
-mod raw;
+pub(crate) mod raw;
 mod resolve;
 mod validate;
 

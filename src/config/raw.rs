@@ -239,7 +239,7 @@ pub struct Policy {
     pub calls: Option<Spanned<Vec<Spanned<String>>>>,
     /// Never written back: a resolved policy holds what its preset expanded to.
     #[serde(skip_serializing)]
-    pub preset: Option<Spanned<super::preset::Preset>>,
+    pub preset: Option<Spanned<crate::preset::Preset>>,
     /// What a preset's library ignores, for the policy's description; never read from a file.
     #[serde(skip)]
     pub note: Option<String>,

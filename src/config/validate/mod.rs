@@ -126,7 +126,7 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
         check.unique(&names, &p.get_ref().name, &format!("{path}.name"))?;
         // A preset's rules are written into the policy first, and read as if written there.
-        let expanded = crate::config::preset::expand(&check, p.get_ref(), &path)?;
+        let expanded = crate::preset::expand(&check, p.get_ref(), &path)?;
         let raw = expanded.as_ref().unwrap_or(p.get_ref());
         let mut policy = policy(&check, raw, &path)?;
         if policy.lookup_before_retry && policy.key != KeyScope::PerIntent {

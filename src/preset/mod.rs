@@ -20,8 +20,8 @@ use std::ops::Range;
 use serde::Deserialize;
 use toml::{Spanned, Value};
 
-use super::check::{Check, Result};
-use super::raw;
+use crate::config::check::{Check, Result};
+use crate::config::raw;
 use crate::model::FailureClass;
 use crate::policy::{Cap, FirstRetry, Growth, Hedging, Jitter, RetryAfter};
 use crate::time::{TICKS_PER_SECOND, Tick};
