@@ -13,9 +13,8 @@ use super::raw;
 use crate::experiment::Experiment;
 use crate::model::{Arrival, RatePoint, Tool, Workload};
 use crate::policy::{
-    Attempts, Backoff, Balancer, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry,
-    GateScope, Hedging, Jitter, Layers, LimitRule, Policy, Refuses, Retry, RetryHost, ShouldRetry,
-    Tie, Trip, Wait, Window,
+    Attempts, Backoff, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry, Jitter, Layers,
+    LimitRule, Policy, Refuses, Retry, Trip, Window,
 };
 use crate::sweep::Sweep;
 use crate::time::Tick;
@@ -292,6 +291,8 @@ fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
         Some(_) => (None, None),
     };
     let single = p.layers.is_none();
+    // A key is left out where it is what `Policy::new` leaves, as validation reads it.
+    let base = Policy::new("");
     let limits = &p.limits;
     let pushback = &p.pushback;
     raw::Policy {
@@ -303,8 +304,8 @@ fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
         idempotency_key: text(p.key.name()),
         safety_gate: p.safety_gate,
         lookup_before_retry: p.lookup_before_retry,
-        balancer: when(p.balancer != Balancer::RoundRobin, p.balancer.name().into()),
-        retry_host: when(p.retry_host != RetryHost::Any, p.retry_host.name().into()),
+        balancer: when(p.balancer != base.balancer, p.balancer.name().into()),
+        retry_host: when(p.retry_host != base.retry_host, p.retry_host.name().into()),
         outlier_detection: p.outlier_detection.as_ref().map(|o| {
             at(raw::OutlierDetection {
                 consecutive_5xx: some(o.consecutive_5xx),
@@ -314,24 +315,27 @@ fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
             })
         }),
         should_retry: when(
-            p.should_retry != ShouldRetry::Ignore,
+            p.should_retry != base.should_retry,
             p.should_retry.name().into(),
         ),
         payload_drift: when(p.payload_drift > 0.0, p.payload_drift),
-        hedge_delay: when(p.hedge != Wait::None, p.hedge.to_string().into()),
-        hedging: when(p.hedging != Hedging::Single, p.hedging.name().into()),
-        retry_after_jitter: when(pushback.jitter > Tick::ZERO, duration(pushback.jitter)),
+        hedge_delay: when(p.hedge != base.hedge, p.hedge.to_string().into()),
+        hedging: when(p.hedging != base.hedging, p.hedging.name().into()),
+        retry_after_jitter: when(
+            pushback.jitter != base.pushback.jitter,
+            duration(pushback.jitter),
+        ),
         retry_after_max: pushback.max.and_then(ticks),
         retry_after_resets: when(pushback.resets, true),
         retry_after_over_backoff: pushback.over_backoff.and_then(ticks),
         retry_after_retries: when(pushback.retries, true),
-        scope: when(p.scope != GateScope::Tool, p.scope.name().into()),
+        scope: when(p.scope != base.scope, p.scope.name().into()),
         throttle_backoff: p.throttle_backoff.as_ref().map(|b| at(backoff(b))),
-        timeout_tie: when(p.timeout_tie != Tie::Late, p.timeout_tie.name().into()),
-        backoff: when(
-            single && p.backoff != Backoff::IMMEDIATE,
-            backoff(&p.backoff),
+        timeout_tie: when(
+            p.timeout_tie != base.timeout_tie,
+            p.timeout_tie.name().into(),
         ),
+        backoff: when(single && p.backoff != base.backoff, backoff(&p.backoff)),
         layers: p.layers.as_ref().map(|l| at(layers(p, l))),
         reset_each_layer: p.layers.as_ref().map(|l| at(l.reset_each)),
         deadline: limits.deadline.and_then(ticks),

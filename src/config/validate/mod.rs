@@ -26,7 +26,6 @@ pub(super) mod default {
     pub const REPLICATIONS: u64 = 1;
     pub const HORIZON: &str = "24h";
     pub const CLIENTS: u32 = 100;
-    pub const LATENCY: &str = "1ms";
     pub const INITIAL_DELAY: &str = "100ms";
     pub const MULTIPLIER: f64 = 2.0;
     pub const MAX_DELAY: &str = "20s";
@@ -36,8 +35,6 @@ pub(super) mod default {
     pub const HALF_OPEN_PROBES: u32 = 1;
     pub const FAILURE_RATE: f64 = 0.5;
     pub const WINDOW_CALLS: u32 = 100;
-    pub const LOOKUP_TIME: &str = "1ms";
-    pub const COMMIT_LAG: &str = "0s";
     /// HTTP's Retry-After header counts whole seconds.
     pub const RETRY_AFTER_UNIT: &str = "1s";
     /// gRPC's `retryThrottling` example.

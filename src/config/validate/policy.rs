@@ -23,12 +23,14 @@ use toml::{Spanned, Value};
 )]
 pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
     let name = check.name(&raw.name, &format!("{path}.name"))?;
+    // Every default is the library's: a key left out is what `Policy::new` leaves.
+    let base = Policy::new(name.clone());
     let retry_after = check.named(
         raw.retry_after.as_ref(),
         &format!("{path}.retry_after"),
         &RetryAfter::ALL,
         RetryAfter::name,
-        RetryAfter::Honour,
+        base.pushback.mode,
     )?;
     let own = Layer {
         name: String::new(),
@@ -64,7 +66,7 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
     };
     let (hedge, hedging) = hedges(check, raw, own.retry.max_attempts, path)?;
     let timeout = match &raw.timeout {
-        None => Wait::None,
+        None => base.timeout,
         Some(v) => timeout(check, v, &format!("{path}.timeout"))?,
     };
     let positive = |v: &Option<Spanned<Value>>, key: &str| -> Result<Option<Tick>> {
@@ -118,7 +120,7 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
         &format!("{path}.idempotency_key"),
         &KeyScope::ALL,
         KeyScope::name,
-        KeyScope::None,
+        base.key,
     )?;
     Ok(Policy {
         name,
@@ -163,12 +165,12 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
             &format!("{path}.scope"),
             &GateScope::ALL,
             GateScope::name,
-            GateScope::Tool,
+            base.scope,
         )?,
         pushback: Pushback {
             mode: retry_after,
             jitter: match &raw.retry_after_jitter {
-                None => Tick::ZERO,
+                None => base.pushback.jitter,
                 Some(v) => {
                     waits_on_retry_after(check, v.span(), "retry_after_jitter", retry_after, path)?;
                     check.duration(v, &format!("{path}.retry_after_jitter"))?
@@ -190,7 +192,7 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
                 }
             },
             retries: match &raw.retry_after_retries {
-                None => false,
+                None => base.pushback.retries,
                 Some(v) => {
                     waits_on_retry_after(
                         check,
@@ -203,7 +205,7 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
                 }
             },
             resets: match &raw.retry_after_resets {
-                None => false,
+                None => base.pushback.resets,
                 Some(v) => {
                     waits_on_retry_after(check, v.span(), "retry_after_resets", retry_after, path)?;
                     *v.get_ref()
@@ -224,14 +226,14 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
             &format!("{path}.balancer"),
             &Balancer::ALL,
             Balancer::name,
-            Balancer::RoundRobin,
+            base.balancer,
         )?,
         retry_host: check.named(
             raw.retry_host.as_ref(),
             &format!("{path}.retry_host"),
             &RetryHost::ALL,
             RetryHost::name,
-            RetryHost::Any,
+            base.retry_host,
         )?,
         outlier_detection: match &raw.outlier_detection {
             None => None,
@@ -246,7 +248,7 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
             &format!("{path}.should_retry"),
             &ShouldRetry::ALL,
             ShouldRetry::name,
-            ShouldRetry::Ignore,
+            base.should_retry,
         )?,
         calls: None,
         payload_drift: check.probability(&raw.payload_drift, &format!("{path}.payload_drift"))?,
@@ -256,7 +258,7 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
             &format!("{path}.timeout_tie"),
             &Tie::ALL,
             Tie::name,
-            Tie::Late,
+            base.timeout_tie,
         )?,
         waits: Vec::new(),
     })

@@ -7,7 +7,7 @@ use crate::model::{
     CapacityWindow, Fate, Faults, Latency, LimitScope, Line, LineOrder, Lookup, LossSignal, Outage,
     OutageMode, RateLimit, Replica, Script, ServerSpec, Step, Tool, ToolKind, VersionCheck,
 };
-use crate::time::{TICKS_PER_SECOND, Tick, parse_duration};
+use crate::time::{TICKS_PER_SECOND, Tick};
 use toml::Spanned;
 
 #[expect(
@@ -17,6 +17,8 @@ use toml::Spanned;
 pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool> {
     let raw = spanned.get_ref();
     let name = check.name(&raw.name, &format!("{path}.name"))?;
+    // Every default is the library's: a key left out is what `Tool::new` leaves.
+    let base = Tool::new(name.clone(), ToolKind::Write);
     let p = |value: &Option<Spanned<f64>>, key: &str| {
         check.probability(value, &format!("{path}.{key}"))
     };
@@ -47,16 +49,14 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
     }
     let leg = |value: &Option<Spanned<raw::Latency>>, key: &str| match value {
         Some(l) => crate::config::latency::latency(check, l, &format!("{path}.{key}")),
-        None => Ok(Latency::Constant(
-            parse_duration(default::LATENCY).expect("valid default"),
-        )),
+        None => Ok(base.request_latency.clone()),
     };
     let loss_seen_as = check.named(
         raw.loss_seen_as.as_ref(),
         &format!("{path}.loss_seen_as"),
         &LossSignal::ALL,
         LossSignal::name,
-        LossSignal::Reset,
+        base.loss_seen_as,
     )?;
     let workers = match &raw.workers {
         None => None,
@@ -144,19 +144,20 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
         reply_latency: leg(&raw.reply_latency, "reply_latency")?,
         script,
         lookup: Lookup {
-            time: check.duration_or(
-                &raw.lookup_time,
-                &format!("{path}.lookup_time"),
-                default::LOOKUP_TIME,
-            )?,
+            time: match &raw.lookup_time {
+                None => base.lookup.time,
+                Some(v) => check.duration(v, &format!("{path}.lookup_time"))?,
+            },
             failure: check.probability(&raw.lookup_failure, &format!("{path}.lookup_failure"))?,
-            lag: check.duration_or(
-                &raw.commit_lag,
-                &format!("{path}.commit_lag"),
-                default::COMMIT_LAG,
-            )?,
+            lag: match &raw.commit_lag {
+                None => base.lookup.lag,
+                Some(v) => check.duration(v, &format!("{path}.commit_lag"))?,
+            },
         },
-        cooperative: raw.cooperative.as_ref().is_none_or(|c| *c.get_ref()),
+        cooperative: raw
+            .cooperative
+            .as_ref()
+            .map_or(base.cooperative, |c| *c.get_ref()),
         replicas: replicas(check, raw, &faults, &service_time, !zones.is_empty(), path)?,
         zones,
         server,
