@@ -2,6 +2,7 @@
 
 mod charts;
 
+use crate::metrics::Tracks;
 use crate::metrics::recovery::Windows;
 use crate::model::{Arrival, Tool, Workload};
 use crate::policy::Policy;
@@ -94,6 +95,12 @@ impl Experiment {
     /// The tools in `calls`, each once, in order of first call.
     pub fn called_tools<'a>(&'a self, calls: &'a [usize]) -> impl Iterator<Item = &'a Tool> {
         self.called(calls).map(|t| &self.tools[t])
+    }
+
+    /// The time series' tracks: one per tool, then one per replica of each tool with several.
+    pub fn tracks(&self) -> Tracks {
+        let replicas: Vec<usize> = self.tools.iter().map(|t| t.replicas.len()).collect();
+        Tracks::new(&replicas)
     }
 
     /// The windows recovery is measured in, for a workload that arrives for a duration and has

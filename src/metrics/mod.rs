@@ -16,5 +16,5 @@ pub use estimate::Estimate;
 pub use moments::{Moments, Sample, Sums};
 pub use quantiles::Quantiles;
 pub use record::{BusinessState, IntentRecord, Status, StopReason};
-pub use series::{Count, Level, Series, SeriesStats};
+pub use series::{Count, Level, Series, SeriesStats, Tracks};
 pub use totals::{Measure, ReplicaTotals, ToolTotals, Totals};

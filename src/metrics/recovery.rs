@@ -228,7 +228,7 @@ mod tests {
 
     /// 10 offered per second throughout; goodput 10 a second except from 40 s to `back`.
     fn run(back: u64) -> SeriesStats {
-        let mut series = Series::new(Tick(S), 1);
+        let mut series = Series::new(Tick(S), crate::metrics::Tracks::tools(1));
         for second in 0..100 {
             for k in 0..10 {
                 let at = Tick(second * S + k);

@@ -2,7 +2,8 @@
 //! each bin (the load offered, first tries and retries, goodput, timeouts, refusals) and the
 //! average level over each bin of what the server and the client's gates hold (requests in
 //! flight, the line, busy workers, the breaker, the budget). Kept as the events happen, so a run
-//! keeps one bin per width of time and tool, whatever the number of intents.
+//! keeps one bin per width of time and tool, whatever the number of intents. A tool with
+//! replicas has a track per replica too, of what reached that server (see [`Tracks`]).
 
 use super::Moments;
 use crate::time::Tick;
@@ -89,19 +90,88 @@ struct Track {
     token_sum: f64,
 }
 
-/// Per tool, the bins of `width` ticks from tick 0, as far as anything happened.
+/// Which track holds what: one per tool, by the tool's index, then one per replica of each
+/// tool with replicas, tool by tool.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tracks {
+    /// Per tool, the track of its replica 0 and how many replicas it has (0: one server).
+    replicas: Vec<(usize, usize)>,
+    len: usize,
+}
+
+impl Tracks {
+    /// The tracks of tools with `replicas[t]` replicas each (0 for a tool with one server).
+    pub fn new(replicas: &[usize]) -> Tracks {
+        let mut len = replicas.len();
+        let firsts = (replicas.iter())
+            .map(|&n| {
+                let first = len;
+                len += n;
+                (first, n)
+            })
+            .collect();
+        Tracks {
+            replicas: firsts,
+            len,
+        }
+    }
+
+    /// One track per tool, none per replica.
+    pub fn tools(tools: usize) -> Tracks {
+        Tracks::new(&vec![0; tools])
+    }
+
+    /// The track of `replica` of `tool`; none for a tool with one server.
+    pub fn replica(&self, tool: usize, replica: usize) -> Option<usize> {
+        let (first, n) = self.replicas[tool];
+        (replica < n).then_some(first + replica)
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Per track (a tool, or a replica), the bins of `width` ticks from tick 0, as far as anything
+/// happened.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Series {
     width: Tick,
+    layout: Tracks,
     tools: Vec<Track>,
 }
 
 impl Series {
-    pub fn new(width: Tick, tools: usize) -> Self {
+    pub fn new(width: Tick, layout: Tracks) -> Self {
         assert!(width > Tick::ZERO, "validated: a positive width");
         Series {
             width,
-            tools: vec![Track::default(); tools],
+            tools: vec![Track::default(); layout.len()],
+            layout,
+        }
+    }
+
+    /// Counts one event of kind `count` at `replica` of `tool`, where the tool has replicas.
+    pub fn replica_count(&mut self, tool: usize, replica: usize, at: Tick, count: Count) {
+        if let Some(track) = self.layout.replica(tool, replica) {
+            self.count(track, at, count);
+        }
+    }
+
+    /// `level` at `replica` of `tool` is `value` from `at` on, where the tool has replicas.
+    pub fn replica_level(
+        &mut self,
+        (tool, replica): (usize, usize),
+        at: Tick,
+        level: Level,
+        value: f64,
+    ) {
+        if let Some(track) = self.layout.replica(tool, replica) {
+            self.level(track, at, level, value);
         }
     }
 
@@ -287,8 +357,26 @@ mod tests {
     use crate::metrics::Sample;
 
     #[test]
+    fn each_tools_replicas_have_tracks_after_every_tool() {
+        let tracks = Tracks::new(&[0, 3, 2]);
+        assert_eq!(tracks.len(), 3 + 5);
+        assert_eq!(tracks.replica(0, 0), None);
+        let second: Vec<Option<usize>> = (0..4).map(|r| tracks.replica(1, r)).collect();
+        assert_eq!(second, [Some(3), Some(4), Some(5), None]);
+        assert_eq!(tracks.replica(2, 1), Some(7));
+        let mut series = Series::new(Tick(10), tracks);
+        series.replica_count(0, 0, Tick(1), Count::FirstTry);
+        series.replica_count(2, 1, Tick(1), Count::FirstTry);
+        assert!(
+            series.bins(0).is_empty(),
+            "a one-server tool has no replica track"
+        );
+        assert_eq!(series.bins(7)[0].counts[Count::FirstTry as usize], 1);
+    }
+
+    #[test]
     fn events_fall_in_their_bin_and_levels_average_over_it() {
-        let mut one = Series::new(Tick(10), 2);
+        let mut one = Series::new(Tick(10), Tracks::tools(2));
         one.count(0, Tick(0), Count::FirstTry);
         one.count(0, Tick(9), Count::FirstTry);
         one.count(0, Tick(10), Count::Goodput);
@@ -313,9 +401,9 @@ mod tests {
     /// mean over runs is half the longer one's count there, with a spread to show for it.
     #[test]
     fn runs_fold_with_zeros_where_one_ended() {
-        let mut short = Series::new(Tick(10), 1);
+        let mut short = Series::new(Tick(10), Tracks::tools(1));
         short.count(0, Tick(3), Count::Offered);
-        let mut long = Series::new(Tick(10), 1);
+        let mut long = Series::new(Tick(10), Tracks::tools(1));
         long.count(0, Tick(3), Count::Offered);
         long.count(0, Tick(23), Count::Offered);
         for order in [[&short, &long], [&long, &short]] {

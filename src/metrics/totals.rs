@@ -231,6 +231,14 @@ impl Totals {
         }
     }
 
+    /// Counts `count` at `replica` of `tool` too, where the tool has replicas.
+    pub fn count_replica(&mut self, (tool, replica): (usize, usize), at: Tick, count: Count) {
+        if let Some(series) = &mut self.series {
+            series.count(tool, at, count);
+            series.replica_count(tool, replica, at, count);
+        }
+    }
+
     pub fn get(&self, m: Measure) -> &Sums {
         &self.measures[m as usize]
     }

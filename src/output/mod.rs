@@ -117,6 +117,9 @@ impl Writer {
         if replicas::wanted(sweep) {
             chosen.push(Box::new(replicas::Replicas));
         }
+        if timeseries::ReplicaTimeseries::wanted(sweep) {
+            chosen.push(Box::new(timeseries::ReplicaTimeseries));
+        }
         let mut exports = Vec::new();
         for export in chosen {
             let mut w = csv::Writer::from_path(dir.join(export.file()))?;

@@ -18,7 +18,7 @@ use crate::sweep::{Param, Sweep};
 
 /// Every CSV file a run writes, what one of its rows is, and its columns after the parameter
 /// columns, in the order `out/README.md` lists them.
-pub fn files() -> [(&'static str, &'static str, Vec<Column>); 7] {
+pub fn files() -> [(&'static str, &'static str, Vec<Column>); 8] {
     [
         (
             "summary.csv",
@@ -44,6 +44,11 @@ pub fn files() -> [(&'static str, &'static str, Vec<Column>); 7] {
             "replicas.csv",
             "one per sweep point × configuration × replica of a tool with several it calls",
             replicas::columns(),
+        ),
+        (
+            "replica-timeseries.csv",
+            "one per sweep point × configuration × replica of a tool with several it calls × bin of time (with timeseries)",
+            timeseries::replica_columns(),
         ),
         (
             "intents.csv",

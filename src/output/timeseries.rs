@@ -3,24 +3,29 @@
 //! a 95 % interval across them. Counts are per second; levels are averages over the bin. Every
 //! configuration of a point gets the same bins, from tick 0 to the last one anything happened
 //! in at that point. One table: each column with its type and how a row gives its value.
-//! Columns are documented in `out/README.md`.
+//! `replica-timeseries.csv` is the same table per replica of a tool with several: what reached
+//! each server (the tool's counts of intents, breakers and budgets are the client's, and stay
+//! in the tool's rows). Columns are documented in `out/README.md`.
 
 use super::column::{Column, Kind::*, col, seconds};
 use super::{Export, fixed};
 use crate::metrics::{Count, Estimate, Level, Moments, Sample, SeriesStats};
 use crate::run::PointResult;
-use crate::sweep::Point;
+use crate::sweep::{Point, Sweep};
 use crate::time::Tick;
 
-/// One configuration's bin at one tool, as its row reads it.
+/// One configuration's bin at one tool or replica, as its row reads it.
 pub struct Row<'a> {
     experiment: &'a str,
     policy: &'a str,
     tool: &'a str,
+    /// The replica and its zone, in a replica's row.
+    replica: Option<(usize, &'a str)>,
     from: Tick,
     width: Tick,
     stats: &'a SeriesStats,
-    tool_index: usize,
+    /// The series' track the row reads (see [`crate::metrics::Tracks`]).
+    track: usize,
     bin: usize,
 }
 
@@ -35,10 +40,10 @@ impl Row<'_> {
     fn moments(&self, v: Value) -> (Moments, f64) {
         match v {
             Value::PerSecond(c) => (
-                self.stats.count(self.tool_index, self.bin, c),
+                self.stats.count(self.track, self.bin, c),
                 self.width.seconds(),
             ),
-            Value::Mean(l) => (self.stats.level(self.tool_index, self.bin, l), 1.0),
+            Value::Mean(l) => (self.stats.level(self.track, self.bin, l), 1.0),
         }
     }
 
@@ -69,7 +74,7 @@ macro_rules! value_fields {
     };
 }
 
-/// The columns naming the row.
+/// The columns naming the row; a replica's row has [`REPLICA_KEYS`] after `tool`.
 const KEYS: [Field; 7] = [
     Field(col("experiment", Text), |r| r.experiment.to_string()),
     Field(col("policy", Text), |r| r.policy.to_string()),
@@ -147,19 +152,63 @@ const VALUES: [Field; 26] = value_fields![
     ),
 ];
 
-/// The columns after the parameter columns.
-pub fn columns() -> Vec<Column> {
-    KEYS.iter().chain(&VALUES).map(|f| f.0).collect()
+/// The replica and its zone, in a replica's row.
+const REPLICA_KEYS: [Field; 2] = [
+    Field(col("replica", Count), |r| {
+        r.replica.map_or(String::new(), |(i, _)| i.to_string())
+    }),
+    Field(col("zone", Label), |r| {
+        r.replica.map_or(String::new(), |(_, z)| z.to_string())
+    }),
+];
+
+/// What a replica's row has of [`VALUES`]: what reached that server, and its levels.
+const REPLICA_VALUES: [&str; 8] = [
+    "first_tries_per_s",
+    "retries_per_s",
+    "timeouts_per_s",
+    "rejected_per_s",
+    "calls_while_down_per_s",
+    "in_flight",
+    "queue_length",
+    "busy_workers",
+];
+
+/// The fields of a tool's row, or of a replica's.
+fn fields(replica: bool) -> Vec<&'static Field> {
+    if !replica {
+        return KEYS.iter().chain(&VALUES).collect();
+    }
+    let kept = |f: &&Field| {
+        let name = f.0.name.trim_end_matches("_ci95");
+        REPLICA_VALUES.contains(&name)
+    };
+    let keys = KEYS[..3].iter().chain(&REPLICA_KEYS).chain(&KEYS[3..]);
+    keys.chain(VALUES.iter().filter(kept)).collect()
 }
 
-/// The rows of one point, configurations and their tools in config order.
-pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
+/// The columns after the parameter columns.
+pub fn columns() -> Vec<Column> {
+    fields(false).iter().map(|f| f.0).collect()
+}
+
+/// The columns of `replica-timeseries.csv` after the parameter columns.
+pub fn replica_columns() -> Vec<Column> {
+    fields(true).iter().map(|f| f.0).collect()
+}
+
+/// The rows of one point, configurations and their tools in config order; with `replicas`,
+/// a row per replica of each tool with several instead, in order.
+pub fn rows(point: &Point, result: &PointResult, replicas: bool) -> Vec<Vec<String>> {
     let exp = &point.experiment;
+    let tracks = exp.tracks();
+    // Every replica's event is its tool's too, so the tools' bins cover the replicas'.
     let bins = (result.policies.iter())
         .filter_map(|p| p.series.as_ref())
         .flat_map(|s| (0..exp.tools.len()).map(|tool| s.len(tool)))
         .max()
         .unwrap_or(0);
+    let fields = fields(replicas);
     let mut rows = Vec::new();
     for (policy, result) in exp.policies.iter().zip(&result.policies) {
         let Some(stats) = &result.series else {
@@ -169,20 +218,33 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
             if !exp.calls_of(policy).contains(&t) {
                 continue;
             }
-            for bin in 0..bins {
-                let row = Row {
-                    experiment: &exp.name,
-                    policy: &policy.name,
-                    tool: &tool.name,
-                    from: Tick(bin as u64 * stats.width().0),
-                    width: stats.width(),
-                    stats,
-                    tool_index: t,
-                    bin,
-                };
-                let params = point.params.iter().map(ToString::to_string);
-                let cells = KEYS.iter().chain(&VALUES).map(|f| (f.1)(&row));
-                rows.push(params.chain(cells).collect());
+            let places: Vec<(usize, Option<(usize, &str)>)> = if replicas {
+                (0..tool.replicas.len())
+                    .filter_map(|r| {
+                        let zone = tool.zone_of(r).map_or("", |z| tool.zones[z].as_str());
+                        Some((tracks.replica(t, r)?, Some((r, zone))))
+                    })
+                    .collect()
+            } else {
+                vec![(t, None)]
+            };
+            for (track, replica) in places {
+                for bin in 0..bins {
+                    let row = Row {
+                        experiment: &exp.name,
+                        policy: &policy.name,
+                        tool: &tool.name,
+                        replica,
+                        from: Tick(bin as u64 * stats.width().0),
+                        width: stats.width(),
+                        stats,
+                        track,
+                        bin,
+                    };
+                    let params = point.params.iter().map(ToString::to_string);
+                    let cells = fields.iter().map(|f| (f.1)(&row));
+                    rows.push(params.chain(cells).collect());
+                }
             }
         }
     }
@@ -200,6 +262,27 @@ impl Export for Timeseries {
         columns()
     }
     fn point_rows(&self, point: &Point, result: &PointResult) -> Vec<Vec<String>> {
-        rows(point, result)
+        rows(point, result, false)
+    }
+}
+
+/// `replica-timeseries.csv`, written beside `timeseries.csv` when some tool has replicas.
+pub struct ReplicaTimeseries;
+
+impl ReplicaTimeseries {
+    pub fn wanted(sweep: &Sweep) -> bool {
+        sweep.base.output.timeseries.is_some() && super::replicas::wanted(sweep)
+    }
+}
+
+impl Export for ReplicaTimeseries {
+    fn file(&self) -> &'static str {
+        "replica-timeseries.csv"
+    }
+    fn columns(&self) -> Vec<Column> {
+        replica_columns()
+    }
+    fn point_rows(&self, point: &Point, result: &PointResult) -> Vec<Vec<String>> {
+        rows(point, result, true)
     }
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::common::{self, shipped, traced};
 use retrysim::config::Source;
-use retrysim::metrics::{IntentRecord, Status};
+use retrysim::metrics::{Count, IntentRecord, Sample, Status};
 
 /// The reliability layer's relations: retries recover blips, retry-only charges twice, the key
 /// stops that, and the breaker spares the tool that is down for a success or a few.
@@ -280,5 +280,60 @@ fn zone_outage_relations() {
             .map(|(_, t)| t.calls_while_down)
             .sum();
         assert_eq!(other, 0);
+    }
+    // Each replica's series adds up to its tool's, bin by bin, and to its own totals.
+    let tracks = exp.tracks();
+    for (p, policy) in result.policies.iter().enumerate() {
+        let stats = policy
+            .series
+            .as_ref()
+            .expect("the config keeps a time series");
+        let bins = stats.len(0);
+        assert!(bins >= 80, "{bins} bins of 1 s");
+        for count in [
+            Count::FirstTry,
+            Count::Retry,
+            Count::CallWhileDown,
+            Count::Timeout,
+        ] {
+            for i in 0..bins {
+                let replicas: f64 = (0..tool.replicas.len())
+                    .map(|r| stats.count(tracks.replica(0, r).unwrap(), i, count).mean())
+                    .sum();
+                assert_eq!(
+                    replicas,
+                    stats.count(0, i, count).mean(),
+                    "{p} {count:?} bin {i}"
+                );
+            }
+        }
+        for (r, totals) in policy.totals.replicas[0].iter().enumerate() {
+            let track = tracks.replica(0, r).unwrap();
+            let over_bins = |c: Count| {
+                (0..bins)
+                    .map(|i| stats.count(track, i, c).mean())
+                    .sum::<f64>()
+            };
+            let sent = over_bins(Count::FirstTry) + over_bins(Count::Retry);
+            assert_eq!(sent, totals.calls as f64, "policy {p} replica {r}");
+            let down = over_bins(Count::CallWhileDown);
+            assert_eq!(
+                down, totals.calls_while_down as f64,
+                "policy {p} replica {r}"
+            );
+        }
+    }
+    // Ejected, zone a's replicas take no call from soon after the outage begins (20 s) until
+    // the base ejection time (30 s) has passed.
+    let stats = result.policies[2].series.as_ref().unwrap();
+    for r in (0..tool.replicas.len()).filter(|&r| tool.zone_of(r) == Some(0)) {
+        let track = tracks.replica(0, r).unwrap();
+        let late: f64 = (25..45)
+            .map(|i| {
+                stats.count(track, i, Count::FirstTry).mean()
+                    + stats.count(track, i, Count::Retry).mean()
+            })
+            .sum();
+        assert_eq!(late, 0.0, "replica {r} took calls while ejected");
     }
 }

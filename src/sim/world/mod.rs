@@ -160,7 +160,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             idle_clients: exp.workload.clients,
             intents: Slab::new(streams),
             totals: Totals::keeping(
-                (exp.output.timeseries).map(|width| Series::new(width, exp.tools.len())),
+                (exp.output.timeseries).map(|width| Series::new(width, exp.tracks())),
             ),
             sink,
         }
@@ -405,19 +405,25 @@ impl<S> World<'_, S> {
         let Some(series) = &mut self.totals.series else {
             return;
         };
-        for tool in 0..self.tools.len() {
-            let (in_flight, waiting, busy) = (self.servers[tool].iter())
-                .map(Server::levels)
-                .fold((0, 0, 0), |(f, w, b), (f1, w1, b1)| {
-                    (f + f1, w + w1, b + b1)
-                });
-            let levels = [
+        let levels = |(in_flight, waiting, busy): (u32, usize, u32)| {
+            [
                 (Level::InFlight, f64::from(in_flight)),
                 (Level::QueueLength, waiting as f64),
                 (Level::BusyWorkers, f64::from(busy)),
-            ];
-            for (level, value) in levels {
+            ]
+        };
+        for tool in 0..self.tools.len() {
+            let replicas = self.servers[tool].iter().map(Server::levels);
+            let summed = (replicas.clone()).fold((0, 0, 0), |(f, w, b), (f1, w1, b1)| {
+                (f + f1, w + w1, b + b1)
+            });
+            for (level, value) in levels(summed) {
                 series.level(tool, now, level, value);
+            }
+            for (r, server) in replicas.enumerate() {
+                for (level, value) in levels(server) {
+                    series.replica_level((tool, r), now, level, value);
+                }
             }
         }
         let shares = self.gates.per_tool();

@@ -30,7 +30,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(at.intent.slot);
         intent.client.ambiguous |= failure == Some(FailureClass::Reset);
         if let Some(FailureClass::Throttled | FailureClass::Overloaded) = failure {
-            self.totals.count(intent.tool, now, Count::Rejected);
+            let replica = usize::from(intent.draw(at.attempt).replica);
+            self.totals
+                .count_replica((intent.tool, replica), now, Count::Rejected);
         }
         // Only a call that could not be abandoned answers after the deadline: the overrun is
         // found on return, its evidence kept, and nothing is retried.
@@ -75,7 +77,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(at.intent.slot);
         intent.client.timeouts += 1;
         intent.client.ambiguous = true;
-        self.totals.count(intent.tool, now, Count::Timeout);
+        let replica = usize::from(intent.draw(at.attempt).replica);
+        self.totals
+            .count_replica((intent.tool, replica), now, Count::Timeout);
         let racing = !intent.awaiting().is_empty();
         let tool = (intent.tool, intent.caller);
         let (start, cost) = (intent.retry.scope.start, intent.retry.cost);

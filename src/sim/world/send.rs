@@ -69,7 +69,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         } else {
             Count::Retry
         };
-        self.totals.count(intent.tool, now, count);
+        self.totals
+            .count_replica((intent.tool, replica), now, count);
         let at = AttemptRef {
             intent: handle,
             attempt,

@@ -67,7 +67,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             }
             Arrival::Down(mode) => {
                 intent.server.calls_while_down += 1;
-                self.totals.count(t, now, Count::CallWhileDown);
+                self.totals.count_replica((t, r), now, Count::CallWhileDown);
                 self.totals.replica(t, r).calls_while_down += 1;
                 match mode {
                     // Refused at the door: no worker, no line.
