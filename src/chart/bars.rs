@@ -8,9 +8,11 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use plotters::coord::types::RangedCoordf64;
+
 use super::data::{Data, Row};
-use super::legend;
 use super::style::{self, FONT};
+use super::{frame, legend};
 use crate::metrics::estimate::wilson;
 
 /// One panel: its title, the `summary.csv` columns of the value, of its interval and of its
@@ -186,10 +188,111 @@ pub const LATENCY: [Panel; 3] = [
     CALLS,
 ];
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "220 lines: to be split by what it does"
-)]
+/// A bar as drawn: where it stands (its group, its slot in the group), its colour, its value,
+/// its interval's ends and its closed form, all scaled.
+#[derive(Clone, Copy)]
+struct Bar {
+    group: usize,
+    slot: usize,
+    colour: usize,
+    value: f64,
+    lo: f64,
+    hi: f64,
+    theory: Option<f64>,
+}
+
+/// Where the bars go. Without a sweep each configuration is a group of one bar, named under
+/// it; with one, each point is a group of one bar per configuration, named in a legend.
+struct Layout {
+    swept: bool,
+    groups: Vec<Vec<String>>,
+    per_group: usize,
+    /// The longest configuration name, in characters.
+    longest: usize,
+    /// Names under the bars turned upright, where they do not fit level.
+    upright: bool,
+    /// Panels drawn.
+    panels: usize,
+}
+
+impl Layout {
+    fn of(data: &Data, panels: usize) -> Layout {
+        let swept = !data.axes.is_empty();
+        let mut groups: Vec<Vec<String>> = Vec::new();
+        if swept {
+            for row in &data.rows {
+                if !groups.contains(&row.params) {
+                    groups.push(row.params.clone());
+                }
+            }
+        } else {
+            groups = data.policies.iter().map(|p| vec![p.clone()]).collect();
+        }
+        // Names fit level where they fit a panel's width (about 11 pixels a character, less
+        // its axis).
+        let longest = (data.policies.iter())
+            .map(|p| p.chars().count())
+            .max()
+            .unwrap_or(0);
+        let panel_width = style::SIZE.0 as usize / panels.max(1) - 86;
+        let fits = longest * 11 * data.policies.len() < panel_width;
+        Layout {
+            swept,
+            per_group: if swept { data.policies.len() } else { 1 },
+            groups,
+            longest,
+            upright: !swept && !fits,
+            panels,
+        }
+    }
+
+    /// A row's group, slot and colour.
+    fn place(&self, data: &Data, row: &Row) -> Option<(usize, usize, usize)> {
+        let s = data.policies.iter().position(|p| *p == row.policy)?;
+        if self.swept {
+            Some((self.groups.iter().position(|p| *p == row.params)?, s, s))
+        } else {
+            Some((s, 0, s))
+        }
+    }
+
+    fn width(&self) -> f64 {
+        0.8 / self.per_group as f64
+    }
+
+    /// The middle of a bar on the x axis.
+    fn middle(&self, bar: &Bar) -> f64 {
+        bar.group as f64 - 0.4 + (bar.slot as f64 + 0.5) * self.width()
+    }
+}
+
+/// A panel's bars, one per row that has its value.
+fn bars_of(data: &Data, layout: &Layout, panel: &Panel) -> Vec<Bar> {
+    let bar = |row: &Row| {
+        let (group, slot, colour) = layout.place(data, row)?;
+        let per = match panel.per {
+            Some(column) => data.number(row, column).filter(|&n| n > 0.0)?,
+            None => 1.0,
+        };
+        let v = data.number(row, panel.mean)? / per;
+        // Every measure is a count, a rate or a share: never below 0.
+        let (lo, hi) = interval(data, row, panel.ci, v);
+        let (lo, hi) = (lo.max(0.0), panel.at_most.map_or(hi, |m| hi.min(m)));
+        let theory = panel.theory.and_then(|t| data.number(row, t));
+        let scaled = |x: f64| x * panel.scale;
+        Some(Bar {
+            group,
+            slot,
+            colour,
+            value: scaled(v),
+            lo: scaled(lo),
+            hi: scaled(hi),
+            theory: theory.map(scaled),
+        })
+    };
+    data.rows.iter().filter_map(bar).collect()
+}
+
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     data: &Data,
@@ -197,97 +300,30 @@ pub fn draw<DB: DrawingBackend>(
     panels: &[Panel],
 ) -> Result<(), String> {
     let body = super::heading(root, &format!("{title} — {}", data.name), &data.description)?;
-    // Without a sweep each configuration is a group of one bar, named on the axis; with one,
-    // each point is a group of one bar per configuration, named in a legend.
     let swept = !data.axes.is_empty();
-    let mut groups: Vec<Vec<String>> = Vec::new();
-    if swept {
-        for row in &data.rows {
-            if !groups.contains(&row.params) {
-                groups.push(row.params.clone());
-            }
-        }
-    } else {
-        groups = data.policies.iter().map(|p| vec![p.clone()]).collect();
-    }
-    let per_group = if swept { data.policies.len() } else { 1 };
-    let place = |row: &Row| -> Option<(usize, usize, usize)> {
-        let s = data.policies.iter().position(|p| *p == row.policy)?;
-        if swept {
-            Some((groups.iter().position(|p| *p == row.params)?, s, s))
-        } else {
-            Some((s, 0, s))
-        }
-    };
-    // Each panel's bars: (group, slot in the group, colour, value, interval low and high,
-    // closed form). A panel that is zero everywhere is left out and named in a note instead.
-    type Bar = (usize, usize, usize, f64, f64, f64, Option<f64>);
+    // A panel that is zero everywhere is left out and named in a note instead.
+    let all = Layout::of(data, 0);
     let mut drawn: Vec<(&Panel, Vec<Bar>)> = Vec::new();
     let mut left_out: Vec<&str> = Vec::new();
     for panel in panels.iter().filter(|p| p.in_sweeps || !swept) {
-        let bars: Vec<Bar> = data
-            .rows
-            .iter()
-            .filter_map(|row| {
-                let (g, slot, color) = place(row)?;
-                let per = match panel.per {
-                    Some(column) => data.number(row, column).filter(|&n| n > 0.0)?,
-                    None => 1.0,
-                };
-                let v = data.number(row, panel.mean)? / per;
-                // Every measure is a count, a rate or a share: never below 0.
-                let (lo, hi) = interval(data, row, panel.ci, v);
-                let (lo, hi) = (lo.max(0.0), panel.at_most.map_or(hi, |m| hi.min(m)));
-                let theory = panel.theory.and_then(|t| data.number(row, t));
-                let scaled = |x: f64| x * panel.scale;
-                Some((
-                    g,
-                    slot,
-                    color,
-                    scaled(v),
-                    scaled(lo),
-                    scaled(hi),
-                    theory.map(scaled),
-                ))
-            })
-            .collect();
-        if bars.iter().all(|b| b.3 == 0.0 && b.5 == 0.0) {
+        let bars = bars_of(data, &all, panel);
+        if bars.iter().all(|b| b.value == 0.0 && b.hi == 0.0) {
             left_out.push(panel.title);
         } else {
             drawn.push((panel, bars));
         }
     }
-    // Configurations are named under their bars without a sweep, level where they fit a
-    // panel's width (about 11 pixels a character, less its axis), else turned upright; with
-    // one, in a legend above the panels, each with the shape marked at the foot of its bars.
-    let longest = data
-        .policies
-        .iter()
-        .map(|p| p.chars().count())
-        .max()
-        .unwrap_or(0);
-    let panel_width = style::SIZE.0 as usize / drawn.len().max(1) - 86;
-    let fits = longest * 11 * data.policies.len() < panel_width;
-    let named_below = !swept;
-    let upright = named_below && !fits;
-    let mut area = if named_below {
-        body
-    } else {
+    let layout = Layout::of(data, drawn.len());
+    // Configurations are named under their bars without a sweep; with one, in a legend above
+    // the panels, each with the shape marked at the foot of its bars.
+    let mut area = if swept {
         legend::marked(&body, data)?
+    } else {
+        body
     };
     if !left_out.is_empty() {
-        let (note, rest) = area.split_vertically(30);
         let text = format!("not drawn, 0 in every row: {}", left_out.join(", "));
-        note.draw(&Text::new(
-            text,
-            (40, 15),
-            (FONT, style::NOTE)
-                .into_font()
-                .into_text_style(&note)
-                .pos(Pos::new(HPos::Left, VPos::Center)),
-        ))
-        .map_err(|e| e.to_string())?;
-        area = rest;
+        area = frame::note(&area, &text)?;
     }
     // Side by side without a sweep; stacked with one, so every point's label has room.
     let areas = if swept {
@@ -298,144 +334,155 @@ pub fn draw<DB: DrawingBackend>(
     for (i, (area, (panel, bars))) in areas.iter().zip(&drawn).enumerate() {
         // Stacked panels share one axis title, under the last.
         let last = !swept || i + 1 == drawn.len();
-        let top = bars
-            .iter()
-            .map(|b| b.5.max(b.6.unwrap_or(0.0)))
-            .fold(0.0, f64::max);
-        let top = if top > 0.0 { top * 1.15 } else { 1.0 };
-        let caption = if bars.iter().any(|b| b.6.is_some()) {
-            format!("{} (◇ theory)", panel.title)
-        } else {
-            panel.title.to_string()
-        };
-        // Four or five panels side by side leave room for shorter captions only.
-        let caption_size = match drawn.len() {
-            5.. => style::NOTE - 2,
-            _ if swept || drawn.len() > 3 => style::TICK,
-            _ => style::LABEL,
-        };
-        // The caption in a strip of its own, so the margin under it keeps the top tick's
-        // label (which stands half above the plot) clear of it.
-        let (strip, area) = area.split_vertically(caption_size + 12);
-        let middle = strip.dim_in_pixel().0 as i32 / 2;
-        strip
-            .draw(&Text::new(
-                caption,
-                (middle, 6),
-                (FONT, caption_size)
-                    .into_font()
-                    .into_text_style(&strip)
-                    .pos(Pos::new(HPos::Center, VPos::Top)),
-            ))
-            .map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&area)
-            .margin(14)
-            .x_label_area_size(match (swept, last) {
-                (false, _) if upright => 16 + 11 * longest as u32,
-                (false, _) => 40,
-                (true, false) => 32,
-                (true, true) => 64,
-            })
-            .y_label_area_size(70)
-            .build_cartesian_2d(-0.5..(groups.len() as f64 - 0.5), 0.0..top)
-            .map_err(|e| e.to_string())?;
-        let label = |x: &f64| -> String {
-            let i = x.round();
-            if (x - i).abs() > 1e-6 || i < 0.0 || i as usize >= groups.len() {
-                return String::new();
-            }
-            if swept || (named_below && !upright) {
-                groups[i as usize].join(" / ")
-            } else {
-                String::new()
-            }
-        };
-        let mut mesh = chart.configure_mesh();
-        mesh.disable_x_mesh()
-            .x_labels(groups.len() * 2 + 1)
-            // A tick label about every 45 pixels, so short stacked panels keep theirs apart.
-            .y_labels((area.dim_in_pixel().1 as usize / 45).clamp(2, 10))
-            .x_label_formatter(&label)
-            .y_label_formatter(&|y| super::tick(*y))
-            .label_style((FONT, style::TICK))
-            .axis_desc_style((FONT, style::NOTE))
-            .light_line_style(WHITE.mix(0.0))
-            .bold_line_style(BLACK.mix(0.08));
-        if swept && last {
-            let titles: Vec<String> = (data.axes.iter())
-                .map(|a| style::axis_title(&a.path))
-                .collect();
-            mesh.x_desc(titles.join(" / "));
+        draw_panel(root, area, data, &layout, (panel, bars), last)?;
+    }
+    Ok(())
+}
+
+/// The caption of a panel, and its size: four or five panels side by side leave room for
+/// shorter captions only.
+fn caption_of(panel: &Panel, bars: &[Bar], layout: &Layout) -> (String, u32) {
+    let text = if bars.iter().any(|b| b.theory.is_some()) {
+        format!("{} (◇ theory)", panel.title)
+    } else {
+        panel.title.to_string()
+    };
+    let size = match layout.panels {
+        5.. => style::NOTE - 2,
+        _ if layout.swept || layout.panels > 3 => style::TICK,
+        _ => style::LABEL,
+    };
+    (text, size)
+}
+
+fn draw_panel<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    area: &DrawingArea<DB, Shift>,
+    data: &Data,
+    layout: &Layout,
+    (panel, bars): (&Panel, &[Bar]),
+    last: bool,
+) -> Result<(), String> {
+    let top = (bars.iter())
+        .map(|b| b.hi.max(b.theory.unwrap_or(0.0)))
+        .fold(0.0, f64::max);
+    let top = if top > 0.0 { top * 1.15 } else { 1.0 };
+    let (caption, size) = caption_of(panel, bars, layout);
+    let area = frame::caption(area, &caption, size)?;
+    let groups = &layout.groups;
+    let mut chart = ChartBuilder::on(&area)
+        .margin(14)
+        .x_label_area_size(match (layout.swept, last) {
+            (false, _) if layout.upright => 16 + 11 * layout.longest as u32,
+            (false, _) => 40,
+            (true, false) => 32,
+            (true, true) => 64,
+        })
+        .y_label_area_size(70)
+        .build_cartesian_2d(-0.5..(groups.len() as f64 - 0.5), 0.0..top)
+        .map_err(|e| e.to_string())?;
+    let names: Vec<String> = if layout.upright {
+        Vec::new()
+    } else {
+        groups.iter().map(|g| g.join(" / ")).collect()
+    };
+    let (x_label, y_label) = (
+        |x: &f64| frame::category(&names, *x),
+        |y: &f64| super::tick(*y),
+    );
+    let mut mesh = chart.configure_mesh();
+    mesh.disable_x_mesh()
+        .x_labels(groups.len() * 2 + 1)
+        // A tick label about every 45 pixels, so short stacked panels keep theirs apart.
+        .y_labels((area.dim_in_pixel().1 as usize / 45).clamp(2, 10))
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&y_label);
+    frame::styled(&mut mesh, style::TICK, style::NOTE);
+    if layout.swept && last {
+        let titles: Vec<String> = (data.axes.iter())
+            .map(|a| style::axis_title(&a.path))
+            .collect();
+        mesh.x_desc(titles.join(" / "));
+    }
+    mesh.draw().map_err(|e| e.to_string())?;
+    if layout.upright {
+        // Turned a quarter clockwise, each name reads down from just under its bar.
+        let style = (FONT, style::TICK)
+            .into_font()
+            .transform(FontTransform::Rotate90)
+            .into_text_style(root)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        for (g, name) in groups.iter().enumerate() {
+            let (x, y) = chart.backend_coord(&(g as f64, 0.0));
+            root.draw(&Text::new(name.join(" / "), (x, y + 10), style.clone()))
+                .map_err(|e| e.to_string())?;
         }
-        mesh.draw().map_err(|e| e.to_string())?;
-        if upright {
-            // Turned a quarter clockwise, each name reads down from just under its bar.
-            let style = (FONT, style::TICK)
-                .into_font()
-                .transform(FontTransform::Rotate90)
-                .into_text_style(root)
-                .pos(Pos::new(HPos::Left, VPos::Center));
-            for (g, name) in groups.iter().enumerate() {
-                let (x, y) = chart.backend_coord(&(g as f64, 0.0));
-                root.draw(&Text::new(name.join(" / "), (x, y + 10), style.clone()))
-                    .map_err(|e| e.to_string())?;
-            }
-        }
-        let width = 0.8 / per_group as f64;
-        let middle = |g: usize, slot: usize| g as f64 - 0.4 + (slot as f64 + 0.5) * width;
-        chart
-            .draw_series(bars.iter().map(|&(g, slot, color, v, ..)| {
-                let x = middle(g, slot);
-                Rectangle::new(
-                    [(x - 0.42 * width, 0.0), (x + 0.42 * width, v)],
-                    style::color(color).filled(),
-                )
-            }))
-            .map_err(|e| e.to_string())?;
-        if swept {
+    }
+    let width = layout.width();
+    chart
+        .draw_series(bars.iter().map(|b| {
+            let x = layout.middle(b);
+            Rectangle::new(
+                [(x - 0.42 * width, 0.0), (x + 0.42 * width, b.value)],
+                style::color(b.colour).filled(),
+            )
+        }))
+        .map_err(|e| e.to_string())?;
+    for b in bars {
+        let x = layout.middle(b);
+        if layout.swept {
             // Each configuration's shape at the foot of its bars, as in the legend, so that
             // the bars are told apart without their colour.
-            for &(g, slot, series, ..) in bars {
-                let (x, y) = chart.backend_coord(&(middle(g, slot), 0.0));
-                legend::shape(root, series, (x, y - 12))?;
-            }
+            let (px, py) = chart.backend_coord(&(x, 0.0));
+            legend::shape(root, b.colour, (px, py - 12))?;
         }
-        if !matches!(panel.ci, Interval::None) {
-            for &(g, slot, _, _, lo, hi, _) in bars {
-                super::error_bar(&mut chart, middle(g, slot), lo, hi, BLACK)?;
-            }
+    }
+    if !matches!(panel.ci, Interval::None) {
+        for b in bars {
+            super::error_bar(&mut chart, layout.middle(b), b.lo, b.hi, BLACK)?;
         }
-        // The closed form: a hollow diamond on the bar, unlike the interval's caps.
-        for &(g, slot, .., theory) in bars {
-            if let Some(y) = theory {
-                let at = chart.backend_coord(&(middle(g, slot), y));
-                theory_mark(root, at)?;
-            }
+    }
+    // The closed form: a hollow diamond on the bar, unlike the interval's caps.
+    for b in bars {
+        if let Some(y) = b.theory {
+            theory_mark(root, chart.backend_coord(&(layout.middle(b), y)))?;
         }
-        // Without a sweep each value is written above its bar, with as few decimals as the
-        // values allow, unless a label would be wider than its bar's slot.
-        let decimals = fewest_decimals(bars.iter().map(|b| b.3), panel.decimals);
-        let slot_pixels =
-            chart.plotting_area().dim_in_pixel().0 as usize / (groups.len() * per_group);
-        let written = |v: f64| match v {
-            // A bar of nothing has no height to see: its label says so.
-            0.0 => "0".to_string(),
-            v => format!("{v:.decimals$}"),
-        };
-        if !swept {
-            let style = (FONT, style::NOTE)
-                .into_font()
-                .into_text_style(root)
-                .pos(Pos::new(HPos::Center, VPos::Bottom));
-            let fitting = (bars.iter()).filter(|b| written(b.3).len() * 12 < slot_pixels);
-            for &(g, slot, _, v, _, hi, theory) in fitting {
-                // Above the bar, its interval and its theory's diamond, whichever is highest.
-                let (x, y) = chart.backend_coord(&(middle(g, slot), hi.max(theory.unwrap_or(0.0))));
-                let clear = if theory.is_some() { 12 } else { 4 };
-                root.draw(&Text::new(written(v), (x, y - clear), style.clone()))
-                    .map_err(|e| e.to_string())?;
-            }
-        }
+    }
+    if !layout.swept {
+        value_labels(root, &chart, layout, panel, bars)?;
+    }
+    Ok(())
+}
+
+/// Without a sweep each value is written above its bar, with as few decimals as the values
+/// allow, unless a label would be wider than its bar's slot.
+fn value_labels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &ChartContext<DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    layout: &Layout,
+    panel: &Panel,
+    bars: &[Bar],
+) -> Result<(), String> {
+    let decimals = fewest_decimals(bars.iter().map(|b| b.value), panel.decimals);
+    let slot_pixels =
+        chart.plotting_area().dim_in_pixel().0 as usize / (layout.groups.len() * layout.per_group);
+    let written = |v: f64| match v {
+        // A bar of nothing has no height to see: its label says so.
+        0.0 => "0".to_string(),
+        v => format!("{v:.decimals$}"),
+    };
+    let style = (FONT, style::NOTE)
+        .into_font()
+        .into_text_style(root)
+        .pos(Pos::new(HPos::Center, VPos::Bottom));
+    let fitting = (bars.iter()).filter(|b| written(b.value).len() * 12 < slot_pixels);
+    for b in fitting {
+        // Above the bar, its interval and its theory's diamond, whichever is highest.
+        let above = b.hi.max(b.theory.unwrap_or(0.0));
+        let (x, y) = chart.backend_coord(&(layout.middle(b), above));
+        let clear = if b.theory.is_some() { 12 } else { 4 };
+        root.draw(&Text::new(written(b.value), (x, y - clear), style.clone()))
+            .map_err(|e| e.to_string())?;
     }
     Ok(())
 }

@@ -2,11 +2,12 @@
 //! per value of any further axis), measured points with their 95 % intervals over the theory.
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::data::{Data, Row};
-use super::legend;
-use super::style::{self, FONT};
+use super::style;
+use super::{frame, legend};
 use crate::policy::{Attempts, KeyScope};
 use crate::theory::{ClosedForms, closed_forms};
 
@@ -112,10 +113,71 @@ pub(super) struct Series {
     pub(super) marks: Vec<Mark>,
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "140 lines: to be split by what it does"
-)]
+/// The plot's ranges: the x axis padded, and the y axis linear or, for times and work spread
+/// over more than a decade, logarithmic from the power of ten under the smallest mean.
+struct Scale {
+    x: (f64, f64),
+    y: (f64, f64),
+    /// The power of ten a log scale starts at; `None` on a linear one.
+    floor: Option<f64>,
+}
+
+impl Scale {
+    fn of(series: &[Series], measure: Measure, numeric: bool) -> Scale {
+        let marks = || series.iter().flat_map(|s| &s.marks);
+        let xs: Vec<f64> = marks().map(|m| m.x).collect();
+        let (x_lo, x_hi) = bounds(&xs);
+        let pad = if numeric {
+            ((x_hi - x_lo) * 0.04).max(1e-9)
+        } else {
+            0.5
+        };
+        // Times and work spanning more than a decade between configurations go on a log
+        // scale, so the slow formula does not squeeze the others into the bottom of the chart.
+        let smallest = (marks().map(|m| m.mean))
+            .filter(|&y| y > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        let log = matches!(measure, Measure::Work | Measure::Makespan)
+            && smallest.is_finite()
+            && marks().map(|m| m.mean).fold(0.0, f64::max) > 10.0 * smallest;
+        let floor = log.then(|| 10f64.powf(smallest.log10().floor()));
+        let scale = Scale {
+            x: (x_lo - pad, x_hi + pad),
+            y: (0.0, 0.0),
+            floor,
+        };
+        let top = (marks())
+            .map(|m| (m.mean + m.ci).max(m.theory.map_or(0.0, |t| t.value)))
+            .fold(0.0, f64::max);
+        let y_hi = match measure {
+            _ if log => scale.at(top) + 0.1,
+            Measure::Duplicates | Measure::Work | Measure::Makespan if top > 0.0 => top * 1.12,
+            Measure::Duplicates | Measure::Work | Measure::Makespan => 1.0,
+            Measure::Attempts => 1.0 + (top - 1.0).max(0.1) * 1.12,
+            Measure::Success => 1.05,
+        };
+        // Attempts never go below 1: their axis starts just under it, so the curve fills the
+        // chart.
+        let y_lo = match (measure, floor) {
+            (_, Some(floor)) => floor.log10(),
+            (Measure::Duplicates | Measure::Success | Measure::Work | Measure::Makespan, _) => 0.0,
+            (Measure::Attempts, _) => 1.0 - 0.04 * (y_hi - 1.0),
+        };
+        Scale {
+            y: (y_lo, y_hi),
+            ..scale
+        }
+    }
+
+    /// Where a value is drawn: itself, or its logarithm on the log scale (the floor for 0).
+    fn at(&self, y: f64) -> f64 {
+        match self.floor {
+            Some(floor) => y.max(floor).log10(),
+            None => y,
+        }
+    }
+}
+
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     data: &Data,
@@ -128,42 +190,8 @@ pub fn draw<DB: DrawingBackend>(
         numeric.as_ref().map_or(i as f64, |xs| xs[i])
     };
     let series = collect(data, measure, &position);
-
-    let (xs, ys): (Vec<f64>, Vec<f64>) = series
-        .iter()
-        .flat_map(|s| &s.marks)
-        .map(|m| (m.x, (m.mean + m.ci).max(m.theory.map_or(0.0, |t| t.value))))
-        .unzip();
-    let (x_lo, x_hi) = bounds(&xs);
-    let pad = if numeric.is_some() {
-        ((x_hi - x_lo) * 0.04).max(1e-9)
-    } else {
-        0.5
-    };
-    // Times and work spanning more than a decade between configurations go on a log scale,
-    // so the slow formula does not squeeze the others into the bottom of the chart.
-    let means = || series.iter().flat_map(|s| &s.marks).map(|m| m.mean);
-    let smallest = means().filter(|&y| y > 0.0).fold(f64::INFINITY, f64::min);
-    let log = matches!(measure, Measure::Work | Measure::Makespan)
-        && smallest.is_finite()
-        && means().fold(0.0, f64::max) > 10.0 * smallest;
-    let floor = 10f64.powf(smallest.log10().floor());
-    // Where a value is drawn: itself, or its logarithm on the log scale (the floor for zero).
-    let at = move |y: f64| if log { y.max(floor).log10() } else { y };
-    let y_hi = ys.iter().cloned().fold(0.0, f64::max);
-    let y_hi = match measure {
-        _ if log => at(y_hi) + 0.1,
-        Measure::Duplicates | Measure::Work | Measure::Makespan if y_hi > 0.0 => y_hi * 1.12,
-        Measure::Duplicates | Measure::Work | Measure::Makespan => 1.0,
-        Measure::Attempts => 1.0 + (y_hi - 1.0).max(0.1) * 1.12,
-        Measure::Success => 1.05,
-    };
-    // Attempts never go below 1: their axis starts just under it, so the curve fills the chart.
-    let y_lo = match measure {
-        _ if log => floor.log10(),
-        Measure::Duplicates | Measure::Success | Measure::Work | Measure::Makespan => 0.0,
-        Measure::Attempts => 1.0 - 0.04 * (y_hi - 1.0),
-    };
+    let categorical = numeric.is_none();
+    let scale = Scale::of(&series, measure, !categorical);
 
     let body = super::heading(
         root,
@@ -178,25 +206,19 @@ pub fn draw<DB: DrawingBackend>(
         .margin_bottom(10)
         .x_label_area_size(70)
         .y_label_area_size(100)
-        .build_cartesian_2d((x_lo - pad)..(x_hi + pad), y_lo..y_hi)
+        .build_cartesian_2d(scale.x.0..scale.x.1, scale.y.0..scale.y.1)
         .map_err(|e| e.to_string())?;
-    let labels = axis.values.clone();
-    let categorical = numeric.is_none();
-    let x_format = move |x: &f64| -> String {
-        if categorical {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
-                labels[i as usize].clone()
-            } else {
-                String::new()
-            }
-        } else {
-            super::tick(*x)
-        }
+    let log = scale.floor.is_some();
+    let x_label = |x: &f64| match categorical {
+        true => frame::category(&axis.values, *x),
+        false => super::tick(*x),
     };
-    chart
-        .configure_mesh()
-        .x_desc(style::axis_title(&axis.path))
+    let y_label = |y: &f64| match log {
+        true => super::tick(significant(10f64.powf(*y))),
+        false => super::tick(*y),
+    };
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(style::axis_title(&axis.path))
         .y_desc(if log {
             format!("{} (log scale)", measure.axis())
         } else {
@@ -207,22 +229,13 @@ pub fn draw<DB: DrawingBackend>(
         } else {
             11
         })
-        .x_label_formatter(&x_format)
-        .y_label_formatter(&|y| match log {
-            true => super::tick(significant(10f64.powf(*y))),
-            false => super::tick(*y),
-        })
-        .axis_desc_style((FONT, style::LABEL))
-        .label_style((FONT, style::TICK))
-        .light_line_style(WHITE.mix(0.0))
-        .bold_line_style(BLACK.mix(0.08))
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&y_label);
+    frame::styled(&mut mesh, style::TICK, style::LABEL)
         .draw()
         .map_err(|e| e.to_string())?;
-
-    // Series that coincide must all stay visible: the first theory is drawn widest and each
-    // later one narrower on top, every line before any mark so that no line covers one, and
-    // each series with a marker of its own shape; on a categorical axis each series also
-    // stands a little to the side of its category.
+    // Series that coincide must all stay visible: on a categorical axis each series stands a
+    // little to the side of its category.
     let n = series.len();
     let dodge = |i: usize| {
         if categorical && n > 1 {
@@ -231,6 +244,23 @@ pub fn draw<DB: DrawingBackend>(
             0.0
         }
     };
+    draw_theory(&mut chart, &series, measure, categorical, &dodge)?;
+    draw_marks(&mut chart, &series, &scale, &dodge)?;
+    legend::side_legend(&column, &series, measure)
+}
+
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The closed forms, every line before any mark so that no line covers one: the first theory
+/// drawn widest and each later one narrower on top.
+fn draw_theory<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    series: &[Series],
+    measure: Measure,
+    categorical: bool,
+    dodge: &dyn Fn(usize) -> f64,
+) -> Result<(), String> {
+    let n = series.len();
     for (i, s) in series.iter().enumerate() {
         if s.marks.iter().all(|m| m.theory.is_none()) {
             continue;
@@ -252,13 +282,23 @@ pub fn draw<DB: DrawingBackend>(
         };
         drawn.map_err(|e| e.to_string())?;
     }
+    Ok(())
+}
+
+/// The measured points with their intervals, each series with a marker of its own shape.
+fn draw_marks<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    series: &[Series],
+    scale: &Scale,
+    dodge: &dyn Fn(usize) -> f64,
+) -> Result<(), String> {
     for (i, s) in series.iter().enumerate() {
         let color = style::color(i);
         let shift = dodge(i);
         let size = (9 - 2 * i as i32).max(4);
         for m in &s.marks {
-            let (lo, hi) = (at(m.mean - m.ci), at(m.mean + m.ci));
-            super::error_bar(&mut chart, m.x + shift, lo, hi, color)?;
+            let (lo, hi) = (scale.at(m.mean - m.ci), scale.at(m.mean + m.ci));
+            super::error_bar(chart, m.x + shift, lo, hi, color)?;
         }
         // A white edge keeps a mark apart from the line or the mark beneath it.
         let edge = |corners: Vec<(i32, i32)>| {
@@ -268,13 +308,13 @@ pub fn draw<DB: DrawingBackend>(
         };
         chart
             .draw_series(s.marks.iter().map(|m| {
-                EmptyElement::at((m.x + shift, at(m.mean)))
+                EmptyElement::at((m.x + shift, scale.at(m.mean)))
                     + Polygon::new(marker(i, size), color.filled())
                     + edge(marker(i, size))
             }))
             .map_err(|e| e.to_string())?;
     }
-    legend::side_legend(&column, &series, measure)
+    Ok(())
 }
 
 /// `y` to two significant digits, for a log scale's tick labels: 3.162… reads 3.2.

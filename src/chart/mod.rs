@@ -5,6 +5,7 @@
 mod bars;
 mod curve;
 mod data;
+mod frame;
 mod goodput;
 mod grid;
 pub mod lanes;
