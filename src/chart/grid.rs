@@ -10,6 +10,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::data::Data;
+use super::frame;
 use super::style::{self, FONT};
 
 /// A row of panels: title, column, and the colour of the scale's top.
@@ -36,21 +37,13 @@ pub const RECOVERY: [Measure; 1] = [(
     RGBColor(0, 110, 80),
 )];
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "132 lines: to be split by what it does"
-)]
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     data: &Data,
     measures: &[Measure],
 ) -> Result<(), String> {
-    let (xs, ys) = (&data.axes[0], &data.axes[1]);
-    let what = if measures == RECOVERY {
-        "Recovery map"
-    } else {
-        "Grid"
-    };
+    let recovery = measures == RECOVERY;
+    let what = if recovery { "Recovery map" } else { "Grid" };
     let body = super::heading(
         root,
         // The axes are named on the panels: the title stays short enough for one line.
@@ -58,36 +51,12 @@ pub fn draw<DB: DrawingBackend>(
         &data.description,
     )?;
     let panels = body.split_evenly((measures.len(), data.policies.len()));
-    // Room for the longest value label of the vertical axis, and its title.
-    let longest = ys
-        .values
-        .iter()
-        .map(|v| v.chars().count())
-        .max()
-        .unwrap_or(1);
-    let label_width = 44 + 12 * longest as u32;
-    let recovery = measures == RECOVERY;
-    // A cell's value, and its label: the share with the median time to recover on the map.
-    // A cell's value and its label's lines: on the map, the share above the median time.
-    let cell = |r: &super::data::Row, column: &str| {
-        let v = data.number(r, column)?;
-        let lines = if recovery {
-            let time = data.number(r, "time_to_recover_s");
-            let time = time.map_or("—".to_string(), |t| format!("{} s", super::tick(t)));
-            vec![format!("{:.0} %", 100.0 * v), time]
-        } else {
-            vec![super::tick_fixed(v)]
-        };
-        Some((v, lines))
-    };
-    for (m, &(title, column, top)) in measures.iter().enumerate() {
-        let values: Vec<f64> = data
-            .rows
-            .iter()
-            .filter_map(|r| data.number(r, column))
+    for (m, measure) in measures.iter().enumerate() {
+        let values: Vec<f64> = (data.rows.iter())
+            .filter_map(|r| data.number(r, measure.1))
             .collect();
         // Shares are on one scale, 0 to 100 %, on every map.
-        let (lo, hi) = if recovery {
+        let range = if recovery {
             (0.0, 1.0)
         } else {
             (
@@ -96,95 +65,127 @@ pub fn draw<DB: DrawingBackend>(
             )
         };
         for (p, policy) in data.policies.iter().enumerate() {
-            let area = &panels[m * data.policies.len() + p];
-            // A panel of zeros says so in its caption, so it is not read as missing data.
-            let zero = data
-                .rows_of(policy)
-                .all(|r| data.number(r, column) == Some(0.0));
-            let caption = if zero {
-                format!("{policy}: {title} — 0 in every cell")
-            } else {
-                format!("{policy}: {title}")
+            let map = Map {
+                data,
+                policy,
+                measure,
+                range,
+                recovery,
             };
-            let mut chart = ChartBuilder::on(area)
-                .caption(caption, (FONT, style::TICK))
-                .margin(8)
-                .x_label_area_size(44)
-                .y_label_area_size(label_width)
-                .build_cartesian_2d(
-                    -0.5..(xs.values.len() as f64 - 0.5),
-                    -0.5..(ys.values.len() as f64 - 0.5),
-                )
-                .map_err(|e| e.to_string())?;
-            let name = |values: &[String], v: f64| {
-                let i = v.round();
-                if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < values.len() {
-                    values[i as usize].clone()
-                } else {
-                    String::new()
-                }
-            };
-            chart
-                .configure_mesh()
-                .disable_mesh()
-                .x_labels(xs.values.len() * 2 + 1)
-                .y_labels(ys.values.len() * 2 + 1)
-                .x_label_formatter(&|v| name(&xs.values, *v))
-                .y_label_formatter(&|v| name(&ys.values, *v))
-                .x_desc(style::axis_title(&xs.path))
-                .y_desc(style::meaning(&ys.path).unwrap_or(short(&ys.path)))
-                .label_style((FONT, style::NOTE))
-                .axis_desc_style((FONT, style::NOTE))
-                .draw()
-                .map_err(|e| e.to_string())?;
-            let cells: Vec<(f64, f64, (f64, Vec<String>))> = data
-                .rows_of(policy)
-                .filter_map(|r| {
-                    let x = xs.values.iter().position(|v| *v == r.params[0])? as f64;
-                    let y = ys.values.iter().position(|v| *v == r.params[1])? as f64;
-                    Some((x, y, cell(r, column)?))
-                })
-                .collect();
-            // A cell's colour and the label's ink.
-            let look = |v: f64| {
-                let f = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
-                (shade(top, f), if f > 0.55 { WHITE } else { BLACK })
-            };
-            chart
-                .draw_series(cells.iter().map(|(x, y, (v, _))| {
-                    Rectangle::new(
-                        [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
-                        look(*v).0.filled(),
-                    )
-                }))
-                .map_err(|e| e.to_string())?;
-            // Cell edges, so a pale cell (0 %, the scale's bottom) still reads as a cell.
-            chart
-                .draw_series(cells.iter().map(|(x, y, _)| {
-                    Rectangle::new(
-                        [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
-                        RGBColor(170, 170, 170).stroke_width(1),
-                    )
-                }))
-                .map_err(|e| e.to_string())?;
-            let texts = cells.iter().flat_map(|(x, y, (v, lines))| {
-                let step = 0.22;
-                let top = step * (lines.len() as f64 - 1.0) / 2.0;
-                lines.iter().enumerate().map(move |(k, line)| {
-                    Text::new(
-                        line.clone(),
-                        (*x, y + top - step * k as f64),
-                        (FONT, style::NOTE)
-                            .into_font()
-                            .color(&look(*v).1)
-                            .pos(Pos::new(HPos::Center, VPos::Center)),
-                    )
-                })
-            });
-            chart.draw_series(texts).map_err(|e| e.to_string())?;
+            map.draw(&panels[m * data.policies.len() + p])?;
         }
     }
     Ok(())
+}
+
+/// One configuration's map of one measure, on the measure's colour scale.
+struct Map<'a> {
+    data: &'a Data,
+    policy: &'a str,
+    measure: &'a Measure,
+    /// The values at the scale's bottom and top.
+    range: (f64, f64),
+    /// The recovery map: a cell is labelled with the share and the median time to recover.
+    recovery: bool,
+}
+
+impl Map<'_> {
+    /// A cell's value and its label's lines.
+    fn cell(&self, r: &super::data::Row) -> Option<(f64, Vec<String>)> {
+        let v = self.data.number(r, self.measure.1)?;
+        let lines = if self.recovery {
+            let time = self.data.number(r, "time_to_recover_s");
+            let time = time.map_or("—".to_string(), |t| format!("{} s", super::tick(t)));
+            vec![format!("{:.0} %", 100.0 * v), time]
+        } else {
+            vec![super::tick_fixed(v)]
+        };
+        Some((v, lines))
+    }
+
+    /// A cell's colour and its label's ink.
+    fn look(&self, v: f64) -> (RGBColor, RGBColor) {
+        let (lo, hi) = self.range;
+        let f = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
+        (shade(self.measure.2, f), if f > 0.55 { WHITE } else { BLACK })
+    }
+
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        let (data, policy) = (self.data, self.policy);
+        let (xs, ys) = (&data.axes[0], &data.axes[1]);
+        let (title, column, _) = *self.measure;
+        // Room for the longest value label of the vertical axis, and its title.
+        let longest = (ys.values.iter())
+            .map(|v| v.chars().count())
+            .max()
+            .unwrap_or(1);
+        // A panel of zeros says so in its caption, so it is not read as missing data.
+        let zero = (data.rows_of(policy)).all(|r| data.number(r, column) == Some(0.0));
+        let caption = if zero {
+            format!("{policy}: {title} — 0 in every cell")
+        } else {
+            format!("{policy}: {title}")
+        };
+        let mut chart = ChartBuilder::on(area)
+            .caption(caption, (FONT, style::TICK))
+            .margin(8)
+            .x_label_area_size(44)
+            .y_label_area_size(44 + 12 * longest as u32)
+            .build_cartesian_2d(
+                -0.5..(xs.values.len() as f64 - 0.5),
+                -0.5..(ys.values.len() as f64 - 0.5),
+            )
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_labels(xs.values.len() * 2 + 1)
+            .y_labels(ys.values.len() * 2 + 1)
+            .x_label_formatter(&|v| frame::category(&xs.values, *v))
+            .y_label_formatter(&|v| frame::category(&ys.values, *v))
+            .x_desc(style::axis_title(&xs.path))
+            .y_desc(style::meaning(&ys.path).unwrap_or(short(&ys.path)))
+            .label_style((FONT, style::NOTE))
+            .axis_desc_style((FONT, style::NOTE))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        let cells: Vec<(f64, f64, (f64, Vec<String>))> = data
+            .rows_of(policy)
+            .filter_map(|r| {
+                let x = xs.values.iter().position(|v| *v == r.params[0])? as f64;
+                let y = ys.values.iter().position(|v| *v == r.params[1])? as f64;
+                Some((x, y, self.cell(r)?))
+            })
+            .collect();
+        let square = |x: f64, y: f64| [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)];
+        chart
+            .draw_series(cells.iter().map(|(x, y, (v, _))| {
+                Rectangle::new(square(*x, *y), self.look(*v).0.filled())
+            }))
+            .map_err(|e| e.to_string())?;
+        // Cell edges, so a pale cell (0 %, the scale's bottom) still reads as a cell.
+        chart
+            .draw_series(cells.iter().map(|(x, y, _)| {
+                Rectangle::new(square(*x, *y), RGBColor(170, 170, 170).stroke_width(1))
+            }))
+            .map_err(|e| e.to_string())?;
+        let texts = cells.iter().flat_map(|(x, y, (v, lines))| {
+            let step = 0.22;
+            let top = step * (lines.len() as f64 - 1.0) / 2.0;
+            lines.iter().enumerate().map(move |(k, line)| {
+                Text::new(
+                    line.clone(),
+                    (*x, y + top - step * k as f64),
+                    (FONT, style::NOTE)
+                        .into_font()
+                        .color(&self.look(*v).1)
+                        .pos(Pos::new(HPos::Center, VPos::Center)),
+                )
+            })
+        });
+        chart.draw_series(texts).map_err(|e| e.to_string())?;
+        Ok(())
+    }
 }
 
 /// White at 0, `top` at 1.
