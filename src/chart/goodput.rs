@@ -12,6 +12,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::data::{Bin, Data};
+use super::frame;
 use super::legend::{self, Key};
 use super::style::{self, FONT};
 use crate::metrics::recovery;
@@ -30,10 +31,6 @@ const GOODPUT: RGBColor = style::PALETTE[2];
 const OFFERED: RGBColor = BLACK;
 const REFUSED: RGBColor = style::PALETTE[7];
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "151 lines: to be split by what it does"
-)]
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> Result<(), String> {
     let bins = data
         .timeseries
@@ -55,14 +52,47 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
         &format!("Goodput over time — {}", data.name),
         &data.description,
     )?;
+    // Calls a breaker refused were never sent: a line of their own, where there are any.
+    let refusals = bins.iter().any(|b| b.refused > 0.0);
+    let body = keyed(&body, data, refusals)?;
+    let panel = Panel {
+        data,
+        x_hi: bins.iter().map(|b| b.to_s).fold(0.0, f64::max),
+        y: scale(bins),
+        refusals,
+    };
+    let columns = if panels.len() >= 4 { 2 } else { 1 };
+    let rows = panels.len().div_ceil(columns);
+    let areas = body.split_evenly((rows, columns));
+    let several_tools = panels.iter().any(|p| p.1 != panels[0].1);
+    for (i, (area, &(policy, tool))) in areas.iter().zip(&panels).enumerate() {
+        let mine: Vec<&Bin> = (bins.iter())
+            .filter(|b| b.policy == policy && b.tool == tool)
+            .collect();
+        let name = if several_tools {
+            format!("{policy} · {tool}")
+        } else {
+            policy.to_string()
+        };
+        let bottom = i + columns >= panels.len();
+        panel.draw(area, &mine, (policy, tool), &name, bottom)?;
+    }
+    Ok(())
+}
+
+/// The legend across the top: what each line and fill is, and the shaded band and the
+/// recovery mark where the chart has them. Returns the area below it.
+fn keyed<DB: DrawingBackend>(
+    body: &DrawingArea<DB, Shift>,
+    data: &Data,
+    refusals: bool,
+) -> Result<DrawingArea<DB, Shift>, String> {
     let mut entries = vec![
         ("first tries", Key::Fill(FIRST)),
         ("retries (on top)", Key::Fill(RETRY)),
         ("offered", Key::Dashed(OFFERED)),
         ("goodput", Key::Line(GOODPUT)),
     ];
-    // Calls a breaker refused were never sent: a line of their own, where there are any.
-    let refusals = bins.iter().any(|b| b.refused > 0.0);
     if refusals {
         entries.push(("breaker refused", Key::Dashed(REFUSED)));
     }
@@ -81,25 +111,29 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
     if data.policies.iter().any(|p| data.recovered_at(p).is_some()) {
         entries.push((&recovered, Key::Mark));
     }
-    let body = legend::keyed(&body, &entries)?;
-    let x_hi = bins.iter().map(|b| b.to_s).fold(0.0, f64::max);
-    let (y_lo, y_hi) = scale(bins);
-    let floor = |y: f64| y.max(y_lo);
-    let columns = if panels.len() >= 4 { 2 } else { 1 };
-    let rows = panels.len().div_ceil(columns);
-    let areas = body.split_evenly((rows, columns));
-    let several_tools = panels.iter().any(|p| p.1 != panels[0].1);
-    for (i, (area, &(policy, tool))) in areas.iter().zip(&panels).enumerate() {
-        let bottom = i + columns >= panels.len();
-        let mine: Vec<&Bin> = bins
-            .iter()
-            .filter(|b| b.policy == policy && b.tool == tool)
-            .collect();
-        let name = if several_tools {
-            format!("{policy} · {tool}")
-        } else {
-            policy.to_string()
-        };
+    legend::keyed(body, &entries)
+}
+
+/// What every panel shares: the time axis to `x_hi` seconds, one logarithmic scale of calls
+/// per second, and whether breaker refusals are drawn.
+struct Panel<'a> {
+    data: &'a Data,
+    x_hi: f64,
+    y: (f64, f64),
+    refusals: bool,
+}
+
+impl Panel<'_> {
+    /// One configuration's panel at `tool`, from its bins `mine`.
+    fn draw<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        mine: &[&Bin],
+        (policy, tool): (&str, &str),
+        name: &str,
+        bottom: bool,
+    ) -> Result<(), String> {
+        let (data, x_hi, (y_lo, y_hi)) = (self.data, self.x_hi, self.y);
         let caption = format!("{name}{}", data.recovery_note(policy));
         let mut chart = ChartBuilder::on(area)
             .caption(caption, (FONT, style::TICK))
@@ -114,17 +148,14 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
             true => "0".to_string(),
             false => super::tick(*y),
         };
+        let x_label = |x: &f64| super::tick(*x);
         let mut mesh = chart.configure_mesh();
         mesh.x_labels(10)
             .y_labels(5)
             .y_desc("calls / s (log)")
-            .x_label_formatter(&|x| super::tick(*x))
-            // The floor stands for zero, which a logarithmic axis cannot hold.
-            .y_label_formatter(&y_label)
-            .label_style((FONT, style::NOTE))
-            .axis_desc_style((FONT, style::NOTE))
-            .light_line_style(WHITE.mix(0.0))
-            .bold_line_style(BLACK.mix(0.08));
+            .x_label_formatter(&x_label)
+            .y_label_formatter(&y_label);
+        frame::styled(&mut mesh, style::NOTE, style::NOTE);
         if bottom {
             mesh.x_desc("time (s)");
         }
@@ -144,53 +175,45 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
             });
         chart.draw_series(shaded).map_err(|e| e.to_string())?;
         // A step per bin: level across it, so a bin reads as the rate it holds.
+        let floor = |y: f64| y.max(y_lo);
         let steps = |value: fn(&Bin) -> f64| -> Vec<(f64, f64)> {
             mine.iter()
                 .flat_map(|b| [(b.from_s, floor(value(b))), (b.to_s, floor(value(b)))])
                 .collect()
         };
-        for (value, color) in [
-            (
-                (|b: &Bin| b.first_tries + b.retries) as fn(&Bin) -> f64,
-                RETRY,
-            ),
-            (|b: &Bin| b.first_tries, FIRST),
-        ] {
+        let sent = (|b: &Bin| b.first_tries + b.retries) as fn(&Bin) -> f64;
+        for (value, color) in [(sent, RETRY), (|b: &Bin| b.first_tries, FIRST)] {
             chart
                 .draw_series(AreaSeries::new(steps(value), y_lo, color.filled()))
                 .map_err(|e| e.to_string())?;
         }
+        let offered = steps(|b| b.offered);
         chart
             .draw_series(DashedLineSeries::new(
-                steps(|b| b.offered),
+                offered,
                 8,
                 6,
                 OFFERED.stroke_width(2),
             ))
             .map_err(|e| e.to_string())?;
+        let goodput = steps(|b| b.goodput);
         chart
-            .draw_series(LineSeries::new(
-                steps(|b| b.goodput),
-                GOODPUT.stroke_width(3),
-            ))
+            .draw_series(LineSeries::new(goodput, GOODPUT.stroke_width(3)))
             .map_err(|e| e.to_string())?;
-        if refusals {
+        if self.refusals {
             let line = REFUSED.stroke_width(3);
             chart
                 .draw_series(DashedLineSeries::new(steps(|b| b.refused), 4, 4, line))
                 .map_err(|e| e.to_string())?;
         }
         if let Some(at) = data.recovered_at(policy) {
-            let line = BLACK.stroke_width(2);
+            let mark = PathElement::new(vec![(at, y_lo), (at, y_hi)], BLACK.stroke_width(2));
             chart
-                .draw_series(std::iter::once(PathElement::new(
-                    vec![(at, y_lo), (at, y_hi)],
-                    line,
-                )))
+                .draw_series(std::iter::once(mark))
                 .map_err(|e| e.to_string())?;
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// The one scale of every panel, in calls per second: from the decade below the smallest rate

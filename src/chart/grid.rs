@@ -107,7 +107,10 @@ impl Map<'_> {
     fn look(&self, v: f64) -> (RGBColor, RGBColor) {
         let (lo, hi) = self.range;
         let f = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
-        (shade(self.measure.2, f), if f > 0.55 { WHITE } else { BLACK })
+        (
+            shade(self.measure.2, f),
+            if f > 0.55 { WHITE } else { BLACK },
+        )
     }
 
     fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
@@ -159,9 +162,11 @@ impl Map<'_> {
             .collect();
         let square = |x: f64, y: f64| [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)];
         chart
-            .draw_series(cells.iter().map(|(x, y, (v, _))| {
-                Rectangle::new(square(*x, *y), self.look(*v).0.filled())
-            }))
+            .draw_series(
+                cells
+                    .iter()
+                    .map(|(x, y, (v, _))| Rectangle::new(square(*x, *y), self.look(*v).0.filled())),
+            )
             .map_err(|e| e.to_string())?;
         // Cell edges, so a pale cell (0 %, the scale's bottom) still reads as a cell.
         chart

@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::{self, FONT};
-use crate::story::{BarKind, Lane, Moment, MomentKind, Story, span_words, time_words};
+use crate::story::{Bar, BarKind, Lane, Moment, MomentKind, Story, span_words, time_words};
 use crate::time::Tick;
 
 /// Pixels per lane, and between two stories.
@@ -124,11 +124,154 @@ fn label<DB: DrawingBackend>(
     Ok(true)
 }
 
+/// Black text of `size` points, bold or not.
+fn ink(size: u32, bold: bool) -> TextStyle<'static> {
+    if bold {
+        (FONT, size, FontStyle::Bold).into_font().color(&BLACK)
+    } else {
+        (FONT, size).into_font().color(&BLACK)
+    }
+}
+
+/// The pixel column of tick `t` on a plot from column `plot.0` to `plot.1` showing `span`.
+fn column(plot: (i32, i32), (t0, t1): (Tick, Tick), t: Tick) -> i32 {
+    let share = t.since(t0).0 as f64 / t1.since(t0).0.max(1) as f64;
+    plot.0 + (share * (plot.1 - plot.0) as f64).round() as i32
+}
+
+/// Where the lanes are drawn: the body under the heading, the labels placed so far (so none
+/// overlaps another), the plot's pixel columns and the time span they show.
+struct Canvas<'a, DB: DrawingBackend> {
+    body: &'a DrawingArea<DB, Shift>,
+    placed: Placed,
+    plot: (i32, i32),
+    span: (Tick, Tick),
+    width: i32,
+}
+
+impl<DB: DrawingBackend> Canvas<'_, DB> {
+    fn x_of(&self, t: Tick) -> i32 {
+        column(self.plot, self.span, t)
+    }
+
+    fn label(&mut self, text: &str, at: (i32, i32), font: TextStyle) -> Result<bool, String> {
+        label(self.body, &mut self.placed, text, at, font)
+    }
+
+    fn text_width(&self, text: &str, font: &TextStyle) -> Result<i32, String> {
+        let (w, _) = (self.body)
+            .estimate_text_size(text, font)
+            .map_err(|e| e.to_string())?;
+        Ok(w as i32)
+    }
+
+    /// A block's lanes, from pixel row `top`.
+    fn lanes(&mut self, block: &Block, top: i32) -> Result<(), String> {
+        let lane_top = |k: usize| top + k as i32 * LANE;
+        for (k, lane) in block.lanes.iter().enumerate() {
+            let mid = lane_top(k) + LANE / 2;
+            if block.lanes.len() > 1 || !lane.name.is_empty() {
+                let w = self.text_width(&lane.name, &ink(15, false))?;
+                let grey = BLACK.mix(0.7);
+                self.label(
+                    &lane.name,
+                    (self.plot.0 - 8 - w, mid),
+                    ink(15, false).color(&grey),
+                )?;
+            }
+            let rule = PathElement::new(
+                vec![(self.plot.0, mid), (self.plot.1, mid)],
+                BLACK.mix(0.12),
+            );
+            self.body.draw(&rule).map_err(|e| e.to_string())?;
+            for bar in &lane.bars {
+                self.bar(bar, (lane_top(k) + 5, lane_top(k) + LANE - 5))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A bar between pixel rows `y0` and `y1`: its fill by kind, a diamond where an attempt
+    /// committed, and its number and outcome inside where they fit.
+    fn bar(&mut self, bar: &Bar, (y0, y1): (i32, i32)) -> Result<(), String> {
+        let body = self.body;
+        let mid = (y0 + y1) / 2;
+        let (x0, x1) = (
+            self.x_of(bar.from),
+            self.x_of(bar.to).max(self.x_of(bar.from) + 2),
+        );
+        let (fill, outline) = match &bar.kind {
+            BarKind::Attempt { outcome, .. } => (outcome_colour(outcome), BLACK.mix(0.6)),
+            BarKind::Span => (RGBColor(235, 235, 235), BLACK.mix(0.6)),
+            BarKind::Lookup { .. } => (style::PALETTE[5], BLACK.mix(0.6)),
+        };
+        body.draw(&Rectangle::new([(x0, y0), (x1, y1)], fill.filled()))
+            .and_then(|_| body.draw(&Rectangle::new([(x0, y0), (x1, y1)], outline)))
+            .map_err(|e| e.to_string())?;
+        if let BarKind::Attempt {
+            committed: true, ..
+        } = bar.kind
+        {
+            // A commit: a black diamond on the bar's end.
+            body.draw(&Polygon::new(
+                vec![(x1, y0 - 4), (x1 + 6, mid), (x1, y1 + 4), (x1 - 6, mid)],
+                BLACK.filled(),
+            ))
+            .map_err(|e| e.to_string())?;
+        }
+        let ink_colour = if matches!(bar.kind, BarKind::Span) {
+            BLACK
+        } else {
+            WHITE
+        };
+        let inside = ink(14, false).color(&ink_colour);
+        // The attempt's number and outcome where both fit, its number where only it does.
+        let named = match &bar.kind {
+            BarKind::Attempt { outcome, .. } if !bar.label.is_empty() => {
+                format!("{} {}", bar.label, outcome.replace('_', " "))
+            }
+            _ => bar.label.clone(),
+        };
+        for text in [named, bar.label.clone()] {
+            let w = self.text_width(&text, &inside)?;
+            if !text.is_empty() && w + 6 <= x1 - x0 {
+                self.label(&text, ((x0 + x1 - w) / 2, mid), inside.clone())?;
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// A block's moments, as lines from `top` to `bottom` named under the block.
+    fn moments(&mut self, block: &Block, (top, bottom): (i32, i32)) -> Result<(), String> {
+        for m in &block.moments {
+            let x = self.x_of(m.at.min(self.span.1));
+            let (colour, name) = match m.what {
+                // Dark grey: no outcome's colour, so a deadline never reads as a failure.
+                MomentKind::Deadline => (RGBColor(80, 80, 80), "deadline"),
+                MomentKind::Cancelled => (BLACK, "cancelled"),
+                MomentKind::BreakerRefused => (style::PALETTE[7], "breaker refused"),
+            };
+            let line = ShapeStyle::from(colour).stroke_width(3);
+            (self.body)
+                .draw(&PathElement::new(vec![(x, top - 4), (x, bottom)], line))
+                .map_err(|e| e.to_string())?;
+            let text = format!("{name} at {}", time_words(m.at));
+            let style = ink(14, false).color(&colour);
+            let w = self.text_width(&text, &style)?;
+            // Right of the mark, or left of it where the right edge is too near.
+            let at = if x + 5 + w > self.width - 4 {
+                x - 5 - w
+            } else {
+                x + 5
+            };
+            self.label(&text, (at, bottom + 8), style)?;
+        }
+        Ok(())
+    }
+}
+
 /// Draws `blocks` under a heading.
-#[expect(
-    clippy::too_many_lines,
-    reason = "149 lines: to be split by what it does"
-)]
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -138,15 +281,6 @@ pub fn draw<DB: DrawingBackend>(
     let body = super::heading(root, title, description)?;
     let (width, _) = root.dim_in_pixel();
     let width = width as i32;
-    let mut placed = Placed(Vec::new());
-    let (t0, t1) = (Tick::ZERO, end_of(blocks));
-    let font = |size: u32, bold: bool| {
-        if bold {
-            (FONT, size, FontStyle::Bold).into_font().color(&BLACK)
-        } else {
-            (FONT, size).into_font().color(&BLACK)
-        }
-    };
     let widest = |texts: &mut dyn Iterator<Item = (&str, TextStyle)>| -> Result<i32, String> {
         let mut most = 0;
         for (text, style) in texts {
@@ -160,135 +294,40 @@ pub fn draw<DB: DrawingBackend>(
     // Two columns of labels: each story's title and summary, then its lanes' names.
     let titles = widest(&mut blocks.iter().flat_map(|b| {
         [
-            (b.title.as_str(), font(style::NOTE, true)),
-            (b.summary.as_str(), font(16, false)),
+            (b.title.as_str(), ink(style::NOTE, true)),
+            (b.summary.as_str(), ink(16, false)),
         ]
     }))?;
     let names = widest(
-        &mut blocks
-            .iter()
+        &mut (blocks.iter())
             .flat_map(|b| &b.lanes)
-            .map(|l| (l.name.as_str(), font(15, false))),
+            .map(|l| (l.name.as_str(), ink(15, false))),
     )?;
-    let plot = ((16 + titles + 24 + names + 10).min(width / 2), width - 40);
-    let x_of = |t: Tick| {
-        plot.0
-            + ((t.since(t0).0 as f64 / t1.since(t0).0.max(1) as f64) * (plot.1 - plot.0) as f64)
-                .round() as i32
+    let mut canvas = Canvas {
+        body: &body,
+        placed: Placed(Vec::new()),
+        plot: ((16 + titles + 24 + names + 10).min(width / 2), width - 40),
+        span: (Tick::ZERO, end_of(blocks)),
+        width,
     };
-    legend(&body, &mut placed, blocks, width)?;
+    legend(&body, &mut canvas.placed, blocks, width)?;
     let mut y = 64;
     for block in blocks {
         let top = y;
-        label(
-            &body,
-            &mut placed,
-            &block.title,
-            (16, top + 12),
-            font(style::NOTE, true),
-        )?;
-        label(
-            &body,
-            &mut placed,
-            &block.summary,
-            (16, top + 36),
-            font(16, false),
-        )?;
-        let lane_top = |k: usize| top + k as i32 * LANE;
-        for (k, lane) in block.lanes.iter().enumerate() {
-            let mid = lane_top(k) + LANE / 2;
-            if block.lanes.len() > 1 || !lane.name.is_empty() {
-                let (w, _) = body
-                    .estimate_text_size(&lane.name, &font(15, false))
-                    .map_err(|e| e.to_string())?;
-                label(
-                    &body,
-                    &mut placed,
-                    &lane.name,
-                    (plot.0 - 8 - w as i32, mid),
-                    font(15, false).color(&BLACK.mix(0.7)),
-                )?;
-            }
-            body.draw(&PathElement::new(
-                vec![(plot.0, mid), (plot.1, mid)],
-                BLACK.mix(0.12),
-            ))
-            .map_err(|e| e.to_string())?;
-            for bar in &lane.bars {
-                let (x0, x1) = (x_of(bar.from), x_of(bar.to).max(x_of(bar.from) + 2));
-                let (y0, y1) = (lane_top(k) + 5, lane_top(k) + LANE - 5);
-                let (fill, outline) = match &bar.kind {
-                    BarKind::Attempt { outcome, .. } => (outcome_colour(outcome), BLACK.mix(0.6)),
-                    BarKind::Span => (RGBColor(235, 235, 235), BLACK.mix(0.6)),
-                    BarKind::Lookup { .. } => (style::PALETTE[5], BLACK.mix(0.6)),
-                };
-                body.draw(&Rectangle::new([(x0, y0), (x1, y1)], fill.filled()))
-                    .and_then(|_| body.draw(&Rectangle::new([(x0, y0), (x1, y1)], outline)))
-                    .map_err(|e| e.to_string())?;
-                if let BarKind::Attempt {
-                    committed: true, ..
-                } = bar.kind
-                {
-                    // A commit: a black diamond on the bar's end.
-                    body.draw(&Polygon::new(
-                        vec![(x1, y0 - 4), (x1 + 6, mid), (x1, y1 + 4), (x1 - 6, mid)],
-                        BLACK.filled(),
-                    ))
-                    .map_err(|e| e.to_string())?;
-                }
-                let ink = if matches!(bar.kind, BarKind::Span) {
-                    BLACK
-                } else {
-                    WHITE
-                };
-                let inside = font(14, false).color(&ink);
-                // The attempt's number and outcome where both fit, its number where only it does.
-                let named = match &bar.kind {
-                    BarKind::Attempt { outcome, .. } if !bar.label.is_empty() => {
-                        format!("{} {}", bar.label, outcome.replace('_', " "))
-                    }
-                    _ => bar.label.clone(),
-                };
-                for text in [named, bar.label.clone()] {
-                    let (w, _) = body
-                        .estimate_text_size(&text, &inside)
-                        .map_err(|e| e.to_string())?;
-                    if !text.is_empty() && (w as i32) + 6 <= x1 - x0 {
-                        let at = ((x0 + x1 - w as i32) / 2, mid);
-                        label(&body, &mut placed, &text, at, inside.clone())?;
-                        break;
-                    }
-                }
-            }
-        }
+        canvas.label(&block.title, (16, top + 12), ink(style::NOTE, true))?;
+        canvas.label(&block.summary, (16, top + 36), ink(16, false))?;
+        canvas.lanes(block, top)?;
         let bottom = top + block.height();
-        for m in &block.moments {
-            let x = x_of(m.at.min(t1));
-            let (colour, name) = match m.what {
-                // Dark grey: no outcome's colour, so a deadline never reads as a failure.
-                MomentKind::Deadline => (RGBColor(80, 80, 80), "deadline"),
-                MomentKind::Cancelled => (BLACK, "cancelled"),
-                MomentKind::BreakerRefused => (style::PALETTE[7], "breaker refused"),
-            };
-            let line = ShapeStyle::from(colour).stroke_width(3);
-            body.draw(&PathElement::new(vec![(x, top - 4), (x, bottom)], line))
-                .map_err(|e| e.to_string())?;
-            let text = format!("{name} at {}", time_words(m.at));
-            let style = font(14, false).color(&colour);
-            let (w, _) = body
-                .estimate_text_size(&text, &style)
-                .map_err(|e| e.to_string())?;
-            // Right of the mark, or left of it where the right edge is too near.
-            let at = if x + 5 + w as i32 > width - 4 {
-                x - 5 - w as i32
-            } else {
-                x + 5
-            };
-            label(&body, &mut placed, &text, (at, bottom + 8), style)?;
-        }
+        canvas.moments(block, (top, bottom))?;
         y = bottom + GAP;
     }
-    axis(&body, &mut placed, (t0, t1), plot, y, x_of)
+    let Canvas {
+        mut placed,
+        plot,
+        span,
+        ..
+    } = canvas;
+    axis(&body, &mut placed, span, plot, y, |t| column(plot, span, t))
 }
 
 /// The latest tick any block reaches.
