@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::metrics::{Estimate, Measure, StopReason};
-use crate::model::{Tool, ToolKind, Workload};
+use crate::model::{Tool, Workload};
 use crate::policy::{
     Backoff, Cap, FirstRetry, Hedging, LimitRule, Policy, Refuses, ShouldRetry, Trip, Wait,
 };
@@ -527,7 +527,7 @@ fn tasks(results: &Results) -> String {
         if !tool.server.outages.is_empty() {
             header.push(format!("{} calls while down", tool.name));
         }
-        if tool.server.kind == ToolKind::Write {
+        if tool.server.writes() {
             header.push(format!("{} duplicates", tool.name));
         }
     }
@@ -552,7 +552,7 @@ fn tasks(results: &Results) -> String {
                 if !tool.server.outages.is_empty() {
                     row.push(totals.calls_while_down.to_string());
                 }
-                if tool.server.kind == ToolKind::Write {
+                if tool.server.writes() {
                     row.push(totals.duplicates.to_string());
                 }
             }

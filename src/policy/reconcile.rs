@@ -7,11 +7,11 @@
 
 use super::{Policy, safety};
 use crate::model::FailureClass;
-use crate::model::{Tool, ToolKind};
+use crate::model::Tool;
 
 /// Whether a failure of `class` on `tool` is looked up before anything else.
 pub fn looks_up(policy: &Policy, tool: &Tool, class: FailureClass) -> bool {
-    policy.lookup_before_retry && safety::is_ambiguous(class) && tool.server.kind == ToolKind::Write
+    policy.lookup_before_retry && safety::is_ambiguous(class) && tool.server.writes()
 }
 
 /// What a lookup's answer means for the operation.

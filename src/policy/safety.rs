@@ -5,11 +5,11 @@
 
 use super::KeyScope;
 use crate::model::FailureClass;
-use crate::model::{Tool, ToolKind};
+use crate::model::Tool;
 
 /// Whether a call on `tool` carrying keys of `scope` may be sent again.
 pub fn replay_is_safe(tool: &Tool, scope: KeyScope) -> bool {
-    tool.server.kind == ToolKind::ReadOnly || tool.server.idempotent && scope == KeyScope::PerIntent
+    tool.server.reads_only() || tool.server.idempotent && scope == KeyScope::PerIntent
 }
 
 /// Whether a failure of `class` on `tool` may be sent again: a connection that failed sent

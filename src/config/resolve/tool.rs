@@ -4,7 +4,7 @@ use toml::Spanned;
 
 use super::{at, duration, float_ticks, some, text, texts, ticks, when};
 use crate::config::raw;
-use crate::model::{Latency, Replica, Tool, ToolKind};
+use crate::model::{Latency, Replica, Tool};
 use crate::time::Tick;
 
 /// Replica `index`'s entry: what it does otherwise than its tool, if anything.
@@ -124,10 +124,7 @@ pub(super) fn tool(t: &Tool) -> raw::Tool {
             .collect(),
         key_retention: server.key_retention.and_then(ticks),
         drop_expired: when(server.drop_expired, true),
-        version_check: when(
-            server.kind == ToolKind::Record,
-            server.version_check.name().into(),
-        ),
+        version_check: when(server.versioned(), server.version_check.name().into()),
         rate_limit: server.rate_limit.as_ref().map(|limit| {
             at(raw::RateLimit {
                 per_second: at(limit.rate()),

@@ -97,6 +97,22 @@ impl ServerSpec {
         }
     }
 
+    /// A read: no side effect, so always safe to send again.
+    pub fn reads_only(&self) -> bool {
+        self.kind == ToolKind::ReadOnly
+    }
+
+    /// A plain write: each attempt that commits is a side effect (a charge, an order) that a
+    /// lookup can confirm.
+    pub fn writes(&self) -> bool {
+        self.kind == ToolKind::Write
+    }
+
+    /// A versioned record: reads, and writes conditional on the version read.
+    pub fn versioned(&self) -> bool {
+        self.kind == ToolKind::Record
+    }
+
     /// Whether an attempt that reaches this server is taken up at once and nothing at its door
     /// can touch it: a worker always free, no outage, capacity window, rate limit, slowdown or
     /// dropping of expired work, no versioned record. Its arrival and the end of its service

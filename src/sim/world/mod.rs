@@ -36,7 +36,7 @@ use crate::metrics::{
 };
 use crate::model::FailureClass;
 use crate::model::server::Server;
-use crate::model::{Arrival, Tool, ToolKind, Workload};
+use crate::model::{Arrival, Tool, Workload};
 use crate::policy::balance::View;
 use crate::policy::gate::Gates;
 use crate::policy::{GateScope, Policy};
@@ -484,7 +484,7 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &[u32; Outcome::NAMES.len()
 /// What the client can say: a receipt confirms; an attempt unanswered (or still on its way at
 /// the horizon) leaves it unknown; refusals before any commit point mean nothing happened.
 fn business_state(intent: &Intent, status: Status, tool: &Tool) -> BusinessState {
-    if tool.server.kind == ToolKind::ReadOnly {
+    if tool.server.reads_only() {
         return BusinessState::ReadOnly;
     }
     match status {

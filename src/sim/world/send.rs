@@ -6,7 +6,7 @@ use crate::engine::Scheduler;
 use crate::engine::rng::Source;
 use crate::metrics::{AttemptRecord, Count, IntentRecord, Status, StopReason};
 use crate::model::FailureClass;
-use crate::model::{Fate, LossSignal, ToolKind};
+use crate::model::{Fate, LossSignal};
 use crate::policy::gate::{Ask, Gate, Moment, Refusal};
 use crate::policy::hedge;
 use crate::policy::{GateScope, Scope};
@@ -103,7 +103,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             _ => {
                 let server = &mut self.servers[intent.tool][replica];
                 to_server(server, intent, at.attempt);
-                if tool.server.kind == ToolKind::Record {
+                if tool.server.versioned() {
                     self.send_read(at, sched);
                 } else if server.serves_at_once() {
                     sched.schedule_in(draw.request.after(draw.service), Event::Served(at));

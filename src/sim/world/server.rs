@@ -7,7 +7,7 @@ use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, Count, IntentRecord};
 use crate::model::outage::OutageMode;
 use crate::model::server::{Arrival, Request, Write};
-use crate::model::{Fate, LossSignal, ToolKind};
+use crate::model::{Fate, LossSignal};
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// A worker takes the attempt up: its drawn service time, slowed by the load it finds. A
@@ -49,7 +49,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(at.intent.slot);
         let t = intent.tool;
         let spec = &self.tools[t].server;
-        let write = (spec.kind == ToolKind::Record).then(|| Write {
+        let write = spec.versioned().then(|| Write {
             holder: (intent.id, at.attempt),
             read: intent.read_version(at.attempt),
         });
@@ -131,7 +131,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let request = Request {
             key: self.policy.key.key(intent.id, at.attempt),
             payload: intent.payload_of(at.attempt),
-            write: (tool.server.kind == ToolKind::Record).then(|| Write {
+            write: tool.server.versioned().then(|| Write {
                 holder: (intent.id, at.attempt),
                 read: intent.read_version(at.attempt),
             }),
