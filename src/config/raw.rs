@@ -8,6 +8,8 @@
 //! and `max_attempts` may be a string or an integer, so they are kept as TOML values and read
 //! during validation.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use toml::{Spanned, Value};
 
@@ -95,6 +97,9 @@ pub struct Tool {
     pub replica: Vec<Spanned<Replica>>,
     pub retry_after: Option<Spanned<Value>>,
     pub script: Option<Spanned<Vec<Spanned<ScriptStep>>>>,
+    /// A service's calls, in stages: `"db"`, `["db", "cache"]` (together), or
+    /// `{ call = "db", optional = true }`; kept as values and read in validation.
+    pub calls: Option<Spanned<Vec<Spanned<Value>>>>,
 }
 
 /// `{ per_second = 10, burst = 20, scope = "tool" }`: a token bucket in front of a tool.
@@ -200,7 +205,8 @@ impl Latency {
 #[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Policy {
-    pub name: Spanned<String>,
+    /// Required of a `[[policy]]`; an edge's policy (`edge."api->db"`) has none.
+    pub name: Option<Spanned<String>>,
     pub max_attempts: Option<Spanned<Value>>,
     pub retry_on: Option<Spanned<Vec<Spanned<String>>>>,
     pub retry_after: Option<Spanned<String>>,
@@ -237,6 +243,9 @@ pub struct Policy {
     pub admission: Option<Spanned<Admission>>,
     pub retry_budget: Option<Spanned<RetryBudget>>,
     pub calls: Option<Spanned<Vec<Spanned<String>>>>,
+    /// The policies of the call graph's edges this configuration names, by edge
+    /// (`"api->db"`); an edge it does not name uses the configuration's own.
+    pub edge: Option<Spanned<BTreeMap<String, Spanned<Policy>>>>,
     /// Never written back: a resolved policy holds what its preset expanded to.
     #[serde(skip_serializing)]
     pub preset: Option<Spanned<crate::preset::Preset>>,

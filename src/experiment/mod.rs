@@ -4,7 +4,7 @@ mod charts;
 
 use crate::metrics::Tracks;
 use crate::metrics::recovery::Windows;
-use crate::model::{Arrival, Tool, Workload};
+use crate::model::{Arrival, Graph, Tool, Workload};
 use crate::policy::Policy;
 use crate::time::Tick;
 pub use charts::{ChartFormat, ChartKind, files as chart_files};
@@ -24,6 +24,8 @@ pub struct Experiment {
     pub workload: Workload,
     /// The configurations compared, in the order the config lists them.
     pub policies: Vec<Policy>,
+    /// Who calls whom: the task's calls, and the calls of each tool that is a service.
+    pub graph: Graph,
     pub output: OutputOptions,
 }
 
@@ -54,6 +56,7 @@ impl Experiment {
         tasks: u64,
     ) -> Result<Experiment, String> {
         let calls: Vec<usize> = (0..tools.len()).collect();
+        let graph = Graph::build(&calls, &vec![Vec::new(); tools.len()]);
         for policy in &mut policies {
             policy.waits = (policy.resolve_waits(&tools, &calls))
                 .map_err(|(key, why)| format!("{}: {key}: {why}", policy.name))?;
@@ -65,6 +68,7 @@ impl Experiment {
             replications: 1,
             horizon: Tick::from_secs(24 * 3600),
             tools,
+            graph,
             workload: Workload {
                 tasks: Some(tasks),
                 duration: None,

@@ -85,6 +85,9 @@ pub struct Totals {
     /// What happened at each replica of each tool, by tool and replica index (kept only for
     /// tools a balancer has sent to).
     pub replicas: Vec<Vec<ReplicaTotals>>,
+    /// What went over each edge of the call graph, by edge index, kept only where a tool is a
+    /// service: the task's calls on the top edges, and every call a service made.
+    pub edges: Vec<ToolTotals>,
 }
 
 /// What one configuration's calls did at one replica of a tool.
@@ -114,11 +117,29 @@ pub struct ToolTotals {
     /// On a versioned record: reads and conditional writes that reached it.
     pub reads: u64,
     pub writes: u64,
+    /// Attempts sent, or served, after every caller above had given up on them.
+    pub orphaned: u64,
     /// Attempts by how they ended, in the order of [`Outcome::NAMES`].
     pub outcomes: [u64; Outcome::NAMES.len()],
 }
 
 impl ToolTotals {
+    /// Counts one intent, with its attempts by how they ended.
+    fn count(&mut self, r: &IntentRecord, outcomes: &[u32; Outcome::NAMES.len()]) {
+        self.intents += 1;
+        self.calls += u64::from(r.attempts);
+        self.short_circuited += u64::from(r.short_circuited);
+        self.effects += u64::from(r.effects);
+        self.duplicates += u64::from(r.duplicates());
+        self.successes += u64::from(r.status == Status::Succeeded);
+        self.calls_while_down += u64::from(r.calls_while_down);
+        self.reads += u64::from(r.reads);
+        self.writes += u64::from(r.writes);
+        for (total, &n) in self.outcomes.iter_mut().zip(outcomes) {
+            *total += u64::from(n);
+        }
+    }
+
     /// Adds another run's totals, for sums over replications.
     pub fn merge(&mut self, other: &ToolTotals) {
         self.intents += other.intents;
@@ -130,6 +151,7 @@ impl ToolTotals {
         self.calls_while_down += other.calls_while_down;
         self.reads += other.reads;
         self.writes += other.writes;
+        self.orphaned += other.orphaned;
         for (a, b) in self.outcomes.iter_mut().zip(other.outcomes) {
             *a += b;
         }
@@ -152,22 +174,23 @@ impl Totals {
         if self.tools.len() <= r.tool {
             self.tools.resize_with(r.tool + 1, ToolTotals::default);
         }
-        let tool = &mut self.tools[r.tool];
-        tool.intents += 1;
-        tool.calls += u64::from(r.attempts);
-        tool.short_circuited += u64::from(r.short_circuited);
-        tool.effects += u64::from(r.effects);
-        tool.duplicates += u64::from(r.duplicates());
-        tool.successes += u64::from(r.status == Status::Succeeded);
-        tool.calls_while_down += u64::from(r.calls_while_down);
-        tool.reads += u64::from(r.reads);
-        tool.writes += u64::from(r.writes);
+        self.tools[r.tool].count(r, outcomes);
         if r.status == Status::Succeeded {
             self.last_success = self.last_success.max(r.end);
         }
-        for (total, &n) in tool.outcomes.iter_mut().zip(outcomes) {
-            *total += u64::from(n);
+    }
+
+    /// Counts an intent on edge `edge` of the call graph.
+    pub fn add_edge(
+        &mut self,
+        edge: usize,
+        r: &IntentRecord,
+        outcomes: &[u32; Outcome::NAMES.len()],
+    ) {
+        if self.edges.len() <= edge {
+            self.edges.resize_with(edge + 1, ToolTotals::default);
         }
+        self.edges[edge].count(r, outcomes);
     }
 
     /// Adds another run's totals: counts and sums exactly, histograms bucket by bucket, so
@@ -192,6 +215,13 @@ impl Totals {
                 .resize_with(other.tools.len(), ToolTotals::default);
         }
         for (mine, theirs) in self.tools.iter_mut().zip(&other.tools) {
+            mine.merge(theirs);
+        }
+        if self.edges.len() < other.edges.len() {
+            self.edges
+                .resize_with(other.edges.len(), ToolTotals::default);
+        }
+        for (mine, theirs) in self.edges.iter_mut().zip(&other.edges) {
             mine.merge(theirs);
         }
         for (t, theirs) in other.replicas.iter().enumerate() {

@@ -4,6 +4,7 @@
 pub mod call;
 pub mod capacity;
 pub mod fault;
+pub mod graph;
 pub mod latency;
 pub mod limiter;
 pub mod outage;
@@ -19,6 +20,7 @@ use crate::time::Tick;
 pub use call::{FailureClass, Key};
 pub use capacity::CapacityWindow;
 pub use fault::{AttemptDraw, Fate, Faults};
+pub use graph::{Call, Edge, Graph, Stage};
 pub use latency::Latency;
 pub use limiter::{LimitScope, RateLimit};
 pub use outage::{Outage, OutageMode};

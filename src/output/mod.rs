@@ -2,6 +2,7 @@
 //! so a reader never sees a half-written experiment and a failed run leaves nothing behind.
 
 pub mod column;
+pub mod edges;
 pub mod manifest;
 pub mod replicas;
 pub mod runs;
@@ -116,6 +117,9 @@ impl Writer {
         }
         if replicas::wanted(sweep) {
             chosen.push(Box::new(replicas::Replicas));
+        }
+        if edges::wanted(sweep) {
+            chosen.push(Box::new(edges::Edges));
         }
         if timeseries::ReplicaTimeseries::wanted(sweep) {
             chosen.push(Box::new(timeseries::ReplicaTimeseries));

@@ -13,12 +13,12 @@ use serde_json::{Value, json};
 
 use super::column::{Column, Kind};
 use super::trace::Trace;
-use super::{replicas, runs, summary, timeseries, tools};
+use super::{edges, replicas, runs, summary, timeseries, tools};
 use crate::sweep::{Param, Sweep};
 
 /// Every CSV file a run writes, what one of its rows is, and its columns after the parameter
 /// columns, in the order `out/README.md` lists them.
-pub fn files() -> [(&'static str, &'static str, Vec<Column>); 8] {
+pub fn files() -> [(&'static str, &'static str, Vec<Column>); 9] {
     [
         (
             "summary.csv",
@@ -44,6 +44,11 @@ pub fn files() -> [(&'static str, &'static str, Vec<Column>); 8] {
             "replicas.csv",
             "one per sweep point × configuration × replica of a tool with several it calls",
             replicas::columns(),
+        ),
+        (
+            "edges.csv",
+            "one per sweep point × configuration × edge of the call graph (where a tool is a service)",
+            edges::columns(),
         ),
         (
             "replica-timeseries.csv",

@@ -59,6 +59,8 @@ pub struct Ask {
     /// The retry begins an outer layer's attempt that resets the scope (so the cap is fresh).
     pub fresh_scope: bool,
     pub moment: Moment,
+    /// The deadline and dispatch cap of the intent's policy.
+    pub limits: Limits,
     /// How the intent is known in a concurrency limit's line.
     pub ticket: u64,
 }
@@ -95,7 +97,6 @@ pub struct Pass {
 /// The gates of one configuration in one run, with the state of each set of stateful gates: a
 /// breaker, a budget and a concurrency limit per tool, or per tool and caller.
 pub struct Gates {
-    limits: Limits,
     /// Sets per tool: 1, or the number of callers.
     per_tool: usize,
     breakers: Vec<Option<Breaker>>,
@@ -108,28 +109,30 @@ pub struct Gates {
 }
 
 impl Gates {
-    /// Fresh gates for `tools` tools and `callers` callers, each set with its own breaker and
-    /// budget where the policy has them. `watched` keeps the list of sets touched.
-    pub fn new(policy: &Policy, tools: usize, callers: u32, watched: bool) -> Gates {
-        let per_tool = match policy.scope {
+    /// Fresh gates for each tool's policy in `policies` (by tool: the policy of the edge
+    /// into it, in a call graph) and `callers` callers, each set with its own breaker and
+    /// budget where the tool's policy has them; `scope` says whether a set is the tool's or a
+    /// caller's. `watched` keeps the list of sets touched.
+    pub fn new(policies: &[&Policy], scope: GateScope, callers: u32, watched: bool) -> Gates {
+        let per_tool = match scope {
             GateScope::Tool => 1,
             GateScope::Caller => callers as usize,
         };
-        let sets = tools * per_tool;
+        let sets = policies.len() * per_tool;
+        let of_set = |i: usize| policies[i / per_tool];
         Gates {
-            limits: policy.limits,
             per_tool,
             breakers: (0..sets)
-                .map(|_| policy.breaker.map(Breaker::new))
+                .map(|i| of_set(i).breaker.map(Breaker::new))
                 .collect(),
             budgets: (0..sets)
-                .map(|_| policy.retry_budget.map(RetryBudget::new))
+                .map(|i| of_set(i).retry_budget.map(RetryBudget::new))
                 .collect(),
             concurrency: (0..sets)
-                .map(|_| policy.concurrency.map(Concurrency::new))
+                .map(|i| of_set(i).concurrency.map(Concurrency::new))
                 .collect(),
             send_rates: (0..sets)
-                .map(|_| policy.send_rate.map(SendRate::new))
+                .map(|i| of_set(i).send_rate.map(SendRate::new))
                 .collect(),
             // Every set starts touched, so a watcher reads each one's starting state.
             touched: watched.then(|| (0..sets).collect()),
@@ -185,7 +188,7 @@ impl Gates {
                 waits: false,
             })
         };
-        let limits = &self.limits;
+        let limits = &ask.limits;
         let (sending, retrying, hedging) = match ask.moment {
             Moment::Send { .. } => (true, false, false),
             Moment::Retry { .. } => (false, true, false),

@@ -96,6 +96,9 @@ pub struct Policy {
     /// tool this configuration calls (and left empty for the others), so that a run never
     /// meets a rule its tool cannot answer.
     pub waits: Vec<Waits>,
+    /// The policies of the call graph's edges this configuration names, by edge index, in
+    /// order; an edge not named uses this policy.
+    pub edges: Vec<(usize, Policy)>,
     /// What the library a preset follows reads and ignores, said beside the description.
     pub note: Option<String>,
 }
@@ -156,8 +159,16 @@ impl Policy {
             send_rate: None,
             timeout_tie: Tie::Late,
             waits: Vec::new(),
+            edges: Vec::new(),
             note: None,
         }
+    }
+
+    /// The policy on edge `edge` of the call graph: the edge's own, or this one.
+    pub fn on_edge(&self, edge: usize) -> &Policy {
+        (self.edges.iter())
+            .find(|(e, _)| *e == edge)
+            .map_or(self, |(_, p)| p)
     }
 
     /// Up to `max_attempts` attempts, the first counted, on the failures in `retry_on`.

@@ -52,6 +52,11 @@ pub struct PolicyResult {
     /// The longest line at any tool it calls, averaged over a bin of the time series and over
     /// the replications, where the run keeps one.
     pub peak_queue: Option<f64>,
+    /// Per edge of the call graph, each replication's calls per top-level intent, where a tool
+    /// is a service.
+    pub edge_calls: Vec<Moments>,
+    /// The call graph's closed form: calls per top-level intent on each edge, where it holds.
+    pub edge_theory: Option<Vec<f64>>,
 }
 
 impl PolicyResult {
@@ -73,6 +78,15 @@ impl PolicyResult {
         }
         for m in Measure::ALL {
             self.means[m as usize].push(run.totals.get(m).mean());
+        }
+        if exp.graph.has_services() {
+            let edges = &run.totals.edges;
+            self.edge_calls
+                .resize(exp.graph.edges.len(), Moments::default());
+            for (e, moments) in self.edge_calls.iter_mut().enumerate() {
+                let calls = edges.get(e).map_or(0, |t| t.calls);
+                moments.push(per_top_intent(exp, edges, calls));
+            }
         }
         self.events += run.events;
     }
@@ -129,6 +143,9 @@ impl PolicyResult {
         } else {
             theory::for_policy(exp, policy)
         };
+        if exp.graph.has_services() && self.totals.stopped(StopReason::Hung) == 0 {
+            self.edge_theory = theory::graph::edge_calls(exp, policy);
+        }
         let tools: Vec<usize> = exp.called(exp.calls_of(policy)).collect();
         if let (Some(series), Some(windows)) = (&self.series, exp.recovery_windows()) {
             self.recovery = Some(recovery::measure(series, &tools, &windows));
@@ -145,6 +162,19 @@ impl PolicyResult {
     pub fn shed(&mut self) {
         self.totals.completion = Quantiles::default();
         self.series = None;
+    }
+}
+
+/// `count` per top-level intent: per call the tasks made, over the graph's top edges.
+pub fn per_top_intent(exp: &Experiment, edges: &[ToolTotals], count: u64) -> f64 {
+    let tops: u64 = (exp.graph.edges.iter().enumerate())
+        .filter(|(_, e)| e.caller.is_none())
+        .map(|(i, _)| edges.get(i).map_or(0, |t| t.intents))
+        .sum();
+    if tops == 0 {
+        0.0
+    } else {
+        count as f64 / tops as f64
     }
 }
 

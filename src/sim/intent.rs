@@ -30,8 +30,20 @@ pub struct Intent {
     pub retry: RetryState,
     /// What the server did with its attempts.
     pub server: ServerSide,
+    /// Where in the call graph it stands.
+    pub hop: Hop,
     /// Every attempt so far: its draws, its payload, its record, and the ones awaited.
     attempts: Attempts,
+}
+
+/// Where an intent stands in the call graph: the edge it goes over, and, for a call a service
+/// makes, the work of the service's attempt it is part of and whether that attempt may pass
+/// its failure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Hop {
+    pub edge: u16,
+    pub work: Option<u32>,
+    pub optional: bool,
 }
 
 /// The client's view of an intent.
@@ -121,6 +133,7 @@ impl Intent {
             client: Client::default(),
             retry: RetryState::new(now),
             server: ServerSide::default(),
+            hop: Hop::default(),
             attempts: Attempts {
                 base: 0,
                 count: 0,
@@ -153,6 +166,7 @@ impl Intent {
         self.client = Client::default();
         self.retry = RetryState::new(now);
         self.server = ServerSide::default();
+        self.hop = Hop::default();
     }
 
     /// What became of every attempt held, in order: every attempt so far where none is folded.

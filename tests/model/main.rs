@@ -9,6 +9,7 @@ mod contention;
 mod experiments;
 mod gates;
 mod generate;
+mod graphs;
 mod hedging;
 mod limits;
 mod properties;

@@ -88,9 +88,11 @@ fn experiment(exp: &Experiment) -> raw::Config {
         replications: some(exp.replications),
         horizon: ticks(exp.horizon),
         workload: at(workload(&exp.workload, &exp.tools)),
-        tool: exp.tools.iter().map(|t| at(tool::tool(t))).collect(),
+        tool: (exp.tools.iter().enumerate())
+            .map(|(i, t)| at(tool::tool(t, &exp.graph.stages[i], exp)))
+            .collect(),
         policy: (exp.policies.iter())
-            .map(|p| at(policy(p, &exp.tools)))
+            .map(|p| at(configuration(p, exp)))
             .collect(),
         output: raw::Output {
             intents: out.intents,
@@ -285,6 +287,19 @@ fn layers(p: &Policy, layers: &Layers) -> Vec<Spanned<raw::Layer>> {
     list.collect()
 }
 
+/// A configuration: its policy, named, with the policies of the edges it names.
+fn configuration(p: &Policy, exp: &Experiment) -> raw::Policy {
+    let edges = (p.edges.iter()).map(|(e, policy)| {
+        let mut written = self::policy(policy, &exp.tools);
+        written.name = None;
+        (exp.graph.edges[*e].name(&exp.tools), at(written))
+    });
+    raw::Policy {
+        edge: (!p.edges.is_empty()).then(|| at(edges.collect())),
+        ..policy(p, &exp.tools)
+    }
+}
+
 fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
     let (max_attempts, retry_on) = match p.layers {
         None => retry_rule(&p.retry),
@@ -296,7 +311,7 @@ fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
     let limits = &p.limits;
     let pushback = &p.pushback;
     raw::Policy {
-        name: at(p.name.clone()),
+        name: some(p.name.clone()),
         max_attempts,
         retry_on,
         retry_after: text(pushback.mode.name()),
@@ -362,6 +377,7 @@ fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
         retry_budget: p.retry_budget.as_ref().map(|b| at(retry_budget(b))),
         calls: (p.calls.as_ref())
             .and_then(|calls| texts(calls.iter().map(|&c| tools[c].name.as_str()))),
+        edge: None,
         preset: None,
         note: None,
     }

@@ -1,10 +1,11 @@
 //! A tool written back as a config table: its faults, latencies, server and outages.
 
-use toml::Spanned;
+use toml::{Spanned, Value};
 
 use super::{at, duration, float_ticks, some, text, texts, ticks, when};
 use crate::config::raw;
-use crate::model::{Latency, Replica, Tool};
+use crate::experiment::Experiment;
+use crate::model::{Call, Latency, Replica, Stage, Tool};
 use crate::time::Tick;
 
 /// Replica `index`'s entry: what it does otherwise than its tool, if anything.
@@ -71,7 +72,27 @@ fn latency(l: &Latency) -> raw::Latency {
     out
 }
 
-pub(super) fn tool(t: &Tool) -> raw::Tool {
+/// A service's stages as written: a call by its tool's name (a table where it is optional), a
+/// stage of several as a list.
+fn calls(stages: &[Stage], exp: &Experiment) -> Vec<Spanned<Value>> {
+    let call = |c: &Call| {
+        let name = Value::String(exp.tools[exp.graph.edges[c.edge].callee].name.clone());
+        if !c.optional {
+            return name;
+        }
+        let mut table = toml::Table::new();
+        table.insert("call".into(), name);
+        table.insert("optional".into(), true.into());
+        Value::Table(table)
+    };
+    let stage = |s: &Stage| match s.as_slice() {
+        [one] => at(call(one)),
+        many => at(Value::Array(many.iter().map(call).collect())),
+    };
+    stages.iter().map(stage).collect()
+}
+
+pub(super) fn tool(t: &Tool, stages: &[Stage], exp: &Experiment) -> raw::Tool {
     let server = &t.server;
     // A scripted tool's faults and latencies are not written: its script stands for them.
     let drawn = t.script.is_none();
@@ -162,5 +183,6 @@ pub(super) fn tool(t: &Tool) -> raw::Tool {
             });
             at(steps.collect())
         }),
+        calls: (!stages.is_empty()).then(|| at(calls(stages, exp))),
     }
 }

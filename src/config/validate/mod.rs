@@ -4,6 +4,7 @@
 
 mod backoff;
 mod concurrency;
+mod graph;
 mod guards;
 mod hedging;
 mod policy;
@@ -107,7 +108,12 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         tools.push(tool(&check, t, &path)?);
     }
 
-    let workload = workload(&check, &raw.workload, &tools)?;
+    let stages = graph::stages(&check, &raw.tool, &tools)?;
+    // Without a list, a task calls the tools no service calls: every tool, without services.
+    let roots: Vec<usize> = (0..tools.len())
+        .filter(|t| !stages.iter().flatten().flatten().any(|c| c.0 == *t))
+        .collect();
+    let workload = workload(&check, &raw.workload, &tools, roots)?;
 
     if raw.policy.is_empty() {
         return check.error_allowing(
@@ -120,55 +126,51 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
     let mut policies: Vec<Policy> = Vec::new();
     for (i, p) in raw.policy.iter().enumerate() {
         let path = format!("policy[{i}]");
-        let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
-        check.unique(&names, &p.get_ref().name, &format!("{path}.name"))?;
-        // A preset's rules are written into the policy first, and read as if written there.
-        let expanded = crate::preset::expand(&check, p.get_ref(), &path)?;
-        let raw = expanded.as_ref().unwrap_or(p.get_ref());
-        let mut policy = policy(&check, raw, &path)?;
-        if policy.lookup_before_retry && policy.key != KeyScope::PerIntent {
-            let span = raw.idempotency_key.as_ref().map_or(p.span(), |k| k.span());
+        let Some(name) = &p.get_ref().name else {
             return check.error_allowing(
-                span,
-                &format!("{path}.lookup_before_retry"),
-                "a lookup asks the server about the operation's key, and there is no stable one"
-                    .into(),
-                "idempotency_key = \"per_intent\" with lookup_before_retry",
+                p.span(),
+                &format!("{path}.name"),
+                "a configuration without a name".into(),
+                "name = \"retry-at-top\": the name its rows go by",
             );
-        }
-        if let Some(list) = &raw.calls {
-            policy.calls = Some(calls(&check, list, &format!("{path}.calls"), &tools)?);
-        }
-        let called = policy.calls.as_ref().unwrap_or(&workload.calls);
-        policy.waits = match policy.resolve_waits(&tools, called) {
-            Ok(waits) => waits,
-            Err((key, why)) => {
-                let value = if key == "timeout" {
-                    &raw.timeout
-                } else {
-                    &raw.hedge_delay
-                };
-                let span = value.as_ref().map_or(0..0, |v| v.span());
-                return check.error_allowing(span, &format!("{path}.{key}"), why, TIMEOUT_HELP);
-            }
         };
-        for &t in called {
-            let tool = &tools[t];
-            if policy.hedge != Wait::None && !safety::replay_is_safe(tool, policy.key) {
-                let span = raw.hedge_delay.as_ref().map_or(0..0, |v| v.span());
-                return check.error_allowing(
-                    span,
-                    &format!("{path}.hedge_delay"),
-                    format!(
-                        "a hedge sends a call twice, and a call on \"{}\" is not safe to send twice",
-                        tool.name
-                    ),
-                    "hedging only calls on read_only tools, or on idempotent ones with idempotency_key = \"per_intent\"",
-                );
-            }
-        }
-        refuse_endless_retries(&check, raw, &path, &policy, &workload, &tools)?;
+        let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
+        check.unique(&names, name, &format!("{path}.name"))?;
+        let own_calls = match &p.get_ref().calls {
+            Some(list) => Some(calls(&check, list, &format!("{path}.calls"), &tools)?),
+            None => None,
+        };
+        let called = own_calls.clone().unwrap_or_else(|| workload.calls.clone());
+        let mut policy = configuration(&check, p, &path, &tools, &called)?;
+        policy.calls = own_calls;
         policies.push(policy);
+    }
+    let tops: Vec<usize> = (policies.iter())
+        .flat_map(|p| p.calls.as_deref().unwrap_or(&workload.calls))
+        .chain(&workload.calls)
+        .copied()
+        .collect();
+    let graph = crate::model::Graph::build(&tops, &stages);
+    for (i, p) in raw.policy.iter().enumerate() {
+        let path = format!("policy[{i}]");
+        let edges = edge_policies(&check, p.get_ref(), &path, &tools, &graph)?;
+        let policy = &mut policies[i];
+        policy.edges = edges;
+        if graph.has_services() {
+            // A configuration's own policy stands on every edge it does not name, so its
+            // waits are resolved against every tool a task may reach.
+            let called = policy
+                .calls
+                .clone()
+                .unwrap_or_else(|| workload.calls.clone());
+            let reached = graph
+                .edges
+                .iter()
+                .filter(|e| e.caller.is_some())
+                .map(|e| e.callee);
+            let all: Vec<usize> = called.into_iter().chain(reached).collect();
+            policy.waits = waits(&check, p.get_ref(), &path, policy, &tools, &all)?;
+        }
     }
 
     let one_task = workload.tasks == Some(1) && replications == 1;
@@ -182,8 +184,121 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         tools,
         workload,
         policies,
+        graph,
         output,
     })
+}
+/// A configuration's policy, or an edge's, calling the tools `called`:
+/// its preset expanded, its keys read, and the rules that hold across keys checked.
+fn configuration(
+    check: &Check,
+    p: &toml::Spanned<raw::Policy>,
+    path: &str,
+    tools: &[Tool],
+    called: &[usize],
+) -> Result<Policy> {
+    // A preset's rules are written into the policy first, and read as if written there.
+    let expanded = crate::preset::expand(check, p.get_ref(), path)?;
+    let raw = expanded.as_ref().unwrap_or(p.get_ref());
+    let mut policy = policy(check, raw, path)?;
+    policy.waits = waits(check, raw, path, &policy, tools, called)?;
+    if policy.lookup_before_retry && policy.key != KeyScope::PerIntent {
+        let span = raw.idempotency_key.as_ref().map_or(p.span(), |k| k.span());
+        return check.error_allowing(
+            span,
+            &format!("{path}.lookup_before_retry"),
+            "a lookup asks the server about the operation's key, and there is no stable one".into(),
+            "idempotency_key = \"per_intent\" with lookup_before_retry",
+        );
+    }
+    for &t in called {
+        let tool = &tools[t];
+        if policy.hedge != Wait::None && !safety::replay_is_safe(tool, policy.key) {
+            let span = raw.hedge_delay.as_ref().map_or(0..0, |v| v.span());
+            return check.error_allowing(
+                span,
+                &format!("{path}.hedge_delay"),
+                format!(
+                    "a hedge sends a call twice, and a call on \"{}\" is not safe to send twice",
+                    tool.name
+                ),
+                "hedging only calls on read_only tools, or on idempotent ones with idempotency_key = \"per_intent\"",
+            );
+        }
+    }
+    refuse_endless_retries(check, raw, path, &policy, called, tools)?;
+    Ok(policy)
+}
+
+/// The policy's waits (timeout, hedge delay) against each tool it calls.
+fn waits(
+    check: &Check,
+    raw: &raw::Policy,
+    path: &str,
+    policy: &Policy,
+    tools: &[Tool],
+    called: &[usize],
+) -> Result<Vec<crate::policy::Waits>> {
+    policy.resolve_waits(tools, called).or_else(|(key, why)| {
+        let value = if key == "timeout" {
+            &raw.timeout
+        } else {
+            &raw.hedge_delay
+        };
+        let span = value.as_ref().map_or(0..0, |v| v.span());
+        check.error_allowing(span, &format!("{path}.{key}"), why, TIMEOUT_HELP)
+    })
+}
+
+/// The policies of the edges a configuration names (`edge."api->db" = { … }`), each read as
+/// a policy of its own.
+fn edge_policies(
+    check: &Check,
+    raw: &raw::Policy,
+    path: &str,
+    tools: &[Tool],
+    graph: &crate::model::Graph,
+) -> Result<Vec<(usize, Policy)>> {
+    let Some(entries) = &raw.edge else {
+        return Ok(Vec::new());
+    };
+    if !graph.has_services() {
+        return check.error_allowing(
+            entries.span(),
+            &format!("{path}.edge"),
+            "the config's tools make no calls: its only edges are the task's, whose policy is \
+             the configuration's own"
+                .into(),
+            "`calls` on a tool, which makes it a service",
+        );
+    }
+    let names: Vec<String> = graph.edges.iter().map(|e| e.name(tools)).collect();
+    let options: Vec<(&str, usize)> = (names.iter().enumerate())
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
+    let mut out: Vec<(usize, Policy)> = Vec::new();
+    for (key, entry) in entries.get_ref() {
+        let at = format!("{path}.edge.\"{key}\"");
+        let named = toml::Spanned::new(entries.span(), key.clone());
+        let e = check.choice(&named, &at, &options)?;
+        if let Some(name) = &entry.get_ref().name {
+            return check.error_allowing(
+                name.span(),
+                &format!("{at}.name"),
+                "an edge's policy is named by its edge".into(),
+                "the edge's keys without a name",
+            );
+        }
+        let callee = graph.edges[e].callee;
+        let mut policy = configuration(check, entry, &at, tools, &[callee])?;
+        policy.name = raw
+            .name
+            .as_ref()
+            .map_or(String::new(), |n| n.get_ref().clone());
+        out.push((e, policy));
+    }
+    out.sort_by_key(|(e, _)| *e);
+    Ok(out)
 }
 
 /// The most bins a time series may cut the horizon into: a million bins of one tool take

@@ -9,7 +9,7 @@ use super::send_rate::send_rate;
 use crate::config::check::{Check, Result};
 use crate::config::raw;
 use crate::model::FailureClass;
-use crate::model::{Fate, Tool, Workload};
+use crate::model::{Fate, Tool};
 use crate::policy::{
     Admission, Attempts, Balancer, Ejection, GateScope, KeyScope, Layer, Layers, Limits, Policy,
     Pushback, Retry, RetryAfter, RetryHost, RetryOn, ShouldRetry, Tie, Wait,
@@ -22,7 +22,11 @@ use toml::{Spanned, Value};
     reason = "215 lines: to be split by what it does"
 )]
 pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Policy> {
-    let name = check.name(&raw.name, &format!("{path}.name"))?;
+    // An edge's policy has no name of its own: its configuration's is given it.
+    let name = match &raw.name {
+        Some(name) => check.name(name, &format!("{path}.name"))?,
+        None => String::new(),
+    };
     // Every default is the library's: a key left out is what `Policy::new` leaves.
     let base = Policy::new(name.clone());
     let retry_after = check.named(
@@ -261,6 +265,7 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
             base.timeout_tie,
         )?,
         waits: Vec::new(),
+        edges: Vec::new(),
     })
 }
 
@@ -451,7 +456,7 @@ pub(super) fn refuse_endless_retries(
     raw: &raw::Policy,
     path: &str,
     policy: &Policy,
-    workload: &Workload,
+    called: &[usize],
     tools: &[Tool],
 ) -> Result<()> {
     // A deadline or cap that each layer entered resets bounds nothing as a whole.
@@ -461,7 +466,7 @@ pub(super) fn refuse_endless_retries(
     if layers().all(|r| r.max_attempts != Attempts::Unlimited) || bounded {
         return Ok(());
     }
-    for &t in policy.calls.as_ref().unwrap_or(&workload.calls) {
+    for &t in called {
         let tool = &tools[t];
         let f = &tool.faults;
         let wait = policy.waits[t].timeout;

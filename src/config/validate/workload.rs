@@ -37,10 +37,12 @@ pub(super) fn calls(
         .collect()
 }
 
+/// The workload; a task without a list of calls calls `roots`.
 pub(super) fn workload(
     check: &Check,
     spanned: &Spanned<raw::Workload>,
     tools: &[Tool],
+    roots: Vec<usize>,
 ) -> Result<Workload> {
     let raw = spanned.get_ref();
     let tasks = match &raw.tasks {
@@ -48,7 +50,7 @@ pub(super) fn workload(
         Some(n) => Some(check.count(Some(n), "workload.tasks", 0, "0 tasks run nothing")?),
     };
     let calls = match &raw.calls {
-        None => (0..tools.len()).collect(),
+        None => roots,
         Some(list) => calls(check, list, "workload.calls", tools)?,
     };
     let clients = check.count(

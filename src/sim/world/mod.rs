@@ -24,6 +24,7 @@ mod reply;
 mod retry;
 mod send;
 mod server;
+mod service;
 
 use super::intent::Intent;
 use super::slab::{Handle, Slab};
@@ -36,7 +37,7 @@ use crate::metrics::{
 };
 use crate::model::FailureClass;
 use crate::model::server::Server;
-use crate::model::{Arrival, Tool, Workload};
+use crate::model::{Arrival, Graph, Tool, Workload};
 use crate::policy::balance::View;
 use crate::policy::gate::Gates;
 use crate::policy::{GateScope, Policy};
@@ -99,6 +100,14 @@ pub struct World<'a, S> {
     /// The tools each task calls, in order: the policy's own list or the workload's.
     calls: &'a [usize],
     policy: &'a Policy,
+    /// Who calls whom.
+    graph: &'a Graph,
+    /// Per tool, the policy its gates follow: that of the first edge into it.
+    at_tool: Vec<&'a Policy>,
+    /// The policy on each edge of the call graph: the edge's own, or the configuration's.
+    policies: Vec<&'a Policy>,
+    /// The attempts at services making their calls.
+    works: service::Works,
     /// The gates every dispatch asks, with each tool's breaker and budget.
     gates: Gates,
     /// Per tool, its servers: one per replica.
@@ -124,14 +133,31 @@ pub struct World<'a, S> {
 
 impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     pub fn new(exp: &'a Experiment, policy: &'a Policy, streams: Streams, sink: Option<S>) -> Self {
+        let policies: Vec<&Policy> = (0..exp.graph.edges.len())
+            .map(|e| policy.on_edge(e))
+            .collect();
+        // A tool's gates follow the policy of the first edge into it.
+        let at_tool: Vec<&Policy> = (0..exp.tools.len())
+            .map(|t| {
+                let into = exp.graph.edges.iter().position(|e| e.callee == t);
+                into.map_or(policy, |e| policies[e])
+            })
+            .collect();
         World {
             tools: &exp.tools,
             workload: &exp.workload,
             calls: policy.calls.as_deref().unwrap_or(&exp.workload.calls),
             policy,
+            graph: &exp.graph,
+            at_tool: at_tool.clone(),
+            policies,
+            works: service::Works::default(),
             servers: (exp.tools.iter())
-                .map(|t| {
-                    let watched = exp.output.timeseries.is_some();
+                .enumerate()
+                .map(|(i, t)| {
+                    // A service's attempt waits for its calls: never served at once.
+                    let watched =
+                        exp.output.timeseries.is_some() || !exp.graph.stages[i].is_empty();
                     let server = Server::new(&t.server, exp.workload.callers, watched);
                     (0..t.replica_count())
                         .map(|r| server.clone().in_zone(t.zone_of(r)))
@@ -146,8 +172,8 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 })
                 .collect(),
             gates: Gates::new(
-                policy,
-                exp.tools.len(),
+                &at_tool,
+                policy.scope,
                 exp.workload.callers,
                 exp.output.timeseries.is_some(),
             ),
@@ -260,6 +286,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                     next = self.start_intent(task, call, caller, sched);
                 }
                 MoveOn::NextTask => return true,
+                MoveOn::Called => return false,
             }
         }
         false
@@ -275,17 +302,25 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         sched: &mut Scheduler<Event>,
     ) -> Option<MoveOn> {
         let id = task * self.calls.len() as u64 + call as u64;
-        let handle = self.intents.start(id, self.calls[call], sched.now());
-        self.intents.get(handle.slot).caller = caller;
-        self.totals
-            .count(self.calls[call], sched.now(), Count::Offered);
-        self.intents
-            .get(handle.slot)
-            .retry
-            .tries
-            .start(self.policy.depth());
+        let tool = self.calls[call];
+        let handle = self.intents.start(id, tool, sched.now());
+        self.totals.count(tool, sched.now(), Count::Offered);
+        let edge = self.graph.top(tool);
+        let intent = self.intents.get(handle.slot);
+        intent.caller = caller;
+        intent.hop.edge = edge as u16;
+        self.first_attempt(handle, sched)
+    }
+
+    /// Sends the first attempt of the intent just started: its policy's retry state set and
+    /// its cancellation timed.
+    #[must_use]
+    fn first_attempt(&mut self, handle: Handle, sched: &mut Scheduler<Event>) -> Option<MoveOn> {
+        let intent = self.intents.get(handle.slot);
+        let policy = self.policies[usize::from(intent.hop.edge)];
+        intent.retry.tries.start(policy.depth());
         // Set before anything else of the intent, so it wins a tie with the deadline.
-        if let Some(after) = self.policy.limits.cancel_after {
+        if let Some(after) = policy.limits.cancel_after {
             sched.schedule_in(after, Event::Cancel(handle));
         }
         self.dispatch(handle.slot, sched)
@@ -326,6 +361,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         let intent = self.intents.get(slot);
         intent.client.ambiguous |= abandoned > 0 && status != Status::Succeeded;
         intent.client.ended = Some((status, now));
+        let hop = intent.hop;
         let calls = self.calls.len() as u64;
         let (task, next_call) = (intent.id / calls, (intent.id % calls + 1) as usize);
         if intent.is_over() {
@@ -335,6 +371,10 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         if abandoned > 0 {
             (0..abandoned).for_each(|_| self.gates.abandoned(tool, caller));
             self.wake_waiting(tool, caller, sched);
+        }
+        if let Some(work) = hop.work {
+            self.call_ended(work, status == Status::Succeeded || hop.optional, sched);
+            return MoveOn::Called;
         }
         if status == Status::Succeeded {
             self.totals.count(tool, now, Count::Goodput);
@@ -357,8 +397,16 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         let intent = self.intents.get(slot);
         let outcomes = intent.outcomes();
         let record = record_of(intent, &self.tools[intent.tool], &outcomes);
-        self.totals.add(&record, &outcomes);
-        if let Some(sink) = &mut self.sink {
+        let hop = intent.hop;
+        if hop.work.is_none() {
+            self.totals.add(&record, &outcomes);
+        }
+        if self.graph.has_services() {
+            self.totals
+                .add_edge(usize::from(hop.edge), &record, &outcomes);
+        }
+        // The traces tell the task's calls; a service's calls are counted on their edges.
+        if let (Some(sink), None) = (&mut self.sink, hop.work) {
             sink(&record, intent.log());
         }
         self.intents.remove(slot);
@@ -392,7 +440,8 @@ impl<S> World<'_, S> {
             return;
         };
         view.settled(r);
-        if let (Some(failed), Some(rule)) = (failed, &self.policy.outlier_detection)
+        let policy = self.policies[usize::from(self.intents.get(slot).hop.edge)];
+        if let (Some(failed), Some(rule)) = (failed, &policy.outlier_detection)
             && view.observe(r, now, failed, rule)
         {
             self.totals.replica(tool, r).ejections += 1;
@@ -503,8 +552,14 @@ fn business_state(intent: &Intent, status: Status, tool: &Tool) -> BusinessState
 /// next waiting task.
 #[derive(Clone, Copy, Debug)]
 enum MoveOn {
-    NextCall { task: u64, call: usize, caller: u32 },
+    NextCall {
+        task: u64,
+        call: usize,
+        caller: u32,
+    },
     NextTask,
+    /// A service's call ended: its caller goes on, not a client.
+    Called,
 }
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {

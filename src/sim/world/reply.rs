@@ -10,10 +10,11 @@ use crate::policy::{Ejection, Failure, hedge};
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn on_reply(&mut self, at: AttemptRef, reply: Reply, sched: &mut Scheduler<Event>) {
         let now = sched.now();
-        let limits = self.policy.limits;
         let Some(intent) = self.intents.awaiting(at.intent, at.attempt) else {
             return;
         };
+        let policy = self.policies[usize::from(intent.hop.edge)];
+        let limits = policy.limits;
         let draw = intent.draw(at.attempt);
         let failure = match reply {
             Reply::Ok => None,
@@ -42,7 +43,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         // hedging sends the next at once or ends the call.
         let racing = match failure {
             Some(class) if !intent.awaiting().is_empty() => {
-                hedge::waits_for_the_others(self.policy, &intent.retry.tries, class)
+                hedge::waits_for_the_others(policy, &intent.retry.tries, class)
             }
             _ => false,
         };
@@ -83,8 +84,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let racing = !intent.awaiting().is_empty();
         let tool = (intent.tool, intent.caller);
         let (start, cost) = (intent.retry.scope.start, intent.retry.cost);
+        let policy = self.policies[usize::from(intent.hop.edge)];
         self.observe(tool, Some(FailureClass::Timeout), cost, sched);
-        if self.policy.limits.past_deadline(start, now) {
+        if policy.limits.past_deadline(start, now) {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
             return self.end_intent(at.intent.slot, stop, sched);
         }
@@ -112,7 +114,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         self.gates.feedback(tool, now, failure, cost);
         self.wake_waiting(tool.0, tool.1, sched);
         // The send rate may have changed, and with it when the next token comes.
-        if self.policy.send_rate.is_some() {
+        if self.at_tool[tool.0].send_rate.is_some() {
             self.promise_token(tool.0, tool.1, sched);
         }
     }

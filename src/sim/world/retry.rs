@@ -43,11 +43,12 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let now = sched.now();
         let intent = self.intents.get(slot);
         let tool = &self.tools[intent.tool];
+        let policy = self.policies[usize::from(intent.hop.edge)];
         let mut words = IntentWords {
             streams: &self.streams,
             id: intent.id,
         };
-        match decide(self.policy, tool, &intent.retry, failure, &mut words) {
+        match decide(policy, tool, &intent.retry, failure, &mut words) {
             Plan::LookUp => {
                 intent.client.lookups += 1;
                 let handle = self.intents.handle(slot);
@@ -60,7 +61,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Plan::Stop(reason) => self.end_intent(slot, Status::Stopped(reason), sched),
             // Held with no deadline: nothing more happens, and the run ends it `hung`.
             Plan::Hold => {
-                if let Some(deadline) = self.policy.limits.deadline {
+                if let Some(deadline) = policy.limits.deadline {
                     let until = intent.retry.scope.start.after(deadline);
                     self.dispatch_at(slot, until, sched);
                 }
@@ -84,7 +85,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                         intent.retry.take(&next, pass.retry_cost);
                         // Backoff spends the time left like work does: up to the deadline.
                         let until = now.after(next.delay);
-                        let until = match self.policy.limits.deadline {
+                        let until = match policy.limits.deadline {
                             Some(d) => until.min(intent.retry.scope.start.after(d)),
                             None => until,
                         };
@@ -125,7 +126,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 self.streams.word_at(Source::Lookups, intent.id, lookup),
                 tool.lookup.failure,
             );
-        let key = self.policy.key.key(intent.id, 0);
+        let policy = self.policies[usize::from(intent.hop.edge)];
+        let key = policy.key.key(intent.id, 0);
         let found = !failed
             && intent
                 .server
@@ -136,7 +138,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             (false, true) => Lookup::Found,
             (false, false) => Lookup::NotFound,
         });
-        match reconcile::answer(self.policy, tool, failed, found) {
+        match reconcile::answer(policy, tool, failed, found) {
             Answer::Confirmed => self.end_intent(handle.slot, Status::Succeeded, sched),
             Answer::Resend => {
                 let failure = Failure {

@@ -22,9 +22,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn dispatch(&mut self, slot: u32, sched: &mut Scheduler<Event>) -> Option<MoveOn> {
         let now = sched.now();
         let intent = self.intents.get(slot);
+        let policy = self.policies[usize::from(intent.hop.edge)];
         // The broken control: an outer layer's new attempt enters the layers below, and each
         // replaces the deadline and the cap.
-        if self.policy.resets_each_layer() && intent.retry.next_layer + 1 < self.policy.depth() {
+        if policy.resets_each_layer() && intent.retry.next_layer + 1 < policy.depth() {
             intent.retry.scope = Scope {
                 start: now,
                 first: intent.attempts(),
@@ -51,12 +52,13 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let now = sched.now();
         let handle = self.intents.handle(slot);
         let intent = self.intents.get(slot);
-        let limits = &self.policy.limits;
+        let policy = self.policies[usize::from(intent.hop.edge)];
+        let limits = &policy.limits;
         let start = intent.retry.scope.start;
         let tool = &self.tools[intent.tool];
         // The trace records what the client granted; a non-cooperative call cannot be
         // abandoned, so no timer is set for it.
-        let granted = limits.grant(self.policy.waits[intent.tool].timeout, start, now);
+        let granted = limits.grant(policy.waits[intent.tool].timeout, start, now);
         let wait = granted.filter(|_| tool.cooperative);
         let replica = self.balance(slot, now);
         let intent = self.intents.get(slot);
@@ -80,8 +82,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if let Some(wait) = wait {
             sched.schedule_in(wait, Event::Timeout(at));
         }
-        let next = hedge::sets_next(self.policy, primary);
-        if let Some(delay) = self.policy.waits[intent.tool].hedge.filter(|_| next) {
+        let next = hedge::sets_next(policy, primary);
+        if let Some(delay) = policy.waits[intent.tool].hedge.filter(|_| next) {
             sched.schedule_in(delay, Event::Hedge(at));
         }
         match (draw.fate, tool.loss_seen_as) {
@@ -119,10 +121,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// nothing; a breaker's refusal is counted as a short-circuit.
     pub(super) fn on_hedge(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
         let now = sched.now();
-        let policy = self.policy;
         let Some(intent) = self.intents.awaiting(at.intent, at.attempt) else {
             return;
         };
+        let policy = self.policies[usize::from(intent.hop.edge)];
         if !hedge::has_room(policy, &intent.retry.tries) {
             return;
         }
@@ -153,7 +155,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             GateScope::Tool => &mut views[0],
             GateScope::Caller => &mut views[intent.caller as usize],
         };
-        let balancer = self.policy.balancer;
+        let policy = self.policies[usize::from(intent.hop.edge)];
+        let balancer = policy.balancer;
         let words = match balancer.is_random() {
             true => {
                 let at = 2 * u64::from(intent.attempts());
@@ -163,7 +166,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             false => [0, 0],
         };
         let (host, tried, first) = (
-            self.policy.retry_host,
+            policy.retry_host,
             intent.client.tried,
             intent.client.first_replica.map(usize::from),
         );
@@ -186,6 +189,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             dispatches: intent.dispatches_in_scope(),
             fresh_scope: false,
             moment,
+            limits: self.policies[usize::from(intent.hop.edge)].limits,
             ticket: ticket(handle),
         }
     }
@@ -194,8 +198,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// deadline, if it has one, may come first.
     fn wait_in_line(&mut self, slot: u32, sched: &mut Scheduler<Event>) {
         let handle = self.intents.handle(slot);
-        let start = self.intents.get(slot).retry.scope.start;
-        if let Some(deadline) = self.policy.limits.deadline {
+        let intent = self.intents.get(slot);
+        let start = intent.retry.scope.start;
+        let policy = self.policies[usize::from(intent.hop.edge)];
+        if let Some(deadline) = policy.limits.deadline {
             sched.schedule_at(start.after(deadline), Event::DeadlineInLine(handle));
         }
     }

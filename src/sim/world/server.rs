@@ -27,6 +27,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             let server = &mut self.servers[t][r];
             if !dropped {
                 let service = server.service(&tool.server, intent.draw(at.attempt).service);
+                if self.is_service(t) {
+                    return self.begin_work(at, t, service, sched);
+                }
                 sched.schedule_in(service, Event::ServerDone(at));
                 return;
             }
@@ -129,7 +132,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let server = &mut self.servers[t][usize::from(draw.replica)];
         off_server(server, intent, at.attempt);
         let request = Request {
-            key: self.policy.key.key(intent.id, at.attempt),
+            key: self.policies[usize::from(intent.hop.edge)]
+                .key
+                .key(intent.id, at.attempt),
             payload: intent.payload_of(at.attempt),
             write: tool.server.versioned().then(|| Write {
                 holder: (intent.id, at.attempt),

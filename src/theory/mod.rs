@@ -17,6 +17,8 @@
 //!   probability p; the server still commits it, so a late reply is a lost one: b → b + s·p.
 //!   With no other loss, E\[attempts\] = Σ_{k<N} p^k (1 + p + p² for N = 3).
 
+pub mod graph;
+
 use crate::experiment::Experiment;
 use crate::model::FailureClass;
 use crate::model::{Faults, LossSignal, ServerSpec, Tool, ToolKind};
@@ -157,6 +159,17 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
     // A deadline, a dispatch cap, a cancellation, a breaker or a retry budget cuts retrying
     // short of any closed form; a hedge adds attempts no form here counts; nested layers
     // multiply their caps.
+    // A service's attempt fails with its calls: the call graph's forms are in [`graph`].
+    if exp.called_tools(exp.calls_of(policy)).any(|t| {
+        let i = exp
+            .tools
+            .iter()
+            .position(|u| std::ptr::eq(u, t))
+            .unwrap_or(0);
+        !exp.graph.stages[i].is_empty()
+    }) {
+        return None;
+    }
     if policy.limits.any()
         || policy.breaker.is_some()
         || policy.retry_budget.is_some()

@@ -1,0 +1,189 @@
+//! A service's `calls` and the graph they make: each call names a tool, a stage of calls made
+//! together is a list, an optional call is a table; a call that leads back to its caller is
+//! refused where it is written.
+
+use toml::{Spanned, Value};
+
+use crate::config::check::{Check, Result};
+use crate::config::raw;
+use crate::model::Tool;
+
+/// A stage as read: each call's tool and whether it is optional, with where it is written.
+pub(super) type Stages = Vec<Vec<(usize, bool)>>;
+
+const CALL_HELP: &str = "a tool's name (\"db\"), a list of names called together \
+    ([\"db\", \"cache\"]), or { call = \"db\", optional = true }; for example \
+    calls = [\"auth\", [\"db\", \"cache\"]]";
+
+/// Every tool's stages, by tool; a plain tool has none.
+pub(super) fn stages(
+    check: &Check,
+    raw: &[Spanned<raw::Tool>],
+    tools: &[Tool],
+) -> Result<Vec<Stages>> {
+    let mut all = Vec::new();
+    let mut spans = Vec::new();
+    for (t, spanned) in raw.iter().enumerate() {
+        let path = format!("tool[{t}].calls");
+        let Some(list) = &spanned.get_ref().calls else {
+            all.push(Vec::new());
+            spans.push(Vec::new());
+            continue;
+        };
+        if list.get_ref().is_empty() {
+            return check.error_allowing(
+                list.span(),
+                &path,
+                "a service with no calls".into(),
+                CALL_HELP,
+            );
+        }
+        if tools[t].script.is_some() {
+            return check.error_allowing(
+                list.span(),
+                &path,
+                "a scripted tool's outcomes are listed: it makes no calls".into(),
+                "calls on a tool without a script",
+            );
+        }
+        let mut stages = Vec::new();
+        let mut written = Vec::new();
+        for (i, step) in list.get_ref().iter().enumerate() {
+            let at = format!("{path}[{i}]");
+            let calls: Vec<(Spanned<Value>, String)> = match step.get_ref() {
+                Value::Array(together) if together.is_empty() => {
+                    return check.error_allowing(
+                        step.span(),
+                        &at,
+                        "an empty stage".into(),
+                        CALL_HELP,
+                    );
+                }
+                Value::Array(together) => (together.iter().enumerate())
+                    .map(|(k, v)| (Spanned::new(step.span(), v.clone()), format!("{at}[{k}]")))
+                    .collect(),
+                _ => vec![(step.clone(), at.clone())],
+            };
+            let mut stage = Vec::new();
+            for (value, at) in calls {
+                let call = call(check, &value, &at, tools)?;
+                if call.0 == t {
+                    return check.error_allowing(
+                        value.span(),
+                        &at,
+                        format!("\"{}\" calls itself", tools[t].name),
+                        "a call to another tool",
+                    );
+                }
+                stage.push(call);
+                written.push((call.0, value.span(), at));
+            }
+            stages.push(stage);
+        }
+        all.push(stages);
+        spans.push(written);
+    }
+    acyclic(check, tools, &all, &spans)?;
+    Ok(all)
+}
+
+/// One call: a name, or a table naming it with `optional`.
+fn call(check: &Check, value: &Spanned<Value>, at: &str, tools: &[Tool]) -> Result<(usize, bool)> {
+    let options: Vec<(&str, usize)> = (tools.iter().enumerate())
+        .map(|(i, t)| (t.name.as_str(), i))
+        .collect();
+    let named = |name: &str| Spanned::new(value.span(), name.to_string());
+    match value.get_ref() {
+        Value::String(name) => Ok((check.choice(&named(name), at, &options)?, false)),
+        Value::Table(table) => {
+            if let Some(key) = table.keys().find(|k| *k != "call" && *k != "optional") {
+                return check.error_allowing(
+                    value.span(),
+                    &format!("{at}.{key}"),
+                    format!("unknown key `{key}` in a call"),
+                    "`call` (a tool's name) and `optional` (true or false)",
+                );
+            }
+            let Some(Value::String(name)) = table.get("call") else {
+                return check.error_allowing(
+                    value.span(),
+                    &format!("{at}.call"),
+                    "a call names its tool".into(),
+                    CALL_HELP,
+                );
+            };
+            let optional = match table.get("optional") {
+                None => false,
+                Some(Value::Boolean(b)) => *b,
+                Some(_) => {
+                    return check.error_allowing(
+                        value.span(),
+                        &format!("{at}.optional"),
+                        "`optional` is true or false".into(),
+                        "optional = true: the attempt passes the call's failure",
+                    );
+                }
+            };
+            Ok((
+                check.choice(&named(name), &format!("{at}.call"), &options)?,
+                optional,
+            ))
+        }
+        _ => check.error_allowing(value.span(), at, "not a call".into(), CALL_HELP),
+    }
+}
+
+/// Refuses a cycle: the call that leads back to a tool on the way to it, named with the way.
+fn acyclic(
+    check: &Check,
+    tools: &[Tool],
+    stages: &[Stages],
+    spans: &[Vec<(usize, std::ops::Range<usize>, String)>],
+) -> Result<()> {
+    // 0: not seen, 1: on the way, 2: done.
+    let mut state = vec![0u8; tools.len()];
+    let mut way: Vec<usize> = Vec::new();
+    fn visit(
+        t: usize,
+        state: &mut [u8],
+        way: &mut Vec<usize>,
+        spans: &[Vec<(usize, std::ops::Range<usize>, String)>],
+    ) -> Option<(usize, usize)> {
+        state[t] = 1;
+        way.push(t);
+        for (k, (callee, _, _)) in spans[t].iter().enumerate() {
+            match state[*callee] {
+                1 => return Some((t, k)),
+                0 => {
+                    if let Some(found) = visit(*callee, state, way, spans) {
+                        return Some(found);
+                    }
+                }
+                _ => {}
+            }
+        }
+        way.pop();
+        state[t] = 2;
+        None
+    }
+    let _ = stages;
+    for t in 0..tools.len() {
+        if state[t] != 0 {
+            continue;
+        }
+        if let Some((caller, k)) = visit(t, &mut state, &mut way, spans) {
+            let (callee, span, at) = &spans[caller][k];
+            let start = way.iter().position(|w| w == callee).unwrap_or(0);
+            let names: Vec<&str> = (way[start..].iter().chain([callee]))
+                .map(|&w| tools[w].name.as_str())
+                .collect();
+            return check.error_allowing(
+                span.clone(),
+                at,
+                format!("a cycle: {}", names.join(" → ")),
+                "calls that lead down, never back to a tool on the way",
+            );
+        }
+    }
+    Ok(())
+}
