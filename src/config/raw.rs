@@ -246,6 +246,8 @@ pub struct Policy {
     /// The policies of the call graph's edges this configuration names, by edge
     /// (`"api->db"`); an edge it does not name uses the configuration's own.
     pub edge: Option<Spanned<BTreeMap<String, Spanned<Policy>>>>,
+    pub deadline_propagation: Option<Spanned<String>>,
+    pub deadline_margin: Option<Spanned<Value>>,
     /// Never written back: a resolved policy holds what its preset expanded to.
     #[serde(skip_serializing)]
     pub preset: Option<Spanned<crate::preset::Preset>>,

@@ -180,6 +180,14 @@ impl Totals {
         }
     }
 
+    /// Counts an attempt sent over edge `edge` for work nobody above waits for any more.
+    pub fn orphan(&mut self, edge: usize) {
+        if self.edges.len() <= edge {
+            self.edges.resize_with(edge + 1, ToolTotals::default);
+        }
+        self.edges[edge].orphaned += 1;
+    }
+
     /// Counts an intent on edge `edge` of the call graph.
     pub fn add_edge(
         &mut self,

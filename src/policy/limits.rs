@@ -12,6 +12,38 @@
 
 use crate::time::Tick;
 
+/// Whether a call over an edge of the call graph carries its caller's deadline, as gRPC's
+/// deadline propagation does: the caller's time left travels with the request, less a margin
+/// for the way back, and a call with none left fails at once without being sent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Propagation {
+    #[default]
+    None,
+    Propagate {
+        margin: Tick,
+    },
+}
+
+impl Propagation {
+    pub const NAMES: [&'static str; 3] = ["none", "propagate", "propagate_minus"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Propagation::None => "none",
+            Propagation::Propagate { margin } if margin == Tick::ZERO => "propagate",
+            Propagation::Propagate { .. } => "propagate_minus",
+        }
+    }
+
+    /// The deadline a call carries, where its caller's is `caller`.
+    pub fn carried(self, caller: Option<Tick>) -> Option<Tick> {
+        match self {
+            Propagation::None => None,
+            Propagation::Propagate { margin } => caller.map(|t| Tick(t.0.saturating_sub(margin.0))),
+        }
+    }
+}
+
 /// The bounds of one operation; `None` where there is none.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Limits {

@@ -29,7 +29,7 @@ pub use decide::{Failure, Next, Plan, ShouldRetry, Word, Words, decide};
 pub use hedge::Hedging;
 pub use idempotency::KeyScope;
 pub use layers::{Layer, Layers, Tries};
-pub use limits::{Admission, Limits};
+pub use limits::{Admission, Limits, Propagation};
 pub use retry::{Attempts, Retry, RetryDecision, RetryOn};
 pub use retry_after::{Pushback, RetryAfter};
 pub use send_rate::{SendRate, SendRateRule};
@@ -96,6 +96,8 @@ pub struct Policy {
     /// tool this configuration calls (and left empty for the others), so that a run never
     /// meets a rule its tool cannot answer.
     pub waits: Vec<Waits>,
+    /// Whether calls over an edge with this policy carry their caller's deadline.
+    pub propagation: Propagation,
     /// The policies of the call graph's edges this configuration names, by edge index, in
     /// order; an edge not named uses this policy.
     pub edges: Vec<(usize, Policy)>,
@@ -160,6 +162,7 @@ impl Policy {
             timeout_tie: Tie::Late,
             waits: Vec::new(),
             edges: Vec::new(),
+            propagation: Propagation::None,
             note: None,
         }
     }

@@ -8,7 +8,7 @@ use crate::metrics::{AttemptRecord, Lookup, Outcome, Status, StopReason};
 use crate::model::fault::WORDS_PER_ATTEMPT;
 use crate::model::server::KeyStore;
 use crate::model::{AttemptDraw, Fate, Tool};
-use crate::policy::RetryState;
+use crate::policy::{Limits, RetryState};
 use crate::time::Tick;
 
 /// One intent in progress: the client's side of it and its attempts the server still holds.
@@ -44,6 +44,23 @@ pub struct Hop {
     pub edge: u16,
     pub work: Option<u32>,
     pub optional: bool,
+    /// The caller's deadline it carries, as a tick, where its edge propagates deadlines.
+    pub deadline: Option<Tick>,
+}
+
+impl Hop {
+    /// The bounds of an intent whose policy's are `own` and whose scope starts at `start`:
+    /// its own deadline, or the one it carries where that comes first.
+    pub fn limits(&self, own: Limits, start: Tick) -> Limits {
+        let Some(carried) = self.deadline else {
+            return own;
+        };
+        let left = carried.since(start);
+        Limits {
+            deadline: Some(own.deadline.map_or(left, |d| d.min(left))),
+            ..own
+        }
+    }
 }
 
 /// The client's view of an intent.

@@ -222,3 +222,26 @@ fn cycles_and_unknown_edges_are_refused_where_written() {
     let err = sweep_of(&base("calls = [[]]", "")).unwrap_err();
     assert!(err.contains("an empty stage"), "{err}");
 }
+
+/// The shipped deadline experiment: carried down, the caller's deadline stops the api's
+/// retries of the slow tool once the task has stopped waiting, so no attempt is orphaned where
+/// every hop keeping its own deadline orphans half a call per intent; success is no lower.
+#[test]
+fn a_propagated_deadline_leaves_no_work_orphaned() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/deadline-propagation.toml");
+    let exp = Source::read(&path).and_then(|s| s.sweep()).unwrap().base;
+    let result = common::run_one(exp.clone());
+    let orphaned = |p: usize| -> u64 {
+        (result.policies[p].totals.edges.iter())
+            .map(|e| e.orphaned)
+            .sum()
+    };
+    let tops = |p: usize| result.policies[p].totals.edges[0].intents as f64;
+    assert!(orphaned(0) as f64 / tops(0) > 0.3, "{}", orphaned(0));
+    assert_eq!(orphaned(1), 0);
+    let success = |p: usize| {
+        let e = &result.policies[p].totals.edges[0];
+        e.successes as f64 / e.intents as f64
+    };
+    assert!(success(1) >= success(0), "{} vs {}", success(1), success(0));
+}

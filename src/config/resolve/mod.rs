@@ -14,7 +14,7 @@ use crate::experiment::Experiment;
 use crate::model::{Arrival, RatePoint, Tool, Workload};
 use crate::policy::{
     Attempts, Backoff, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry, Jitter, Layers,
-    LimitRule, Policy, Refuses, Retry, Trip, Window,
+    LimitRule, Policy, Propagation, Refuses, Retry, Trip, Window,
 };
 use crate::sweep::Sweep;
 use crate::time::Tick;
@@ -378,6 +378,14 @@ fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
         calls: (p.calls.as_ref())
             .and_then(|calls| texts(calls.iter().map(|&c| tools[c].name.as_str()))),
         edge: None,
+        deadline_propagation: when(
+            p.propagation != base.propagation,
+            p.propagation.name().into(),
+        ),
+        deadline_margin: match p.propagation {
+            Propagation::Propagate { margin } if margin > Tick::ZERO => ticks(margin),
+            _ => None,
+        },
         preset: None,
         note: None,
     }

@@ -12,7 +12,7 @@ use crate::model::FailureClass;
 use crate::model::{Fate, Tool};
 use crate::policy::{
     Admission, Attempts, Balancer, Ejection, GateScope, KeyScope, Layer, Layers, Limits, Policy,
-    Pushback, Retry, RetryAfter, RetryHost, RetryOn, ShouldRetry, Tie, Wait,
+    Propagation, Pushback, Retry, RetryAfter, RetryHost, RetryOn, ShouldRetry, Tie, Wait,
 };
 use crate::time::{Tick, parse_duration};
 use toml::{Spanned, Value};
@@ -266,7 +266,45 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
         )?,
         waits: Vec::new(),
         edges: Vec::new(),
+        propagation: propagation(check, raw, path)?,
     })
+}
+
+/// `deadline_propagation`, with `deadline_margin` for `propagate_minus` only.
+fn propagation(check: &Check, raw: &raw::Policy, path: &str) -> Result<Propagation> {
+    let at = format!("{path}.deadline_propagation");
+    let options: Vec<(&str, usize)> = (Propagation::NAMES.iter().enumerate())
+        .map(|(i, n)| (*n, i))
+        .collect();
+    let chosen = match &raw.deadline_propagation {
+        None => 0,
+        Some(v) => check.choice(v, &at, &options)?,
+    };
+    let margin_at = format!("{path}.deadline_margin");
+    match (chosen, &raw.deadline_margin) {
+        (0, None) => Ok(Propagation::None),
+        (2, Some(m)) => {
+            let margin = check.duration(m, &margin_at)?;
+            Ok(Propagation::Propagate { margin })
+        }
+        (2, None) => check.error_allowing(
+            raw.deadline_propagation
+                .as_ref()
+                .map_or(0..0, Spanned::span),
+            &margin_at,
+            "`propagate_minus` takes a margin off the deadline it carries, and none is given"
+                .into(),
+            "deadline_margin = \"5ms\" beside it",
+        ),
+        (_, Some(m)) => check.error_allowing(
+            m.span(),
+            &margin_at,
+            "a margin is taken off a propagated deadline, and this one is not propagated less one"
+                .into(),
+            "deadline_propagation = \"propagate_minus\" beside it",
+        ),
+        (_, None) => Ok(Propagation::Propagate { margin: Tick::ZERO }),
+    }
 }
 
 /// Outlier detection: each key Envoy's, with Envoy's default where absent.

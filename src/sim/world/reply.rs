@@ -14,7 +14,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             return;
         };
         let policy = self.policies[usize::from(intent.hop.edge)];
-        let limits = policy.limits;
+        let limits = intent.hop.limits(policy.limits, intent.retry.scope.start);
         let draw = intent.draw(at.attempt);
         let failure = match reply {
             Reply::Ok => None,
@@ -85,8 +85,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let tool = (intent.tool, intent.caller);
         let (start, cost) = (intent.retry.scope.start, intent.retry.cost);
         let policy = self.policies[usize::from(intent.hop.edge)];
+        let limits = intent.hop.limits(policy.limits, start);
         self.observe(tool, Some(FailureClass::Timeout), cost, sched);
-        if policy.limits.past_deadline(start, now) {
+        if limits.past_deadline(start, now) {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
             return self.end_intent(at.intent.slot, stop, sched);
         }

@@ -44,6 +44,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(slot);
         let tool = &self.tools[intent.tool];
         let policy = self.policies[usize::from(intent.hop.edge)];
+        let limits = intent.hop.limits(policy.limits, intent.retry.scope.start);
         let mut words = IntentWords {
             streams: &self.streams,
             id: intent.id,
@@ -61,7 +62,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Plan::Stop(reason) => self.end_intent(slot, Status::Stopped(reason), sched),
             // Held with no deadline: nothing more happens, and the run ends it `hung`.
             Plan::Hold => {
-                if let Some(deadline) = policy.limits.deadline {
+                if let Some(deadline) = limits.deadline {
                     let until = intent.retry.scope.start.after(deadline);
                     self.dispatch_at(slot, until, sched);
                 }
@@ -85,7 +86,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                         intent.retry.take(&next, pass.retry_cost);
                         // Backoff spends the time left like work does: up to the deadline.
                         let until = now.after(next.delay);
-                        let until = match policy.limits.deadline {
+                        let until = match limits.deadline {
                             Some(d) => until.min(intent.retry.scope.start.after(d)),
                             None => until,
                         };

@@ -53,8 +53,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let handle = self.intents.handle(slot);
         let intent = self.intents.get(slot);
         let policy = self.policies[usize::from(intent.hop.edge)];
-        let limits = &policy.limits;
         let start = intent.retry.scope.start;
+        let limits = &intent.hop.limits(policy.limits, start);
         let tool = &self.tools[intent.tool];
         // The trace records what the client granted; a non-cooperative call cannot be
         // abandoned, so no timer is set for it.
@@ -73,6 +73,13 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         };
         self.totals
             .count_replica((intent.tool, replica), now, count);
+        let hop = intent.hop;
+        if let Some(w) = hop.work
+            && self.orphaned(w)
+        {
+            self.totals.orphan(usize::from(hop.edge));
+        }
+        let intent = self.intents.get(slot);
         let at = AttemptRef {
             intent: handle,
             attempt,
@@ -189,7 +196,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             dispatches: intent.dispatches_in_scope(),
             fresh_scope: false,
             moment,
-            limits: self.policies[usize::from(intent.hop.edge)].limits,
+            limits: (intent.hop).limits(
+                self.policies[usize::from(intent.hop.edge)].limits,
+                intent.retry.scope.start,
+            ),
             ticket: ticket(handle),
         }
     }
@@ -201,7 +211,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(slot);
         let start = intent.retry.scope.start;
         let policy = self.policies[usize::from(intent.hop.edge)];
-        if let Some(deadline) = policy.limits.deadline {
+        if let Some(deadline) = intent.hop.limits(policy.limits, start).deadline {
             sched.schedule_at(start.after(deadline), Event::DeadlineInLine(handle));
         }
     }

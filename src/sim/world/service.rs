@@ -66,6 +66,21 @@ fn call_id(parent: u64, attempt: u32, edge: usize, place: usize) -> u64 {
 }
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
+    /// Whether a call of work `w` is orphaned: some caller above it, up to the task, no longer
+    /// waits for the attempt the work serves.
+    pub(super) fn orphaned(&mut self, mut w: u32) -> bool {
+        loop {
+            let at = self.works.get(w).at;
+            let Some(parent) = self.intents.awaiting(at.intent, at.attempt) else {
+                return true;
+            };
+            match parent.hop.work {
+                Some(up) => w = up,
+                None => return false,
+            }
+        }
+    }
+
     /// Whether `tool` makes calls to serve an attempt.
     pub(super) fn is_service(&self, tool: usize) -> bool {
         !self.graph.stages[tool].is_empty()
@@ -107,6 +122,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             call_id(caller.id, parent.attempt, call.edge, place),
             caller.caller,
         );
+        // The request's deadline as its caller set it: when it stops waiting for this attempt
+        // (its timeout, cut to its deadline), which gRPC sends with the request.
+        let due = caller.expires(parent.attempt);
+        let carried = self.policies[call.edge].propagation.carried(due);
         let callee = self.graph.edges[call.edge].callee;
         let handle = self.intents.start(id, callee, sched.now());
         let intent = self.intents.get(handle.slot);
@@ -115,6 +134,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             edge: call.edge as u16,
             work: Some(w),
             optional: call.optional,
+            deadline: carried,
         };
         let next = self.first_attempt(handle, sched);
         debug_assert!(matches!(next, None | Some(MoveOn::Called)));
