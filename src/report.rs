@@ -6,7 +6,8 @@ use std::fmt::Write;
 use crate::metrics::{Estimate, Measure, StopReason};
 use crate::model::{Tool, Workload};
 use crate::policy::{
-    Backoff, Cap, FirstRetry, Hedging, LimitRule, Policy, Refuses, ShouldRetry, Trip, Wait,
+    Backoff, Cap, FirstRetry, Hedging, LimitRule, Policy, Propagation, Refuses, ShouldRetry, Trip,
+    Wait,
 };
 use crate::run::{PolicyResult, Results};
 use crate::time::Tick;
@@ -170,6 +171,15 @@ fn describe(p: &Policy) -> String {
     if p.should_retry == ShouldRetry::Obey {
         text.push_str(", obeys the server's should-retry header");
     }
+    match p.propagation {
+        Propagation::None => {}
+        Propagation::Propagate { margin } if margin == Tick::ZERO => {
+            text.push_str(", carries its caller's deadline");
+        }
+        Propagation::Propagate { margin } => {
+            let _ = write!(text, ", carries its caller's deadline less {margin}");
+        }
+    }
     if let Some(note) = &p.note {
         let _ = write!(text, " ({note})");
     }
@@ -212,6 +222,10 @@ pub fn table(results: &Results) -> String {
         out.push_str(&table);
         let _ = writeln!(out);
     }
+    if exp.graph.has_services() {
+        out.push_str(&edges(results));
+        let _ = writeln!(out);
+    }
     if !sweep.axes.is_empty() {
         let _ = writeln!(
             out,
@@ -220,6 +234,10 @@ pub fn table(results: &Results) -> String {
     }
     for policy in &exp.policies {
         let _ = writeln!(out, "{}: {}", policy.name, describe(policy));
+        for (e, edge) in &policy.edges {
+            let name = exp.graph.edges[*e].name(&exp.tools);
+            let _ = writeln!(out, "  edge {name}: {}", describe(edge));
+        }
     }
     out.push_str(&hung_notes(results));
     out
@@ -509,6 +527,53 @@ fn recoveries(results: &Results) -> Option<String> {
         );
         out
     })
+}
+
+/// The call graph's edges: each configuration's calls per call of the task on each, with the
+/// closed form where it holds, and the retries, duplicates and orphaned calls among them.
+fn edges(results: &Results) -> String {
+    let sweep = &results.sweep;
+    let names = [
+        "configuration",
+        "edge",
+        "calls/intent",
+        "theory",
+        "retries",
+        "duplicates",
+        "orphaned",
+    ];
+    let mut rows = vec![
+        sweep
+            .paths()
+            .map(|p| p.rsplit('.').next().unwrap_or(p).to_string())
+            .chain(names.map(String::from))
+            .collect::<Vec<_>>(),
+    ];
+    for (point, result) in results.finished() {
+        let exp = &point.experiment;
+        for (policy, r) in exp.policies.iter().zip(&result.policies) {
+            for (e, edge) in exp.graph.edges.iter().enumerate() {
+                let f = crate::output::edges::Figures::of(exp, r, e);
+                let calls = match f.ci {
+                    Some(ci) => format!("{:.3} ± {ci:.3}", f.calls),
+                    None => format!("{:.3}", f.calls),
+                };
+                let cells = [
+                    policy.name.clone(),
+                    edge.name(&exp.tools),
+                    calls,
+                    f.theory.map_or("—".into(), |t| format!("{t:.3}")),
+                    format!("{:.3}", f.retries),
+                    format!("{:.3}", f.duplicates),
+                    format!("{:.3}", f.orphaned),
+                ];
+                rows.push(with_params(point, cells));
+            }
+        }
+    }
+    let mut out = aligned(&rows);
+    out.push_str("per call of the task, over each edge of the call graph (edges.csv)\n");
+    out
 }
 
 fn tasks(results: &Results) -> String {

@@ -6,8 +6,9 @@
 
 use super::column::{Column, Kind::*, col};
 use super::{Export, fixed};
+use crate::experiment::Experiment;
 use crate::metrics::{Estimate, Sample};
-use crate::run::{PointResult, per_top_intent};
+use crate::run::{PointResult, PolicyResult, per_top_intent};
 use crate::sweep::{Point, Sweep};
 
 /// The columns after the parameter columns.
@@ -31,33 +32,55 @@ pub fn wanted(sweep: &Sweep) -> bool {
     (sweep.points.iter()).any(|p| p.experiment.graph.has_services())
 }
 
+/// What one configuration's calls did on one edge, per top-level intent.
+pub struct Figures {
+    pub calls: f64,
+    /// Half the 95 % interval of `calls` across replications; none with one.
+    pub ci: Option<f64>,
+    /// The closed form, where it holds.
+    pub theory: Option<f64>,
+    pub retries: f64,
+    pub duplicates: f64,
+    pub orphaned: f64,
+}
+
+impl Figures {
+    /// Edge `e`'s figures in `result`, a configuration of `exp`.
+    pub fn of(exp: &Experiment, result: &PolicyResult, e: usize) -> Figures {
+        let edges = &result.totals.edges;
+        let total = edges.get(e).cloned().unwrap_or_default();
+        let per = |n: u64| per_top_intent(exp, edges, n);
+        Figures {
+            calls: per(total.calls),
+            ci: (result.edge_calls.get(e))
+                .filter(|m| m.count() > 1)
+                .map(|m| Estimate::from_sample(m).half_width),
+            theory: result.edge_theory.as_ref().and_then(|t| t.get(e).copied()),
+            retries: per(total.calls - total.intents),
+            duplicates: per(total.duplicates),
+            orphaned: per(total.orphaned),
+        }
+    }
+}
+
 /// The rows of one point: each configuration's edges, in the graph's order.
 pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
     let exp = &point.experiment;
     let mut rows = Vec::new();
     for (policy, result) in exp.policies.iter().zip(&result.policies) {
-        let edges = &result.totals.edges;
         for (e, edge) in exp.graph.edges.iter().enumerate() {
-            let total = edges.get(e).cloned().unwrap_or_default();
-            let per = |n: u64| fixed(per_top_intent(exp, edges, n));
-            let ci = match result.edge_calls.get(e) {
-                Some(m) if m.count() > 1 => fixed(Estimate::from_sample(m).half_width),
-                _ => String::new(),
-            };
-            let theory = (result.edge_theory.as_ref())
-                .and_then(|t| t.get(e))
-                .map_or(String::new(), |&v| fixed(v));
+            let f = Figures::of(exp, result, e);
             let cells = [
                 exp.name.clone(),
                 policy.name.clone(),
                 edge.caller_name(&exp.tools).to_string(),
                 exp.tools[edge.callee].name.clone(),
-                per(total.calls),
-                ci,
-                theory,
-                per(total.calls - total.intents),
-                per(total.duplicates),
-                per(total.orphaned),
+                fixed(f.calls),
+                f.ci.map_or(String::new(), fixed),
+                f.theory.map_or(String::new(), fixed),
+                fixed(f.retries),
+                fixed(f.duplicates),
+                fixed(f.orphaned),
             ];
             let params = point.params.iter().map(ToString::to_string);
             rows.push(params.chain(cells).collect());
