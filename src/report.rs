@@ -573,6 +573,32 @@ fn edges(results: &Results) -> String {
     }
     let mut out = aligned(&rows);
     out.push_str("per call of the task, over each edge of the call graph (edges.csv)\n");
+    let mut tails = vec![
+        sweep
+            .paths()
+            .map(|p| p.rsplit('.').next().unwrap_or(p).to_string())
+            .chain(["configuration", "p99 time", "closed form"].map(String::from))
+            .collect::<Vec<_>>(),
+    ];
+    for (point, result) in results.finished() {
+        for (policy, r) in point.experiment.policies.iter().zip(&result.policies) {
+            if let Some(form) = r.fan_out_p99 {
+                let cells = [
+                    policy.name.clone(),
+                    seconds(r.completion_p99),
+                    seconds(form),
+                ];
+                tails.push(with_params(point, cells));
+            }
+        }
+    }
+    if tails.len() > 1 {
+        let _ = writeln!(out);
+        out.push_str(&aligned(&tails));
+        out.push_str(
+            "a fan-out's time is its slowest call's: P(max ≤ t) = F(t)ᴺ for N independent calls\n",
+        );
+    }
     out
 }
 

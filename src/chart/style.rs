@@ -66,6 +66,7 @@ pub fn meaning(path: &str) -> Option<&'static str> {
         "timeout" => "attempt timeout",
         "workers" => "server workers",
         "at" if path.contains("rate.") => "when a point of the rate schedule starts",
+        "times" if path.contains(".calls.") => "calls made together (fan-out)",
         _ => return None,
     })
 }

@@ -57,6 +57,8 @@ pub struct PolicyResult {
     pub edge_calls: Vec<Moments>,
     /// The call graph's closed form: calls per top-level intent on each edge, where it holds.
     pub edge_theory: Option<Vec<f64>>,
+    /// The closed form of a fan-out's 99th-percentile completion, where it holds.
+    pub fan_out_p99: Option<Tick>,
 }
 
 impl PolicyResult {
@@ -145,6 +147,7 @@ impl PolicyResult {
         };
         if exp.graph.has_services() && self.totals.stopped(StopReason::Hung) == 0 {
             self.edge_theory = theory::graph::edge_calls(exp, policy);
+            self.fan_out_p99 = theory::graph::fan_out_quantile(exp, policy, 0.99);
         }
         let tools: Vec<usize> = exp.called(exp.calls_of(policy)).collect();
         if let (Some(series), Some(windows)) = (&self.series, exp.recovery_windows()) {

@@ -17,8 +17,9 @@
 //! outage, capacity window, rate limit or script).
 
 use crate::experiment::Experiment;
-use crate::model::{FailureClass, Faults};
+use crate::model::{FailureClass, Faults, Latency, Tool};
 use crate::policy::{Attempts, Policy, Wait};
+use crate::time::Tick;
 
 /// Calls per top-level intent on each edge of `exp`'s graph under configuration `policy`,
 /// where the form holds.
@@ -178,4 +179,56 @@ fn limit(p: &Policy) -> i32 {
         // large enough that q^N vanishes.
         Attempts::Unlimited => i32::MAX,
     }
+}
+
+/// The p-quantile of a top-level call's completion where the task calls one service whose one
+/// stage fans out to N calls of one tool, and nothing fails, waits in line or is hedged: the
+/// service's constant legs and work, plus the slowest of N independent round trips, whose
+/// distribution is P(max ≤ t) = F(t)ᴺ ("the tail at scale"). Its p99 is F's 0.99^(1/N)
+/// quantile: at N = 100, the single call's 99.99th percentile.
+pub fn fan_out_quantile(exp: &Experiment, policy: &Policy, p: f64) -> Option<Tick> {
+    let [api] = exp.calls_of(policy) else {
+        return None;
+    };
+    let [stage] = exp.graph.stages[*api].as_slice() else {
+        return None;
+    };
+    let leaf = exp.graph.edges[stage.first()?.edge].callee;
+    if stage.iter().any(|c| exp.graph.edges[c.edge].callee != leaf)
+        || !exp.graph.stages[leaf].is_empty()
+    {
+        return None;
+    }
+    let quiet = |t: &Tool| {
+        let s = &t.server;
+        t.faults == Faults::default()
+            && t.script.is_none()
+            && t.replicas.is_empty()
+            && s.workers.is_none()
+            && s.rate_limit.is_none()
+            && s.outages.is_empty()
+            && s.capacity.is_empty()
+            && s.slowdown == Tick::ZERO
+    };
+    let calm = |p: &Policy| {
+        p.hedge == Wait::None
+            && !p.limits.any()
+            && p.concurrency.is_none()
+            && p.send_rate.is_none()
+            && p.waits.iter().all(|w| w.timeout.is_none())
+    };
+    let (service, callee) = (&exp.tools[*api], &exp.tools[leaf]);
+    let edges = 0..exp.graph.edges.len();
+    if !quiet(service) || !quiet(callee) || !edges.clone().all(|e| calm(policy.on_edge(e))) {
+        return None;
+    }
+    let Latency::Constant(_) = service.service_time else {
+        return None;
+    };
+    // A constant service's round trip at any quantile is its legs and its work.
+    let own = service.round_trip_quantile(0.5).ok()?;
+    let slowest = callee
+        .round_trip_quantile(p.powf(1.0 / stage.len() as f64))
+        .ok()?;
+    Some(own.after(slowest))
 }

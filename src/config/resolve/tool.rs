@@ -72,22 +72,39 @@ fn latency(l: &Latency) -> raw::Latency {
     out
 }
 
-/// A service's stages as written: a call by its tool's name (a table where it is optional), a
-/// stage of several as a list.
+/// A service's stages as written: a call by its tool's name (a table where it is optional or
+/// made several times together), a stage of several as a list.
 fn calls(stages: &[Stage], exp: &Experiment) -> Vec<Spanned<Value>> {
-    let call = |c: &Call| {
+    let call = |c: &Call, times: usize| {
         let name = Value::String(exp.tools[exp.graph.edges[c.edge].callee].name.clone());
-        if !c.optional {
+        if !c.optional && times == 1 {
             return name;
         }
         let mut table = toml::Table::new();
         table.insert("call".into(), name);
-        table.insert("optional".into(), true.into());
+        if c.optional {
+            table.insert("optional".into(), true.into());
+        }
+        if times > 1 {
+            table.insert("times".into(), (times as i64).into());
+        }
         Value::Table(table)
     };
-    let stage = |s: &Stage| match s.as_slice() {
-        [one] => at(call(one)),
-        many => at(Value::Array(many.iter().map(call).collect())),
+    let stage = |s: &Stage| {
+        // Runs of one call, each written once with its count.
+        let mut runs: Vec<(Call, usize)> = Vec::new();
+        for c in s {
+            match runs.last_mut() {
+                Some((last, n)) if last == c => *n += 1,
+                _ => runs.push((*c, 1)),
+            }
+        }
+        match runs.as_slice() {
+            [(one, n)] => at(call(one, *n)),
+            many => at(Value::Array(
+                many.iter().map(|(c, n)| call(c, *n)).collect(),
+            )),
+        }
     };
     stages.iter().map(stage).collect()
 }

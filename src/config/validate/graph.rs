@@ -12,7 +12,7 @@ use crate::model::Tool;
 pub(super) type Stages = Vec<Vec<(usize, bool)>>;
 
 const CALL_HELP: &str = "a tool's name (\"db\"), a list of names called together \
-    ([\"db\", \"cache\"]), or { call = \"db\", optional = true }; for example \
+    ([\"db\", \"cache\"]), or { call = \"db\", optional = true, times = 10 }; for example \
     calls = [\"auth\", [\"db\", \"cache\"]]";
 
 /// Every tool's stages, by tool; a plain tool has none.
@@ -66,7 +66,7 @@ pub(super) fn stages(
             };
             let mut stage = Vec::new();
             for (value, at) in calls {
-                let call = call(check, &value, &at, tools)?;
+                let (call, times) = call(check, &value, &at, tools)?;
                 if call.0 == t {
                     return check.error_allowing(
                         value.span(),
@@ -75,7 +75,7 @@ pub(super) fn stages(
                         "a call to another tool",
                     );
                 }
-                stage.push(call);
+                stage.extend(std::iter::repeat_n(call, times));
                 written.push((call.0, value.span(), at));
             }
             stages.push(stage);
@@ -87,23 +87,45 @@ pub(super) fn stages(
     Ok(all)
 }
 
-/// One call: a name, or a table naming it with `optional`.
-fn call(check: &Check, value: &Spanned<Value>, at: &str, tools: &[Tool]) -> Result<(usize, bool)> {
+/// The most calls one entry makes with `times`: a fan-out far wider than any service makes.
+const MAX_TIMES: i64 = 10_000;
+
+/// One call: a name, or a table naming it with `optional` and `times` (that many calls of it,
+/// together); the call and how many times it is made.
+fn call(
+    check: &Check,
+    value: &Spanned<Value>,
+    at: &str,
+    tools: &[Tool],
+) -> Result<((usize, bool), usize)> {
     let options: Vec<(&str, usize)> = (tools.iter().enumerate())
         .map(|(i, t)| (t.name.as_str(), i))
         .collect();
     let named = |name: &str| Spanned::new(value.span(), name.to_string());
     match value.get_ref() {
-        Value::String(name) => Ok((check.choice(&named(name), at, &options)?, false)),
+        Value::String(name) => Ok(((check.choice(&named(name), at, &options)?, false), 1)),
         Value::Table(table) => {
-            if let Some(key) = table.keys().find(|k| *k != "call" && *k != "optional") {
+            let known = ["call", "optional", "times"];
+            if let Some(key) = table.keys().find(|k| !known.contains(&k.as_str())) {
                 return check.error_allowing(
                     value.span(),
                     &format!("{at}.{key}"),
                     format!("unknown key `{key}` in a call"),
-                    "`call` (a tool's name) and `optional` (true or false)",
+                    "`call` (a tool's name), `optional` (true or false) and `times` (a count)",
                 );
             }
+            let times = match table.get("times") {
+                None => 1,
+                Some(Value::Integer(n)) if (1..=MAX_TIMES).contains(n) => *n as usize,
+                Some(_) => {
+                    return check.error_allowing(
+                        value.span(),
+                        &format!("{at}.times"),
+                        "`times` is how many calls of the tool go out together".into(),
+                        &format!("a whole number from 1 to {MAX_TIMES}"),
+                    );
+                }
+            };
             let Some(Value::String(name)) = table.get("call") else {
                 return check.error_allowing(
                     value.span(),
@@ -124,10 +146,8 @@ fn call(check: &Check, value: &Spanned<Value>, at: &str, tools: &[Tool]) -> Resu
                     );
                 }
             };
-            Ok((
-                check.choice(&named(name), &format!("{at}.call"), &options)?,
-                optional,
-            ))
+            let tool = check.choice(&named(name), &format!("{at}.call"), &options)?;
+            Ok(((tool, optional), times))
         }
         _ => check.error_allowing(value.span(), at, "not a call".into(), CALL_HELP),
     }
