@@ -156,20 +156,16 @@ fn geometric(x: f64, m: u32) -> f64 {
 /// b becomes b + (1 − a − b)·p, while a lost request or a 5xx fails either way. p is exact only
 /// when the network legs are constant, so a timeout on other tools has no closed form here.
 pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
+    // A service's attempt fails with its calls: the call graph's forms are in [`graph`].
+    if exp
+        .called(exp.calls_of(policy))
+        .any(|t| !exp.graph.stages[t].is_empty())
+    {
+        return None;
+    }
     // A deadline, a dispatch cap, a cancellation, a breaker or a retry budget cuts retrying
     // short of any closed form; a hedge adds attempts no form here counts; nested layers
     // multiply their caps.
-    // A service's attempt fails with its calls: the call graph's forms are in [`graph`].
-    if exp.called_tools(exp.calls_of(policy)).any(|t| {
-        let i = exp
-            .tools
-            .iter()
-            .position(|u| std::ptr::eq(u, t))
-            .unwrap_or(0);
-        !exp.graph.stages[i].is_empty()
-    }) {
-        return None;
-    }
     if policy.limits.any()
         || policy.breaker.is_some()
         || policy.retry_budget.is_some()

@@ -102,6 +102,9 @@ pub struct World<'a, S> {
     policy: &'a Policy,
     /// Who calls whom.
     graph: &'a Graph,
+    /// Whether some tool is a service, so that calls are counted per edge: asked once, not at
+    /// every intent's close.
+    edges_kept: bool,
     /// Per tool, the policy its gates follow: that of the first edge into it.
     at_tool: Vec<&'a Policy>,
     /// The policy on each edge of the call graph: the edge's own, or the configuration's.
@@ -149,6 +152,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             calls: policy.calls.as_deref().unwrap_or(&exp.workload.calls),
             policy,
             graph: &exp.graph,
+            edges_kept: exp.graph.has_services(),
             at_tool: at_tool.clone(),
             policies,
             works: service::Works::default(),
@@ -401,7 +405,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         if hop.work.is_none() {
             self.totals.add(&record, &outcomes);
         }
-        if self.graph.has_services() {
+        if self.edges_kept {
             self.totals
                 .add_edge(usize::from(hop.edge), &record, &outcomes);
         }
