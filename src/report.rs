@@ -186,6 +186,25 @@ fn describe(p: &Policy) -> String {
     text
 }
 
+/// An edge's fallbacks and cooldown, in words, if it has any.
+fn fallbacks(p: &Policy, tools: &[Tool]) -> Option<String> {
+    let names: Vec<&str> = (p.fallback.tools.iter())
+        .map(|&t| tools[t].name.as_str())
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    let mut text = format!("then falls back to {}", names.join(", then "));
+    if let Some(c) = p.fallback.cooldown {
+        let _ = write!(
+            text,
+            "; {} failed calls within {} rest the primary for {}",
+            c.after, c.lasts, c.lasts
+        );
+    }
+    Some(text)
+}
+
 /// How many intents stopped, by reason, such as `attempt_limit 60`; `—` if none did.
 fn stops(r: &PolicyResult) -> String {
     let counts: Vec<String> = StopReason::ALL
@@ -222,7 +241,7 @@ pub fn table(results: &Results) -> String {
         out.push_str(&table);
         let _ = writeln!(out);
     }
-    if exp.graph.has_services() {
+    if exp.graph.is_measured() {
         out.push_str(&edges(results));
         let _ = writeln!(out);
     }
@@ -237,6 +256,9 @@ pub fn table(results: &Results) -> String {
         for (e, edge) in &policy.edges {
             let name = exp.graph.edges[*e].name(&exp.tools);
             let _ = writeln!(out, "  edge {name}: {}", describe(edge));
+            if let Some(falls) = fallbacks(edge, &exp.tools) {
+                let _ = writeln!(out, "    {falls}");
+            }
         }
     }
     out.push_str(&hung_notes(results));
@@ -530,7 +552,8 @@ fn recoveries(results: &Results) -> Option<String> {
 }
 
 /// The call graph's edges: each configuration's calls per call of the task on each, with the
-/// closed form where it holds, and the retries, duplicates and orphaned calls among them.
+/// closed form where it holds, the retries, duplicates and orphaned calls among them, and the
+/// calls each edge served.
 fn edges(results: &Results) -> String {
     let sweep = &results.sweep;
     let names = [
@@ -541,6 +564,7 @@ fn edges(results: &Results) -> String {
         "retries",
         "duplicates",
         "orphaned",
+        "served",
     ];
     let mut rows = vec![
         sweep
@@ -553,7 +577,7 @@ fn edges(results: &Results) -> String {
         let exp = &point.experiment;
         for (policy, r) in exp.policies.iter().zip(&result.policies) {
             for (e, edge) in exp.graph.edges.iter().enumerate() {
-                let f = crate::output::edges::Figures::of(exp, r, e);
+                let f = crate::output::edges::Figures::of(r, e);
                 let calls = match f.ci {
                     Some(ci) => format!("{:.3} ± {ci:.3}", f.calls),
                     None => format!("{:.3}", f.calls),
@@ -566,13 +590,17 @@ fn edges(results: &Results) -> String {
                     format!("{:.3}", f.retries),
                     format!("{:.3}", f.duplicates),
                     format!("{:.3}", f.orphaned),
+                    format!("{:.3}", f.served),
                 ];
                 rows.push(with_params(point, cells));
             }
         }
     }
     let mut out = aligned(&rows);
-    out.push_str("per call of the task, over each edge of the call graph (edges.csv)\n");
+    out.push_str(
+        "per call of the task, over each edge of the call graph (edges.csv); duplicates here \
+         are counted at every layer, where the table above counts the task's own tools\n",
+    );
     let mut tails = vec![
         sweep
             .paths()

@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::experiment::{ChartFormat, ChartKind};
 use crate::output::manifest::Written;
 use crate::output::table::CsvTable;
-use crate::output::{summary, timeseries};
+use crate::output::{edges, summary, timeseries};
 use crate::story::Stories;
 use crate::time::Tick;
 
@@ -53,6 +53,49 @@ pub struct Data {
     pub trigger: Option<(Tick, Tick)>,
     /// The traces' stories, where a chart draws them.
     stories: Option<Stories>,
+    /// The call graph and `edges.csv`, where a chart draws them.
+    pub graph: Option<Graph>,
+}
+
+/// The call graph as the callgraph chart draws it.
+#[derive(Clone, Debug)]
+pub struct Graph {
+    /// The task and each tool it reaches, with its layer: the task 0, a tool one below the
+    /// deepest of its callers.
+    pub nodes: Vec<(String, usize)>,
+    /// `edges.csv`.
+    pub edges: Vec<EdgeRow>,
+    /// Each configuration's fallback edges, as (configuration, caller, callee).
+    fallbacks: Vec<(String, String, String)>,
+}
+
+impl Graph {
+    /// The node named `name`.
+    pub fn node(&self, name: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.0 == name)
+    }
+
+    /// Whether some configuration falls back.
+    pub fn falls_back(&self) -> bool {
+        !self.fallbacks.is_empty()
+    }
+
+    /// Whether configuration `policy` falls back over `caller->callee`.
+    pub fn is_fallback(&self, policy: &str, caller: &str, callee: &str) -> bool {
+        (self.fallbacks.iter()).any(|f| f.0 == policy && f.1 == caller && f.2 == callee)
+    }
+}
+
+/// One row of `edges.csv`.
+#[derive(Clone, Debug)]
+pub struct EdgeRow {
+    pub params: Vec<String>,
+    pub policy: String,
+    pub caller: String,
+    pub callee: String,
+    pub calls: f64,
+    pub theory: Option<f64>,
+    pub duplicates: f64,
 }
 
 /// One row of `timeseries.csv`: a configuration's load on a tool in one bin of time, per
@@ -123,8 +166,13 @@ impl Data {
         } else {
             None
         };
+        let graph = match charts.contains(&ChartKind::CallGraph) {
+            true => Some(graph(exp, &dir.join("edges.csv"), &paths)?),
+            false => None,
+        };
         Ok(Data {
             stories,
+            graph,
             name: exp.name.clone(),
             description: exp.description.clone(),
             axes,
@@ -209,6 +257,66 @@ impl Data {
     pub fn rows_of<'a>(&'a self, policy: &'a str) -> impl Iterator<Item = &'a Row> {
         self.rows.iter().filter(move |r| r.policy == policy)
     }
+}
+
+/// The graph of `exp` in layers, with the rows of `edges.csv` at `path`.
+fn graph(
+    exp: &crate::experiment::Experiment,
+    path: &Path,
+    axes: &[String],
+) -> Result<Graph, Error> {
+    let g = &exp.graph;
+    // Longest path from the task: relaxed once per tool, which an acyclic graph needs at most.
+    let mut depth: Vec<Option<usize>> = vec![None; exp.tools.len()];
+    for _ in 0..=exp.tools.len() {
+        for e in &g.edges {
+            let below = match e.caller {
+                None => Some(1),
+                Some(c) => depth[c].map(|d| d + 1),
+            };
+            if below > depth[e.callee] {
+                depth[e.callee] = below;
+            }
+        }
+    }
+    let nodes = std::iter::once(("task".to_string(), 0))
+        .chain((exp.tools.iter().zip(&depth)).filter_map(|(t, d)| Some((t.name.clone(), (*d)?))))
+        .collect();
+    let fallbacks = (exp.policies.iter())
+        .flat_map(|p| {
+            (p.edges.iter()).flat_map(move |(e, edge)| {
+                let from = g.edges[*e].caller_name(&exp.tools);
+                (edge.fallback.tools.iter())
+                    .map(move |&t| (p.name.clone(), from.to_string(), exp.tools[t].name.clone()))
+            })
+        })
+        .collect();
+    let table = CsvTable::read(path, axes, &edges::columns())?;
+    let at = |name: &str| table.at(name);
+    let (policy, caller, callee, calls, theory, duplicates) = (
+        at("policy"),
+        at("caller"),
+        at("callee"),
+        at("calls_per_intent"),
+        at("theory_calls_per_intent"),
+        at("duplicates_per_intent"),
+    );
+    let edges = (table.rows())
+        .map(|(_, cells)| EdgeRow {
+            params: cells[..axes.len()].to_vec(),
+            policy: cells[policy].clone(),
+            caller: cells[caller].clone(),
+            callee: cells[callee].clone(),
+            calls: cells[calls].parse().unwrap_or(f64::NAN),
+            theory: cells[theory].parse().ok(),
+            duplicates: cells[duplicates].parse().unwrap_or(f64::NAN),
+        })
+        .collect();
+    Ok(Graph {
+        nodes,
+        edges,
+        fallbacks,
+    })
 }
 
 /// The rows of `timeseries.csv`, checked like `summary.csv`.

@@ -3,6 +3,7 @@
 //! DejaVu Sans, never a system font, so the files are the same bytes on every machine.
 
 mod bars;
+mod callgraph;
 mod curve;
 mod data;
 mod frame;
@@ -158,6 +159,7 @@ fn draw<DB: DrawingBackend>(
         }
         ChartKind::Grid => grid::draw(root, data, &grid::MEASURES),
         ChartKind::RecoveryMap => grid::draw(root, data, &grid::RECOVERY),
+        ChartKind::CallGraph => callgraph::draw(root, data),
     }
 }
 

@@ -85,6 +85,7 @@ pub struct Tool {
     pub capacity: Vec<Spanned<CapacityWindow>>,
     pub key_retention: Option<Spanned<Value>>,
     pub drop_expired: Option<Spanned<bool>>,
+    pub abandon_at_deadline: Option<Spanned<bool>>,
     pub version_check: Option<Spanned<String>>,
     pub rate_limit: Option<Spanned<RateLimit>>,
     pub slowdown: Option<Spanned<Value>>,
@@ -248,6 +249,10 @@ pub struct Policy {
     pub edge: Option<Spanned<BTreeMap<String, Spanned<Policy>>>>,
     pub deadline_propagation: Option<Spanned<String>>,
     pub deadline_margin: Option<Spanned<Value>>,
+    /// An edge's fallbacks, in order, and the cooldown that rests its primary.
+    pub fallback: Option<Spanned<Vec<Spanned<String>>>>,
+    pub cooldown_after: Option<Spanned<u32>>,
+    pub cooldown: Option<Spanned<Value>>,
     /// Never written back: a resolved policy holds what its preset expanded to.
     #[serde(skip_serializing)]
     pub preset: Option<Spanned<crate::preset::Preset>>,

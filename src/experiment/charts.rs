@@ -31,10 +31,13 @@ pub enum ChartKind {
     /// Over a two-axis sweep, per configuration, how long goodput took to recover from the
     /// trigger, and where it never did.
     RecoveryMap,
+    /// The call graph in layers, a panel per configuration, each edge with its calls per call
+    /// of the task and the closed form (at a sweep's last point).
+    CallGraph,
 }
 
 impl ChartKind {
-    pub const ALL: [ChartKind; 12] = [
+    pub const ALL: [ChartKind; 13] = [
         ChartKind::DuplicateCurve,
         ChartKind::AttemptsCurve,
         ChartKind::SuccessCurve,
@@ -47,6 +50,7 @@ impl ChartKind {
         ChartKind::Timeline,
         ChartKind::Grid,
         ChartKind::RecoveryMap,
+        ChartKind::CallGraph,
     ];
 
     /// The name in configs, and the chart's file stem.
@@ -64,6 +68,7 @@ impl ChartKind {
             ChartKind::Timeline => "timeline",
             ChartKind::Grid => "grid",
             ChartKind::RecoveryMap => "recovery-map",
+            ChartKind::CallGraph => "callgraph",
         }
     }
 
@@ -75,7 +80,10 @@ impl ChartKind {
             | ChartKind::SuccessCurve
             | ChartKind::WorkCurve
             | ChartKind::MakespanCurve => (1, usize::MAX),
-            ChartKind::Comparison | ChartKind::Latency | ChartKind::Tasks => (0, usize::MAX),
+            ChartKind::Comparison
+            | ChartKind::Latency
+            | ChartKind::Tasks
+            | ChartKind::CallGraph => (0, usize::MAX),
             ChartKind::Grid | ChartKind::RecoveryMap => (2, 2),
             // A panel, or a story, per configuration: a sweep would need a chart per point.
             ChartKind::Goodput | ChartKind::Timeline => (0, 0),

@@ -56,7 +56,7 @@ impl Experiment {
         tasks: u64,
     ) -> Result<Experiment, String> {
         let calls: Vec<usize> = (0..tools.len()).collect();
-        let graph = Graph::build(&calls, &vec![Vec::new(); tools.len()]);
+        let graph = Graph::build(&calls, &vec![Vec::new(); tools.len()], &[]);
         for policy in &mut policies {
             policy.waits = (policy.resolve_waits(&tools, &calls))
                 .map_err(|(key, why)| format!("{}: {key}: {why}", policy.name))?;

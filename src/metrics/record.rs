@@ -153,6 +153,31 @@ pub struct IntentRecord {
 }
 
 impl IntentRecord {
+    /// This intent and `later`, which a fallback made after it for the same call, as one: the
+    /// call's counts summed, from this one's start to `later`'s end, ending as `later` did.
+    /// The tool is this one's, the call's primary.
+    pub fn then(&self, later: &IntentRecord) -> IntentRecord {
+        IntentRecord {
+            intent: self.intent,
+            tool: self.tool,
+            attempts: self.attempts + later.attempts,
+            effects: self.effects + later.effects,
+            timeouts: self.timeouts + later.timeouts,
+            backoff: self.backoff.after(later.backoff),
+            short_circuited: self.short_circuited + later.short_circuited,
+            lookups: self.lookups + later.lookups,
+            hedges: self.hedges + later.hedges,
+            calls_while_down: self.calls_while_down + later.calls_while_down,
+            reads: self.reads + later.reads,
+            writes: self.writes + later.writes,
+            conflicts: self.conflicts + later.conflicts,
+            status: later.status,
+            business_state: later.business_state,
+            start: self.start.min(later.start),
+            end: later.end,
+        }
+    }
+
     /// Effects beyond the first.
     pub fn duplicates(&self) -> u32 {
         self.effects.saturating_sub(1)

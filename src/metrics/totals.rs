@@ -117,7 +117,7 @@ pub struct ToolTotals {
     /// On a versioned record: reads and conditional writes that reached it.
     pub reads: u64,
     pub writes: u64,
-    /// Attempts sent, or served, after every caller above had given up on them.
+    /// Attempts whose work at the server ended when no one waited for it any more.
     pub orphaned: u64,
     /// Attempts by how they ended, in the order of [`Outcome::NAMES`].
     pub outcomes: [u64; Outcome::NAMES.len()],
@@ -160,6 +160,32 @@ impl ToolTotals {
 
 impl Totals {
     pub fn add(&mut self, r: &IntentRecord, outcomes: &[u32; Outcome::NAMES.len()]) {
+        self.measure(r);
+        self.tool(r.tool).count(r, outcomes);
+    }
+
+    /// Counts a task's call that fell back: one intent, the chain of its intents (each with
+    /// its place in the chain) made one by [`IntentRecord::then`], each intent counted at its
+    /// own tool.
+    pub fn add_call(&mut self, chain: &[(u8, IntentRecord, [u32; Outcome::NAMES.len()])]) {
+        let mut parts: Vec<_> = chain.iter().collect();
+        parts.sort_by_key(|p| p.0);
+        let call = (parts.iter().skip(1)).fold(parts[0].1, |call, p| call.then(&p.1));
+        self.measure(&call);
+        for (_, r, outcomes) in parts {
+            self.tool(r.tool).count(r, outcomes);
+        }
+    }
+
+    fn tool(&mut self, tool: usize) -> &mut ToolTotals {
+        if self.tools.len() <= tool {
+            self.tools.resize_with(tool + 1, ToolTotals::default);
+        }
+        &mut self.tools[tool]
+    }
+
+    /// The measures of one task's call, over every tool it met.
+    fn measure(&mut self, r: &IntentRecord) {
         for m in Measure::ALL {
             self.measures[m as usize].push(m.of(r));
         }
@@ -171,21 +197,26 @@ impl Totals {
         self.lookups += u64::from(r.lookups);
         self.hedges += u64::from(r.hedges);
         self.completion.record(r.end.since(r.start));
-        if self.tools.len() <= r.tool {
-            self.tools.resize_with(r.tool + 1, ToolTotals::default);
-        }
-        self.tools[r.tool].count(r, outcomes);
         if r.status == Status::Succeeded {
             self.last_success = self.last_success.max(r.end);
         }
     }
 
-    /// Counts an attempt sent over edge `edge` for work nobody above waits for any more.
+    /// Counts an attempt over edge `edge` whose work ended when no one waited for it.
     pub fn orphan(&mut self, edge: usize) {
         if self.edges.len() <= edge {
             self.edges.resize_with(edge + 1, ToolTotals::default);
         }
         self.edges[edge].orphaned += 1;
+    }
+
+    /// Counts an effect on edge `edge` at a call site where another intent had committed
+    /// before: a duplicate at that layer that no one intent's count shows.
+    pub fn edge_duplicate(&mut self, edge: usize) {
+        if self.edges.len() <= edge {
+            self.edges.resize_with(edge + 1, ToolTotals::default);
+        }
+        self.edges[edge].duplicates += 1;
     }
 
     /// Counts an intent on edge `edge` of the call graph.
@@ -275,6 +306,11 @@ impl Totals {
             series.count(tool, at, count);
             series.replica_count(tool, replica, at, count);
         }
+    }
+
+    /// The task's calls recorded, a call that fell back counted once.
+    pub fn calls(&self) -> u64 {
+        self.measures[0].count()
     }
 
     pub fn get(&self, m: Measure) -> &Sums {

@@ -2,7 +2,9 @@
 //! stages — the calls of a stage go out together, and the next stage starts when the last of
 //! them has ended — and its reply waits for them. Each call goes over an edge of the graph, a
 //! caller and a callee, and each edge has its client policy. The task's own calls are the top
-//! edges, whose caller is the task. A tool with no calls is a plain tool, as before.
+//! edges, whose caller is the task. A tool with no calls is a plain tool, as before. A call may
+//! fall back to other tools once it has failed (see [`crate::policy::Fallback`]): each
+//! fallback is an edge too, from the same caller.
 
 use super::Tool;
 
@@ -42,12 +44,20 @@ pub struct Graph {
     pub edges: Vec<Edge>,
     /// Per tool, its stages: none for a plain tool.
     pub stages: Vec<Vec<Stage>>,
+    /// Some configuration falls back over an edge of the graph.
+    pub falls_back: bool,
 }
 
 impl Graph {
-    /// Whether some tool is a service: only then are edges measured and written.
+    /// Whether some tool is a service.
     pub fn has_services(&self) -> bool {
         self.stages.iter().any(|s| !s.is_empty())
+    }
+
+    /// Whether the graph is more than the task calling plain tools — some tool is a service,
+    /// or some call falls back — so that edges are measured and written.
+    pub fn is_measured(&self) -> bool {
+        self.falls_back || self.has_services()
     }
 
     /// The top edge to `tool`: the task calling it.
@@ -63,10 +73,21 @@ impl Graph {
     }
 
     /// The graph of tools `stages` (each tool's stages as `(callee, optional)`), whose tasks
-    /// call `tops`: the top edges in order, then every service's edges breadth first.
-    pub fn build(tops: &[usize], stages: &[Vec<Vec<(usize, bool)>>]) -> Graph {
+    /// call `tops`, with the edges `fallbacks` adds (a caller, `None` for the task, and the
+    /// tool it falls back to): the top edges in order, the task's fallbacks, then every
+    /// service's edges breadth first, each service's fallbacks after its calls.
+    pub fn build(
+        tops: &[usize],
+        stages: &[Vec<Vec<(usize, bool)>>],
+        fallbacks: &[(Option<usize>, usize)],
+    ) -> Graph {
+        let falls_from = |caller: Option<usize>| {
+            (fallbacks.iter())
+                .filter(move |f| f.0 == caller)
+                .map(|f| f.1)
+        };
         let mut edges: Vec<Edge> = Vec::new();
-        for &t in tops {
+        for t in tops.iter().copied().chain(falls_from(None)) {
             if !edges.iter().any(|e| e.caller.is_none() && e.callee == t) {
                 edges.push(Edge {
                     caller: None,
@@ -79,7 +100,8 @@ impl Graph {
         while next < reached.len() {
             let caller = reached[next];
             next += 1;
-            for &(callee, _) in stages[caller].iter().flatten() {
+            let called = stages[caller].iter().flatten().map(|c| c.0);
+            for callee in called.chain(falls_from(Some(caller))) {
                 let edge = Edge {
                     caller: Some(caller),
                     callee,
@@ -94,7 +116,8 @@ impl Graph {
         }
         // A service no task reaches still has its edges, after the reached ones.
         for (caller, list) in stages.iter().enumerate() {
-            for &(callee, _) in list.iter().flatten() {
+            let called = list.iter().flatten().map(|c| c.0);
+            for callee in called.chain(falls_from(Some(caller))) {
                 let edge = Edge {
                     caller: Some(caller),
                     callee,
@@ -123,6 +146,10 @@ impl Graph {
                     .collect()
             })
             .collect();
-        Graph { edges, stages }
+        Graph {
+            edges,
+            stages,
+            falls_back: !fallbacks.is_empty(),
+        }
     }
 }

@@ -1,12 +1,12 @@
 //! `edges.csv`: one row per sweep point × configuration × edge of the call graph — the calls
 //! each edge carried per top-level intent (a call the task made), with its 95 % interval
 //! across replications and the closed form where it holds, and the retries, duplicates and
-//! orphaned attempts among them. Written only when some tool is a service. Columns are
+//! orphaned attempts among them, and the calls it served. Written only when some tool is a
+//! service or some call falls back. Columns are
 //! documented in `out/README.md`.
 
 use super::column::{Column, Kind::*, col};
 use super::{Export, fixed};
-use crate::experiment::Experiment;
 use crate::metrics::{Estimate, Sample};
 use crate::run::{PointResult, PolicyResult, per_top_intent};
 use crate::sweep::{Point, Sweep};
@@ -24,12 +24,13 @@ pub fn columns() -> Vec<Column> {
         col("retries_per_intent", Number),
         col("duplicates_per_intent", Number),
         col("orphaned_per_intent", Number),
+        col("served_per_intent", Number),
     ]
 }
 
-/// Whether any point of `sweep` has a service.
+/// Whether any point of `sweep` has a measured graph: a service, or a fallback.
 pub fn wanted(sweep: &Sweep) -> bool {
-    (sweep.points.iter()).any(|p| p.experiment.graph.has_services())
+    (sweep.points.iter()).any(|p| p.experiment.graph.is_measured())
 }
 
 /// What one configuration's calls did on one edge, per top-level intent.
@@ -42,14 +43,17 @@ pub struct Figures {
     pub retries: f64,
     pub duplicates: f64,
     pub orphaned: f64,
+    /// Calls over the edge that succeeded: of a fallback's edge, the share of the task's calls
+    /// it served.
+    pub served: f64,
 }
 
 impl Figures {
-    /// Edge `e`'s figures in `result`, a configuration of `exp`.
-    pub fn of(exp: &Experiment, result: &PolicyResult, e: usize) -> Figures {
+    /// Edge `e`'s figures in `result`, one configuration's.
+    pub fn of(result: &PolicyResult, e: usize) -> Figures {
         let edges = &result.totals.edges;
         let total = edges.get(e).cloned().unwrap_or_default();
-        let per = |n: u64| per_top_intent(exp, edges, n);
+        let per = |n: u64| per_top_intent(&result.totals, n);
         Figures {
             calls: per(total.calls),
             ci: (result.edge_calls.get(e))
@@ -59,6 +63,7 @@ impl Figures {
             retries: per(total.calls - total.intents),
             duplicates: per(total.duplicates),
             orphaned: per(total.orphaned),
+            served: per(total.successes),
         }
     }
 }
@@ -69,7 +74,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for (policy, result) in exp.policies.iter().zip(&result.policies) {
         for (e, edge) in exp.graph.edges.iter().enumerate() {
-            let f = Figures::of(exp, result, e);
+            let f = Figures::of(result, e);
             let cells = [
                 exp.name.clone(),
                 policy.name.clone(),
@@ -81,6 +86,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 fixed(f.retries),
                 fixed(f.duplicates),
                 fixed(f.orphaned),
+                fixed(f.served),
             ];
             let params = point.params.iter().map(ToString::to_string);
             rows.push(params.chain(cells).collect());

@@ -21,6 +21,8 @@ const AGREES: [&str; 4] = ["yes", "no", "too_few", "none"];
 /// What `recovered` says: every replication's goodput came back after the trigger, some did,
 /// none did, or there is no trigger.
 const RECOVERED: [&str; 4] = ["all", "some", "no", "none"];
+/// The keys a task's call may carry: every scope but `forward`, which has nothing to forward
+/// there.
 const KEYS: [&str; 3] = ["none", "per_intent", "per_attempt"];
 
 /// What `verdict` says (see [`crate::verdict`]), or that no closed form applies.
@@ -363,7 +365,11 @@ mod tests {
 
     #[test]
     fn the_key_words_are_the_scopes_names() {
-        assert_eq!(KEYS, KeyScope::ALL.map(KeyScope::name));
+        // A forwarded key never stands on a task's call (validation refuses it there), so
+        // summary.csv, whose key is the task's, never says "forward".
+        let names = KeyScope::ALL.map(KeyScope::name);
+        assert_eq!(KEYS[..], names[..3]);
+        assert_eq!(names[3], "forward");
         assert_eq!(VERDICTS[..4], Verdict::NAMES);
     }
 }

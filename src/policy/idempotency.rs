@@ -11,15 +11,27 @@ pub enum KeyScope {
     PerIntent,
     /// A fresh key per attempt — the anti-pattern, kept to show duplicates coming back.
     PerAttempt,
+    /// The key of the caller's request, passed down a call graph's edge: every call a
+    /// service makes for one request of its caller carries that request's key, whichever of
+    /// the service's attempts made it, so the callee commits once per key however many
+    /// layers above retried. The world fills it in (see `World::request_key`); validation
+    /// allows it only where every request into the caller carries a stable key.
+    Forward,
 }
 
 impl KeyScope {
-    pub const ALL: [KeyScope; 3] = [KeyScope::None, KeyScope::PerIntent, KeyScope::PerAttempt];
+    pub const ALL: [KeyScope; 4] = [
+        KeyScope::None,
+        KeyScope::PerIntent,
+        KeyScope::PerAttempt,
+        KeyScope::Forward,
+    ];
 
-    /// The key attempt `attempt` (0-based) of intent `intent` carries.
+    /// The key attempt `attempt` (0-based) of intent `intent` carries; a forwarded key is
+    /// its caller's, which the intent alone does not know.
     pub fn key(self, intent: u64, attempt: u32) -> Option<Key> {
         match self {
-            KeyScope::None => None,
+            KeyScope::None | KeyScope::Forward => None,
             KeyScope::PerIntent => Some(Key { intent, nonce: 0 }),
             KeyScope::PerAttempt => Some(Key {
                 intent,
@@ -34,6 +46,12 @@ impl KeyScope {
             KeyScope::None => "none",
             KeyScope::PerIntent => "per_intent",
             KeyScope::PerAttempt => "per_attempt",
+            KeyScope::Forward => "forward",
         }
+    }
+
+    /// Whether every retry of an intent carries the same key: its own, or its caller's.
+    pub fn is_stable(self) -> bool {
+        matches!(self, KeyScope::PerIntent | KeyScope::Forward)
     }
 }

@@ -7,6 +7,7 @@ pub mod breaker;
 pub mod budget;
 pub mod concurrency;
 pub mod decide;
+pub mod fallback;
 pub mod gate;
 pub mod hedge;
 pub mod idempotency;
@@ -26,6 +27,7 @@ pub use breaker::{Breaker, BreakerRule, Refuses, Trip, Window};
 pub use budget::{BudgetRule, RetryBudget};
 pub use concurrency::{ConcurrencyRule, LimitRule};
 pub use decide::{Failure, Next, Plan, ShouldRetry, Word, Words, decide};
+pub use fallback::{Cooldown, Cooling, Fallback};
 pub use hedge::Hedging;
 pub use idempotency::KeyScope;
 pub use layers::{Layer, Layers, Tries};
@@ -98,6 +100,8 @@ pub struct Policy {
     pub waits: Vec<Waits>,
     /// Whether calls over an edge with this policy carry their caller's deadline.
     pub propagation: Propagation,
+    /// The tools a call over an edge with this policy turns to once it has failed.
+    pub fallback: Fallback,
     /// The policies of the call graph's edges this configuration names, by edge index, in
     /// order; an edge not named uses this policy.
     pub edges: Vec<(usize, Policy)>,
@@ -163,6 +167,7 @@ impl Policy {
             waits: Vec::new(),
             edges: Vec::new(),
             propagation: Propagation::None,
+            fallback: Fallback::default(),
             note: None,
         }
     }

@@ -9,7 +9,7 @@ use crate::model::Tool;
 
 /// Whether a call on `tool` carrying keys of `scope` may be sent again.
 pub fn replay_is_safe(tool: &Tool, scope: KeyScope) -> bool {
-    tool.server.reads_only() || tool.server.idempotent && scope == KeyScope::PerIntent
+    tool.server.reads_only() || tool.server.idempotent && scope.is_stable()
 }
 
 /// Whether a failure of `class` on `tool` may be sent again: a connection that failed sent

@@ -81,13 +81,13 @@ impl PolicyResult {
         for m in Measure::ALL {
             self.means[m as usize].push(run.totals.get(m).mean());
         }
-        if exp.graph.has_services() {
+        if exp.graph.is_measured() {
             let edges = &run.totals.edges;
             self.edge_calls
                 .resize(exp.graph.edges.len(), Moments::default());
             for (e, moments) in self.edge_calls.iter_mut().enumerate() {
                 let calls = edges.get(e).map_or(0, |t| t.calls);
-                moments.push(per_top_intent(exp, edges, calls));
+                moments.push(per_top_intent(&run.totals, calls));
             }
         }
         self.events += run.events;
@@ -145,7 +145,7 @@ impl PolicyResult {
         } else {
             theory::for_policy(exp, policy)
         };
-        if exp.graph.has_services() && self.totals.stopped(StopReason::Hung) == 0 {
+        if exp.graph.is_measured() && self.totals.stopped(StopReason::Hung) == 0 {
             self.edge_theory = theory::graph::edge_calls(exp, policy);
             self.fan_out_p99 = theory::graph::fan_out_quantile(exp, policy, 0.99);
         }
@@ -168,16 +168,11 @@ impl PolicyResult {
     }
 }
 
-/// `count` per top-level intent: per call the tasks made, over the graph's top edges.
-pub fn per_top_intent(exp: &Experiment, edges: &[ToolTotals], count: u64) -> f64 {
-    let tops: u64 = (exp.graph.edges.iter().enumerate())
-        .filter(|(_, e)| e.caller.is_none())
-        .map(|(i, _)| edges.get(i).map_or(0, |t| t.intents))
-        .sum();
-    if tops == 0 {
-        0.0
-    } else {
-        count as f64 / tops as f64
+/// `count` per top-level intent: per call the tasks made (a call that fell back is one).
+pub fn per_top_intent(totals: &Totals, count: u64) -> f64 {
+    match totals.calls() {
+        0 => 0.0,
+        calls => count as f64 / calls as f64,
     }
 }
 

@@ -7,7 +7,7 @@ use crate::engine::rng::{Source, Stream, Streams, word};
 use crate::metrics::{AttemptRecord, Lookup, Outcome, Status, StopReason};
 use crate::model::fault::WORDS_PER_ATTEMPT;
 use crate::model::server::KeyStore;
-use crate::model::{AttemptDraw, Fate, Tool};
+use crate::model::{AttemptDraw, Fate, Key, Tool};
 use crate::policy::{Limits, RetryState};
 use crate::time::Tick;
 
@@ -46,6 +46,22 @@ pub struct Hop {
     pub optional: bool,
     /// The caller's deadline it carries, as a tick, where its edge propagates deadlines.
     pub deadline: Option<Tick>,
+    /// The task's call it serves (task × calls per task + the call's place): its own number
+    /// for a task's call, which its fallbacks share.
+    pub origin: u64,
+    /// Its call site: the same for every intent a caller's retries make of one call, so a
+    /// callee's effects can be told apart by site (see `crate::sim::tree`).
+    pub site: u64,
+    /// The tree of the task's call it belongs to, where the graph is measured.
+    pub tree: u32,
+    /// The key of the request it serves, where its edge forwards keys.
+    pub key: Option<Key>,
+    /// The edge of the call it falls back from, and its place in the fallback chain: 0 for
+    /// the primary itself, whose edge it then is.
+    pub primary: u16,
+    pub tier: u8,
+    /// A fallback was started once it failed.
+    pub fell_back: bool,
 }
 
 impl Hop {

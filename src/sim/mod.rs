@@ -2,6 +2,7 @@
 
 mod intent;
 mod slab;
+mod tree;
 mod world;
 
 use serde::{Deserialize, Serialize};

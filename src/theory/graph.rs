@@ -14,7 +14,7 @@
 //! at the bottom; one layer retrying makes 3. The form holds where each edge's policy is a
 //! plain capped retry of 5xx (no budget, breaker, deadline, cap, hedge, layers or gates), each
 //! tool fails only with 5xx (`server_error`), and nothing cuts an attempt short (no timeout,
-//! outage, capacity window, rate limit or script).
+//! outage, capacity window, rate limit or script), and no call falls back.
 
 use crate::experiment::Experiment;
 use crate::model::{FailureClass, Faults, Latency, Tool};
@@ -99,8 +99,11 @@ fn holds(exp: &Experiment, policy: &Policy) -> bool {
             && s.capacity.is_empty()
             && s.rate_limit.is_none()
     };
-    (exp.graph.edges.iter().enumerate())
-        .all(|(e, edge)| plain(policy.on_edge(e), edge.callee) && only_5xx(edge.callee))
+    // A fallback's calls follow the primary's failures, which a cooldown makes depend on time:
+    // no form is claimed for a graph that falls back.
+    !exp.graph.falls_back
+        && (exp.graph.edges.iter().enumerate())
+            .all(|(e, edge)| plain(policy.on_edge(e), edge.callee) && only_5xx(edge.callee))
 }
 
 /// Each tool's chance that one attempt fails, found from the bottom up as asked for.

@@ -60,7 +60,7 @@ pub fn closed_forms(a: f64, b: f64, n: Attempts, key: KeyScope) -> ClosedForms {
         }
     };
     let (effects, duplicates) = match key {
-        KeyScope::PerIntent => (1.0 - no_effect, 0.0),
+        KeyScope::PerIntent | KeyScope::Forward => (1.0 - no_effect, 0.0),
         KeyScope::None | KeyScope::PerAttempt => ((1.0 - a) * attempts, excess),
     };
     ClosedForms {
@@ -256,6 +256,7 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         rate_limit,
         slowdown,
         drop_expired,
+        abandon_at_deadline,
         version_check: _,
         // Advice changes nothing until a policy obeys it (see `for_policy`).
         should_retry_header: _,
@@ -265,6 +266,7 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         || tool.script.is_some()
         || *slowdown > Tick::ZERO
         || *drop_expired
+        || *abandon_at_deadline
         || rate_limit.is_some()
         || !capacity.is_empty()
         || !outages.is_empty()

@@ -386,6 +386,11 @@ fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
             Propagation::Propagate { margin } if margin > Tick::ZERO => ticks(margin),
             _ => None,
         },
+        fallback: (!p.fallback.tools.is_empty())
+            .then(|| texts(p.fallback.tools.iter().map(|&t| tools[t].name.as_str())))
+            .flatten(),
+        cooldown_after: p.fallback.cooldown.map(|c| at(c.after)),
+        cooldown: p.fallback.cooldown.and_then(|c| ticks(c.lasts)),
         preset: None,
         note: None,
     }

@@ -162,6 +162,7 @@ pub(super) fn tool(t: &Tool, stages: &[Stage], exp: &Experiment) -> raw::Tool {
             .collect(),
         key_retention: server.key_retention.and_then(ticks),
         drop_expired: when(server.drop_expired, true),
+        abandon_at_deadline: when(server.abandon_at_deadline, true),
         version_check: when(server.versioned(), server.version_check.name().into()),
         rate_limit: server.rate_limit.as_ref().map(|limit| {
             at(raw::RateLimit {

@@ -1,6 +1,7 @@
 //! A service's `calls` and the graph they make: each call names a tool, a stage of calls made
 //! together is a list, an optional call is a table; a call that leads back to its caller is
-//! refused where it is written.
+//! refused where it is written, a fallback from a service (see [`super::fallback`]) counted as
+//! one of its calls.
 
 use toml::{Spanned, Value};
 
@@ -20,6 +21,7 @@ pub(super) fn stages(
     check: &Check,
     raw: &[Spanned<raw::Tool>],
     tools: &[Tool],
+    fallen: &[super::fallback::Fallen],
 ) -> Result<Vec<Stages>> {
     let mut all = Vec::new();
     let mut spans = Vec::new();
@@ -83,7 +85,12 @@ pub(super) fn stages(
         all.push(stages);
         spans.push(written);
     }
-    acyclic(check, tools, &all, &spans)?;
+    for f in fallen {
+        if let Some(caller) = f.caller {
+            spans[caller].extend(f.tools.iter().cloned());
+        }
+    }
+    acyclic(check, tools, &spans)?;
     Ok(all)
 }
 
@@ -157,7 +164,6 @@ fn call(
 fn acyclic(
     check: &Check,
     tools: &[Tool],
-    stages: &[Stages],
     spans: &[Vec<(usize, std::ops::Range<usize>, String)>],
 ) -> Result<()> {
     // 0: not seen, 1: on the way, 2: done.
@@ -186,7 +192,6 @@ fn acyclic(
         state[t] = 2;
         None
     }
-    let _ = stages;
     for t in 0..tools.len() {
         if state[t] != 0 {
             continue;
@@ -202,6 +207,68 @@ fn acyclic(
                 at,
                 format!("a cycle: {}", names.join(" → ")),
                 "calls that lead down, never back to a tool on the way",
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a forwarded key with nothing stable to forward: `forward` on a task's edge (the task
+/// has no request of its own), or on an edge from a service some request into which carries
+/// no key that stays the same across its retries.
+pub(super) fn forwarding(
+    check: &Check,
+    raw: &raw::Policy,
+    path: &str,
+    policy: &crate::policy::Policy,
+    graph: &crate::model::Graph,
+    tools: &[Tool],
+) -> Result<()> {
+    use crate::policy::KeyScope;
+    for (e, edge) in graph.edges.iter().enumerate() {
+        if policy.on_edge(e).key != KeyScope::Forward {
+            continue;
+        }
+        let name = edge.name(tools);
+        let named = policy.edges.iter().any(|(n, _)| *n == e);
+        let written = match (named, &raw.edge) {
+            (true, Some(entries)) => entries.get_ref().get(&name).map(|p| p.get_ref()),
+            _ => None,
+        };
+        let (key, at) = match written {
+            Some(p) => (
+                &p.idempotency_key,
+                format!("{path}.edge.\"{name}\".idempotency_key"),
+            ),
+            None => (&raw.idempotency_key, format!("{path}.idempotency_key")),
+        };
+        let span = key.as_ref().map_or(0..0, Spanned::span);
+        let Some(caller) = edge.caller else {
+            return check.error_allowing(
+                span,
+                &at,
+                format!(
+                    "\"{name}\" is a task's call, and a task has no request whose key to forward"
+                ),
+                "\"per_intent\" on the task's calls, \"forward\" on the edges below them",
+            );
+        };
+        let into = (graph.edges.iter().enumerate())
+            .find(|(i, into)| into.callee == caller && !policy.on_edge(*i).key.is_stable());
+        if let Some((i, into)) = into {
+            return check.error_allowing(
+                span,
+                &at,
+                format!(
+                    "\"{name}\" forwards the key of the request it serves, and requests over \
+                     \"{}\" carry none that stays the same across retries ({})",
+                    into.name(tools),
+                    policy.on_edge(i).key.name()
+                ),
+                &format!(
+                    "idempotency_key = \"per_intent\" (or \"forward\") on every edge into \"{}\"",
+                    tools[caller].name
+                ),
             );
         }
     }

@@ -4,6 +4,7 @@
 
 mod backoff;
 mod concurrency;
+mod fallback;
 mod graph;
 mod guards;
 mod hedging;
@@ -108,10 +109,13 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         tools.push(tool(&check, t, &path)?);
     }
 
-    let stages = graph::stages(&check, &raw.tool, &tools)?;
-    // Without a list, a task calls the tools no service calls: every tool, without services.
+    let fallen = fallback::read(&check, &raw.policy, &tools)?;
+    let stages = graph::stages(&check, &raw.tool, &tools, &fallen)?;
+    // Without a list, a task calls the tools no service calls and none falls back to: every
+    // tool, without services or fallbacks.
     let roots: Vec<usize> = (0..tools.len())
         .filter(|t| !stages.iter().flatten().flatten().any(|c| c.0 == *t))
+        .filter(|t| !fallen.iter().any(|f| f.tools.iter().any(|c| c.0 == *t)))
         .collect();
     let workload = workload(&check, &raw.workload, &tools, roots)?;
 
@@ -150,24 +154,24 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         .chain(&workload.calls)
         .copied()
         .collect();
-    let graph = crate::model::Graph::build(&tops, &stages);
+    let falls: Vec<(Option<usize>, usize)> = (fallen.iter())
+        .flat_map(|f| f.tools.iter().map(|t| (f.caller, t.0)))
+        .collect();
+    let graph = crate::model::Graph::build(&tops, &stages, &falls);
     for (i, p) in raw.policy.iter().enumerate() {
         let path = format!("policy[{i}]");
-        let edges = edge_policies(&check, p.get_ref(), &path, &tools, &graph)?;
+        let edges = edge_policies(&check, (i, p.get_ref()), &path, &tools, &graph, &fallen)?;
         let policy = &mut policies[i];
         policy.edges = edges;
-        if graph.has_services() {
+        graph::forwarding(&check, p.get_ref(), &path, policy, &graph, &tools)?;
+        if graph.is_measured() {
             // A configuration's own policy stands on every edge it does not name, so its
             // waits are resolved against every tool a task may reach.
             let called = policy
                 .calls
                 .clone()
                 .unwrap_or_else(|| workload.calls.clone());
-            let reached = graph
-                .edges
-                .iter()
-                .filter(|e| e.caller.is_some())
-                .map(|e| e.callee);
+            let reached = graph.edges.iter().map(|e| e.callee);
             let all: Vec<usize> = called.into_iter().chain(reached).collect();
             policy.waits = waits(&check, p.get_ref(), &path, policy, &tools, &all)?;
         }
@@ -175,6 +179,17 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
 
     let one_task = workload.tasks == Some(1) && replications == 1;
     let output = output(&check, &raw.output, axes, horizon, one_task)?;
+    if output.charts.contains(&ChartKind::CallGraph) && !graph.is_measured() {
+        let span = raw.output.charts.as_ref().map_or(0..0, |c| c.span());
+        return check.error_allowing(
+            span,
+            "output.charts",
+            "the callgraph chart draws edges.csv, written only where some tool is a service or \
+             some call falls back, and this config has neither"
+                .into(),
+            "`calls` on a tool, or `fallback` on an edge, beside the chart",
+        );
+    }
     Ok(Experiment {
         name,
         description: raw.description.trim().to_string(),
@@ -250,26 +265,27 @@ fn waits(
     })
 }
 
-/// The policies of the edges a configuration names (`edge."api->db" = { … }`), each read as
-/// a policy of its own.
+/// The policies of the edges configuration `index` names (`edge."api->db" = { … }`), each
+/// read as a policy of its own, with the fallbacks `fallen` read for it.
 fn edge_policies(
     check: &Check,
-    raw: &raw::Policy,
+    (index, raw): (usize, &raw::Policy),
     path: &str,
     tools: &[Tool],
     graph: &crate::model::Graph,
+    fallen: &[fallback::Fallen],
 ) -> Result<Vec<(usize, Policy)>> {
     let Some(entries) = &raw.edge else {
         return Ok(Vec::new());
     };
-    if !graph.has_services() {
+    if !graph.is_measured() {
         return check.error_allowing(
             entries.span(),
             &format!("{path}.edge"),
-            "the config's tools make no calls: its only edges are the task's, whose policy is \
-             the configuration's own"
+            "the config's tools make no calls and no call falls back: its only edges are the \
+             task's, whose policy is the configuration's own"
                 .into(),
-            "`calls` on a tool, which makes it a service",
+            "`calls` on a tool, which makes it a service, or `fallback` on an edge",
         );
     }
     let names: Vec<String> = graph.edges.iter().map(|e| e.name(tools)).collect();
@@ -295,6 +311,10 @@ fn edge_policies(
             .name
             .as_ref()
             .map_or(String::new(), |n| n.get_ref().clone());
+        let own = (fallen.iter()).find(|f| f.policy == index && f.edge == *key);
+        policy.fallback.tools = own.map_or(Vec::new(), |f| f.tools.iter().map(|t| t.0).collect());
+        let falls_back = !policy.fallback.tools.is_empty();
+        policy.fallback.cooldown = fallback::cooldown(check, entry.get_ref(), &at, falls_back)?;
         out.push((e, policy));
     }
     out.sort_by_key(|(e, _)| *e);

@@ -267,6 +267,8 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
         waits: Vec::new(),
         edges: Vec::new(),
         propagation: propagation(check, raw, path)?,
+        // Read with the edge, whose tools it names (see `super::fallback`).
+        fallback: base.fallback,
     })
 }
 

@@ -100,6 +100,7 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             Some(v) => Some(check.duration(v, &format!("{path}.key_retention"))?),
         },
         drop_expired: raw.drop_expired.as_ref().is_some_and(|d| *d.get_ref()),
+        abandon_at_deadline: (raw.abandon_at_deadline.as_ref()).is_some_and(|d| *d.get_ref()),
         slowdown: match &raw.slowdown {
             None => Tick::ZERO,
             Some(v) => check.duration(v, &format!("{path}.slowdown"))?,

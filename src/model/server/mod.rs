@@ -45,6 +45,10 @@ pub struct ServerSpec {
     /// The server discards, without commit, a request whose client stopped waiting before a
     /// worker took it up (the client's deadline travels with the request, as gRPC's does).
     pub drop_expired: bool,
+    /// The server abandons, without commit, work still in service when its request's deadline
+    /// passes (the moment its client stops waiting for it, which the request carries): a
+    /// gRPC handler that checks its context. Off, work goes on for a client that is gone.
+    pub abandon_at_deadline: bool,
     /// For a versioned record: when a conditional write's version is checked.
     pub version_check: VersionCheck,
     /// Every failed response says whether to retry, as Stripe's `Stripe-Should-Retry` and the
@@ -92,6 +96,7 @@ impl ServerSpec {
             rate_limit: None,
             slowdown: Tick::ZERO,
             drop_expired: false,
+            abandon_at_deadline: false,
             version_check: VersionCheck::Arrival,
             should_retry_header: false,
         }
@@ -114,8 +119,8 @@ impl ServerSpec {
     }
 
     /// Whether an attempt that reaches this server is taken up at once and nothing at its door
-    /// can touch it: a worker always free, no outage, capacity window, rate limit, slowdown or
-    /// dropping of expired work, no versioned record. Its arrival and the end of its service
+    /// can touch it: a worker always free, no outage, capacity window, rate limit, slowdown,
+    /// dropping or abandoning of expired work, no versioned record. Its arrival and the end of its service
     /// are then one event, at the end of the service, since nothing could happen between.
     pub fn serves_at_once(&self) -> bool {
         self.workers.is_none()
@@ -124,6 +129,7 @@ impl ServerSpec {
             && self.rate_limit.is_none()
             && self.slowdown == Tick::ZERO
             && !self.drop_expired
+            && !self.abandon_at_deadline
             && self.kind != ToolKind::Record
     }
 

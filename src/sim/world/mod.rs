@@ -26,8 +26,9 @@ mod send;
 mod server;
 mod service;
 
-use super::intent::Intent;
+use super::intent::{Hop, Intent};
 use super::slab::{Handle, Slab};
+use super::tree::{Outcomes, Trees};
 use crate::engine::rng::{Source, Stream, Streams, word};
 use crate::engine::{Model, Scheduler};
 use crate::experiment::Experiment;
@@ -37,10 +38,10 @@ use crate::metrics::{
 };
 use crate::model::FailureClass;
 use crate::model::server::Server;
-use crate::model::{Arrival, Graph, Tool, Workload};
+use crate::model::{Arrival, Graph, Key, Tool, Workload};
 use crate::policy::balance::View;
 use crate::policy::gate::Gates;
-use crate::policy::{GateScope, Policy};
+use crate::policy::{Cooling, GateScope, KeyScope, Policy};
 use crate::time::Tick;
 use crate::variate::integer_in;
 
@@ -52,7 +53,7 @@ pub enum Reply {
 }
 
 /// One attempt of an intent, as events name it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AttemptRef {
     pub intent: Handle,
     pub attempt: u32,
@@ -71,6 +72,9 @@ pub enum Event {
     ServerArrive(AttemptRef),
     /// The server has done the attempt's work and commits or fails it.
     ServerDone(AttemptRef),
+    /// The attempt's deadline has come while a server that abandons work at the deadline
+    /// still works on it (a service's, with the number of its work).
+    Abandon { at: AttemptRef, work: Option<u32> },
     /// The attempt's request reached a tool that serves at once, and its work is done: the
     /// arrival and the end of the service as one event.
     Served(AttemptRef),
@@ -102,9 +106,14 @@ pub struct World<'a, S> {
     policy: &'a Policy,
     /// Who calls whom.
     graph: &'a Graph,
-    /// Whether some tool is a service, so that calls are counted per edge: asked once, not at
+    /// Whether the graph is measured (some tool is a service, or some call falls back), so
+    /// that calls are counted per edge and each task's call keeps a tree: asked once, not at
     /// every intent's close.
     edges_kept: bool,
+    /// The trees of the task's calls under way, where the graph is measured.
+    trees: Trees,
+    /// Per edge, where its primary stands with its cooldown.
+    cooling: Vec<Cooling>,
     /// Per tool, the policy its gates follow: that of the first edge into it.
     at_tool: Vec<&'a Policy>,
     /// The policy on each edge of the call graph: the edge's own, or the configuration's.
@@ -152,7 +161,9 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             calls: policy.calls.as_deref().unwrap_or(&exp.workload.calls),
             policy,
             graph: &exp.graph,
-            edges_kept: exp.graph.has_services(),
+            edges_kept: exp.graph.is_measured(),
+            trees: Trees::default(),
+            cooling: vec![Cooling::default(); exp.graph.edges.len()],
             at_tool: at_tool.clone(),
             policies,
             works: service::Works::default(),
@@ -307,13 +318,64 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     ) -> Option<MoveOn> {
         let id = task * self.calls.len() as u64 + call as u64;
         let tool = self.calls[call];
-        let handle = self.intents.start(id, tool, sched.now());
         self.totals.count(tool, sched.now(), Count::Offered);
-        let edge = self.graph.top(tool);
+        let edge = self.graph.top(tool) as u16;
+        let hop = Hop {
+            edge,
+            primary: edge,
+            origin: id,
+            site: id,
+            tree: if self.edges_kept {
+                self.trees.plant()
+            } else {
+                0
+            },
+            ..Hop::default()
+        };
+        let handle = self.open(id, hop, caller, sched.now());
+        self.first_attempt(handle, sched)
+    }
+
+    /// Starts intent `id` over `hop`'s edge for `caller` at `now` — or, for a primary resting
+    /// in its cooldown, its first fallback instead.
+    fn open(&mut self, mut id: u64, mut hop: Hop, caller: u32, now: Tick) -> Handle {
+        let edge = usize::from(hop.edge);
+        if hop.tier == 0
+            && self.policies[edge].fallback.cooldown.is_some()
+            && self.cooling[edge].rests(now)
+            && let Some(next) = self.fallback_of(id, hop)
+        {
+            (id, hop) = next;
+        }
+        let callee = self.graph.edges[usize::from(hop.edge)].callee;
+        let handle = self.intents.start(id, callee, now);
         let intent = self.intents.get(handle.slot);
         intent.caller = caller;
-        intent.hop.edge = edge as u16;
-        self.first_attempt(handle, sched)
+        intent.hop = hop;
+        if self.edges_kept {
+            self.trees.join(hop.tree);
+        }
+        handle
+    }
+
+    /// The next fallback after intent `id` over `hop`: its number and where it stands, if its
+    /// primary's list has one more.
+    fn fallback_of(&self, id: u64, hop: Hop) -> Option<(u64, Hop)> {
+        let primary = usize::from(hop.primary);
+        let next = *self.policies[primary]
+            .fallback
+            .tools
+            .get(usize::from(hop.tier))?;
+        let caller = self.graph.edges[primary].caller;
+        let edge = (self.graph.find(caller, next)).expect("validated: a fallback is an edge");
+        let tier = hop.tier + 1;
+        let hop = Hop {
+            edge: edge as u16,
+            tier,
+            fell_back: false,
+            ..hop
+        };
+        Some((mix(id ^ u64::from(tier) << 40), hop))
     }
 
     /// Sends the first attempt of the intent just started: its policy's retry state set and
@@ -362,12 +424,22 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             self.settle(slot, attempt, Outcome::Cancelled, None, now);
             abandoned += 1;
         }
+        let failed = status != Status::Succeeded;
         let intent = self.intents.get(slot);
-        intent.client.ambiguous |= abandoned > 0 && status != Status::Succeeded;
+        intent.client.ambiguous |= abandoned > 0 && failed;
         intent.client.ended = Some((status, now));
-        let hop = intent.hop;
+        let (id, hop) = (intent.id, intent.hop);
+        let fallback = self.fallback_of(id, hop).filter(|_| failed);
+        let primary = usize::from(hop.primary);
+        if let (0, Some(rule)) = (hop.tier, self.policies[primary].fallback.cooldown) {
+            self.cooling[primary].ended(rule, failed, now);
+        }
+        self.intents.get(slot).hop.fell_back = fallback.is_some();
+        // The fallback joins the call's tree before this intent can leave it empty.
+        let next = fallback.map(|(id, hop)| self.open(id, hop, caller, now));
+        let intent = self.intents.get(slot);
         let calls = self.calls.len() as u64;
-        let (task, next_call) = (intent.id / calls, (intent.id % calls + 1) as usize);
+        let (task, next_call) = (hop.origin / calls, (hop.origin % calls + 1) as usize);
         if intent.is_over() {
             self.close(slot);
         }
@@ -376,12 +448,19 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             (0..abandoned).for_each(|_| self.gates.abandoned(tool, caller));
             self.wake_waiting(tool, caller, sched);
         }
+        // The call is not over: it goes on at its next fallback, still under way for its
+        // caller unless that ends at once too.
+        if let Some(handle) = next {
+            return self.first_attempt(handle, sched).unwrap_or(MoveOn::Called);
+        }
         if let Some(work) = hop.work {
             self.call_ended(work, status == Status::Succeeded || hop.optional, sched);
             return MoveOn::Called;
         }
+        // Goodput is the task's: counted at the tool it called, whichever fallback served it.
         if status == Status::Succeeded {
-            self.totals.count(tool, now, Count::Goodput);
+            let called = self.graph.edges[primary].callee;
+            self.totals.count(called, now, Count::Goodput);
         }
         if status == Status::Succeeded && next_call < self.calls.len() {
             return MoveOn::NextCall {
@@ -396,24 +475,35 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         MoveOn::NextTask
     }
 
-    /// Records an intent that is over and frees its slot.
+    /// Records an intent that is over and frees its slot. A task's call that fell back is
+    /// counted once, when its tree is done, as the chain of its intents made one.
     fn close(&mut self, slot: u32) {
         let intent = self.intents.get(slot);
         let outcomes = intent.outcomes();
         let record = record_of(intent, &self.tools[intent.tool], &outcomes);
         let hop = intent.hop;
-        if hop.work.is_none() {
+        let chained = hop.tier > 0 || hop.fell_back;
+        if hop.work.is_none() && !chained {
             self.totals.add(&record, &outcomes);
-        }
-        if self.edges_kept {
-            self.totals
-                .add_edge(usize::from(hop.edge), &record, &outcomes);
         }
         // The traces tell the task's calls; a service's calls are counted on their edges.
         if let (Some(sink), None) = (&mut self.sink, hop.work) {
             sink(&record, intent.log());
         }
         self.intents.remove(slot);
+        if !self.edges_kept {
+            return;
+        }
+        self.totals
+            .add_edge(usize::from(hop.edge), &record, &outcomes);
+        if hop.work.is_none() && chained {
+            self.trees.chain(hop.tree, hop.tier, record, outcomes);
+        }
+        if let Some(chain) = self.trees.leave(hop.tree)
+            && !chain.is_empty()
+        {
+            self.totals.add_call(&chain);
+        }
     }
 }
 
@@ -508,13 +598,17 @@ fn off_server(server: &mut Server<AttemptRef>, intent: &mut Intent, attempt: u32
 }
 
 /// The record of an intent the client is done with.
-fn record_of(intent: &Intent, tool: &Tool, outcomes: &[u32; Outcome::NAMES.len()]) -> IntentRecord {
+fn record_of(intent: &Intent, tool: &Tool, outcomes: &Outcomes) -> IntentRecord {
     let (status, end) = intent
         .client
         .ended
         .expect("recorded once the client is done");
     IntentRecord {
-        intent: intent.id,
+        // A task's call and its fallbacks go by the call's number; a service's call by its own.
+        intent: match intent.hop.work {
+            None => intent.hop.origin,
+            Some(_) => intent.id,
+        },
         tool: intent.tool,
         attempts: intent.attempts(),
         effects: intent.server.effects,
@@ -532,6 +626,23 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &[u32; Outcome::NAMES.len()
         start: intent.start,
         end,
     }
+}
+
+/// The key attempt `attempt` of `intent`, over an edge with `policy`, carries: its own, as the
+/// policy's scope makes it, or the one it forwards.
+fn request_key(policy: &Policy, intent: &Intent, attempt: u32) -> Option<Key> {
+    match policy.key {
+        KeyScope::Forward => intent.hop.key,
+        scope => scope.key(intent.id, attempt),
+    }
+}
+
+/// SplitMix64's finaliser: the numbers of calls and fallbacks, made from what they stand for,
+/// with the top bit set so that they never meet a task's call.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) | 1 << 63
 }
 
 /// What the client can say: a receipt confirms; an attempt unanswered (or still on its way at
@@ -582,7 +693,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
             Event::Token { tool, caller } => self.on_token(tool, caller, sched),
             Event::ServerArrive(at) => self.on_server_arrive(at, sched),
             Event::ServerDone(at) => self.on_server_done(at, sched),
-            Event::Served(at) => self.answer(at, sched),
+            Event::Served(at) => {
+                self.count_orphaned(at);
+                self.answer(at, sched);
+            }
+            Event::Abandon { at, work } => self.on_abandon(at, work, sched),
             Event::Reply { at, reply } => self.on_reply(at, reply, sched),
             Event::Timeout(at) => self.on_timeout(at, sched),
             Event::Cancel(handle) => self.on_cancel(handle, sched),

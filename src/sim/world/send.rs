@@ -62,6 +62,12 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let wait = granted.filter(|_| tool.cooperative);
         let replica = self.balance(slot, now);
         let intent = self.intents.get(slot);
+        // A call carrying its caller's deadline never starts an attempt after it: the gates
+        // refuse one with no time left.
+        debug_assert!(
+            intent.hop.deadline.is_none_or(|d| now < d),
+            "an attempt sent at {now} past its carried deadline"
+        );
         let (attempt, draw) = intent.draw_attempt(tool, replica, now, granted);
         if self.sink.is_none() {
             intent.fold_finished();
@@ -73,13 +79,6 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         };
         self.totals
             .count_replica((intent.tool, replica), now, count);
-        let hop = intent.hop;
-        if let Some(w) = hop.work
-            && self.orphaned(w)
-        {
-            self.totals.orphan(usize::from(hop.edge));
-        }
-        let intent = self.intents.get(slot);
         let at = AttemptRef {
             intent: handle,
             attempt,

@@ -2,12 +2,13 @@
 //! [`Server`](crate::model::server::Server) when it arrives, when a worker takes it up and when
 //! the work is done, and carries out what the server says.
 
-use super::{AttemptRef, Event, Reply, World, off_server};
+use super::{AttemptRef, Event, Reply, World, off_server, request_key};
 use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, Count, IntentRecord};
 use crate::model::outage::OutageMode;
 use crate::model::server::{Arrival, Request, Write};
 use crate::model::{Fate, LossSignal};
+use crate::policy::KeyScope;
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// A worker takes the attempt up: its drawn service time, slowed by the load it finds. A
@@ -27,10 +28,20 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             let server = &mut self.servers[t][r];
             if !dropped {
                 let service = server.service(&tool.server, intent.draw(at.attempt).service);
+                // When a server that abandons work at the deadline stops: the request's
+                // deadline, where it has one the client keeps to.
+                let deadline = (tool.server.abandon_at_deadline && tool.cooperative)
+                    .then(|| intent.expires(at.attempt))
+                    .flatten();
                 if self.is_service(t) {
-                    return self.begin_work(at, t, service, sched);
+                    return self.begin_work(at, t, service, deadline, sched);
                 }
-                sched.schedule_in(service, Event::ServerDone(at));
+                match deadline {
+                    Some(d) if d < now.after(service) => {
+                        sched.schedule_at(d.max(now), Event::Abandon { at, work: None });
+                    }
+                    _ => sched.schedule_in(service, Event::ServerDone(at)),
+                }
                 return;
             }
             off_server(server, intent, at.attempt);
@@ -114,11 +125,49 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
 
     /// A worker has finished an attempt: it answers, and takes up the next in line.
     pub(super) fn on_server_done(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
+        self.count_orphaned(at);
+        self.free_worker(at, sched);
+    }
+
+    /// The deadline of attempt `at` has come at a server that abandons work then: it stops,
+    /// commits nothing and answers with a 5xx no one listens for, and its worker takes up the
+    /// next in line. A service's work (`work`) that ended before its deadline is gone already.
+    pub(super) fn on_abandon(
+        &mut self,
+        at: AttemptRef,
+        work: Option<u32>,
+        sched: &mut Scheduler<Event>,
+    ) {
+        if let Some(w) = work
+            && !self.abandon_work(w, at)
+        {
+            return;
+        }
+        self.intents.get(at.intent.slot).fail_fast(at.attempt);
+        self.free_worker(at, sched);
+    }
+
+    /// Attempt `at`'s worker is free: it answers, and takes up the next in line.
+    fn free_worker(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
         let intent = self.intents.get(at.intent.slot);
         let (tool, r) = (intent.tool, usize::from(intent.draw(at.attempt).replica));
         self.answer(at, sched);
         if let Some(next) = self.servers[tool][r].finish() {
             self.serve(next, sched);
+        }
+    }
+
+    /// Counts attempt `at`, whose work is done, as orphaned where no one waits for it any more:
+    /// its own client stopped waiting for it, or some caller above no longer waits for the
+    /// work it serves. Work cut short at its deadline, or never taken up, is not counted.
+    pub(super) fn count_orphaned(&mut self, at: AttemptRef) {
+        if !self.edges_kept {
+            return;
+        }
+        let intent = self.intents.get(at.intent.slot);
+        let (waited, hop) = (intent.awaiting().contains(at.attempt), intent.hop);
+        if !waited || hop.work.is_some_and(|w| self.orphaned(w)) {
+            self.totals.orphan(usize::from(hop.edge));
         }
     }
 
@@ -131,25 +180,28 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let draw = intent.draw(at.attempt);
         let server = &mut self.servers[t][usize::from(draw.replica)];
         off_server(server, intent, at.attempt);
+        let policy = self.policies[usize::from(intent.hop.edge)];
         let request = Request {
-            key: self.policies[usize::from(intent.hop.edge)]
-                .key
-                .key(intent.id, at.attempt),
+            key: request_key(policy, intent, at.attempt),
             payload: intent.payload_of(at.attempt),
             write: tool.server.versioned().then(|| Write {
                 holder: (intent.id, at.attempt),
                 read: intent.read_version(at.attempt),
             }),
         };
-        let answer = server.answer(
-            &tool.server,
-            sched.now(),
-            draw.fate,
-            request,
-            &mut intent.server.keys,
-        );
+        let hop = intent.hop;
+        // A forwarded key's record is shared by every intent that carries it.
+        let keys = match (policy.key, request.key) {
+            (KeyScope::Forward, Some(key)) => self.trees.store(hop.tree, t, key),
+            _ => &mut intent.server.keys,
+        };
+        let answer = server.answer(&tool.server, sched.now(), draw.fate, request, keys);
         if answer.committed {
+            let first = intent.server.effects == 0;
             intent.commit(at.attempt);
+            if self.edges_kept && self.trees.commit(hop.tree, hop.edge, hop.site, first) {
+                self.totals.edge_duplicate(usize::from(hop.edge));
+            }
         }
         let reply = match answer.reply {
             Ok(()) => Reply::Ok,

@@ -2,11 +2,15 @@
 //! stage — each call an intent of its own on its edge, with the edge's policy — and, once the
 //! last stage has ended, does its own work and answers. A call that failed (unless it was
 //! optional) fails the attempt with a 5xx and no work of its own, and no later stage is called.
+//! A service that abandons work at the deadline stops there, whatever stage it is in: its
+//! worker is free and its answer a 5xx, and the calls it had out end as their own policies
+//! say (with the deadline carried down, at the same moment).
 
-use super::{AttemptRef, Event, MoveOn, World};
+use super::{AttemptRef, Event, MoveOn, World, mix, request_key};
 use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, IntentRecord};
 use crate::model::Call;
+use crate::policy::KeyScope;
 use crate::sim::intent::Hop;
 use crate::time::Tick;
 
@@ -21,6 +25,11 @@ struct Work {
     failed: bool,
     /// The service's own time, spent once its calls are done.
     service: Tick,
+    /// When the service abandons the attempt, if it does.
+    deadline: Option<Tick>,
+    /// The deadline came: the attempt is answered, and the work waits only for its calls
+    /// still out, to be let go with the last of them.
+    abandoned: bool,
 }
 
 /// The works under way, by number; a finished one's number is used again.
@@ -48,21 +57,31 @@ impl Works {
         self.slots[i as usize].as_mut().expect("a work under way")
     }
 
+    /// Work `i`, if it is still that of attempt `at`.
+    fn of(&mut self, i: u32, at: super::AttemptRef) -> Option<&mut Work> {
+        (self.slots.get_mut(i as usize))
+            .and_then(Option::as_mut)
+            .filter(|w| w.at == at)
+    }
+
     fn remove(&mut self, i: u32) -> Work {
         self.free.push(i);
         self.slots[i as usize].take().expect("a work under way")
     }
 }
 
-/// The number a service's call is known by (and its random streams keyed by): its caller's
-/// intent and attempt, its edge and its place in the stage, mixed, with the top bit set so it
-/// never meets a task's call.
-fn call_id(parent: u64, attempt: u32, edge: usize, place: usize) -> u64 {
-    let mut z = parent ^ (u64::from(attempt) << 32) ^ ((edge as u64) << 48) ^ (place as u64) << 56;
-    // SplitMix64's finaliser.
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (z ^ (z >> 31)) | 1 << 63
+/// The call site of a service's call: its caller's site, its edge, its stage and its place
+/// in the stage — the same for the call each of the caller's attempts makes there.
+fn site_of(caller: u64, edge: usize, stage: usize, place: usize) -> u64 {
+    mix(mix(caller ^ (edge as u64) << 40) ^ (stage as u64) << 32 ^ place as u64)
+}
+
+/// The number a service's call is known by (and its random streams keyed by): the caller's
+/// intent and attempt that made it, and its site — unique along every path of attempts from
+/// the task down, so a retry above meets fresh draws below, while configurations meet the same
+/// draws at the same call.
+fn call_id(parent: u64, attempt: u32, site: u64) -> u64 {
+    mix(mix(parent ^ u64::from(attempt)) ^ site)
 }
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
@@ -86,13 +105,14 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         !self.graph.stages[tool].is_empty()
     }
 
-    /// A worker takes up attempt `at` at service `tool`, whose own work takes `service`: it
-    /// makes its first stage of calls.
+    /// A worker takes up attempt `at` at service `tool`, whose own work takes `service` and
+    /// which abandons it at `deadline`, if given: it makes its first stage of calls.
     pub(super) fn begin_work(
         &mut self,
         at: AttemptRef,
         tool: usize,
         service: Tick,
+        deadline: Option<Tick>,
         sched: &mut Scheduler<Event>,
     ) {
         let w = self.works.add(Work {
@@ -102,8 +122,28 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             pending: 0,
             failed: false,
             service,
+            deadline,
+            abandoned: false,
         });
+        if let Some(d) = deadline {
+            let work = Some(w);
+            sched.schedule_at(d.max(sched.now()), Event::Abandon { at, work });
+        }
         self.start_stage(w, sched);
+    }
+
+    /// The deadline of work `w` for attempt `at` has come: whether it was still under way, and
+    /// is abandoned now. One with calls out waits for them to end before it is let go.
+    pub(super) fn abandon_work(&mut self, w: u32, at: AttemptRef) -> bool {
+        let Some(work) = self.works.of(w, at).filter(|w| !w.abandoned) else {
+            return false;
+        };
+        if work.pending == 0 {
+            self.works.remove(w);
+        } else {
+            work.abandoned = true;
+        }
+        true
     }
 
     fn start_stage(&mut self, w: u32, sched: &mut Scheduler<Event>) {
@@ -116,26 +156,35 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     }
 
     fn start_call(&mut self, w: u32, place: usize, call: Call, sched: &mut Scheduler<Event>) {
-        let parent = self.works.get(w).at;
+        let work = self.works.get(w);
+        let (parent, stage) = (work.at, work.stage);
         let caller = self.intents.get(parent.intent.slot);
-        let (id, who) = (
-            call_id(caller.id, parent.attempt, call.edge, place),
-            caller.caller,
-        );
+        let site = site_of(caller.hop.site, call.edge, stage, place);
+        let id = call_id(caller.id, parent.attempt, site);
         // The request's deadline as its caller set it: when it stops waiting for this attempt
         // (its timeout, cut to its deadline), which gRPC sends with the request.
         let due = caller.expires(parent.attempt);
-        let carried = self.policies[call.edge].propagation.carried(due);
-        let callee = self.graph.edges[call.edge].callee;
-        let handle = self.intents.start(id, callee, sched.now());
-        let intent = self.intents.get(handle.slot);
-        intent.caller = who;
-        intent.hop = Hop {
+        let policy = self.policies[call.edge];
+        let carried = policy.propagation.carried(due);
+        let above = self.policies[usize::from(caller.hop.edge)];
+        let key = match policy.key {
+            KeyScope::Forward => request_key(above, caller, parent.attempt),
+            _ => None,
+        };
+        let who = caller.caller;
+        let hop = Hop {
             edge: call.edge as u16,
+            primary: call.edge as u16,
             work: Some(w),
             optional: call.optional,
             deadline: carried,
+            origin: id,
+            site,
+            tree: caller.hop.tree,
+            key,
+            ..Hop::default()
         };
+        let handle = self.open(id, hop, who, sched.now());
         let next = self.first_attempt(handle, sched);
         debug_assert!(matches!(next, None | Some(MoveOn::Called)));
     }
@@ -149,11 +198,14 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if work.pending > 0 {
             return;
         }
+        if work.abandoned {
+            self.works.remove(w);
+            return;
+        }
         if !work.failed && work.stage + 1 < self.graph.stages[work.tool].len() {
             work.stage += 1;
             return self.start_stage(w, sched);
         }
-        let work = self.works.remove(w);
         let wait = if work.failed {
             // A 5xx, and none of its own work done.
             self.intents
@@ -163,6 +215,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         } else {
             work.service
         };
+        // Its own work outlasts its deadline: the abandonment, due then, finds it and ends it.
+        if work.deadline.is_some_and(|d| d < sched.now().after(wait)) {
+            return;
+        }
+        let work = self.works.remove(w);
         sched.schedule_in(wait, Event::ServerDone(work.at));
     }
 }
