@@ -1,6 +1,7 @@
-//! A story as a Mermaid `sequenceDiagram`: the client and each tool it called as participants,
-//! every request, reply, loss, commit, lookup and limit in time order. GitHub renders it in a
-//! Markdown file inside a ```` ```mermaid ```` block.
+//! A story as a Mermaid `sequenceDiagram`: the client and each tool called as participants, in
+//! the order they were first called, every request, reply, loss, commit, lookup and limit in
+//! time order. Across a call graph, a service's calls come from the service, not the client.
+//! GitHub renders it in a Markdown file inside a ```` ```mermaid ```` block.
 
 use std::fmt::Write;
 
@@ -9,13 +10,21 @@ use crate::time::Tick;
 
 /// The diagram's text, ending in a newline.
 pub fn render(story: &Story) -> String {
+    let mut by_start: Vec<_> = story.intents.iter().collect();
+    by_start.sort_by_key(|i| i.attempts.first().map_or(i.end, |a| a.dispatch));
     let mut tools: Vec<&str> = Vec::new();
-    for i in &story.intents {
+    for i in by_start {
         if !tools.contains(&i.tool.as_str()) {
             tools.push(&i.tool);
         }
     }
     let server = |tool: &str| format!("S{}", tools.iter().position(|t| *t == tool).unwrap_or(0));
+    // Who sends a tool its requests: the service that calls it, where the story has it.
+    let sender = |tool: &str| {
+        (story.marks.callers.iter())
+            .find(|(callee, caller)| callee == tool && tools.contains(&caller.as_str()))
+            .map_or_else(|| "C".to_string(), |(_, caller)| server(caller))
+    };
     let mut steps: Vec<(Tick, usize, String)> = Vec::new();
     let mut add = |at: Tick, line: String| {
         let n = steps.len();
@@ -31,7 +40,7 @@ pub fn render(story: &Story) -> String {
         add(m.at, format!("Note over C: {what} at tick {}", m.at.0));
     }
     for i in &story.intents {
-        let s = server(&i.tool);
+        let (s, c) = (server(&i.tool), sender(&i.tool));
         for a in &i.attempts {
             let layer = a.layer_path();
             let send = if a.outcome == "lost_request" {
@@ -47,7 +56,7 @@ pub fn render(story: &Story) -> String {
             add(
                 a.dispatch,
                 format!(
-                    "C{send}{s}: attempt {} layer {layer}{key} at tick {}",
+                    "{c}{send}{s}: attempt {} layer {layer}{key} at tick {}",
                     a.number, a.dispatch.0
                 ),
             );
@@ -58,27 +67,31 @@ pub fn render(story: &Story) -> String {
             add(
                 a.end,
                 match a.outcome.as_str() {
-                    "lost_request" => format!("Note over C: request lost, no reply by tick {end}"),
-                    "lost_reply" => format!("{s}--xC: reply lost at tick {end}"),
-                    "timeout" => format!("Note over C: timeout at tick {end}, stops waiting"),
-                    "cancelled" => format!("Note over C: cancelled at tick {end}, stops waiting"),
-                    "unanswered" => {
-                        format!("Note over C: still waiting when the run ends at tick {end}")
+                    "lost_request" => {
+                        format!("Note over {c}: request lost, no reply by tick {end}")
                     }
-                    outcome => format!("{s}-->>C: {outcome} at tick {end}"),
+                    "lost_reply" => format!("{s}--x{c}: reply lost at tick {end}"),
+                    "timeout" => format!("Note over {c}: timeout at tick {end}, stops waiting"),
+                    "cancelled" => {
+                        format!("Note over {c}: cancelled at tick {end}, stops waiting")
+                    }
+                    "unanswered" => {
+                        format!("Note over {c}: still waiting when the run ends at tick {end}")
+                    }
+                    outcome => format!("{s}-->>{c}: {outcome} at tick {end}"),
                 },
             );
             if let Some((answer, at)) = &a.lookup {
-                add(a.end, format!("C->>{s}: lookup{key} at tick {end}"));
+                add(a.end, format!("{c}->>{s}: lookup{key} at tick {end}"));
                 let words = answer.replace('_', " ");
-                add(*at, format!("{s}-->>C: {words} at tick {}", at.0));
+                add(*at, format!("{s}-->>{c}: {words} at tick {}", at.0));
             }
         }
         if i.short_circuited > 0 {
             add(
                 i.end,
                 format!(
-                    "Note over C: the breaker refuses the call at tick {}",
+                    "Note over {c}: the breaker refuses the call at tick {}",
                     i.end.0
                 ),
             );
@@ -88,7 +101,10 @@ pub fn render(story: &Story) -> String {
         } else {
             format!("stopped, {}", i.stop_reason.replace('_', " "))
         };
-        add(i.end, format!("Note over C: {ending} at tick {}", i.end.0));
+        add(
+            i.end,
+            format!("Note over {c}: {ending} at tick {}", i.end.0),
+        );
     }
     steps.sort_by_key(|(at, n, _)| (*at, *n));
 

@@ -26,6 +26,9 @@ pub struct Marks {
     pub cancel_after: Option<Tick>,
     /// Calls per task.
     pub calls: usize,
+    /// Who calls each tool a service calls, as (callee, caller): a story across hops draws
+    /// its requests from the caller, not the client.
+    pub callers: Vec<(String, String)>,
 }
 
 /// One attempt as the trace recorded it.

@@ -44,6 +44,12 @@ impl Stories {
                 reset_each_layer: p.layers.as_ref().is_some_and(|l| l.reset_each),
                 cancel_after: p.limits.cancel_after,
                 calls: p.calls.as_ref().unwrap_or(&exp.workload.calls).len(),
+                callers: (exp.graph.edges.iter())
+                    .filter_map(|e| {
+                        let caller = &exp.tools[e.caller?].name;
+                        Some((exp.tools[e.callee].name.clone(), caller.clone()))
+                    })
+                    .collect(),
             })
             .collect();
         let lookup_time: Vec<(String, Tick)> = (exp.tools.iter())

@@ -261,3 +261,62 @@ fn lookups_sit_after_the_attempt_they_followed() {
         ]
     );
 }
+
+/// A story across hops: the task's call and every call its services made, each from its
+/// caller — the api asks the service, the service the db, and the db's retry goes from the
+/// service, not the client — and a fallback's lane beside its primary's.
+#[test]
+fn a_story_crosses_the_call_graph_from_each_caller() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = binary::configs().join("layered-retries.toml");
+    let args = [
+        "trace",
+        config.to_str().unwrap(),
+        "--set",
+        "tool.db.server_error=0.5",
+        "--policy",
+        "retry-every-layer",
+        "--intent",
+        "1",
+        "--format",
+        "mermaid",
+    ];
+    let run = retrysim(&args, tmp.path());
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let diagram = text(&run.stdout);
+    valid_mermaid(&diagram).unwrap();
+    for line in [
+        "participant S0 as api",
+        "participant S1 as service",
+        "participant S2 as db",
+        "C->>S0: attempt 0",
+        "S0->>S1: attempt 0",
+        "S1->>S2: attempt 0",
+        "S2-->>S1: 5xx",
+        "S1->>S2: attempt 1",
+        "S0-->>C: ok",
+    ] {
+        assert!(diagram.contains(line), "{line}:\n{diagram}");
+    }
+    assert!(!diagram.contains("C->>S2"), "{diagram}");
+    let config = binary::configs().join("fallback-chain.toml");
+    let args = [
+        "trace",
+        config.to_str().unwrap(),
+        "--policy",
+        "fallback",
+        "--intent",
+        "900",
+    ];
+    let run = retrysim(&args, tmp.path());
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let story = text(&run.stdout);
+    assert!(
+        story.contains("intent 900 (primary): stopped: attempt_limit"),
+        "{story}"
+    );
+    assert!(
+        story.contains("intent 900 (secondary): succeeded"),
+        "{story}"
+    );
+}

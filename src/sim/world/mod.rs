@@ -486,8 +486,8 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         if hop.work.is_none() && !chained {
             self.totals.add(&record, &outcomes);
         }
-        // The traces tell the task's calls; a service's calls are counted on their edges.
-        if let (Some(sink), None) = (&mut self.sink, hop.work) {
+        // The traces tell every intent, a service's calls under the task's call they serve.
+        if let Some(sink) = &mut self.sink {
             sink(&record, intent.log());
         }
         self.intents.remove(slot);
@@ -604,11 +604,9 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &Outcomes) -> IntentRecord 
         .ended
         .expect("recorded once the client is done");
     IntentRecord {
-        // A task's call and its fallbacks go by the call's number; a service's call by its own.
-        intent: match intent.hop.work {
-            None => intent.hop.origin,
-            Some(_) => intent.id,
-        },
+        // Every intent goes by the number of the task's call it serves: the call itself, its
+        // fallbacks, and the calls its services made.
+        intent: intent.hop.origin,
         tool: intent.tool,
         attempts: intent.attempts(),
         effects: intent.server.effects,

@@ -178,7 +178,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             work: Some(w),
             optional: call.optional,
             deadline: carried,
-            origin: id,
+            origin: caller.hop.origin,
             site,
             tree: caller.hop.tree,
             key,
