@@ -8,23 +8,44 @@ use std::fmt::Write;
 use super::{MomentKind, Story};
 use crate::time::Tick;
 
+/// Who stands in a story: each tool called, in the order it was first called, and who sends
+/// each its requests.
+struct Cast<'a> {
+    story: &'a Story<'a>,
+    tools: Vec<&'a str>,
+}
+
+impl<'a> Cast<'a> {
+    fn of(story: &'a Story<'a>) -> Self {
+        let mut by_start: Vec<_> = story.intents.iter().collect();
+        by_start.sort_by_key(|i| i.attempts.first().map_or(i.end, |a| a.dispatch));
+        let mut tools: Vec<&str> = Vec::new();
+        for i in by_start {
+            if !tools.contains(&i.tool.as_str()) {
+                tools.push(&i.tool);
+            }
+        }
+        Cast { story, tools }
+    }
+
+    /// The participant standing for `tool`.
+    fn server(&self, tool: &str) -> String {
+        let k = self.tools.iter().position(|t| *t == tool).unwrap_or(0);
+        format!("S{k}")
+    }
+
+    /// Who sends `tool` its requests: the service that calls it, where the story has it, or
+    /// else the client.
+    fn sender(&self, tool: &str) -> String {
+        (self.story.marks.callers.iter())
+            .find(|(callee, caller)| callee == tool && self.tools.contains(&caller.as_str()))
+            .map_or_else(|| "C".to_string(), |(_, caller)| self.server(caller))
+    }
+}
+
 /// The diagram's text, ending in a newline.
 pub fn render(story: &Story) -> String {
-    let mut by_start: Vec<_> = story.intents.iter().collect();
-    by_start.sort_by_key(|i| i.attempts.first().map_or(i.end, |a| a.dispatch));
-    let mut tools: Vec<&str> = Vec::new();
-    for i in by_start {
-        if !tools.contains(&i.tool.as_str()) {
-            tools.push(&i.tool);
-        }
-    }
-    let server = |tool: &str| format!("S{}", tools.iter().position(|t| *t == tool).unwrap_or(0));
-    // Who sends a tool its requests: the service that calls it, where the story has it.
-    let sender = |tool: &str| {
-        (story.marks.callers.iter())
-            .find(|(callee, caller)| callee == tool && tools.contains(&caller.as_str()))
-            .map_or_else(|| "C".to_string(), |(_, caller)| server(caller))
-    };
+    let cast = Cast::of(story);
     let mut steps: Vec<(Tick, usize, String)> = Vec::new();
     let mut add = |at: Tick, line: String| {
         let n = steps.len();
@@ -40,7 +61,7 @@ pub fn render(story: &Story) -> String {
         add(m.at, format!("Note over C: {what} at tick {}", m.at.0));
     }
     for i in &story.intents {
-        let (s, c) = (server(&i.tool), sender(&i.tool));
+        let (s, c) = (cast.server(&i.tool), cast.sender(&i.tool));
         for a in &i.attempts {
             let layer = a.layer_path();
             let send = if a.outcome == "lost_request" {
@@ -114,7 +135,7 @@ pub fn render(story: &Story) -> String {
         "    participant C as client ({})",
         plain(&story.marks.policy)
     );
-    for (k, tool) in tools.iter().enumerate() {
+    for (k, tool) in cast.tools.iter().enumerate() {
         let _ = writeln!(out, "    participant S{k} as {}", plain(tool));
     }
     for (_, _, line) in steps {
