@@ -38,7 +38,9 @@ pub struct Config {
 pub struct Workload {
     pub tasks: Option<Spanned<u64>>,
     pub duration: Option<Spanned<Value>>,
-    pub calls: Option<Spanned<Vec<Spanned<String>>>>,
+    /// The task's calls, in stages, as a service's: `"db"`, `["db", "cache"]` (together), or
+    /// `{ call = "db", optional = true, times = 10 }`.
+    pub calls: Option<Spanned<Vec<Spanned<Value>>>>,
     pub clients: Option<Spanned<u32>>,
     pub callers: Option<Spanned<u32>>,
     pub arrival: Option<Spanned<String>>,

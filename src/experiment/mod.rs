@@ -70,6 +70,7 @@ impl Experiment {
             tools,
             graph,
             workload: Workload {
+                stages: None,
                 tasks: Some(tasks),
                 duration: None,
                 calls,

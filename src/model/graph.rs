@@ -46,6 +46,8 @@ pub struct Graph {
     pub stages: Vec<Vec<Stage>>,
     /// Some configuration falls back over an edge of the graph.
     pub falls_back: bool,
+    /// The task makes its own calls in stages (some together, or optional).
+    pub staged: bool,
 }
 
 impl Graph {
@@ -54,10 +56,11 @@ impl Graph {
         self.stages.iter().any(|s| !s.is_empty())
     }
 
-    /// Whether the graph is more than the task calling plain tools — some tool is a service,
-    /// or some call falls back — so that edges are measured and written.
+    /// Whether the graph is more than the task calling plain tools one after another — some
+    /// tool is a service, some call falls back, or the task calls in stages — so that edges
+    /// are measured and written.
     pub fn is_measured(&self) -> bool {
-        self.falls_back || self.has_services()
+        self.falls_back || self.staged || self.has_services()
     }
 
     /// The top edge to `tool`: the task calling it.
@@ -150,6 +153,7 @@ impl Graph {
             edges,
             stages,
             falls_back: !fallbacks.is_empty(),
+            staged: false,
         }
     }
 }

@@ -36,8 +36,9 @@ impl Arrival {
     }
 }
 
-/// Tasks, each calling `calls` in order (indices into the experiment's tools). A task waits for a
-/// free client; each client runs one task at a time, tasks taken in order of arrival.
+/// Tasks, each calling `calls` in order (indices into the experiment's tools), or in `stages`.
+/// A task waits for a free client; each client runs one task at a time, tasks taken in order
+/// of arrival.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Workload {
     /// The most tasks that arrive; `None`: as many as arrive within `duration`.
@@ -46,6 +47,10 @@ pub struct Workload {
     /// arrive until there are `tasks` of them.
     pub duration: Option<Tick>,
     pub calls: Vec<usize>,
+    /// The task's calls in stages, where it makes some together or lets some fail: each
+    /// stage's calls, its tool and whether it is optional, `calls` being them all in order.
+    /// `None` for a list of calls made one after another, each needed.
+    pub stages: Option<Vec<Vec<(usize, bool)>>>,
     pub arrival: Arrival,
     pub clients: u32,
     /// The independent callers (agents, service instances) the tasks come from, each task

@@ -34,14 +34,33 @@ pub fn edge_calls(exp: &Experiment, policy: &Policy) -> Option<Vec<f64>> {
         fails: vec![None; exp.tools.len()],
     };
     // Top-level intents split over the task's calls as its tasks make them: each task calls
-    // every tool of its list once, in order, going on only after a success.
+    // every tool of its list once, in order (or stage by stage), going on only after a success
+    // (of every call the stage needs).
     let mut per_edge = vec![0.0; graph.edges.len()];
     let (mut reached, mut intents) = (1.0, 0.0);
-    for &t in exp.calls_of(policy) {
-        let e = graph.top(t);
-        per_edge[e] += reached;
-        intents += reached;
-        reached *= 1.0 - forms.call_fails(e);
+    let one_by_one: Vec<Vec<(usize, bool)>>;
+    let stages = match (&exp.workload.stages, &policy.calls) {
+        (Some(stages), None) => stages,
+        _ => {
+            one_by_one = exp
+                .calls_of(policy)
+                .iter()
+                .map(|&t| vec![(t, false)])
+                .collect();
+            &one_by_one
+        }
+    };
+    for stage in stages {
+        let mut passes = 1.0;
+        for &(t, optional) in stage {
+            let e = graph.top(t);
+            per_edge[e] += reached;
+            intents += reached;
+            if !optional {
+                passes *= 1.0 - forms.call_fails(e);
+            }
+        }
+        reached *= passes;
     }
     let mut at_tool = vec![0.0; exp.tools.len()];
     for (e, edge) in graph.edges.iter().enumerate() {

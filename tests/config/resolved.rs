@@ -42,3 +42,48 @@ fn the_resolved_config_reads_back_to_the_same_sweep() {
     }
     assert!(checked >= 17, "{checked} configs");
 }
+
+/// A task's calls in stages — a list made together, an optional call, a fan-out written with
+/// `times` — and an edge that falls back with a cooldown, written back and read again: the
+/// same sweep.
+#[test]
+fn stages_and_fallbacks_read_back_the_same() {
+    let text = r#"
+        name = "staged"
+        [workload]
+        tasks = 3
+        calls = ["a", ["b", { call = "c", optional = true }], { call = "leaf", times = 3 }]
+        [[tool]]
+        name = "a"
+        [[tool]]
+        name = "b"
+        [[tool]]
+        name = "c"
+        [[tool]]
+        name = "leaf"
+        [[tool]]
+        name = "spare"
+        [[policy]]
+        name = "p"
+        edge."task->b" = { max_attempts = 2, fallback = ["spare"], cooldown_after = 2, cooldown = "1s" }
+    "#;
+    let source = Source {
+        name: "staged.toml".into(),
+        text: text.into(),
+        origin: retrysim::config::Origin::Text,
+    };
+    let sweep = source.sweep().unwrap();
+    let stages = sweep.base.workload.stages.as_ref().expect("stages");
+    assert_eq!(stages.len(), 3);
+    assert_eq!(stages[1], vec![(1, false), (2, true)]);
+    assert_eq!(stages[2], vec![(3, false); 3]);
+    let written = toml::to_string(&retrysim::config::resolved(&sweep)).unwrap();
+    let again = Source {
+        name: "staged.toml (resolved)".into(),
+        text: written,
+        origin: retrysim::config::Origin::Text,
+    }
+    .sweep()
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again, sweep);
+}

@@ -517,3 +517,92 @@ fn abandoning_at_a_carried_deadline_orphans_nothing() {
     assert!(orphaned(false) > 0);
     assert_eq!(orphaned(true), 0);
 }
+
+/// A task's own calls in stages: `a`, then `b` and `c` together (each starting as `a` ends),
+/// then `d`, optional. The task succeeds when every needed call did, whatever `d` did; a
+/// needed call's failure ends the task there, no later stage called. Calls per task's call on
+/// each edge agree with the closed form, which follows the stages, within a 95 % interval
+/// across the replications, Bonferroni over the edges.
+#[test]
+fn a_task_calls_in_stages_and_passes_an_optional_failure() {
+    let config = |b_fails: f64| {
+        format!(
+            r#"
+            name = "staged"
+            seed = 11
+            replications = 10
+            [workload]
+            tasks = 500
+            clients = 500
+            calls = ["a", ["b", "c"], {{ call = "d", optional = true }}]
+            [[tool]]
+            name = "a"
+            server_error = 0.3
+            [[tool]]
+            name = "b"
+            server_error = {b_fails}
+            [[tool]]
+            name = "c"
+            [[tool]]
+            name = "d"
+            server_error = 1.0
+            [[policy]]
+            name = "two-attempts"
+            max_attempts = 2
+            retry_on = ["5xx"]
+            "#
+        )
+    };
+    let exp = sweep_of(&config(0.2)).unwrap().base;
+    assert!(exp.graph.is_measured() || exp.workload.stages.is_some());
+    for (r, _) in common::traced(&exp, 0) {
+        let place = r.intent % 4;
+        if place == 1 || place == 2 {
+            // b and c start together, as a's call ends.
+            let a = common::records(&exp, 0)
+                .into_iter()
+                .find(|x| x.intent == r.intent - place)
+                .expect("a ran first");
+            assert_eq!(r.start, a.end, "intent {}", r.intent);
+        }
+    }
+    let result = common::run_one(exp.clone());
+    let totals = &result.policies[0].totals;
+    // Every task succeeds exactly when a, b and c did: d always fails, and passes.
+    let (pa, pb) = (1.0 - 0.3 * 0.3, 1.0 - 0.2 * 0.2);
+    let tasks = totals.tasks as f64;
+    let share = totals.tasks_succeeded as f64 / tasks;
+    let p = pa * pb;
+    let half = 1.96 * (p * (1.0 - p) / tasks).sqrt();
+    assert!((share - p).abs() < half, "{share} vs {p} ± {half}");
+    let theory = result.policies[0]
+        .edge_theory
+        .as_ref()
+        .expect("the form holds");
+    let alpha = 0.05 / theory.len() as f64;
+    for (e, m) in result.policies[0].edge_calls.iter().enumerate() {
+        let n = m.count() as f64;
+        let t = StudentsT::new(0.0, 1.0, n - 1.0)
+            .unwrap()
+            .inverse_cdf(1.0 - alpha / 2.0);
+        let half = t * (m.variance() / n).sqrt();
+        assert!(
+            (m.mean() - theory[e]).abs() <= half.max(1e-9),
+            "edge {e}: {} vs {} ± {half}",
+            m.mean(),
+            theory[e]
+        );
+    }
+    // A needed call that always fails ends every task at its stage: d is never called.
+    let exp = sweep_of(&config(1.0)).unwrap().base;
+    let result = common::run_one(exp.clone());
+    let totals = &result.policies[0].totals;
+    assert_eq!(totals.tasks_succeeded, 0);
+    let d = exp.graph.find(None, 3).expect("task->d");
+    assert_eq!(totals.edges.get(d).map_or(0, |e| e.calls), 0);
+    let err = sweep_of(&config(0.0).replace("calls = [\"a\",", "calls = [[], \"a\",")).unwrap_err();
+    assert!(
+        err.contains("workload.calls[0]") && err.contains("an empty stage"),
+        "{err}"
+    );
+}

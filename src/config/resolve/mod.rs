@@ -117,7 +117,7 @@ fn workload(w: &Workload, tools: &[Tool]) -> raw::Workload {
     raw::Workload {
         tasks: w.tasks.map(at),
         duration: w.duration.and_then(ticks),
-        calls: texts(w.calls.iter().map(|&c| tools[c].name.as_str())),
+        calls: some(task_calls(w, tools)),
         clients: some(w.clients),
         callers: when(w.callers > 1, w.callers),
         arrival: text(if w.arrival == Arrival::Batch {
@@ -393,5 +393,28 @@ fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
         cooldown: p.fallback.cooldown.and_then(|c| ticks(c.lasts)),
         preset: None,
         note: None,
+    }
+}
+
+/// The task's calls as written: names in order, or its stages — a name for a lone call that
+/// is needed, a table for an optional one, a list for calls made together (a call made `times`
+/// over written that many times, which reads the same).
+fn task_calls(w: &Workload, tools: &[Tool]) -> Vec<Spanned<Value>> {
+    let name = |t: usize| Value::String(tools[t].name.clone());
+    let call = |&(t, optional): &(usize, bool)| match optional {
+        false => name(t),
+        true => Value::Table(toml::map::Map::from_iter([
+            ("call".to_string(), name(t)),
+            ("optional".to_string(), Value::Boolean(true)),
+        ])),
+    };
+    match &w.stages {
+        None => w.calls.iter().map(|&t| at(name(t))).collect(),
+        Some(stages) => (stages.iter())
+            .map(|stage| match stage.as_slice() {
+                [one] => at(call(one)),
+                many => at(Value::Array(many.iter().map(call).collect())),
+            })
+            .collect(),
     }
 }

@@ -51,24 +51,8 @@ pub(super) fn stages(
         let mut stages = Vec::new();
         let mut written = Vec::new();
         for (i, step) in list.get_ref().iter().enumerate() {
-            let at = format!("{path}[{i}]");
-            let calls: Vec<(Spanned<Value>, String)> = match step.get_ref() {
-                Value::Array(together) if together.is_empty() => {
-                    return check.error_allowing(
-                        step.span(),
-                        &at,
-                        "an empty stage".into(),
-                        CALL_HELP,
-                    );
-                }
-                Value::Array(together) => (together.iter().enumerate())
-                    .map(|(k, v)| (Spanned::new(step.span(), v.clone()), format!("{at}[{k}]")))
-                    .collect(),
-                _ => vec![(step.clone(), at.clone())],
-            };
             let mut stage = Vec::new();
-            for (value, at) in calls {
-                let (call, times) = call(check, &value, &at, tools)?;
+            for (value, at, call, times) in stage_of(check, step, &format!("{path}[{i}]"), tools)? {
                 if call.0 == t {
                     return check.error_allowing(
                         value.span(),
@@ -92,6 +76,34 @@ pub(super) fn stages(
     }
     acyclic(check, tools, &spans)?;
     Ok(all)
+}
+
+/// One call of a stage as written: its value, where it is written, the call (its tool and
+/// whether it is optional), and how many times it is made.
+pub(super) type Written = (Spanned<Value>, String, (usize, bool), usize);
+
+/// One stage's calls as written (`step`, at `at`).
+pub(super) fn stage_of(
+    check: &Check,
+    step: &Spanned<Value>,
+    at: &str,
+    tools: &[Tool],
+) -> Result<Vec<Written>> {
+    let calls: Vec<(Spanned<Value>, String)> = match step.get_ref() {
+        Value::Array(together) if together.is_empty() => {
+            return check.error_allowing(step.span(), at, "an empty stage".into(), CALL_HELP);
+        }
+        Value::Array(together) => (together.iter().enumerate())
+            .map(|(k, v)| (Spanned::new(step.span(), v.clone()), format!("{at}[{k}]")))
+            .collect(),
+        _ => vec![(step.clone(), at.to_string())],
+    };
+    (calls.into_iter())
+        .map(|(value, at)| {
+            let (call, times) = call(check, &value, &at, tools)?;
+            Ok((value, at, call, times))
+        })
+        .collect()
 }
 
 /// The most calls one entry makes with `times`: a fan-out far wider than any service makes.

@@ -157,7 +157,10 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
     let falls: Vec<(Option<usize>, usize)> = (fallen.iter())
         .flat_map(|f| f.tools.iter().map(|t| (f.caller, t.0)))
         .collect();
-    let graph = crate::model::Graph::build(&tops, &stages, &falls);
+    let graph = crate::model::Graph {
+        staged: workload.stages.is_some(),
+        ..crate::model::Graph::build(&tops, &stages, &falls)
+    };
     for (i, p) in raw.policy.iter().enumerate() {
         let path = format!("policy[{i}]");
         let edges = edge_policies(&check, (i, p.get_ref()), &path, &tools, &graph, &fallen)?;

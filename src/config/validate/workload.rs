@@ -10,6 +10,42 @@ use super::default;
 use crate::model::{Arrival, RatePoint, RateSchedule, Tool, Workload};
 use crate::time::{DURATION_HELP, Tick};
 
+/// A task's stages: each its calls, with whether each is optional.
+type Stages = Vec<Vec<(usize, bool)>>;
+
+/// The task's calls: a list of tool names called in order, or stages as a service's (a list
+/// called together, `{ call, optional, times }`); the calls in order, and the stages where
+/// they are more than a list of names.
+fn task_calls(
+    check: &Check,
+    list: &Spanned<Vec<Spanned<toml::Value>>>,
+    tools: &[Tool],
+) -> Result<(Vec<usize>, Option<Stages>)> {
+    let path = "workload.calls";
+    let names: Option<Vec<Spanned<String>>> = (list.get_ref().iter())
+        .map(|v| {
+            v.get_ref()
+                .as_str()
+                .map(|s| Spanned::new(v.span(), s.to_string()))
+        })
+        .collect();
+    if let Some(names) = names {
+        let names = Spanned::new(list.span(), names);
+        return Ok((calls(check, &names, path, tools)?, None));
+    }
+    let mut stages = Vec::new();
+    for (i, step) in list.get_ref().iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        let mut stage = Vec::new();
+        for (_, _, call, times) in super::graph::stage_of(check, step, &at, tools)? {
+            stage.extend(std::iter::repeat_n(call, times));
+        }
+        stages.push(stage);
+    }
+    let calls = stages.iter().flatten().map(|c| c.0).collect();
+    Ok((calls, Some(stages)))
+}
+
 /// A list of tool names: the tools a task calls, in order.
 pub(super) fn calls(
     check: &Check,
@@ -49,9 +85,9 @@ pub(super) fn workload(
         None => None,
         Some(n) => Some(check.count(Some(n), "workload.tasks", 0, "0 tasks run nothing")?),
     };
-    let calls = match &raw.calls {
-        None => roots,
-        Some(list) => calls(check, list, "workload.calls", tools)?,
+    let (calls, stages) = match &raw.calls {
+        None => (roots, None),
+        Some(list) => task_calls(check, list, tools)?,
     };
     let clients = check.count(
         raw.clients.as_ref(),
@@ -101,6 +137,7 @@ pub(super) fn workload(
         tasks,
         duration,
         calls,
+        stages,
         arrival,
         clients,
         callers,

@@ -25,6 +25,7 @@ mod retry;
 mod send;
 mod server;
 mod service;
+mod task;
 
 use super::intent::{Hop, Intent};
 use super::slab::{Handle, Slab};
@@ -103,6 +104,14 @@ pub struct World<'a, S> {
     workload: &'a Workload,
     /// The tools each task calls, in order: the policy's own list or the workload's.
     calls: &'a [usize],
+    /// The workload's stages, where its tasks make calls together or let some fail (and the
+    /// configuration has no list of its own): each stage's first place in `calls`, and
+    /// whether each call is optional.
+    stages: Option<&'a [Vec<(usize, bool)>]>,
+    firsts: Vec<usize>,
+    optional: Vec<bool>,
+    /// The staged tasks under way.
+    runs: task::Runs,
     policy: &'a Policy,
     /// Who calls whom.
     graph: &'a Graph,
@@ -159,6 +168,18 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             tools: &exp.tools,
             workload: &exp.workload,
             calls: policy.calls.as_deref().unwrap_or(&exp.workload.calls),
+            stages: (exp.workload.stages.as_deref()).filter(|_| policy.calls.is_none()),
+            firsts: (exp.workload.stages.iter().flatten())
+                .scan(0, |first, stage| {
+                    let at = *first;
+                    *first += stage.len();
+                    Some(at)
+                })
+                .collect(),
+            optional: (exp.workload.stages.iter().flatten().flatten())
+                .map(|c| c.1)
+                .collect(),
+            runs: task::Runs::default(),
             policy,
             graph: &exp.graph,
             edges_kept: exp.graph.is_measured(),
@@ -276,7 +297,11 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 1 => 0,
                 n => integer_in(word(&mut self.callers), 0, u64::from(n) - 1) as u32,
             };
-            let next = self.start_intent(self.started - 1, 0, caller, sched);
+            let task = self.started - 1;
+            let next = match self.stages {
+                Some(_) => self.start_task_stage(task, 0, caller, sched),
+                None => self.start_intent(task, 0, caller, sched),
+            };
             if self.follow(next, sched) {
                 self.idle_clients += 1;
             }
@@ -323,6 +348,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         let hop = Hop {
             edge,
             primary: edge,
+            optional: self.stages.is_some() && self.optional[call],
             origin: id,
             site: id,
             tree: if self.edges_kept {
@@ -461,6 +487,10 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         if status == Status::Succeeded {
             let called = self.graph.edges[primary].callee;
             self.totals.count(called, now, Count::Goodput);
+        }
+        if self.stages.is_some() {
+            let passed = status == Status::Succeeded || hop.optional;
+            return self.task_call_ended(task, passed, caller, sched);
         }
         if status == Status::Succeeded && next_call < self.calls.len() {
             return MoveOn::NextCall {
