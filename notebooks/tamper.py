@@ -28,6 +28,7 @@ TAMPERS = {
     "05": ("reconciliation/attempts.csv", "end_tick"),
     "06": ("retry-storm/timeseries.csv", "busy_workers"),
     "07": ("jitter-contention/summary.csv", "work_per_client"),
+    "08": ("layered-retries/edges.csv", "calls_per_intent"),
 }
 
 
