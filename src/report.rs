@@ -556,11 +556,13 @@ fn recoveries(results: &Results) -> Option<String> {
 /// calls each edge served.
 fn edges(results: &Results) -> String {
     let sweep = &results.sweep;
+    let comparisons = verdict::edge_comparisons(sweep);
     let names = [
         "configuration",
         "edge",
         "calls/intent",
         "theory",
+        "verdict",
         "retries",
         "duplicates",
         "orphaned",
@@ -577,7 +579,7 @@ fn edges(results: &Results) -> String {
         let exp = &point.experiment;
         for (policy, r) in exp.policies.iter().zip(&result.policies) {
             for (e, edge) in exp.graph.edges.iter().enumerate() {
-                let f = crate::output::edges::Figures::of(r, e);
+                let f = crate::output::edges::Figures::of(r, e, comparisons);
                 let calls = match f.ci {
                     Some(ci) => format!("{:.3} ± {ci:.3}", f.calls),
                     None => format!("{:.3}", f.calls),
@@ -587,6 +589,7 @@ fn edges(results: &Results) -> String {
                     edge.name(&exp.tools),
                     calls,
                     f.theory.map_or("—".into(), |t| format!("{t:.3}")),
+                    f.verdict.map_or("—", Verdict::name).to_string(),
                     format!("{:.3}", f.retries),
                     format!("{:.3}", f.duplicates),
                     format!("{:.3}", f.orphaned),

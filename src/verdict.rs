@@ -23,8 +23,8 @@
 //! ten thousand charges committed, where theory expects one in ten thousand not to) is not taken
 //! for an exact figure that misses theory by an infinite t.
 
-use crate::metrics::Measure;
 use crate::metrics::estimate::{LEVEL, t_quantile};
+use crate::metrics::{Measure, Sample};
 use crate::run::PolicyResult;
 use crate::sweep::Sweep;
 use crate::theory::{self, ClosedForms};
@@ -147,6 +147,52 @@ pub fn of(result: &PolicyResult, comparisons: usize) -> Option<Verdict> {
     } else if inside(LEVEL) {
         Verdict::Agrees
     } else if inside(widened_level(comparisons)) {
+        Verdict::Borderline
+    } else {
+        Verdict::Disagrees
+    })
+}
+
+/// The comparisons the edge table of `sweep` makes: one per edge of every configuration, at
+/// every point, whose calls have a closed form. Counted before the run, as [`comparisons`].
+pub fn edge_comparisons(sweep: &Sweep) -> usize {
+    (sweep.points.iter())
+        .flat_map(|p| {
+            (p.experiment.policies.iter())
+                .filter_map(|policy| theory::graph::edge_calls(&p.experiment, policy))
+        })
+        .map(|forms| forms.len())
+        .sum()
+}
+
+/// The verdict on edge `e`'s calls per top-level intent in `result`, in an edge table of
+/// `comparisons`: the mean across replications against the closed form, as a row's figures
+/// are (a call count per top-level intent is a whole number, so the standard error has the
+/// same floor); `too_few` with one replication, which leaves no spread to read; `None`
+/// without a closed form.
+pub fn of_edge(result: &PolicyResult, e: usize, comparisons: usize) -> Option<Verdict> {
+    let mu = *result.edge_theory.as_ref()?.get(e)?;
+    let m = result.edge_calls.get(e)?;
+    if m.count() < 2 {
+        return Some(Verdict::TooFew);
+    }
+    let e = crate::metrics::Estimate::from_sample(m);
+    let f = mu - mu.floor();
+    let floor = (f * (1.0 - f) / result.totals.calls().max(1) as f64).sqrt();
+    let diff = e.mean - mu;
+    let t = if diff == 0.0 {
+        0.0
+    } else {
+        diff / e.std_error.max(floor)
+    };
+    let stat = Statistic {
+        measure: Measure::Attempts,
+        t,
+        df: m.count() - 1,
+    };
+    Some(if stat.inside(LEVEL) {
+        Verdict::Agrees
+    } else if stat.inside(1.0 - FAMILY_ERROR / comparisons.max(1) as f64) {
         Verdict::Borderline
     } else {
         Verdict::Disagrees

@@ -10,6 +10,7 @@ use super::{Export, fixed};
 use crate::metrics::{Estimate, Sample};
 use crate::run::{PointResult, PolicyResult, per_top_intent};
 use crate::sweep::{Point, Sweep};
+use crate::verdict::{self, Verdict};
 
 /// The columns after the parameter columns.
 pub fn columns() -> Vec<Column> {
@@ -21,6 +22,7 @@ pub fn columns() -> Vec<Column> {
         col("calls_per_intent", Number),
         col("calls_per_intent_ci95", NumberOrEmpty),
         col("theory_calls_per_intent", NumberOrEmpty),
+        col("verdict", Word(&super::summary::VERDICTS)),
         col("retries_per_intent", Number),
         col("duplicates_per_intent", Number),
         col("orphaned_per_intent", Number),
@@ -35,6 +37,9 @@ pub fn wanted(sweep: &Sweep) -> bool {
 
 /// What one configuration's calls did on one edge, per top-level intent.
 pub struct Figures {
+    /// The calls against their closed form, in a table of so many comparisons (see
+    /// [`crate::verdict::of_edge`]); `None` without one.
+    pub verdict: Option<Verdict>,
     pub calls: f64,
     /// Half the 95 % interval of `calls` across replications; none with one.
     pub ci: Option<f64>,
@@ -49,12 +54,14 @@ pub struct Figures {
 }
 
 impl Figures {
-    /// Edge `e`'s figures in `result`, one configuration's.
-    pub fn of(result: &PolicyResult, e: usize) -> Figures {
+    /// Edge `e`'s figures in `result`, one configuration's, in an edge table of
+    /// `comparisons` with theory.
+    pub fn of(result: &PolicyResult, e: usize, comparisons: usize) -> Figures {
         let edges = &result.totals.edges;
         let total = edges.get(e).cloned().unwrap_or_default();
         let per = |n: u64| per_top_intent(&result.totals, n);
         Figures {
+            verdict: verdict::of_edge(result, e, comparisons),
             calls: per(total.calls),
             ci: (result.edge_calls.get(e))
                 .filter(|m| m.count() > 1)
@@ -68,13 +75,14 @@ impl Figures {
     }
 }
 
-/// The rows of one point: each configuration's edges, in the graph's order.
-pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
+/// The rows of one point: each configuration's edges, in the graph's order, in an edge table
+/// of `comparisons` with theory.
+pub fn rows(point: &Point, result: &PointResult, comparisons: usize) -> Vec<Vec<String>> {
     let exp = &point.experiment;
     let mut rows = Vec::new();
     for (policy, result) in exp.policies.iter().zip(&result.policies) {
         for (e, edge) in exp.graph.edges.iter().enumerate() {
-            let f = Figures::of(result, e);
+            let f = Figures::of(result, e, comparisons);
             let cells = [
                 exp.name.clone(),
                 policy.name.clone(),
@@ -83,6 +91,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 fixed(f.calls),
                 f.ci.map_or(String::new(), fixed),
                 f.theory.map_or(String::new(), fixed),
+                f.verdict.map_or("none", Verdict::name).to_string(),
                 fixed(f.retries),
                 fixed(f.duplicates),
                 fixed(f.orphaned),
@@ -95,8 +104,11 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
     rows
 }
 
-/// `edges.csv` as the output folder writes it.
-pub struct Edges;
+/// `edges.csv` as the output folder writes it, for a sweep whose edge table makes
+/// `comparisons` with theory.
+pub struct Edges {
+    pub comparisons: usize,
+}
 
 impl Export for Edges {
     fn file(&self) -> &'static str {
@@ -106,6 +118,6 @@ impl Export for Edges {
         columns()
     }
     fn point_rows(&self, point: &Point, result: &PointResult) -> Vec<Vec<String>> {
-        rows(point, result)
+        rows(point, result, self.comparisons)
     }
 }

@@ -119,7 +119,9 @@ impl Writer {
             chosen.push(Box::new(replicas::Replicas));
         }
         if edges::wanted(sweep) {
-            chosen.push(Box::new(edges::Edges));
+            chosen.push(Box::new(edges::Edges {
+                comparisons: crate::verdict::edge_comparisons(sweep),
+            }));
         }
         if timeseries::ReplicaTimeseries::wanted(sweep) {
             chosen.push(Box::new(timeseries::ReplicaTimeseries));

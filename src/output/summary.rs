@@ -26,7 +26,7 @@ const RECOVERED: [&str; 4] = ["all", "some", "no", "none"];
 const KEYS: [&str; 3] = ["none", "per_intent", "per_attempt"];
 
 /// What `verdict` says (see [`crate::verdict`]), or that no closed form applies.
-const VERDICTS: [&str; 5] = ["agrees", "borderline", "disagrees", "too_few", "none"];
+pub(super) const VERDICTS: [&str; 5] = ["agrees", "borderline", "disagrees", "too_few", "none"];
 
 /// One configuration at one point, as its row reads it.
 pub struct Row<'a> {
