@@ -198,7 +198,7 @@ fn fallbacks(p: &Policy, tools: &[Tool]) -> Option<String> {
     if let Some(c) = p.fallback.cooldown {
         let _ = write!(
             text,
-            "; {} failed calls within {} rest the primary for {}",
+            "; past {} failed calls, each within {} of the last, the primary rests {}",
             c.after, c.lasts, c.lasts
         );
     }

@@ -124,6 +124,8 @@ impl BusinessState {
 pub struct IntentRecord {
     pub intent: u64,
     pub tool: usize,
+    /// The edge of the call graph it went over, whose policy it followed.
+    pub edge: usize,
     pub attempts: u32,
     /// Side effects the server committed for this intent (replayed receipts excluded), also
     /// by attempts the client had abandoned.
@@ -155,11 +157,13 @@ pub struct IntentRecord {
 impl IntentRecord {
     /// This intent and `later`, which a fallback made after it for the same call, as one: the
     /// call's counts summed, from this one's start to `later`'s end, ending as `later` did.
-    /// The tool is this one's, the call's primary.
+    /// The tool and edge are this one's: the first the call met (its primary, unless a
+    /// cooldown sent it straight to a fallback).
     pub fn then(&self, later: &IntentRecord) -> IntentRecord {
         IntentRecord {
             intent: self.intent,
             tool: self.tool,
+            edge: self.edge,
             attempts: self.attempts + later.attempts,
             effects: self.effects + later.effects,
             timeouts: self.timeouts + later.timeouts,

@@ -315,14 +315,32 @@ impl<'a> TraceWriter<'a> {
                 self.write_line(&row, INTENT_FIELDS.iter().map(|f| f.1))
             }
             Trace::Attempts => {
-                let paths = layers::paths(policy.depth(), attempts.iter().map(|a| a.layer.into()));
+                // The policy it followed: its edge's. Its key is written where the task's call
+                // carries it; a service's calls and a fallback's carry keys of their own
+                // making, which the task's call number does not name.
+                let own = policy.on_edge(r.edge);
+                let top = self
+                    .exp
+                    .graph
+                    .edges
+                    .get(r.edge)
+                    .is_none_or(|e| e.caller.is_none())
+                    && r.tool
+                        == self
+                            .exp
+                            .graph
+                            .edges
+                            .get(r.edge)
+                            .map_or(r.tool, |e| e.callee)
+                    && self.exp.calls_of(policy).contains(&r.tool);
+                let paths = layers::paths(own.depth(), attempts.iter().map(|a| a.layer.into()));
                 for ((k, a), path) in attempts.iter().enumerate().zip(paths) {
                     let row = AttemptRow {
                         which: &which,
                         intent: r.intent,
                         k,
                         path,
-                        key: policy.key.key(r.intent, k as u32),
+                        key: own.key.key(r.intent, k as u32).filter(|_| top),
                         a,
                     };
                     self.write_line(&row, ATTEMPT_FIELDS.iter().map(|f| f.1))?;

@@ -1,11 +1,12 @@
 //! Fallbacks: the tools a call turns to, in order, once its own policy has given up on the
 //! tool it was meant for (the primary), and a cooldown that rests a failing primary. While a
 //! primary cools down, calls meant for it go straight to its first fallback. LiteLLM's router
-//! is the model (its `fallbacks` list, and the per-deployment failure counter of its
-//! `allowed_fails` path, whose entries live `cooldown_time`): here `cooldown_after` is the
-//! calls that may fail within `cooldown` of the first one counted before the primary rests,
-//! and `cooldown` how long the rest lasts; a success does not clear the count, as there.
-//! Defaults are LiteLLM's: 3 failures, 5 s.
+//! is the model: its `fallbacks` list, and the per-deployment failure counter of its
+//! `allowed_fails` path — an entry whose time to live, `cooldown_time`, starts again with each
+//! failure, the deployment cooled down once the count passes `allowed_fails`. Here
+//! `cooldown_after` is the failures allowed and `cooldown` both that time to live and how long
+//! the rest lasts; a success does not clear the count, as there. Defaults are LiteLLM's: 3
+//! failures, 5 s.
 
 use crate::time::Tick;
 
@@ -18,8 +19,8 @@ pub struct Fallback {
     pub cooldown: Option<Cooldown>,
 }
 
-/// Once `after` calls to the primary have failed within `lasts` of the first of them, it rests
-/// for `lasts`.
+/// Once more than `after` calls to the primary have failed, each within `lasts` of the one
+/// before, it rests for `lasts`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cooldown {
     pub after: u32,
@@ -34,12 +35,12 @@ impl Cooldown {
     };
 }
 
-/// Where a primary stands with its client: the failed calls counted since `counted_from`,
-/// and when its rest ends.
+/// Where a primary stands on one edge, for every caller of it: the failed calls counted, the
+/// last of them, and when its rest ends.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Cooling {
     failures: u32,
-    counted_from: Tick,
+    last: Tick,
     until: Tick,
 }
 
@@ -50,18 +51,18 @@ impl Cooling {
     }
 
     /// A call to the primary ended at `now`, `failed` or not. A failure is counted — in a new
-    /// count where the last one's time is up — and the `after`-th starts a rest and clears the
-    /// count, so a primary back from its rest has `after` failures to spend again.
+    /// count where the last one's time is up — and the one past `after` starts a rest and
+    /// clears the count, so a primary back from its rest has `after` failures to spend again.
     pub fn ended(&mut self, rule: Cooldown, failed: bool, now: Tick) {
         if !failed {
             return;
         }
-        if self.failures == 0 || now >= self.counted_from.after(rule.lasts) {
+        if now >= self.last.after(rule.lasts) {
             self.failures = 0;
-            self.counted_from = now;
         }
         self.failures += 1;
-        if self.failures >= rule.after {
+        self.last = now;
+        if self.failures > rule.after {
             self.failures = 0;
             self.until = now.after(rule.lasts);
         }
@@ -78,44 +79,45 @@ mod tests {
     };
 
     #[test]
-    fn the_third_failure_within_the_window_rests_the_primary() {
+    fn the_failure_past_those_allowed_rests_the_primary() {
         let mut c = Cooling::default();
-        c.ended(RULE, true, Tick(1));
-        c.ended(RULE, true, Tick(2));
-        assert!(!c.rests(Tick(2)));
-        c.ended(RULE, true, Tick(3));
-        assert!(c.rests(Tick(3)) && c.rests(Tick(102)));
-        assert!(!c.rests(Tick(103)));
+        for t in 1..=3 {
+            c.ended(RULE, true, Tick(t));
+            assert!(!c.rests(Tick(t)), "3 failures are allowed");
+        }
+        c.ended(RULE, true, Tick(4));
+        assert!(c.rests(Tick(4)) && c.rests(Tick(103)));
+        assert!(!c.rests(Tick(104)));
     }
 
     #[test]
-    fn failures_spread_wider_than_the_window_never_rest_it() {
+    fn a_count_whose_time_is_up_starts_again_and_a_success_does_not_clear_it() {
         let mut c = Cooling::default();
+        // One failure each time the last one's count has run out: never more than one.
         for k in 0..10 {
-            // Two failures in each window, a success between: never three.
             c.ended(RULE, true, Tick(k * 100));
             c.ended(RULE, false, Tick(k * 100 + 10));
-            c.ended(RULE, true, Tick(k * 100 + 50));
-            assert!(!c.rests(Tick(k * 100 + 50)));
+            assert!(!c.rests(Tick(k * 100)));
         }
-        // A success does not clear the count: the third failure within the window rests it.
-        c.ended(RULE, true, Tick(1000));
-        c.ended(RULE, false, Tick(1001));
-        c.ended(RULE, true, Tick(1002));
-        c.ended(RULE, true, Tick(1003));
-        assert!(c.rests(Tick(1003)));
+        // Each within the time of the one before, a success between: the fourth rests it.
+        for t in [2000, 2090, 2180] {
+            c.ended(RULE, true, Tick(t));
+            c.ended(RULE, false, Tick(t + 1));
+        }
+        assert!(!c.rests(Tick(2181)));
+        c.ended(RULE, true, Tick(2270));
+        assert!(c.rests(Tick(2270)));
     }
 
     #[test]
     fn back_from_a_rest_the_count_starts_again() {
         let mut c = Cooling::default();
-        for t in 1..=3 {
+        for t in 1..=4 {
             c.ended(RULE, true, Tick(t));
         }
-        // A call that started before the rest fails during it: one of three again.
+        assert_eq!(c.until, Tick(104));
+        // A call that started before the rest fails during it: one of four again.
         c.ended(RULE, true, Tick(50));
-        assert_eq!(c.until, Tick(103));
-        c.ended(RULE, true, Tick(200));
-        assert!(!c.rests(Tick(200)));
+        assert_eq!((c.failures, c.until), (1, Tick(104)));
     }
 }

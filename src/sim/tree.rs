@@ -6,8 +6,10 @@
 //! - the effects committed at each call site, so that a callee that commits again for a call
 //!   its caller made again (the caller's retry) is a duplicate at that layer, not only a
 //!   repeat within one intent;
-//! - the callee's record of each forwarded idempotency key, which every intent carrying that
-//!   key meets, whichever attempt above made it;
+//! - the callee's record of each forwarded idempotency key at each call site, which every
+//!   intent carrying that key there meets, whichever attempt above made it (a service that
+//!   forwards its request's key makes one per call it makes, as the key joined with the call:
+//!   three calls of a fan-out are three operations, not one);
 //! - the records of a top-level call that fell back, made one when the tree is done.
 
 use crate::metrics::{IntentRecord, Outcome};
@@ -30,8 +32,8 @@ struct Tree {
     live: u32,
     /// Effects committed per call site: its edge, its number, the count.
     sites: Vec<(u16, u64, u32)>,
-    /// The callee's record of each forwarded key: the tool, the key, the record.
-    keys: Vec<(usize, Key, KeyStore)>,
+    /// The callee's record of each forwarded key: the tool, the call site, the key, the record.
+    keys: Vec<(usize, u64, Key, KeyStore)>,
     /// The top-level intents of a call that fell back: each one's place in the chain, its
     /// record and its attempts' outcomes.
     chain: Vec<(u8, IntentRecord, Outcomes)>,
@@ -86,17 +88,17 @@ impl Trees {
         }
     }
 
-    /// `tool`'s record of the forwarded `key` in tree `t`.
-    pub fn store(&mut self, t: u32, tool: usize, key: Key) -> &mut KeyStore {
+    /// `tool`'s record of the forwarded `key` at call site `site` in tree `t`.
+    pub fn store(&mut self, t: u32, tool: usize, site: u64, key: Key) -> &mut KeyStore {
         let keys = &mut self.trees[t as usize].keys;
-        let i = match keys.iter().position(|k| k.0 == tool && k.1 == key) {
+        let i = match (keys.iter()).position(|k| k.0 == tool && k.1 == site && k.2 == key) {
             Some(i) => i,
             None => {
-                keys.push((tool, key, KeyStore::default()));
+                keys.push((tool, site, key, KeyStore::default()));
                 keys.len() - 1
             }
         };
-        &mut keys[i].2
+        &mut keys[i].3
     }
 
     /// Keeps the record of a top-level intent of tree `t` that fell back, or is a fallback,
@@ -136,13 +138,13 @@ mod tests {
             intent: 1,
             nonce: 0,
         };
-        trees.store(t, 0, key);
+        trees.store(t, 0, 5, key);
         assert!(trees.leave(t).is_none());
         assert_eq!(trees.leave(t), Some(Vec::new()));
         let again = trees.plant();
         assert_eq!(again, t);
         trees.join(again);
         assert!(!trees.commit(again, 0, 1, true), "the old site is gone");
-        assert_eq!(*trees.store(again, 0, key), KeyStore::default());
+        assert_eq!(*trees.store(again, 0, 5, key), KeyStore::default());
     }
 }

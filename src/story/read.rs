@@ -150,7 +150,12 @@ fn read_intents(
             .map_err(|_| bad(&path, line, format!("`{cell}` is too large a count")))
     };
     let mut intents: Vec<(usize, Intent)> = Vec::new();
+    // Each intent's attempts, as intents.csv counts them: where several rows in a row go by
+    // one number (a task's call, its fallbacks and its services' calls), the attempts rows
+    // fill each in turn.
+    let mut declared: Vec<u64> = Vec::new();
     for (line, cells) in table.rows() {
+        declared.push(count(cells, "attempts", line)?);
         let policy = &cells[at("policy")];
         let p = marks
             .iter()
@@ -192,7 +197,9 @@ fn read_intents(
         let same = |(p, i): &(usize, Intent)| {
             marks[*p].policy == *policy && i.replication == replication && i.intent == intent
         };
-        while next < intents.len() && !same(&intents[next]) {
+        while next < intents.len()
+            && (!same(&intents[next]) || intents[next].1.attempts.len() as u64 >= declared[next])
+        {
             next += 1;
         }
         let Some((_, owner)) = intents.get_mut(next) else {

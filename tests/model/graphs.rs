@@ -462,6 +462,57 @@ fn fallbacks_and_forwarded_keys_are_refused_where_they_cannot_work() {
         "idempotency_key = \"per_intent\"\nedge.\"api->db\" = { idempotency_key = \"forward\" }",
     ))
     .unwrap();
+    // The configuration's own key stands on the task's calls, even where every edge is named.
+    refused(
+        "",
+        "idempotency_key = \"forward\"\nedge.\"task->api\" = { idempotency_key = \"per_intent\" }\nedge.\"api->db\" = { idempotency_key = \"forward\" }",
+        &["policy[0].idempotency_key", "stands on the task's calls"],
+    );
+    // A fallback's own edge has no list: a chain follows its primary's.
+    refused(
+        "",
+        "edge.\"api->db\" = { fallback = [\"replica\"] }\nedge.\"api->replica\" = { fallback = [\"db\"] }",
+        &["is a fallback of \"api->"],
+    );
+}
+
+/// A key forwarded to the calls of a fan-out is joined with each call: three calls are three
+/// operations, each committed once however often the task retried the api.
+#[test]
+fn a_forwarded_key_keeps_the_calls_of_a_fan_out_apart() {
+    let exp = sweep_of(
+        r#"
+        name = "forwarded-fan-out"
+        seed = 3
+        [workload]
+        tasks = 300
+        clients = 300
+        calls = ["api"]
+        [[tool]]
+        name = "api"
+        calls = [{ call = "payments", times = 3 }]
+        reply_loss = 0.3
+        [[tool]]
+        name = "payments"
+        [[policy]]
+        name = "forwarded"
+        max_attempts = 4
+        retry_on = ["reset"]
+        idempotency_key = "per_intent"
+        edge."api->payments" = { idempotency_key = "forward" }
+        "#,
+    )
+    .unwrap()
+    .base;
+    let result = common::run_one(exp.clone());
+    let totals = &result.policies[0].totals;
+    let payments = exp.graph.find(Some(0), 1).expect("api->payments");
+    assert!(
+        totals.edges[payments].calls > 3 * totals.calls(),
+        "the task retried"
+    );
+    assert_eq!(totals.edges[payments].effects, 3 * totals.calls());
+    assert_eq!(totals.edges[payments].duplicates, 0);
 }
 
 /// With the deadline carried down and servers that abandon work at it, no work is done for no

@@ -237,6 +237,18 @@ pub(super) fn forwarding(
     tools: &[Tool],
 ) -> Result<()> {
     use crate::policy::KeyScope;
+    // The configuration's own key stands on the task's calls, named or not.
+    if policy.key == KeyScope::Forward {
+        let span = raw.idempotency_key.as_ref().map_or(0..0, Spanned::span);
+        return check.error_allowing(
+            span,
+            &format!("{path}.idempotency_key"),
+            "a configuration's own key stands on the task's calls, and a task has no request \
+             whose key to forward"
+                .into(),
+            "\"per_intent\" here, \"forward\" on the edges below the task's calls",
+        );
+    }
     for (e, edge) in graph.edges.iter().enumerate() {
         if policy.on_edge(e).key != KeyScope::Forward {
             continue;

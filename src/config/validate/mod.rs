@@ -315,6 +315,28 @@ fn edge_policies(
             .as_ref()
             .map_or(String::new(), |n| n.get_ref().clone());
         let own = (fallen.iter()).find(|f| f.policy == index && f.edge == *key);
+        let edge = graph.edges[e];
+        let chained = (fallen.iter()).find(|f| {
+            f.policy == index
+                && f.caller == edge.caller
+                && f.tools.iter().any(|t| t.0 == edge.callee)
+        });
+        if let (Some(own), Some(chained)) = (own, chained) {
+            let (_, span, at) = &own.tools[0];
+            return check.error_allowing(
+                span.clone(),
+                at,
+                format!(
+                    "\"{key}\" is a fallback of \"{}\" here, and a failed call follows its \
+                     primary's list to its end",
+                    chained.edge
+                ),
+                &format!(
+                    "these tools in the list of \"{}\", after {}",
+                    chained.edge, tools[edge.callee].name
+                ),
+            );
+        }
         policy.fallback.tools = own.map_or(Vec::new(), |f| f.tools.iter().map(|t| t.0).collect());
         let falls_back = !policy.fallback.tools.is_empty();
         policy.fallback.cooldown = fallback::cooldown(check, entry.get_ref(), &at, falls_back)?;

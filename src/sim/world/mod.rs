@@ -638,6 +638,7 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &Outcomes) -> IntentRecord 
         // fallbacks, and the calls its services made.
         intent: intent.hop.origin,
         tool: intent.tool,
+        edge: usize::from(intent.hop.edge),
         attempts: intent.attempts(),
         effects: intent.server.effects,
         timeouts: intent.client.timeouts,

@@ -65,7 +65,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         // A call carrying its caller's deadline never starts an attempt after it: the gates
         // refuse one with no time left.
         debug_assert!(
-            intent.hop.deadline.is_none_or(|d| now < d),
+            intent.hop.deadline.is_none_or(|d| now <= d),
             "an attempt sent at {now} past its carried deadline"
         );
         let (attempt, draw) = intent.draw_attempt(tool, replica, now, granted);

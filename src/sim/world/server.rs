@@ -192,7 +192,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let hop = intent.hop;
         // A forwarded key's record is shared by every intent that carries it.
         let keys = match (policy.key, request.key) {
-            (KeyScope::Forward, Some(key)) => self.trees.store(hop.tree, t, key),
+            (KeyScope::Forward, Some(key)) => self.trees.store(hop.tree, t, hop.site, key),
             _ => &mut intent.server.keys,
         };
         let answer = server.answer(&tool.server, sched.now(), draw.fate, request, keys);

@@ -89,7 +89,12 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// waits for the attempt the work serves.
     pub(super) fn orphaned(&mut self, mut w: u32) -> bool {
         loop {
-            let at = self.works.get(w).at;
+            let work = self.works.get(w);
+            // A service that abandoned the work answers no one for it.
+            if work.abandoned {
+                return true;
+            }
+            let at = work.at;
             let Some(parent) = self.intents.awaiting(at.intent, at.attempt) else {
                 return true;
             };
@@ -128,6 +133,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if let Some(d) = deadline {
             let work = Some(w);
             sched.schedule_at(d.max(sched.now()), Event::Abandon { at, work });
+            // Taken up at or past its deadline: abandoned before any call is made.
+            if d <= sched.now() {
+                return;
+            }
         }
         self.start_stage(w, sched);
     }
