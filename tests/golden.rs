@@ -1,37 +1,108 @@
 //! The contract behind `out/`: every shipped config, rerun now, writes the committed output byte
-//! for byte — CSV, manifest and charts. `.ci/run` checks the same through the binary.
+//! for byte — CSV, manifest and charts. One test per config, so the harness runs them in
+//! parallel, each reports every difference it finds, and one is rerun by name
+//! (`cargo test --test golden layered_retries`). `.ci/run` checks the same through the binary.
 
 #[path = "shipped/mod.rs"]
 mod shipped;
 
 use retrysim::compare;
+use retrysim::config::Source;
 use retrysim::produce;
 use retrysim::run::Options;
 
 use shipped::root;
 
-#[test]
-fn every_shipped_config_writes_its_committed_output() {
-    let sources = shipped::configs();
-    assert!(sources.len() >= 16, "{} configs", sources.len());
+/// Reruns `source` into a scratch folder and compares every file with its committed output.
+fn writes_its_committed_output(source: &Source) {
     let scratch = tempfile::tempdir().unwrap();
-    for source in sources {
-        let sweep = source.sweep().unwrap_or_else(|e| panic!("{e}"));
-        let reference = root().join("out").join(&sweep.base.name);
-        let (results, staging) =
-            produce::into_staging(&source, sweep, scratch.path(), &Options::default(), &mut ())
-                .unwrap();
-        assert!(results.complete());
-        let differences = compare::folders(&reference, staging.path()).unwrap();
-        assert!(
-            differences.is_empty(),
-            "{}:\n{}",
-            source.name,
-            differences
+    let sweep = source.sweep().unwrap_or_else(|e| panic!("{e}"));
+    let reference = root().join("out").join(&sweep.base.name);
+    let (results, staging) =
+        produce::into_staging(source, sweep, scratch.path(), &Options::default(), &mut ()).unwrap();
+    assert!(results.complete());
+    let differences = compare::folders(&reference, staging.path()).unwrap();
+    assert!(
+        differences.is_empty(),
+        "{}:\n{}",
+        source.name,
+        differences
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// A test per shipped config, by its path under `configs/`, and one that the list is whole.
+macro_rules! shipped_configs {
+    ($($test:ident => $path:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                let path = root().join("configs").join($path);
+                writes_its_committed_output(&Source::read(&path).unwrap());
+            }
+        )*
+
+        /// Every config the repository ships has its test above: a new one cannot be missed.
+        #[test]
+        fn every_shipped_config_is_listed() {
+            let mut listed: Vec<std::path::PathBuf> =
+                [$($path),*].iter().map(|p| root().join("configs").join(p)).collect();
+            listed.sort();
+            let mut shipped: Vec<std::path::PathBuf> = ["configs", "configs/scenarios"]
                 .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("\n")
-        );
-    }
+                .flat_map(|dir| std::fs::read_dir(root().join(dir)).unwrap())
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+                .filter(|p| !p.ends_with("configs/reliability-layer.toml"))
+                .collect();
+            shipped.sort();
+            assert_eq!(listed, shipped);
+        }
+    };
+}
+
+/// The built-in default experiment, which `out/reliability-layer` holds.
+#[test]
+fn reliability_layer() {
+    writes_its_committed_output(&Source::builtin());
+}
+
+shipped_configs! {
+    attempts_curve => "attempts-curve.toml",
+    calibrated => "calibrated.toml",
+    closed_forms => "closed-forms.toml",
+    concurrency_limit => "concurrency-limit.toml",
+    deadline_propagation => "deadline-propagation.toml",
+    duplicate_curve => "duplicate-curve.toml",
+    fallback_chain => "fallback-chain.toml",
+    fan_out => "fan-out.toml",
+    hedging => "hedging.toml",
+    jitter_contention_sweep => "jitter-contention-sweep.toml",
+    jitter_contention => "jitter-contention.toml",
+    keys_across_hops => "keys-across-hops.toml",
+    layered_retries => "layered-retries.toml",
+    loss_grid => "loss-grid.toml",
+    lost_reply_1m => "lost-reply-1m.toml",
+    lost_reply => "lost-reply.toml",
+    metastability_map => "metastability-map.toml",
+    rate_limited_provider => "rate-limited-provider.toml",
+    real_clients => "real-clients.toml",
+    replicas => "replicas.toml",
+    retry_amplification => "retry-amplification.toml",
+    retry_budgets => "retry-budgets.toml",
+    retry_storm_ramp => "retry-storm-ramp.toml",
+    retry_storm => "retry-storm.toml",
+    should_retry => "should-retry.toml",
+    thundering_herd => "thundering-herd.toml",
+    timeout_percentile => "timeout-percentile.toml",
+    zone_outage => "zone-outage.toml",
+    cooperative_budget => "scenarios/cooperative-budget.toml",
+    one_deadline_one_budget => "scenarios/one-deadline-one-budget.toml",
+    payload_binding => "scenarios/payload-binding.toml",
+    reconciliation => "scenarios/reconciliation.toml",
+    reliability_bugs => "scenarios/reliability-bugs.toml",
+    time_and_calls => "scenarios/time-and-calls.toml",
 }

@@ -90,12 +90,26 @@ pub trait Sink {
     fn take(&mut self, index: u64, job: Job, run: RunResult) -> io::Result<()>;
 }
 
-/// How far ahead of the oldest run not yet taken a worker may start one, per worker: enough to
-/// keep every core busy while a slow job holds the line up, and a bound on the runs waiting.
+/// How far ahead of the oldest run not yet taken a worker may start one, in jobs per worker
+/// (two batches at least): enough to keep every core busy while a slow job holds the line up,
+/// and a bound on the runs waiting.
 const AHEAD_PER_WORKER: u64 = 4;
 
-/// Runs the jobs of `share` on a pool of worker threads. Jobs are handed out by number, never
-/// listed, and a worker starts a job only a few jobs ahead of the oldest one not yet taken;
+/// The most jobs a worker takes at once: with the window, at most 3 × 16 runs per worker wait
+/// to be handed on, whatever the number of jobs.
+const MOST_IN_A_BATCH: u64 = 16;
+
+/// Jobs a worker takes at once, out of `total` for `workers`: enough that taking them costs
+/// little beside running them when jobs are many and small (a million replications), few
+/// enough that every worker has several batches to take, so a sweep of slow points still
+/// spreads over every core.
+fn batch(total: u64, workers: u64) -> u64 {
+    (total / (workers * 16)).clamp(1, MOST_IN_A_BATCH)
+}
+
+/// Runs the jobs of `share` on a pool of worker threads, or on the calling thread where there
+/// is one worker. Jobs are handed out by number, never listed, in batches of consecutive jobs,
+/// and a worker starts a batch only a few batches ahead of the oldest run not yet taken;
 /// finished runs go to `sink` strictly in job order and are then dropped. Memory thus stays
 /// bounded by the number of workers, whatever the number of jobs, and what `sink` sees is the
 /// same on any number of threads. Stops early, without error, when `options.cancel` is set.
@@ -105,14 +119,22 @@ pub fn execute(
     options: &Options,
     sink: &mut impl Sink,
 ) -> io::Result<()> {
-    let jobs = Jobs::new(sweep);
-    let total = share.len(jobs.total());
+    // One thread asked for: no pool at all.
+    if options.threads == Some(1) {
+        return execute_inline(sweep, share, options, sink);
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads.unwrap_or(0))
         .build()
         .map_err(io::Error::other)?;
     let workers = pool.current_num_threads() as u64;
-    let ahead = workers * AHEAD_PER_WORKER;
+    if workers == 1 {
+        return execute_inline(sweep, share, options, sink);
+    }
+    let jobs = Jobs::new(sweep);
+    let total = share.len(jobs.total());
+    let size = batch(total, workers);
+    let ahead = workers * AHEAD_PER_WORKER.max(2 * size);
     let stop = AtomicBool::new(false);
     let stopping = || {
         stop.load(Ordering::Relaxed) || options.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
@@ -120,7 +142,7 @@ pub fn execute(
     let next = AtomicU64::new(0);
     // How many of the share's runs were taken so far, which workers wait on.
     let taken = (Mutex::new(0u64), Condvar::new());
-    let (tx, rx) = mpsc::channel::<(u64, io::Result<RunResult>)>();
+    let (tx, rx) = mpsc::channel::<Vec<(u64, io::Result<RunResult>)>>();
 
     let mut failure = None;
     std::thread::scope(|scope| {
@@ -132,26 +154,27 @@ pub fn execute(
                     s.spawn(move |_| {
                         let tx = tx;
                         while !stopping() {
-                            let k = next.fetch_add(1, Ordering::Relaxed);
-                            if k >= total {
+                            let first = next.fetch_add(size, Ordering::Relaxed);
+                            if first >= total {
                                 break;
                             }
-                            let index = share.nth(k);
-                            let job = jobs.get(index).expect("a share's jobs exist");
+                            let end = (first + size).min(total);
                             let mut done = taken.0.lock().expect("no worker panics");
-                            while k >= *done + ahead && !stopping() {
+                            while end > *done + ahead && !stopping() {
                                 done = taken.1.wait(done).expect("no worker panics");
                             }
                             drop(done);
                             if stopping() {
                                 break;
                             }
-                            let point = &sweep.points[job.point];
-                            let result = match options.traces {
-                                None => Ok(sim::totals(&point.experiment, job)),
-                                Some(traces) => run_traced(point, job, traces, index),
-                            };
-                            if tx.send((k, result)).is_err() {
+                            let runs: Vec<_> = (first..end)
+                                .map(|k| {
+                                    let index = share.nth(k);
+                                    let job = jobs.get(index).expect("a share's jobs exist");
+                                    (k, run_job(sweep, job, options, index))
+                                })
+                                .collect();
+                            if tx.send(runs).is_err() {
                                 break;
                             }
                         }
@@ -163,7 +186,7 @@ pub fn execute(
         let mut waiting: BTreeMap<u64, RunResult> = BTreeMap::new();
         let mut received = 0;
         let mut next_taken = 0u64;
-        for (k, result) in &rx {
+        for (k, result) in rx.iter().flatten() {
             match result {
                 Ok(r) => {
                     waiting.insert(k, r);
@@ -198,6 +221,40 @@ pub fn execute(
     failure.map_or(Ok(()), Err)
 }
 
+/// Runs the jobs of `share` on the calling thread, one after another, each handed to `sink`
+/// as it ends: with one worker there is no one to hand work to, so no thread, channel or lock
+/// is touched per job (a hand-off per job is two futex calls, a third of the time of a run of
+/// a million tiny replications).
+fn execute_inline(
+    sweep: &Sweep,
+    share: Share,
+    options: &Options,
+    sink: &mut impl Sink,
+) -> io::Result<()> {
+    let jobs = Jobs::new(sweep);
+    let total = share.len(jobs.total());
+    for k in 0..total {
+        if options.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            break;
+        }
+        let index = share.nth(k);
+        let job = jobs.get(index).expect("a share's jobs exist");
+        let run = run_job(sweep, job, options, index)?;
+        sink.job_done(k + 1, total);
+        sink.take(index, job, run)?;
+    }
+    Ok(())
+}
+
+/// Runs job `index` of `sweep`, with its trace where the run keeps them.
+fn run_job(sweep: &Sweep, job: Job, options: &Options, index: u64) -> io::Result<RunResult> {
+    let point = &sweep.points[job.point];
+    match options.traces {
+        None => Ok(sim::totals(&point.experiment, job)),
+        Some(traces) => run_traced(point, job, traces, index),
+    }
+}
+
 /// Runs job `index`, streaming its intents to its trace, if the point keeps one.
 fn run_traced(point: &Point, job: Job, traces: &dyn Traces, index: u64) -> io::Result<RunResult> {
     let Some(mut trace) = traces.open(point, job, index)? else {
@@ -219,6 +276,67 @@ fn run_traced(point: &Point, job: Job, traces: &dyn Traces, index: u64) -> io::R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every run a sink was handed, in the order it was handed them.
+    #[derive(Default)]
+    struct Taken(Vec<(u64, Job, RunResult)>, u64);
+
+    impl Sink for Taken {
+        fn job_done(&mut self, done: u64, total: u64) {
+            assert!(done <= total);
+            self.1 = done;
+        }
+        fn take(&mut self, index: u64, job: Job, run: RunResult) -> io::Result<()> {
+            self.0.push((index, job, run));
+            Ok(())
+        }
+    }
+
+    /// Inline on one thread, or in batches on two or three, the sink is handed the same runs in
+    /// the same order, whole shares included: batching changes who runs a job, never what.
+    #[test]
+    fn batches_and_one_thread_hand_on_the_same_runs_in_job_order() {
+        let text = "name = \"many\"\nreplications = 150\n[workload]\ntasks = 3\n\
+                    [[tool]]\nname = \"charge\"\nreply_loss = 0.3\n\
+                    [[policy]]\nname = \"a\"\nmax_attempts = 3\n\
+                    [[policy]]\nname = \"b\"\n";
+        let source = crate::config::Source {
+            name: "many.toml".into(),
+            text: text.into(),
+            origin: crate::config::Origin::Text,
+        };
+        let sweep = source.sweep().unwrap();
+        assert!(batch(300, 2) > 1, "the test must cross batches");
+        for share in [Share::ALL, Share { index: 1, count: 3 }] {
+            let mut runs = Vec::new();
+            for threads in [1, 2, 3] {
+                let options = Options {
+                    threads: Some(threads),
+                    ..Options::default()
+                };
+                let mut taken = Taken::default();
+                execute(&sweep, share, &options, &mut taken).unwrap();
+                let total = share.len(300);
+                assert_eq!((taken.0.len() as u64, taken.1), (total, total));
+                let indices: Vec<u64> = taken.0.iter().map(|t| t.0).collect();
+                assert_eq!(
+                    indices,
+                    (0..total).map(|k| share.nth(k)).collect::<Vec<_>>()
+                );
+                runs.push(taken.0);
+            }
+            assert!(runs[0] == runs[1] && runs[1] == runs[2]);
+        }
+    }
+
+    #[test]
+    fn a_batch_is_a_share_of_the_jobs_per_worker_within_bounds() {
+        assert_eq!(batch(0, 2), 1);
+        assert_eq!(batch(10, 2), 1);
+        assert_eq!(batch(320, 2), 10);
+        assert_eq!(batch(640, 2), MOST_IN_A_BATCH);
+        assert_eq!(batch(1_000_000, 2), MOST_IN_A_BATCH);
+    }
 
     #[test]
     fn shares_split_the_jobs_in_turn_and_cover_them_once() {
