@@ -186,30 +186,29 @@ pub fn execute(
         let mut waiting: BTreeMap<u64, RunResult> = BTreeMap::new();
         let mut received = 0;
         let mut next_taken = 0u64;
-        for (k, result) in rx.iter().flatten() {
-            match result {
-                Ok(r) => {
-                    waiting.insert(k, r);
+        for batch in &rx {
+            for (k, result) in batch {
+                match result {
+                    Ok(r) => {
+                        waiting.insert(k, r);
+                    }
+                    Err(e) => {
+                        stop.store(true, Ordering::Relaxed);
+                        failure.get_or_insert(e);
+                    }
                 }
-                Err(e) => {
-                    stop.store(true, Ordering::Relaxed);
-                    failure.get_or_insert(e);
-                }
+                received += 1;
+                sink.job_done(received, total);
             }
-            received += 1;
-            sink.job_done(received, total);
-            // Hand on every run that is next in line.
-            while failure.is_none()
-                && let Some(run) = waiting.remove(&next_taken)
+            // Hand on every run that is next in line, then tell the workers once.
+            let before = next_taken;
+            if failure.is_none()
+                && let Err(e) = hand_on(&mut waiting, &mut next_taken, (share, &jobs), sink)
             {
-                let index = share.nth(next_taken);
-                let job = jobs.get(index).expect("a job that ran exists");
-                if let Err(e) = sink.take(index, job, run) {
-                    stop.store(true, Ordering::Relaxed);
-                    failure = Some(e);
-                    break;
-                }
-                next_taken += 1;
+                stop.store(true, Ordering::Relaxed);
+                failure = Some(e);
+            }
+            if next_taken > before {
                 *taken.0.lock().expect("no worker panics") = next_taken;
                 taken.1.notify_all();
             }
@@ -219,6 +218,22 @@ pub fn execute(
         }
     });
     failure.map_or(Ok(()), Err)
+}
+
+/// Hands `sink` every waiting run that is next in line, from job `next` of `share` on.
+fn hand_on(
+    waiting: &mut BTreeMap<u64, RunResult>,
+    next: &mut u64,
+    (share, jobs): (Share, &Jobs),
+    sink: &mut impl Sink,
+) -> io::Result<()> {
+    while let Some(run) = waiting.remove(next) {
+        let index = share.nth(*next);
+        let job = jobs.get(index).expect("a job that ran exists");
+        sink.take(index, job, run)?;
+        *next += 1;
+    }
+    Ok(())
 }
 
 /// Runs the jobs of `share` on the calling thread, one after another, each handed to `sink`
