@@ -104,7 +104,8 @@ fn draw_panel<DB: DrawingBackend>(
     for i in 0..graph.nodes.len() {
         let (x, y) = centre(i);
         let name = &graph.nodes[i].0;
-        let half = text_width(name, style::TICK) / 2 + 12;
+        let font = (FONT, style::TICK).into_font().into_text_style(&area);
+        let half = text_width(&area, name, &font)? / 2 + 12;
         area.draw(&Rectangle::new(
             [
                 (x - half, y - NODE_HEIGHT / 2),
@@ -121,7 +122,6 @@ fn draw_panel<DB: DrawingBackend>(
             BLACK.stroke_width(2),
         ))
         .map_err(err)?;
-        let font = (FONT, style::TICK).into_font().into_text_style(&area);
         let centred = font.pos(Pos::new(HPos::Center, VPos::Center));
         area.draw(&Text::new(name.clone(), (x, y), centred))
             .map_err(err)?;
@@ -140,9 +140,14 @@ fn figure(x: f64) -> String {
     }
 }
 
-/// The width of `text` in `size` points of the charts' font, near enough to size a box.
-fn text_width(text: &str, size: u32) -> i32 {
-    (text.chars().count() as f64 * f64::from(size) * 0.6) as i32
+/// The width of `text` in `font` on `area`, as the embedded font measures it.
+fn text_width<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    font: &TextStyle,
+) -> Result<i32, String> {
+    let (w, _) = (area.estimate_text_size(text, font)).map_err(|e| e.to_string())?;
+    Ok(w as i32)
 }
 
 /// `text` centred at `at` on a white box, so a label stays legible over the lines it crosses.
@@ -154,7 +159,8 @@ fn boxed<DB: DrawingBackend>(
     ink: RGBAColor,
 ) -> Result<(), String> {
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    let half = (text_width(text, size) / 2 + 6, size as i32 / 2 + 4);
+    let font = (FONT, size).into_font().color(&ink).into_text_style(area);
+    let half = (text_width(area, text, &font)? / 2 + 6, size as i32 / 2 + 4);
     area.draw(&Rectangle::new(
         [
             (at.0 - half.0, at.1 - half.1),
@@ -163,7 +169,6 @@ fn boxed<DB: DrawingBackend>(
         WHITE.filled(),
     ))
     .map_err(err)?;
-    let font = (FONT, size).into_font().color(&ink).into_text_style(area);
     let centred = font.pos(Pos::new(HPos::Center, VPos::Center));
     area.draw(&Text::new(text.to_string(), at, centred))
         .map_err(err)

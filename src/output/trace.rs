@@ -319,19 +319,8 @@ impl<'a> TraceWriter<'a> {
                 // carries it; a service's calls and a fallback's carry keys of their own
                 // making, which the task's call number does not name.
                 let own = policy.on_edge(r.edge);
-                let top = self
-                    .exp
-                    .graph
-                    .edges
-                    .get(r.edge)
-                    .is_none_or(|e| e.caller.is_none())
-                    && r.tool
-                        == self
-                            .exp
-                            .graph
-                            .edges
-                            .get(r.edge)
-                            .map_or(r.tool, |e| e.callee)
+                let edges = &self.exp.graph.edges;
+                let top = edges.get(r.edge).is_none_or(|e| e.caller.is_none())
                     && self.exp.calls_of(policy).contains(&r.tool);
                 let paths = layers::paths(own.depth(), attempts.iter().map(|a| a.layer.into()));
                 for ((k, a), path) in attempts.iter().enumerate().zip(paths) {

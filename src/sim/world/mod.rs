@@ -455,7 +455,11 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         intent.client.ambiguous |= abandoned > 0 && failed;
         intent.client.ended = Some((status, now));
         let (id, hop) = (intent.id, intent.hop);
-        let fallback = self.fallback_of(id, hop).filter(|_| failed);
+        let fallback = if failed {
+            self.fallback_of(id, hop)
+        } else {
+            None
+        };
         let primary = usize::from(hop.primary);
         if let (0, Some(rule)) = (hop.tier, self.policies[primary].fallback.cooldown) {
             self.cooling[primary].ended(rule, failed, now);
