@@ -93,9 +93,9 @@ fn measure_intents(sweep: &Sweep, threads: Option<usize>) -> (Duration, u64, u64
         let start = Instant::now();
         let results = jobs(sweep.clone(), &options, &mut ()).expect("runs to the end");
         best = best.min(start.elapsed());
-        events = results.events();
-        intents = (results.points.iter())
-            .flat_map(|p| &p.policies)
+        events = results.events;
+        intents = (results.kept.iter())
+            .flat_map(|(_, p)| &p.policies)
             .map(|p| p.totals.intents())
             .sum();
     }
@@ -183,12 +183,7 @@ fn traces() {
     let source = Source::read(&path).unwrap_or_else(|e| panic!("{e}"));
     let plain = source.sweep().unwrap_or_else(|e| panic!("{e}"));
     let mut traced = plain.clone();
-    for point in &mut traced.points {
-        point.experiment.output.intents = true;
-        point.experiment.output.attempts = true;
-    }
-    traced.base.output.intents = true;
-    traced.base.output.attempts = true;
+    traced.trace(true, true);
     let options = Options {
         threads: Some(1),
         ..Options::default()

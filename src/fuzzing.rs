@@ -35,7 +35,7 @@ pub fn config(data: &[u8]) {
         text,
         origin: Origin::Text,
     };
-    let mut sweep = match source.sweep() {
+    let sweep = match source.sweep() {
         Ok(sweep) => sweep,
         Err(e) => {
             let _ = e.to_string();
@@ -43,8 +43,7 @@ pub fn config(data: &[u8]) {
         }
     };
     let intents: u64 = sweep
-        .points
-        .iter()
+        .points()
         .map(|p| {
             let exp = &p.experiment;
             let calls = exp.workload.calls.len() as u64;
@@ -58,7 +57,7 @@ pub fn config(data: &[u8]) {
         return;
     }
     // Each run on its own, as the pool would run it, without the cost of starting threads.
-    for (point, p) in sweep.points.iter_mut().enumerate() {
+    for (point, mut p) in sweep.points().enumerate() {
         let exp = &mut p.experiment;
         exp.horizon = exp.horizon.min(HORIZON);
         for (policy, rule) in exp.policies.iter().enumerate() {

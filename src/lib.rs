@@ -27,7 +27,7 @@
 //!
 //! let sweep = Source::builtin().sweep().unwrap();
 //! let results = jobs(sweep, &Options::default(), &mut ()).unwrap();
-//! assert_eq!(results.points[0].policies.len(), 3);
+//! assert_eq!(results.point(0).unwrap().policies.len(), 3);
 //! ```
 //!
 //! Or in code: a tool and two policies built with their constructors, run, and a figure read
@@ -46,7 +46,7 @@
 //! let keyed = retry.clone().with_key(KeyScope::PerIntent);
 //! let exp = Experiment::new("lost-replies", vec![charge], vec![retry, keyed], 20_000)?;
 //! let results = jobs(Sweep::single(exp), &Options::default(), &mut ()).map_err(|e| e.to_string())?;
-//! let [retry, keyed] = &results.points[0].policies[..] else { unreachable!() };
+//! let [retry, keyed] = &results.point(0).unwrap().policies[..] else { unreachable!() };
 //! let dup = retry.estimate(Measure::Duplicates);
 //! assert!((dup.mean - 0.25).abs() < dup.half_width, "{dup:?}");
 //! assert_eq!(keyed.estimate(Measure::Duplicates).mean, 0.0);

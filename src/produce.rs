@@ -127,7 +127,7 @@ impl<W: run::Observer> Sink for ShardSink<'_, W> {
         self.watcher.job_done(done, total);
     }
 
-    fn take(&mut self, index: u64, _job: Job, run: RunResult) -> io::Result<()> {
+    fn take(&mut self, index: u64, _job: Job, _: &Point, run: RunResult) -> io::Result<()> {
         self.ran += 1;
         self.runs.write(index, &run)
     }
@@ -194,15 +194,20 @@ pub fn merge_into_staging(
     ));
     let mut recorder = Recorder { writer, watcher };
     let mut fold = Fold::new(&sweep, &mut recorder);
+    let mut point: Option<Point> = None;
     for index in 0..total {
         let run = readers[(index % header.shards) as usize].next(index)?;
         let job = fold.job(index).expect("a job of the sweep");
-        fold.add(index, job, &run).map_err(writing())?;
+        let at = match &mut point {
+            Some(p) if p.index == job.point => p,
+            slot => slot.insert(sweep.point(job.point)),
+        };
+        fold.add(index, job, at, &run).map_err(writing())?;
         fold.job_done(index + 1, total);
     }
     readers.into_iter().try_for_each(RunsReader::end)?;
-    let points = fold.into_points();
-    let results = Results { sweep, points };
+    let folded = fold.into_folded();
+    let results = Results::new(sweep, folded);
     finish(recorder.writer, &results, &source, &staging, root)?;
     Ok((results, staging))
 }

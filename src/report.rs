@@ -227,8 +227,16 @@ pub fn table(results: &Results) -> String {
     let sweep = &results.sweep;
     let exp = &sweep.base;
     let mut out = heading(results);
-    let comparisons = verdict::comparisons(sweep);
+    let comparisons = sweep.census.comparisons;
     out.push_str(&aligned(&main_rows(results, comparisons)));
+    if !results.keeps_all() {
+        let _ = writeln!(
+            out,
+            "{} of the {} points, evenly spaced; summary.csv has every row",
+            results.kept.len(),
+            results.finished
+        );
+    }
     if comparisons > 0 {
         out.push_str(&verdict_key(comparisons));
     }
@@ -322,7 +330,7 @@ fn heading(results: &Results) -> String {
         let swept: Vec<&str> = sweep.paths().collect();
         format!(
             " · {} points over {}",
-            sweep.points.len(),
+            sweep.len(),
             swept.join(if sweep.zip { " zipped with " } else { " × " })
         )
     };
@@ -556,7 +564,7 @@ fn recoveries(results: &Results) -> Option<String> {
 /// calls each edge served.
 fn edges(results: &Results) -> String {
     let sweep = &results.sweep;
-    let comparisons = verdict::edge_comparisons(sweep);
+    let comparisons = sweep.census.edge_comparisons;
     let names = [
         "configuration",
         "edge",

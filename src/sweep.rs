@@ -2,13 +2,19 @@
 //! `[sweep]` is a sweep of one point and no axes, so every experiment runs the same way.
 
 use std::fmt;
+use std::sync::Arc;
 
 use toml::Value;
 
 use crate::experiment::Experiment;
 
-/// A validated sweep: its axes as the config declared them and every point they expand to.
-#[derive(Clone, Debug, PartialEq)]
+/// A validated sweep: its axes as the config declared them, and the way each point is made.
+///
+/// Points are not kept: a sweep of ten thousand points holds one experiment, its axes and a
+/// few bytes per point ([`Census`]). Every point was made and checked once when the sweep was
+/// read, so an error in any of them is reported before anything runs; a run makes each point
+/// again when its first job starts and drops it once its last job is folded.
+#[derive(Clone, Debug)]
 pub struct Sweep {
     /// The config as written, without its sweep: what all points share (name, seed,
     /// replications, output options) and what the manifest records.
@@ -16,11 +22,64 @@ pub struct Sweep {
     pub axes: Vec<Axis>,
     /// Axes are zipped (the i-th values together) rather than crossed into a grid.
     pub zip: bool,
-    /// In order: the first axis varies slowest in a grid.
-    pub points: Vec<Point>,
     /// The command line's changes to the config, as flags (`--set tool.charge.reply_loss=0.3`),
     /// for the manifest: what `check` must repeat to rerun the run.
     pub changes: Vec<String>,
+    /// What a run needs to know of every point before it starts.
+    pub census: Census,
+    /// Makes a point's experiment from its values; `None` for a sweep of one point, `base`.
+    maker: Option<Arc<dyn MakePoint>>,
+}
+
+/// Makes the experiment at one point of a sweep from the value of each axis there.
+pub trait MakePoint: fmt::Debug + Send + Sync {
+    fn make(&self, params: &[Param]) -> Experiment;
+}
+
+/// What a run needs to know of every point of a sweep before it starts, gathered as each point
+/// was checked: how many jobs each has, and what the whole table compares and writes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Census {
+    /// The configurations at each point, in point order.
+    pub policies: Vec<u32>,
+    /// The comparisons with theory the summary table makes ([`crate::verdict::comparisons`]).
+    pub comparisons: usize,
+    /// The comparisons with theory the edge table makes.
+    pub edge_comparisons: usize,
+    /// Some point measures its call graph (writes `edges.csv`).
+    pub graph: bool,
+    /// Some point has a tool with replicas (writes `replicas.csv`).
+    pub replicas: bool,
+}
+
+impl Census {
+    /// Counts in one more point.
+    pub fn add(&mut self, exp: &Experiment) {
+        self.policies.push(exp.policies.len() as u32);
+        self.comparisons += crate::verdict::comparisons(exp);
+        self.edge_comparisons += crate::verdict::edge_comparisons(exp);
+        self.graph |= exp.graph.is_measured();
+        self.replicas |= exp.tools.iter().any(|t| !t.replicas.is_empty());
+    }
+
+    /// The census of an experiment on its own.
+    pub fn of(exp: &Experiment) -> Census {
+        let mut census = Census::default();
+        census.add(exp);
+        census
+    }
+}
+
+impl PartialEq for Sweep {
+    /// Two sweeps are equal when they make the same points: the same base, axes and mode (the
+    /// maker is the base's config with the axes' values set).
+    fn eq(&self, other: &Sweep) -> bool {
+        (self.base == other.base)
+            && (self.axes == other.axes)
+            && (self.zip == other.zip)
+            && (self.changes == other.changes)
+            && (self.census == other.census)
+    }
 }
 
 /// One swept key: its path in the config and the values it takes.
@@ -51,6 +110,8 @@ impl fmt::Display for Param {
 /// One point of a sweep: the value of each axis there, and the experiment they make.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Point {
+    /// Its place in the sweep's order.
+    pub index: usize,
     /// One value per axis, in axis order.
     pub params: Vec<Param>,
     pub experiment: Experiment,
@@ -60,15 +121,91 @@ impl Sweep {
     /// An experiment on its own: one point, no axes.
     pub fn single(experiment: Experiment) -> Sweep {
         Sweep {
-            base: experiment.clone(),
+            census: Census::of(&experiment),
+            base: experiment,
             axes: Vec::new(),
             zip: false,
-            points: vec![Point {
-                params: Vec::new(),
-                experiment,
-            }],
             changes: Vec::new(),
+            maker: None,
         }
+    }
+
+    /// A sweep over `axes` whose points `maker` makes, each already checked into `census`.
+    pub fn new(
+        base: Experiment,
+        axes: Vec<Axis>,
+        zip: bool,
+        census: Census,
+        maker: Arc<dyn MakePoint>,
+    ) -> Sweep {
+        Sweep {
+            base,
+            axes,
+            zip,
+            changes: Vec::new(),
+            census,
+            maker: Some(maker),
+        }
+    }
+
+    /// How many points the sweep has.
+    pub fn len(&self) -> usize {
+        self.census.policies.len()
+    }
+
+    /// Whether the sweep has no point (never, once read: an axis has one value at least).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The value of each axis at point `index`: a grid with the last axis varying fastest, or
+    /// the axes zipped.
+    pub fn params(&self, index: usize) -> Vec<Param> {
+        if self.zip {
+            return (self.axes.iter())
+                .map(|a| a.values[index].clone())
+                .collect();
+        }
+        let mut rest = index;
+        let mut params: Vec<Param> = (self.axes.iter().rev())
+            .map(|a| {
+                let v = a.values[rest % a.values.len()].clone();
+                rest /= a.values.len();
+                v
+            })
+            .collect();
+        params.reverse();
+        params
+    }
+
+    /// Point `index`, made from the config: what the sweep's fixed keys say (name, seed,
+    /// replications, outputs) is the base's, so a change to the base reaches every point.
+    pub fn point(&self, index: usize) -> Point {
+        let params = self.params(index);
+        let Some(maker) = &self.maker else {
+            return Point {
+                index,
+                params,
+                experiment: self.base.clone(),
+            };
+        };
+        let mut experiment = maker.make(&params);
+        let base = &self.base;
+        experiment.name.clone_from(&base.name);
+        experiment.description.clone_from(&base.description);
+        experiment.seed = base.seed;
+        experiment.replications = base.replications;
+        experiment.output.clone_from(&base.output);
+        Point {
+            index,
+            params,
+            experiment,
+        }
+    }
+
+    /// Every point in order, each made as it is reached.
+    pub fn points(&self) -> impl Iterator<Item = Point> + '_ {
+        (0..self.len()).map(|i| self.point(i))
     }
 
     /// The parameter column names, in axis order.
@@ -79,19 +216,12 @@ impl Sweep {
     /// Replaces the seed of every point (`--seed`).
     pub fn set_seed(&mut self, seed: u64) {
         self.base.seed = seed;
-        for p in &mut self.points {
-            p.experiment.seed = seed;
-        }
     }
 
     /// Turns on the traces asked for on the command line (`--intents`, `--attempts`) for every
     /// point.
     pub fn trace(&mut self, intents: bool, attempts: bool) {
-        let outputs = std::iter::once(&mut self.base.output)
-            .chain(self.points.iter_mut().map(|p| &mut p.experiment.output));
-        for output in outputs {
-            output.intents |= intents;
-            output.attempts |= attempts;
-        }
+        self.base.output.intents |= intents;
+        self.base.output.attempts |= attempts;
     }
 }

@@ -23,10 +23,10 @@
 //! ten thousand charges committed, where theory expects one in ten thousand not to) is not taken
 //! for an exact figure that misses theory by an infinite t.
 
+use crate::experiment::Experiment;
 use crate::metrics::estimate::{LEVEL, t_quantile};
 use crate::metrics::{Measure, Sample};
 use crate::run::PolicyResult;
-use crate::sweep::Sweep;
 use crate::theory::{self, ClosedForms};
 
 /// The chance that a table of correct rows shows any `disagrees`, at most.
@@ -117,18 +117,13 @@ pub fn furthest(result: &PolicyResult) -> Option<Statistic> {
         .reduce(|a, b| if b.t.abs() > a.t.abs() { b } else { a })
 }
 
-/// The comparisons the table of `sweep` makes: one per compared figure for every
-/// configuration, at every point, that has closed forms. Counted before the run; a row whose run leaves theory behind (an
+/// The comparisons the summary table makes at one point, `exp`: one per compared figure for
+/// every configuration that has closed forms. A sweep's table makes the sum over its points
+/// ([`crate::sweep::Census`]), counted before the run; a row whose run leaves theory behind (an
 /// intent cut at the horizon) only makes the bound stricter than it needs to be.
-pub fn comparisons(sweep: &Sweep) -> usize {
-    let rows = (sweep.points.iter())
-        .flat_map(|p| {
-            p.experiment
-                .policies
-                .iter()
-                .map(|policy| (&p.experiment, policy))
-        })
-        .filter(|(exp, policy)| theory::for_policy(exp, policy).is_some())
+pub fn comparisons(exp: &Experiment) -> usize {
+    let rows = (exp.policies.iter())
+        .filter(|policy| theory::for_policy(exp, policy).is_some())
         .count();
     rows * COMPARED.len()
 }
@@ -153,14 +148,11 @@ pub fn of(result: &PolicyResult, comparisons: usize) -> Option<Verdict> {
     })
 }
 
-/// The comparisons the edge table of `sweep` makes: one per edge of every configuration, at
-/// every point, whose calls have a closed form. Counted before the run, as [`comparisons`].
-pub fn edge_comparisons(sweep: &Sweep) -> usize {
-    (sweep.points.iter())
-        .flat_map(|p| {
-            (p.experiment.policies.iter())
-                .filter_map(|policy| theory::graph::edge_calls(&p.experiment, policy))
-        })
+/// The comparisons the edge table makes at one point, `exp`: one per edge of every
+/// configuration whose calls have a closed form. Summed over a sweep as [`comparisons`] is.
+pub fn edge_comparisons(exp: &Experiment) -> usize {
+    (exp.policies.iter())
+        .filter_map(|policy| theory::graph::edge_calls(exp, policy))
         .map(|forms| forms.len())
         .sum()
 }

@@ -32,6 +32,26 @@ pub struct Panel {
     decimals: usize,
 }
 
+/// The most points a chart of bars shows, evenly spaced: a group of bars each, with its label
+/// under it, fits about this many across.
+pub const POINTS: usize = 12;
+
+/// The `summary.csv` columns `panels` read.
+pub fn reads(panels: &[Panel]) -> Vec<&'static str> {
+    let mut columns = Vec::new();
+    for p in panels {
+        columns.extend([Some(p.mean), p.theory, p.per].into_iter().flatten());
+        match p.ci {
+            Interval::None => {}
+            Interval::HalfWidth(c) => columns.push(c),
+            Interval::Binomial { successes, trials } => columns.extend([successes, trials]),
+        }
+    }
+    columns.sort_unstable();
+    columns.dedup();
+    columns
+}
+
 /// Where a bar's 95 % interval comes from.
 #[derive(Clone, Copy)]
 enum Interval {
@@ -221,8 +241,9 @@ impl Layout {
         let mut groups: Vec<Vec<String>> = Vec::new();
         if swept {
             for row in &data.rows {
-                if !groups.contains(&row.params) {
-                    groups.push(row.params.clone());
+                let params: Vec<String> = data.params(row).map(String::from).collect();
+                if !groups.contains(&params) {
+                    groups.push(params);
                 }
             }
         } else {
@@ -248,9 +269,11 @@ impl Layout {
 
     /// A row's group, slot and colour.
     fn place(&self, data: &Data, row: &Row) -> Option<(usize, usize, usize)> {
-        let s = data.policies.iter().position(|p| *p == row.policy)?;
+        let s = data.policies.iter().position(|p| p == data.policy(row))?;
         if self.swept {
-            Some((self.groups.iter().position(|p| *p == row.params)?, s, s))
+            let group = (self.groups.iter())
+                .position(|g| g.iter().map(String::as_str).eq(data.params(row)));
+            Some((group?, s, s))
         } else {
             Some((s, 0, s))
         }

@@ -25,7 +25,8 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
         &format!("Call graph — {}", data.name),
         &data.description,
     )?;
-    let last: Vec<String> = data.rows.last().map_or(Vec::new(), |r| r.params.clone());
+    let last: Vec<String> =
+        (data.rows.last()).map_or(Vec::new(), |r| data.params(r).map(String::from).collect());
     let at = (data.axes.iter().zip(&last))
         .map(|(a, v)| format!("{} = {v}", a.path))
         .collect::<Vec<_>>();

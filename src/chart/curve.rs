@@ -43,6 +43,24 @@ impl Measure {
         }
     }
 
+    /// The `summary.csv` columns its curve reads: the figure, its interval and its closed
+    /// form, and what the closed form's note is worked out from.
+    pub(super) fn reads(self) -> Vec<&'static str> {
+        let (mean, ci, theory) = self.columns();
+        [
+            mean,
+            ci,
+            theory,
+            "max_attempts",
+            "idempotency_key",
+            "theory_a",
+            "theory_b",
+        ]
+        .into_iter()
+        .filter(|c| !c.is_empty())
+        .collect()
+    }
+
     fn of(self, t: &ClosedForms) -> f64 {
         match self {
             Measure::Duplicates => t.duplicates,
@@ -185,10 +203,8 @@ pub fn draw<DB: DrawingBackend>(
 ) -> Result<(), String> {
     let axis = &data.axes[0];
     let numeric: Option<Vec<f64>> = axis.values.iter().map(|v| v.parse().ok()).collect();
-    let position = |value: &str| -> f64 {
-        let i = axis.values.iter().position(|v| v == value).unwrap_or(0);
-        numeric.as_ref().map_or(i as f64, |xs| xs[i])
-    };
+    // Where the axis's `i`-th value stands: the value itself, or its place among categories.
+    let position = |i: usize| -> f64 { numeric.as_ref().map_or(i as f64, |xs| xs[i]) };
     let series = collect(data, measure, &position);
     let categorical = numeric.is_none();
     let scale = Scale::of(&series, measure, !categorical);
@@ -244,6 +260,11 @@ pub fn draw<DB: DrawingBackend>(
             0.0
         }
     };
+    for (i, s) in series.iter().enumerate() {
+        if s.marks.len() > DENSE {
+            draw_band(&mut chart, s, &scale, style::color(i))?;
+        }
+    }
     draw_theory(&mut chart, &series, measure, categorical, &dodge)?;
     draw_marks(&mut chart, &series, &scale, &dodge)?;
     legend::side_legend(&column, &series, measure)
@@ -296,10 +317,19 @@ fn draw_marks<DB: DrawingBackend>(
         let color = style::color(i);
         let shift = dodge(i);
         let size = (9 - 2 * i as i32).max(4);
-        for m in &s.marks {
-            let (lo, hi) = (scale.at(m.mean - m.ci), scale.at(m.mean + m.ci));
-            super::error_bar(chart, m.x + shift, lo, hi, color)?;
-        }
+        let marked: Vec<&Mark> = if s.marks.len() > DENSE {
+            // Too many points for a bar each: the intervals are a band beneath the theory
+            // (drawn first), and every so often a point is marked at its measured figure. A
+            // line through every point would be a scribble over the band at this density.
+            let every = s.marks.len().div_ceil(DENSE_MARKERS);
+            s.marks.iter().step_by(every).collect()
+        } else {
+            for m in &s.marks {
+                let (lo, hi) = (scale.at(m.mean - m.ci), scale.at(m.mean + m.ci));
+                super::error_bar(chart, m.x + shift, lo, hi, color)?;
+            }
+            s.marks.iter().collect()
+        };
         // A white edge keeps a mark apart from the line or the mark beneath it.
         let edge = |corners: Vec<(i32, i32)>| {
             let mut closed = corners.clone();
@@ -307,13 +337,37 @@ fn draw_marks<DB: DrawingBackend>(
             PathElement::new(closed, WHITE.stroke_width(2))
         };
         chart
-            .draw_series(s.marks.iter().map(|m| {
+            .draw_series(marked.into_iter().map(|m| {
                 EmptyElement::at((m.x + shift, scale.at(m.mean)))
                     + Polygon::new(marker(i, size), color.filled())
                     + edge(marker(i, size))
             }))
             .map_err(|e| e.to_string())?;
     }
+    Ok(())
+}
+
+/// More points than this in a series are drawn as a band and a line, not a bar each.
+pub(super) const DENSE: usize = 150;
+/// The markers on a dense series.
+const DENSE_MARKERS: usize = 30;
+
+/// A dense series' 95 % intervals as a pale band, beneath every line.
+fn draw_band<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    s: &Series,
+    scale: &Scale,
+    color: RGBColor,
+) -> Result<(), String> {
+    let lower = (s.marks.iter()).map(|m| (m.x, scale.at(m.mean - m.ci)));
+    let upper = (s.marks.iter().rev()).map(|m| (m.x, scale.at(m.mean + m.ci)));
+    let band: Vec<(f64, f64)> = lower.chain(upper).collect();
+    chart
+        .draw_series(std::iter::once(Polygon::new(
+            band,
+            color.mix(0.15).filled(),
+        )))
+        .map_err(|e| e.to_string())?;
     Ok(())
 }
 
@@ -372,15 +426,18 @@ fn bounds(xs: &[f64]) -> (f64, f64) {
 /// The series of the chart: each configuration, crossed with the values of axes after the
 /// first, in the order the CSV lists them — unless the axes are zipped, when the others move
 /// with the first and every configuration is one series.
-fn collect(data: &Data, measure: Measure, position: &dyn Fn(&str) -> f64) -> Vec<Series> {
+fn collect(data: &Data, measure: Measure, position: &dyn Fn(usize) -> f64) -> Vec<Series> {
     let (mean, ci, theory) = measure.columns();
     let mut series: Vec<(String, Vec<String>, Series)> = Vec::new();
+    // A series has a mark per value of the first axis: sized once, a sweep of many points
+    // holds its marks once, not twice while they double.
+    let per_series = data.axes.first().map_or(1, |a| a.values.len());
     for policy in &data.policies {
         for row in data.rows_of(policy) {
             let rest = if data.zipped {
                 Vec::new()
             } else {
-                row.params[1..].to_vec()
+                data.params(row).skip(1).map(String::from).collect()
             };
             let slot = match series
                 .iter()
@@ -398,7 +455,7 @@ fn collect(data: &Data, measure: Measure, position: &dyn Fn(&str) -> f64) -> Vec
                         rest,
                         Series {
                             label,
-                            marks: Vec::new(),
+                            marks: Vec::with_capacity(per_series),
                         },
                     ));
                     series.len() - 1
@@ -410,7 +467,7 @@ fn collect(data: &Data, measure: Measure, position: &dyn Fn(&str) -> f64) -> Vec
             // No interval (a single sample) draws no error bar.
             let c = data.number(row, ci).unwrap_or(0.0);
             series[slot].2.marks.push(Mark {
-                x: position(&row.params[0]),
+                x: position(data.value(row, 0)),
                 mean: m,
                 ci: c,
                 theory: theory_at(data, row, theory),
@@ -440,18 +497,19 @@ fn theory_at(data: &Data, row: &Row, column: &str) -> Option<Theory> {
 /// and key, a and b move linearly with x, so the closed form is evaluated along the way and the
 /// line is the true curve; anywhere else it is a straight segment.
 fn theory_path(marks: &[Mark], measure: Measure) -> Vec<(f64, f64)> {
-    const STEPS: usize = 24;
     let points: Vec<(f64, Theory)> = marks
         .iter()
         .filter_map(|m| m.theory.map(|t| (m.x, t)))
         .collect();
+    // Where points are dense, the points alone trace the curve.
+    let steps = if points.len() > DENSE { 1 } else { 24 };
     let mut path = Vec::new();
     for pair in points.windows(2) {
         let ((x0, t0), (x1, t1)) = (pair[0], pair[1]);
         path.push((x0, t0.value));
         if t0.attempts == t1.attempts && t0.key == t1.key {
-            for step in 1..STEPS {
-                let f = step as f64 / STEPS as f64;
+            for step in 1..steps {
+                let f = step as f64 / steps as f64;
                 let (a, b) = (t0.a + f * (t1.a - t0.a), t0.b + f * (t1.b - t0.b));
                 let value = measure.of(&closed_forms(a, b, t0.attempts, t0.key));
                 path.push((x0 + f * (x1 - x0), value));

@@ -8,10 +8,11 @@ use toml::Value;
 
 use super::lanes::Block;
 use crate::error::Error;
-use crate::experiment::{ChartFormat, ChartKind};
+use crate::experiment::ChartKind;
 use crate::output::manifest::Written;
 use crate::output::table::CsvTable;
 use crate::output::{edges, summary, timeseries};
+use crate::run;
 use crate::story::Stories;
 use crate::time::Tick;
 
@@ -22,14 +23,20 @@ pub struct Axis {
     pub values: Vec<String>,
 }
 
-/// One row of `summary.csv`: a configuration at a point.
-#[derive(Clone, Debug)]
+/// One row of `summary.csv`: a configuration at a point, with the cells of the columns its
+/// chart reads, kept end to end in [`Data`]'s text. The point and the configuration are kept
+/// as their places in the sweep (the file's own cells for them are checked against those): a
+/// sweep of ten thousand points is a megabyte or two of rows.
+#[derive(Clone, Copy, Debug)]
 pub struct Row {
-    /// The value of each axis at this point, as written in the CSV.
-    pub params: Vec<String>,
-    pub policy: String,
-    cells: Vec<String>,
+    point: u32,
+    policy: u32,
+    /// Where the row's cells start and end in the text.
+    text: (u32, u32),
 }
+
+/// Ends each cell of a row: a control character no cell retrysim writes holds.
+const END: char = '\u{1f}';
 
 /// An output folder as the charts see it.
 #[derive(Clone, Debug)]
@@ -41,10 +48,11 @@ pub struct Data {
     pub zipped: bool,
     /// The configurations in the config's order.
     pub policies: Vec<String>,
-    pub charts: Vec<ChartKind>,
-    pub formats: Vec<ChartFormat>,
     pub rows: Vec<Row>,
-    columns: Vec<String>,
+    /// Every row's cells, end to end, each cell ended by [`END`].
+    text: String,
+    /// The `summary.csv` columns the chart reads, which each row keeps.
+    columns: Vec<&'static str>,
     /// `timeseries.csv`, where the run kept one.
     pub timeseries: Option<Vec<Bin>>,
     /// Each tool's outage windows, by tool name.
@@ -115,94 +123,187 @@ pub struct Bin {
 }
 
 impl Data {
-    /// Reads `summary.csv` and `manifest.toml` from `dir`; the manifest's `[resolved]` through
-    /// the config reader, so the charts see the experiment as it ran.
-    pub fn read(dir: &Path) -> Result<Data, Error> {
+    /// Reads what chart `kind` draws from `dir`: `manifest.toml`, whose `[resolved]` table is
+    /// read by the config reader, so the chart sees the experiment as it ran, and of
+    /// `summary.csv` the columns the chart reads, every cell checked. A chart of bars, which
+    /// has room for a few points only, keeps that many, evenly spaced ([`run::spaced`]): a
+    /// sweep of ten thousand points is drawn from a few megabytes.
+    pub fn read(dir: &Path, kind: ChartKind) -> Result<Data, Error> {
         let written = Written::read(dir)?;
-        let sweep = written.sweep()?;
-        let exp = &sweep.base;
-        let axes: Vec<Axis> = (sweep.axes.iter())
+        let (exp, axes, zipped) = written.outline()?;
+        let axes: Vec<Axis> = (axes.iter())
             .map(|a| Axis {
                 path: a.path.clone(),
                 values: a.values.iter().map(ToString::to_string).collect(),
             })
             .collect();
         let policies: Vec<String> = exp.policies.iter().map(|p| p.name.clone()).collect();
-        let summary_path = dir.join("summary.csv");
-        let paths: Vec<String> = axes.iter().map(|a| a.path.clone()).collect();
-        let table = CsvTable::read(&summary_path, &paths, &summary::columns())?;
-        let policy_column = table.at("policy");
-        let rows: Vec<Row> = table
-            .rows()
-            .map(|(_, cells)| Row {
-                params: cells[..axes.len()].to_vec(),
-                policy: cells[policy_column].clone(),
-                cells: cells.to_vec(),
-            })
-            .collect();
         let finished = (written.table.get("points_finished"))
             .and_then(Value::as_integer)
-            .ok_or_else(|| written.bad("no `points_finished`"))?;
-        let expected = finished as usize * policies.len();
-        if rows.len() != expected {
-            return Err(Error::BadOutput(format!(
-                "{}: {} rows, but the manifest's {finished} finished points × {} configurations make \
-                 {expected}",
-                summary_path.display(),
-                rows.len(),
-                policies.len()
-            )));
-        }
-        let charts = exp.output.charts.clone();
+            .ok_or_else(|| written.bad("no `points_finished`"))? as usize;
+        let paths: Vec<String> = axes.iter().map(|a| a.path.clone()).collect();
         let outages = (exp.tools.iter())
             .flat_map(|t| (t.server.outages.iter()).map(|o| (t.name.clone(), o.from, o.until)))
             .collect();
-        let timeseries = match exp.output.timeseries {
-            None => None,
-            Some(_) => Some(bins(&dir.join("timeseries.csv"), &paths)?),
+        let timeseries = match (kind, exp.output.timeseries) {
+            (ChartKind::Goodput, Some(_)) => Some(bins(&dir.join("timeseries.csv"), &paths)?),
+            _ => None,
         };
-        let stories = if charts.contains(&ChartKind::Timeline) {
-            Some(Stories::read(dir)?)
-        } else {
-            None
+        let stories = match kind {
+            ChartKind::Timeline => Some(Stories::read(dir)?),
+            _ => None,
         };
-        let graph = match charts.contains(&ChartKind::CallGraph) {
-            true => Some(graph(exp, &dir.join("edges.csv"), &paths)?),
-            false => None,
+        let graph = match kind {
+            ChartKind::CallGraph => Some(graph(&exp, &dir.join("edges.csv"), &paths)?),
+            _ => None,
         };
-        Ok(Data {
+        let mut data = Data {
             stories,
             graph,
             name: exp.name.clone(),
             description: exp.description.clone(),
             axes,
-            zipped: sweep.zip,
+            zipped,
             policies,
-            formats: exp.output.chart_formats.clone(),
-            charts,
-            rows,
-            columns: table.columns().to_vec(),
+            rows: Vec::new(),
+            text: String::new(),
+            columns: super::columns(kind),
             timeseries,
             outages,
             trigger: exp.recovery_windows().map(|w| w.trigger),
-        })
+        };
+        let shown = match kind.is_bars() {
+            true => super::bars::POINTS,
+            false => finished,
+        };
+        data.read_summary(&dir.join("summary.csv"), finished, shown)?;
+        if data.rows.len() < finished * data.policies.len() {
+            data.description = format!(
+                "{} ({} of the {finished} points, evenly spaced)",
+                exp.description,
+                data.rows.len() / data.policies.len().max(1)
+            );
+        }
+        Ok(data)
+    }
+
+    /// Reads the rows of `summary.csv` at `path`, of `finished` points, keeping `shown` of
+    /// them evenly spaced; each row's configuration and point are checked against the
+    /// manifest's.
+    fn read_summary(&mut self, path: &Path, finished: usize, shown: usize) -> Result<(), Error> {
+        let paths: Vec<String> = self.axes.iter().map(|a| a.path.clone()).collect();
+        let written_columns = summary::columns();
+        // Where each column is in the file, the policy's first: the file's header is checked
+        // to be these columns after one per axis.
+        let at: Vec<usize> = std::iter::once("policy")
+            .chain(self.columns.iter().copied())
+            .map(|c| {
+                let i = written_columns.iter().position(|k| k.name == c);
+                paths.len() + i.expect("a chart reads columns summary.csv has")
+            })
+            .collect();
+        let n = self.policies.len().max(1);
+        self.rows.reserve(finished.min(shown) * n);
+        let mut read = 0usize;
+        let mut failure: Option<String> = None;
+        let header_name = |i: usize| match i.checked_sub(paths.len()) {
+            None => paths[i].clone(),
+            Some(c) => written_columns[c].name.to_string(),
+        };
+        let (axes, zipped, policies) = (&self.axes, self.zipped, &self.policies);
+        let (rows, text) = (&mut self.rows, &mut self.text);
+        CsvTable::each(path, &paths, &written_columns, |line, cells| {
+            let (point, policy) = (read / n, read % n);
+            read += 1;
+            if failure.is_some() {
+                return;
+            }
+            let expected =
+                (axes.iter().enumerate()).map(|(i, a)| &a.values[value_at(axes, zipped, i, point)]);
+            let wrong = std::iter::once(&policies[policy])
+                .chain(expected)
+                .zip(std::iter::once(at[0]).chain(0..paths.len()))
+                .find(|(want, i)| **want != cells[*i]);
+            if let Some((want, i)) = wrong {
+                failure = Some(format!(
+                    "{}: line {line}, column `{}`: `{}` where the manifest's sweep has `{want}`",
+                    path.display(),
+                    header_name(i),
+                    &cells[i],
+                ));
+                return;
+            }
+            if !run::spaced(point, finished, shown) {
+                return;
+            }
+            let start = text.len() as u32;
+            for &i in &at[1..] {
+                text.push_str(&cells[i]);
+                text.push(END);
+            }
+            rows.push(Row {
+                point: point as u32,
+                policy: policy as u32,
+                text: (start, text.len() as u32),
+            });
+        })?;
+        if let Some(why) = failure {
+            return Err(Error::BadOutput(why));
+        }
+        let expected = finished * n;
+        if read != expected {
+            return Err(Error::BadOutput(format!(
+                "{}: {read} rows, but the manifest's {finished} finished points × {} \
+                 configurations make {expected}",
+                path.display(),
+                self.policies.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The value of axis `axis` at `row`'s point, as written in the CSV.
+    pub fn param(&self, row: &Row, axis: usize) -> &str {
+        &self.axes[axis].values[self.value(row, axis)]
+    }
+
+    /// Which of its values axis `axis` takes at `row`'s point.
+    pub fn value(&self, row: &Row, axis: usize) -> usize {
+        value_at(&self.axes, self.zipped, axis, row.point as usize)
+    }
+
+    /// The value of each axis at `row`'s point.
+    pub fn params<'a>(&'a self, row: &Row) -> impl Iterator<Item = &'a str> {
+        let point = row.point as usize;
+        (0..self.axes.len())
+            .map(move |a| self.axes[a].values[value_at(&self.axes, self.zipped, a, point)].as_str())
+    }
+
+    /// The name of `row`'s configuration.
+    pub fn policy(&self, row: &Row) -> &str {
+        &self.policies[row.policy as usize]
     }
 
     /// The value of `column` in `row` as a number; `None` for an empty cell, or one that is not
     /// a finite number (an interval from a single sample is `nan`).
     pub fn number(&self, row: &Row, column: &str) -> Option<f64> {
-        let i = self.columns.iter().position(|c| c == column)?;
-        row.cells
-            .get(i)?
+        self.text(row, column)?
             .parse()
             .ok()
             .filter(|x: &f64| x.is_finite())
     }
 
-    /// The text of `column` in `row`.
-    pub fn text<'a>(&self, row: &'a Row, column: &str) -> Option<&'a str> {
-        let i = self.columns.iter().position(|c| c == column)?;
-        row.cells.get(i).map(String::as_str)
+    /// The text of `column` in `row`. A chart reads only the columns it names
+    /// ([`super::columns`]); any other is a mistake in the chart, which a debug build stops at.
+    pub fn text(&self, row: &Row, column: &str) -> Option<&str> {
+        let i = self.columns.iter().position(|c| *c == column);
+        debug_assert!(
+            i.is_some() || column.is_empty(),
+            "a chart reads `{column}`, which its columns leave out"
+        );
+        let (start, end) = row.text;
+        let cells = &self.text[start as usize..end as usize];
+        Some(cells.split(END).nth(i?).unwrap_or_default())
     }
 
     /// Each configuration's first task (of replication 0) as a block of swimlanes.
@@ -255,8 +356,18 @@ impl Data {
 
     /// The rows of one configuration, in point order.
     pub fn rows_of<'a>(&'a self, policy: &'a str) -> impl Iterator<Item = &'a Row> {
-        self.rows.iter().filter(move |r| r.policy == policy)
+        self.rows.iter().filter(move |r| self.policy(r) == policy)
     }
+}
+
+/// Which value axis `axis` takes at point `point`: the point's own index where the axes are
+/// zipped; in a grid, the last axis varies fastest.
+fn value_at(axes: &[Axis], zipped: bool, axis: usize, point: usize) -> usize {
+    if zipped {
+        return point;
+    }
+    let stride: usize = axes[axis + 1..].iter().map(|a| a.values.len()).product();
+    (point / stride) % axes[axis].values.len()
 }
 
 /// The graph of `exp` in layers, with the rows of `edges.csv` at `path`.

@@ -155,8 +155,8 @@ impl Map<'_> {
         let cells: Vec<(f64, f64, (f64, Vec<String>))> = data
             .rows_of(policy)
             .filter_map(|r| {
-                let x = xs.values.iter().position(|v| *v == r.params[0])? as f64;
-                let y = ys.values.iter().position(|v| *v == r.params[1])? as f64;
+                let x = xs.values.iter().position(|v| *v == data.param(r, 0))? as f64;
+                let y = ys.values.iter().position(|v| *v == data.param(r, 1))? as f64;
                 Some((x, y, self.cell(r)?))
             })
             .collect();

@@ -163,10 +163,14 @@ pub(super) fn side_legend<DB: DrawingBackend>(
     };
     let has_theory = (series.iter()).any(|s| s.marks.iter().any(|m| m.theory.is_some()));
     // The header names only what the chart draws: no theory line, no word of one.
-    let header = if has_theory {
-        "line: theory · mark: measured, 95% CI"
-    } else {
-        "mark: measured, 95% CI"
+    let dense = series.iter().any(|s| s.marks.len() > super::curve::DENSE);
+    let measured = match dense {
+        true => "band: 95% CI · mark: a point measured",
+        false => "mark: measured, 95% CI",
+    };
+    let header = match has_theory {
+        true => format!("line: theory · {measured}"),
+        false => measured.to_string(),
     };
     area.draw(&Text::new(header, (10, 16), text(style::NOTE)))
         .map_err(|e| e.to_string())?;

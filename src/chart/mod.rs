@@ -24,21 +24,32 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::error::Error;
 use crate::experiment::{ChartFormat, ChartKind};
+use crate::output::manifest::Written;
 use crate::story::Story;
 use data::Data;
 use style::FONT;
 
 /// Draws every chart the manifest in `dir` names, in its formats unless `formats` says
-/// otherwise, into `dir/charts/`; returns the files written.
+/// otherwise, into `dir/charts/`; returns the files written. Each chart reads what it draws on
+/// its own, so no more than one chart's data is held at a time.
 pub fn draw_all(dir: &Path, formats: Option<&[ChartFormat]>) -> Result<Vec<PathBuf>, Error> {
     style::register_fonts();
-    let data = Data::read(dir)?;
-    let formats = formats.unwrap_or(&data.formats);
+    let (exp, _, _) = Written::read(dir)?.outline()?;
+    let formats = formats.unwrap_or(&exp.output.chart_formats);
+    // Every file is checked before anything is drawn, so a broken folder gets no chart at all,
+    // not the charts that come before the broken file's: summary.csv once, with the first
+    // chart, and the files only some charts read with those charts.
+    let checked = (exp.output.charts.iter().enumerate())
+        .filter(|&(i, kind)| i == 0 || kind.reads_more_than_the_summary());
+    for (_, &kind) in checked {
+        Data::read(dir, kind)?;
+    }
     let charts = dir.join("charts");
     fs::create_dir_all(&charts)
         .map_err(Error::io(format!("cannot create {}", charts.display())))?;
     let mut written = Vec::new();
-    for &kind in &data.charts {
+    for &kind in &exp.output.charts {
+        let data = Data::read(dir, kind)?;
         let size = match kind {
             ChartKind::Timeline => lanes::size(&data.blocks().map_err(Error::Chart)?),
             _ => style::SIZE,
@@ -50,6 +61,27 @@ pub fn draw_all(dir: &Path, formats: Option<&[ChartFormat]>) -> Result<Vec<PathB
         }
     }
     Ok(written)
+}
+
+/// The `summary.csv` columns chart `kind` reads, which its data keeps of every row.
+fn columns(kind: ChartKind) -> Vec<&'static str> {
+    let recovery = ["recovered", "recovered_share", "time_to_recover_s"];
+    match kind {
+        ChartKind::DuplicateCurve => curve::Measure::Duplicates.reads(),
+        ChartKind::AttemptsCurve => curve::Measure::Attempts.reads(),
+        ChartKind::SuccessCurve => curve::Measure::Success.reads(),
+        ChartKind::WorkCurve => curve::Measure::Work.reads(),
+        ChartKind::MakespanCurve => curve::Measure::Makespan.reads(),
+        ChartKind::Comparison => bars::reads(&bars::COMPARISON),
+        ChartKind::Latency => bars::reads(&bars::LATENCY),
+        ChartKind::Tasks => bars::reads(&bars::TASKS),
+        ChartKind::Grid => grid::MEASURES.iter().map(|m| m.1).collect(),
+        ChartKind::RecoveryMap => (grid::RECOVERY.iter().map(|m| m.1))
+            .chain(recovery)
+            .collect(),
+        ChartKind::Goodput => recovery.to_vec(),
+        ChartKind::Timeline | ChartKind::CallGraph => Vec::new(),
+    }
 }
 
 /// One story as swimlanes, the bytes of an SVG or PNG file.
@@ -170,26 +202,34 @@ fn heading<DB: DrawingBackend>(
     description: &str,
 ) -> Result<DrawingArea<DB, Shift>, String> {
     let (top, body) = root.split_vertically(96);
-    let centered = |size: u32, bold: bool| {
-        let font = if bold {
-            (FONT, size, FontStyle::Bold).into_font()
-        } else {
-            (FONT, size).into_font()
+    let centered = |text: &str, size: u32, bold: bool| -> Result<TextStyle, String> {
+        let font = |size: u32| {
+            let font = match bold {
+                true => (FONT, size, FontStyle::Bold).into_font(),
+                false => (FONT, size).into_font(),
+            };
+            font.into_text_style(&top)
+                .pos(Pos::new(HPos::Center, VPos::Top))
         };
-        font.into_text_style(&top)
-            .pos(Pos::new(HPos::Center, VPos::Top))
+        // A long name (a sweep named for its flags) is set smaller until it fits across.
+        let room = style::SIZE.0 - 40;
+        let (width, _) = (top.estimate_text_size(text, &font(size))).map_err(|e| e.to_string())?;
+        Ok(match width > room {
+            true => font((size * room / width).max(12)),
+            false => font(size),
+        })
     };
     let middle = style::SIZE.0 as i32 / 2;
     top.draw(&Text::new(
         title,
         (middle, 14),
-        centered(style::TITLE, true),
+        centered(title, style::TITLE, true)?,
     ))
     .map_err(|e| e.to_string())?;
     top.draw(&Text::new(
         description,
         (middle, 60),
-        centered(style::NOTE, false),
+        centered(description, style::NOTE, false)?,
     ))
     .map_err(|e| e.to_string())?;
     Ok(body)

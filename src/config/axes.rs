@@ -6,13 +6,15 @@
 //! Paths are those of [`super::path`].
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use toml::{Spanned, Table, Value};
 
 use super::check::{Check, Result};
 use super::path::set;
-use super::{ConfigError, Source, raw, validate};
-use crate::sweep::{Axis, Param, Point, Sweep};
+use super::{ConfigError, Origin, Source, raw, validate};
+use crate::experiment::Experiment;
+use crate::sweep::{Axis, Census, MakePoint, Param, Sweep};
 use crate::time::{DURATION_HELP, Tick};
 
 /// Keys that belong to the whole experiment, not to one point.
@@ -36,8 +38,73 @@ struct Spec {
 
 /// Reads the config's sweep, or makes a one-point sweep of a config without one.
 pub fn sweep(source: &Source, raw: raw::Config) -> Result<Sweep> {
-    let Some(spanned) = &raw.sweep else {
+    let Some(head) = head(source, &raw)? else {
         return Ok(Sweep::single(validate::experiment(source, &raw, 0)?));
+    };
+    let Head {
+        base,
+        zip,
+        doc,
+        specs,
+    } = head;
+    let span = raw.sweep.as_ref().map_or(0..0, Spanned::span);
+    let check = Check { source };
+    let combos = combinations(&check, &specs, zip, span)?;
+    let axes = axes_of(&specs);
+    let maker = Maker {
+        doc,
+        paths: axes.iter().map(|a| a.path.clone()).collect(),
+        name: source.name.clone(),
+        origin: source.origin.clone(),
+    };
+    // Every point is made and checked here, so a mistake at any of them is found before
+    // anything runs; what the run needs of it is counted, and the point dropped.
+    let mut census = Census::default();
+    for combo in combos {
+        let params: Vec<Param> = (specs.iter().zip(&combo))
+            .map(|(s, &v)| s.values[v].0.clone())
+            .collect();
+        let experiment = maker
+            .try_make(&params, specs.len())
+            .map_err(|inner| blame(source, &specs, &combo, &inner))?;
+        census.add(&experiment);
+    }
+    Ok(Sweep::new(base, axes, zip, census, Arc::new(maker)))
+}
+
+/// The sweep as a config declares it, before its points are made: the config as written,
+/// checked, its axes and mode.
+struct Head {
+    base: Experiment,
+    zip: bool,
+    /// The config's table without its sweep, which each point's values are set in.
+    doc: Table,
+    specs: Vec<Spec>,
+}
+
+/// The experiment, axes and mode of a config's sweep without making its points: what a chart
+/// needs of a manifest's config, which ran, so its points were checked then. A config without
+/// a sweep has no axes.
+pub fn outline(source: &Source, raw: raw::Config) -> Result<(Experiment, Vec<Axis>, bool)> {
+    Ok(match head(source, &raw)? {
+        None => (validate::experiment(source, &raw, 0)?, Vec::new(), false),
+        Some(head) => (head.base, axes_of(&head.specs), head.zip),
+    })
+}
+
+fn axes_of(specs: &[Spec]) -> Vec<Axis> {
+    (specs.iter())
+        .map(|s| Axis {
+            path: s.path.clone(),
+            values: s.values.iter().map(|(p, _)| p.clone()).collect(),
+        })
+        .collect()
+}
+
+/// Reads and checks a config's sweep up to its points; `None` for a config without one.
+fn head(source: &Source, raw: &raw::Config) -> Result<Option<Head>> {
+    let Some(spanned) = &raw.sweep else {
+        return Ok(None);
     };
     let check = Check { source };
     let spec = spanned.get_ref();
@@ -51,7 +118,7 @@ pub fn sweep(source: &Source, raw: raw::Config) -> Result<Sweep> {
         );
     }
     // The config as written is checked first, so its own mistakes are placed where they are.
-    let mut base = validate::experiment(source, &raw, listed.len())?;
+    let mut base = validate::experiment(source, raw, listed.len())?;
     let zip = match &spec.mode {
         None => false,
         Some(m) => check.choice(m, "sweep.mode", &[("grid", false), ("zip", true)])?,
@@ -81,44 +148,44 @@ pub fn sweep(source: &Source, raw: raw::Config) -> Result<Sweep> {
         specs.push(spec);
     }
 
-    let combos = combinations(&check, &specs, zip, spanned.span())?;
-    let mut points = Vec::with_capacity(combos.len());
-    for combo in combos {
-        let mut point_doc = doc.clone();
-        for (spec, &v) in specs.iter().zip(&combo) {
-            set(&mut point_doc, &spec.path, &spec.values[v].0.0).expect("paths checked above");
-        }
-        let point_source = Source {
-            name: source.name.clone(),
-            text: toml::to_string(&point_doc).expect("a TOML table serializes"),
-            origin: source.origin.clone(),
-        };
-        let mut experiment = super::parse(&point_source)
-            .and_then(|raw| validate::experiment(&point_source, &raw, specs.len()))
-            .map_err(|inner| blame(source, &specs, &combo, &inner))?;
-        experiment.replications = replications;
-        points.push(Point {
-            params: specs
-                .iter()
-                .zip(&combo)
-                .map(|(s, &v)| s.values[v].0.clone())
-                .collect(),
-            experiment,
-        });
-    }
-    Ok(Sweep {
+    Ok(Some(Head {
         base,
-        axes: specs
-            .into_iter()
-            .map(|s| Axis {
-                path: s.path,
-                values: s.values.into_iter().map(|(p, _)| p).collect(),
-            })
-            .collect(),
         zip,
-        points,
-        changes: Vec::new(),
-    })
+        doc,
+        specs,
+    }))
+}
+
+/// Makes a sweep's points: the config without its sweep, each axis's value set at its path,
+/// then read and validated as any config is.
+#[derive(Debug)]
+struct Maker {
+    doc: Table,
+    paths: Vec<String>,
+    name: String,
+    origin: Origin,
+}
+
+impl Maker {
+    fn try_make(&self, params: &[Param], axes: usize) -> Result<Experiment> {
+        let mut doc = self.doc.clone();
+        for (path, value) in self.paths.iter().zip(params) {
+            set(&mut doc, path, &value.0).expect("paths checked when the sweep was read");
+        }
+        let source = Source {
+            name: self.name.clone(),
+            text: toml::to_string(&doc).expect("a TOML table serializes"),
+            origin: self.origin.clone(),
+        };
+        super::parse(&source).and_then(|raw| validate::experiment(&source, &raw, axes))
+    }
+}
+
+impl MakePoint for Maker {
+    fn make(&self, params: &[Param]) -> Experiment {
+        self.try_make(params, self.paths.len())
+            .expect("every point was checked when the sweep was read")
+    }
 }
 
 fn axis_spec(check: &Check, axis: &Spanned<raw::Axis>, at: &str, earlier: &[Spec]) -> Result<Spec> {

@@ -183,9 +183,6 @@ pub fn apply(source: &Source, changes: &[Change]) -> Result<Sweep, ConfigError> 
     }
     let name = folder_name(&sweep.base.name, &names);
     sweep.base.name.clone_from(&name);
-    for p in &mut sweep.points {
-        p.experiment.name.clone_from(&name);
-    }
     sweep.changes = changes.iter().map(ToString::to_string).collect();
     Ok(sweep)
 }

@@ -127,6 +127,14 @@ impl Source {
         axes::sweep(self, parse(self)?)
     }
 
+    /// The experiment, axes and mode of the config's sweep, its points not made (see
+    /// [`axes::outline`]).
+    pub fn outline(
+        &self,
+    ) -> Result<(crate::experiment::Experiment, Vec<crate::sweep::Axis>, bool), ConfigError> {
+        axes::outline(self, parse(self)?)
+    }
+
     /// The sweep with the command line's changes made (see [`Change`]), named for them.
     pub fn changed(&self, changes: &[Change]) -> Result<Sweep, ConfigError> {
         changes::apply(self, changes)

@@ -53,6 +53,24 @@ impl ChartKind {
         ChartKind::CallGraph,
     ];
 
+    /// Whether the chart draws bars, a group per point: a sweep of many points shows a few of
+    /// them, evenly spaced.
+    pub fn is_bars(self) -> bool {
+        matches!(
+            self,
+            ChartKind::Comparison | ChartKind::Latency | ChartKind::Tasks
+        )
+    }
+
+    /// Whether the chart reads a file beside `summary.csv` and the manifest: the time series,
+    /// the traces or the edges.
+    pub fn reads_more_than_the_summary(self) -> bool {
+        matches!(
+            self,
+            ChartKind::Goodput | ChartKind::Timeline | ChartKind::CallGraph
+        )
+    }
+
     /// The name in configs, and the chart's file stem.
     pub fn name(self) -> &'static str {
         match self {

@@ -62,8 +62,20 @@ const EXACT_T_UP_TO: u64 = 1000;
 pub fn t_quantile(level: f64, df: u64) -> f64 {
     let p = 0.5 + level / 2.0;
     if df <= EXACT_T_UP_TO {
-        let t = StudentsT::new(0.0, 1.0, df as f64).expect("df ≥ 1 is a valid t distribution");
-        return t.inverse_cdf(p);
+        // statrs inverts the t distribution by search, a few microseconds; a table asks for
+        // the same level and df row after row, so the last answer is kept.
+        thread_local! {
+            static LAST: std::cell::Cell<(u64, u64, f64)> = const { std::cell::Cell::new((0, 0, 0.0)) };
+        }
+        let key = (level.to_bits(), df);
+        let (bits, last_df, t) = LAST.get();
+        if (bits, last_df) == key {
+            return t;
+        }
+        let dist = StudentsT::new(0.0, 1.0, df as f64).expect("df ≥ 1 is a valid t distribution");
+        let t = dist.inverse_cdf(p);
+        LAST.set((key.0, key.1, t));
+        return t;
     }
     let x = statrs::distribution::Normal::standard().inverse_cdf(p);
     let x2 = x * x;

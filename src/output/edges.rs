@@ -32,7 +32,7 @@ pub fn columns() -> Vec<Column> {
 
 /// Whether any point of `sweep` has a measured graph: a service, or a fallback.
 pub fn wanted(sweep: &Sweep) -> bool {
-    (sweep.points.iter()).any(|p| p.experiment.graph.is_measured())
+    sweep.census.graph
 }
 
 /// What one configuration's calls did on one edge, per top-level intent.

@@ -8,11 +8,12 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 use toml::{Table, Value};
 
-use crate::config::{Source, resolved};
+use crate::config::{ConfigError, Source, resolved};
 use crate::error::Error;
+use crate::experiment::Experiment;
 use crate::metrics::recovery::{SMOOTHING, WITHIN, Windows};
 use crate::run::Results;
-use crate::sweep::Sweep;
+use crate::sweep::{Axis, Sweep};
 use crate::time::Tick;
 
 pub fn write(results: &Results, source: &Source, files: &[String], path: &Path) -> io::Result<()> {
@@ -34,8 +35,8 @@ pub fn write(results: &Results, source: &Source, files: &[String], path: &Path) 
         "replications".into(),
         Value::Integer(exp.replications as i64),
     );
-    m.insert("points".into(), count(results.sweep.points.len()));
-    m.insert("points_finished".into(), count(results.points.len()));
+    m.insert("points".into(), count(results.sweep.len()));
+    m.insert("points_finished".into(), count(results.finished));
     m.insert("complete".into(), results.complete().into());
     m.insert(
         "files".into(),
@@ -92,18 +93,33 @@ impl Written {
 
     /// The sweep that ran, read from the `[resolved]` table by the reader that read its config.
     pub fn sweep(&self) -> Result<Sweep, Error> {
+        self.resolved()?.sweep().map_err(|e| self.bad_resolved(&e))
+    }
+
+    /// The experiment, axes and mode of the sweep that ran, its points not made again: what
+    /// the charts need.
+    pub fn outline(&self) -> Result<(Experiment, Vec<Axis>, bool), Error> {
+        self.resolved()?
+            .outline()
+            .map_err(|e| self.bad_resolved(&e))
+    }
+
+    /// The `[resolved]` table as a config's text: read again as text, so its errors are told by
+    /// key, not by line.
+    fn resolved(&self) -> Result<Source, Error> {
         let resolved = (self.table.get("resolved"))
             .and_then(Value::as_table)
             .ok_or_else(|| self.bad("no [resolved] table"))?;
-        // The table is read again as text, so its errors are told by key, not by line.
         let name = format!("{} [resolved]", self.path.display());
-        Source::resolved(&name, resolved).sweep().map_err(|e| {
-            let allowed = (e.allowed.as_ref()).map_or(String::new(), |a| format!("; allowed: {a}"));
-            let key = if e.path.is_empty() { "" } else { " " };
-            self.bad(&format!(
-                "[resolved]{key}{}: {}{allowed}",
-                e.path, e.message
-            ))
-        })
+        Ok(Source::resolved(&name, resolved))
+    }
+
+    fn bad_resolved(&self, e: &ConfigError) -> Error {
+        let allowed = (e.allowed.as_ref()).map_or(String::new(), |a| format!("; allowed: {a}"));
+        let key = if e.path.is_empty() { "" } else { " " };
+        self.bad(&format!(
+            "[resolved]{key}{}: {}{allowed}",
+            e.path, e.message
+        ))
     }
 }

@@ -107,7 +107,7 @@ impl Writer {
         };
         let mut chosen: Vec<Box<dyn Export>> = vec![
             Box::new(summary::Summary {
-                comparisons: crate::verdict::comparisons(sweep),
+                comparisons: sweep.census.comparisons,
             }),
             Box::new(runs::Runs),
             Box::new(tools::Tools),
@@ -120,7 +120,7 @@ impl Writer {
         }
         if edges::wanted(sweep) {
             chosen.push(Box::new(edges::Edges {
-                comparisons: crate::verdict::edge_comparisons(sweep),
+                comparisons: sweep.census.edge_comparisons,
             }));
         }
         if timeseries::ReplicaTimeseries::wanted(sweep) {

@@ -25,7 +25,7 @@ pub fn columns() -> Vec<Column> {
 
 /// Whether any point of `sweep` has a tool with replicas.
 pub fn wanted(sweep: &Sweep) -> bool {
-    (sweep.points.iter()).any(|p| p.experiment.tools.iter().any(|t| !t.replicas.is_empty()))
+    sweep.census.replicas
 }
 
 /// The rows of one point: each configuration's tools with replicas, in the order the config

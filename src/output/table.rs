@@ -19,6 +19,22 @@ impl CsvTable {
     /// Reads `path`, which must have one column per swept key (named by its path) and then
     /// `expected`.
     pub fn read(path: &Path, axes: &[String], expected: &[Column]) -> Result<CsvTable, Error> {
+        let mut rows = Vec::new();
+        let columns = CsvTable::each(path, axes, expected, |line, cells| {
+            rows.push((line, cells.iter().map(String::from).collect()));
+        })?;
+        Ok(CsvTable { columns, rows })
+    }
+
+    /// Checks `path` as [`CsvTable::read`] does, handing each row to `row` with its file line
+    /// as it is read, and keeping none: a reader that needs a few columns of a large file holds
+    /// only those. Returns the header.
+    pub fn each(
+        path: &Path,
+        axes: &[String],
+        expected: &[Column],
+        mut row: impl FnMut(u64, &csv::StringRecord),
+    ) -> Result<Vec<String>, Error> {
         let bad = |why: String| Error::BadOutput(format!("{}: {why}", path.display()));
         let mut reader = csv::ReaderBuilder::new()
             .flexible(true)
@@ -31,15 +47,16 @@ impl CsvTable {
             .map(String::from)
             .collect();
         let kinds = expect_columns(&columns, axes, expected).map_err(bad)?;
-        let mut rows = Vec::new();
-        for record in reader.records() {
-            let record = record.map_err(|e| bad(e.to_string()))?;
+        let mut record = csv::StringRecord::new();
+        while reader
+            .read_record(&mut record)
+            .map_err(|e| bad(e.to_string()))?
+        {
             let line = record.position().map_or(0, |p| p.line());
-            let cells: Vec<String> = record.iter().map(String::from).collect();
-            check_cells(&cells, &columns, &kinds, line).map_err(bad)?;
-            rows.push((line, cells));
+            check_cells(&record, &columns, &kinds, line).map_err(bad)?;
+            row(line, &record);
         }
-        Ok(CsvTable { columns, rows })
+        Ok(columns)
     }
 
     /// The header, as read.
@@ -97,7 +114,7 @@ fn expect_columns(
 
 /// Whether every cell of the row on file line `line` has its column's type.
 fn check_cells(
-    cells: &[String],
+    cells: &csv::StringRecord,
     columns: &[String],
     kinds: &[Kind],
     line: u64,

@@ -6,7 +6,14 @@ use std::io;
 use super::pool::{Jobs, Sink};
 use super::{Observer, PointResult, PolicyResult};
 use crate::sim::{Job, RunResult};
-use crate::sweep::Sweep;
+use crate::sweep::{Point, Sweep};
+
+/// What a fold produced, which with its sweep makes the [`super::Results`].
+pub struct Folded {
+    pub finished: usize,
+    pub kept: Vec<(Point, PointResult)>,
+    pub events: u64,
+}
 
 /// The results of a sweep as its runs come in, in job order: from the worker pool, or from the
 /// shards a sweep was split into.
@@ -14,7 +21,11 @@ pub struct Fold<'a, O> {
     sweep: &'a Sweep,
     jobs: Jobs,
     current: PointResult,
-    points: Vec<PointResult>,
+    /// Points finished, from the first.
+    finished: usize,
+    /// The finished points kept for the printed table ([`super::kept`]).
+    kept: Vec<(Point, PointResult)>,
+    events: u64,
     observer: &'a mut O,
 }
 
@@ -24,7 +35,9 @@ impl<'a, O: Observer> Fold<'a, O> {
             sweep,
             jobs: Jobs::new(sweep),
             current: PointResult::default(),
-            points: Vec::new(),
+            finished: 0,
+            kept: Vec::new(),
+            events: 0,
             observer,
         }
     }
@@ -39,15 +52,19 @@ impl<'a, O: Observer> Fold<'a, O> {
         self.jobs.get(index)
     }
 
-    /// The finished points, in order.
-    pub fn into_points(self) -> Vec<PointResult> {
-        self.points
+    /// What the runs folded in produced, once every run is in (or the run stopped).
+    pub fn into_folded(self) -> Folded {
+        Folded {
+            finished: self.finished,
+            kept: self.kept,
+            events: self.events,
+        }
     }
 
-    /// Folds in the run of job `index`, the next in job order.
-    pub fn add(&mut self, index: u64, job: Job, run: &RunResult) -> io::Result<()> {
-        let point = &self.sweep.points[job.point];
+    /// Folds in the run of job `index` at `point`, the next in job order.
+    pub fn add(&mut self, index: u64, job: Job, point: &Point, run: &RunResult) -> io::Result<()> {
         self.observer.run_done(point, job, index, run)?;
+        self.events += run.events;
         let exp = &point.experiment;
         let policies = &mut self.current.policies;
         if policies.len() <= job.policy {
@@ -60,8 +77,11 @@ impl<'a, O: Observer> Fold<'a, O> {
                 p.finish(exp, policy);
             }
             let handed = self.observer.point_done(job.point, point, &result);
-            result.policies.iter_mut().for_each(PolicyResult::shed);
-            self.points.push(result);
+            self.finished += 1;
+            if super::kept(job.point, self.sweep.len()) {
+                result.policies.iter_mut().for_each(PolicyResult::shed);
+                self.kept.push((point.clone(), result));
+            }
             handed?;
         }
         Ok(())
@@ -73,7 +93,7 @@ impl<O: Observer> Sink for Fold<'_, O> {
         self.observer.job_done(done, total);
     }
 
-    fn take(&mut self, index: u64, job: Job, run: RunResult) -> io::Result<()> {
-        self.add(index, job, &run)
+    fn take(&mut self, index: u64, job: Job, point: &Point, run: RunResult) -> io::Result<()> {
+        self.add(index, job, point, &run)
     }
 }

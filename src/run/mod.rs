@@ -2,6 +2,7 @@
 //! gathered in job order and aggregated serially, so the thread count never shows in a result.
 
 mod fold;
+mod live;
 mod pool;
 
 use std::io;
@@ -19,7 +20,7 @@ use crate::sim::{Job, RunResult};
 use crate::sweep::{Point, Sweep};
 use crate::theory::{self, ClosedForms};
 use crate::time::Tick;
-pub use fold::Fold;
+pub use fold::{Fold, Folded};
 pub use pool::{Jobs, Share, Sink, execute};
 
 /// The result of one configuration over all its replications, folded in replication order as
@@ -182,32 +183,76 @@ pub struct PointResult {
     pub policies: Vec<PolicyResult>,
 }
 
-/// Everything a sweep produced.
+/// Everything a sweep produced that outlives its files: what the printed table shows.
 #[derive(Clone, Debug)]
 pub struct Results {
     pub sweep: Sweep,
-    /// The finished points, in order: all of them unless the run was interrupted.
-    pub points: Vec<PointResult>,
+    /// How many points finished, from the first: all of them unless the run was interrupted.
+    pub finished: usize,
+    /// The finished points kept beside their results, in order ([`kept`] says which).
+    pub kept: Vec<(Point, PointResult)>,
+    /// Events processed by all finished runs.
+    pub events: u64,
+}
+
+/// Points a run keeps, at most, for the printed table: every point of a sweep that has no more,
+/// evenly spaced ones (the first and last among them) of a larger one. The files hold every
+/// point; what a run keeps stays the same size whatever the number of points.
+pub const KEPT: usize = 50;
+
+/// Whether point `index` of a sweep of `len` points is kept.
+pub fn kept(index: usize, len: usize) -> bool {
+    spaced(index, len, KEPT)
+}
+
+/// Whether point `index` is among `most` evenly spaced points of `len`, the first and last
+/// among them; every point is, where there are no more than `most`.
+pub fn spaced(index: usize, len: usize, most: usize) -> bool {
+    if len <= most {
+        return true;
+    }
+    if most < 2 {
+        return index == 0 && most == 1;
+    }
+    // The points are k (len − 1) / (most − 1), rounded down, for k = 0 … most − 1.
+    let (span, step) = ((len - 1) as u128, (most - 1) as u128);
+    let k = (index as u128 * step).div_ceil(span);
+    k * span / step == index as u128
 }
 
 impl Results {
+    pub fn new(sweep: Sweep, folded: Folded) -> Results {
+        Results {
+            sweep,
+            finished: folded.finished,
+            kept: folded.kept,
+            events: folded.events,
+        }
+    }
+
     /// Whether every point ran.
     pub fn complete(&self) -> bool {
-        self.points.len() == self.sweep.points.len()
+        self.finished == self.sweep.len()
     }
 
-    /// The finished points beside their results.
+    /// The kept points beside their results.
     pub fn finished(&self) -> impl Iterator<Item = (&Point, &PointResult)> {
-        self.sweep.points.iter().zip(&self.points)
+        self.kept.iter().map(|(p, r)| (p, r))
     }
 
-    /// Events processed by all finished runs.
-    pub fn events(&self) -> u64 {
-        self.points
-            .iter()
-            .flat_map(|p| &p.policies)
-            .map(|p| p.events)
-            .sum()
+    /// The result of point `index`, where the run kept it (every point of a sweep of up to
+    /// [`KEPT`]; an observer sees every one as it finishes).
+    pub fn point(&self, index: usize) -> Option<&PointResult> {
+        let at = self
+            .kept
+            .binary_search_by_key(&index, |(p, _)| p.index)
+            .ok()?;
+        Some(&self.kept[at].1)
+    }
+
+    /// Whether the kept points are every finished point.
+    pub fn keeps_all(&self) -> bool {
+        self.kept.len() == self.finished
     }
 }
 
@@ -277,6 +322,32 @@ impl Observer for () {}
 pub fn jobs(sweep: Sweep, options: &Options, observer: &mut impl Observer) -> io::Result<Results> {
     let mut fold = Fold::new(&sweep, observer);
     pool::execute(&sweep, Share::ALL, options, &mut fold)?;
-    let points = fold.into_points();
-    Ok(Results { sweep, points })
+    let folded = fold.into_folded();
+    Ok(Results::new(sweep, folded))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Evenly spaced points: exactly `most` of them, the first and the last among them, and
+    /// every point of a sweep that has no more.
+    #[test]
+    fn spaced_points_are_as_many_as_asked_first_and_last_included() {
+        for len in [1, 2, 11, 12, 13, 50, 51, 99, 10_000, 100_000] {
+            for most in [1, 2, 12, KEPT] {
+                let chosen: Vec<usize> = (0..len).filter(|&i| spaced(i, len, most)).collect();
+                assert_eq!(chosen.len(), len.min(most), "{len} points, {most}");
+                assert_eq!(chosen[0], 0);
+                if most > 1 {
+                    assert_eq!(*chosen.last().unwrap(), len - 1, "{len} points, {most}");
+                }
+            }
+        }
+        // Gaps differ by one point at most.
+        let chosen: Vec<usize> = (0..10_000).filter(|&i| kept(i, 10_000)).collect();
+        let gaps: Vec<usize> = chosen.windows(2).map(|w| w[1] - w[0]).collect();
+        let (lo, hi) = (gaps.iter().min().unwrap(), gaps.iter().max().unwrap());
+        assert!(hi - lo <= 1, "{lo}..{hi}");
+    }
 }

@@ -6,6 +6,7 @@ use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, mpsc};
 
+use super::live::Live;
 use super::{Options, Traces};
 use crate::sim::{self, Job, RunResult};
 use crate::sweep::{Point, Sweep};
@@ -15,21 +16,19 @@ use crate::sweep::{Point, Sweep};
 pub struct Jobs {
     /// Where each point's jobs end.
     pub ends: Vec<u64>,
-    /// Replications of each point.
-    replications: Vec<u64>,
+    /// Replications at every point.
+    replications: u64,
 }
 
 impl Jobs {
     pub fn new(sweep: &Sweep) -> Jobs {
-        let mut end = 0u64;
-        let mut ends = Vec::with_capacity(sweep.points.len());
-        let mut replications = Vec::with_capacity(sweep.points.len());
-        for p in &sweep.points {
-            let exp = &p.experiment;
-            end = end.saturating_add((exp.policies.len() as u64).saturating_mul(exp.replications));
-            ends.push(end);
-            replications.push(exp.replications);
-        }
+        let replications = sweep.base.replications;
+        let ends = (sweep.census.policies.iter())
+            .scan(0u64, |end, &policies| {
+                *end = end.saturating_add(u64::from(policies).saturating_mul(replications));
+                Some(*end)
+            })
+            .collect();
         Jobs { ends, replications }
     }
 
@@ -43,7 +42,7 @@ impl Jobs {
         self.ends.get(point)?;
         let start = if point == 0 { 0 } else { self.ends[point - 1] };
         let offset = index - start;
-        let reps = self.replications[point];
+        let reps = self.replications;
         Some(Job {
             point,
             policy: (offset / reps) as usize,
@@ -86,8 +85,8 @@ impl Share {
 pub trait Sink {
     /// A job finished; `done` of `total` have (the share's count, not the sweep's).
     fn job_done(&mut self, done: u64, total: u64);
-    /// Takes job `index`'s run; an error stops the pool.
-    fn take(&mut self, index: u64, job: Job, run: RunResult) -> io::Result<()>;
+    /// Takes job `index`'s run, at `point`; an error stops the pool.
+    fn take(&mut self, index: u64, job: Job, point: &Point, run: RunResult) -> io::Result<()>;
 }
 
 /// How far ahead of the oldest run not yet taken a worker may start one, in jobs per worker
@@ -135,6 +134,7 @@ pub fn execute(
     let total = share.len(jobs.total());
     let size = batch(total, workers);
     let ahead = workers * AHEAD_PER_WORKER.max(2 * size);
+    let live = Live::new(sweep);
     let stop = AtomicBool::new(false);
     let stopping = || {
         stop.load(Ordering::Relaxed) || options.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
@@ -150,7 +150,7 @@ pub fn execute(
             pool.scope(|s| {
                 for _ in 0..workers {
                     let tx = tx.clone();
-                    let (jobs, taken, next) = (&jobs, &taken, &next);
+                    let (jobs, taken, next, live) = (&jobs, &taken, &next, &live);
                     s.spawn(move |_| {
                         let tx = tx;
                         while !stopping() {
@@ -171,7 +171,8 @@ pub fn execute(
                                 .map(|k| {
                                     let index = share.nth(k);
                                     let job = jobs.get(index).expect("a share's jobs exist");
-                                    (k, run_job(sweep, job, options, index))
+                                    let point = live.get(job.point);
+                                    (k, run_job(&point, job, options, index))
                                 })
                                 .collect();
                             if tx.send(runs).is_err() {
@@ -203,7 +204,7 @@ pub fn execute(
             // Hand on every run that is next in line, then tell the workers once.
             let before = next_taken;
             if failure.is_none()
-                && let Err(e) = hand_on(&mut waiting, &mut next_taken, (share, &jobs), sink)
+                && let Err(e) = hand_on(&mut waiting, &mut next_taken, (share, &jobs, &live), sink)
             {
                 stop.store(true, Ordering::Relaxed);
                 failure = Some(e);
@@ -224,13 +225,14 @@ pub fn execute(
 fn hand_on(
     waiting: &mut BTreeMap<u64, RunResult>,
     next: &mut u64,
-    (share, jobs): (Share, &Jobs),
+    (share, jobs, live): (Share, &Jobs, &Live),
     sink: &mut impl Sink,
 ) -> io::Result<()> {
     while let Some(run) = waiting.remove(next) {
         let index = share.nth(*next);
         let job = jobs.get(index).expect("a job that ran exists");
-        sink.take(index, job, run)?;
+        live.release_before(job.point);
+        sink.take(index, job, &live.get(job.point), run)?;
         *next += 1;
     }
     Ok(())
@@ -248,22 +250,26 @@ fn execute_inline(
 ) -> io::Result<()> {
     let jobs = Jobs::new(sweep);
     let total = share.len(jobs.total());
+    let mut point: Option<Point> = None;
     for k in 0..total {
         if options.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             break;
         }
         let index = share.nth(k);
         let job = jobs.get(index).expect("a share's jobs exist");
-        let run = run_job(sweep, job, options, index)?;
+        let at = match &mut point {
+            Some(p) if p.index == job.point => p,
+            slot => slot.insert(sweep.point(job.point)),
+        };
+        let run = run_job(at, job, options, index)?;
         sink.job_done(k + 1, total);
-        sink.take(index, job, run)?;
+        sink.take(index, job, at, run)?;
     }
     Ok(())
 }
 
-/// Runs job `index` of `sweep`, with its trace where the run keeps them.
-fn run_job(sweep: &Sweep, job: Job, options: &Options, index: u64) -> io::Result<RunResult> {
-    let point = &sweep.points[job.point];
+/// Runs job `index` at `point`, with its trace where the run keeps them.
+fn run_job(point: &Point, job: Job, options: &Options, index: u64) -> io::Result<RunResult> {
     match options.traces {
         None => Ok(sim::totals(&point.experiment, job)),
         Some(traces) => run_traced(point, job, traces, index),
@@ -301,7 +307,7 @@ mod tests {
             assert!(done <= total);
             self.1 = done;
         }
-        fn take(&mut self, index: u64, job: Job, run: RunResult) -> io::Result<()> {
+        fn take(&mut self, index: u64, job: Job, _: &Point, run: RunResult) -> io::Result<()> {
             self.0.push((index, job, run));
             Ok(())
         }

@@ -66,6 +66,15 @@ fn broken_output_folders_are_refused_by_plot() {
             vec!["summary.csv: column 1 is `policy`, expected `experiment`".into()],
         ),
         (
+            "a configuration the manifest does not name",
+            "summary.csv",
+            format!("{header}\n{}\n", with_cell(&row, 1, "q")),
+            vec![
+                "summary.csv: line 2, column `policy`: `q` where the manifest's sweep has `p`"
+                    .into(),
+            ],
+        ),
+        (
             "a row too many",
             "summary.csv",
             format!("{header}\n{row}\n{row}\n"),
@@ -92,30 +101,42 @@ fn broken_output_folders_are_refused_by_plot() {
     ];
     assert!(manifest.contains("charts = [\"comparison\"]"), "{manifest}");
     for (label, file, content, says) in cases {
-        let dir = tmp.path().join("broken");
-        if dir.exists() {
-            fs::remove_dir_all(&dir).unwrap();
-        }
-        fs::create_dir(&dir).unwrap();
-        for entry in fs::read_dir(&good).unwrap() {
-            let entry = entry.unwrap();
-            fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
-        }
-        fs::write(dir.join(file), content).unwrap();
-        let before = files(&dir);
-        let out = retrysim(&["plot", "broken"], tmp.path());
-        let err = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{label}: {err}");
-        for phrase in &says {
-            assert!(
-                err.contains(phrase.as_str()),
-                "{label}: no {phrase:?} in\n{err}"
-            );
-        }
-        assert!(!err.contains("panicked"), "{label}: {err}");
-        assert_eq!(files(&dir), before, "{label}: plot wrote something");
-        assert!(!dir.join("charts").exists(), "{label}: a chart folder");
+        refused(tmp.path(), &good, (label, file, &content), &says);
     }
+}
+
+/// `good` copied to `root/broken` with `file` replaced by `content` is refused by `plot` with
+/// exit 2 and every phrase of `says`, and nothing written.
+fn refused(
+    root: &std::path::Path,
+    good: &std::path::Path,
+    case: (&str, &str, &str),
+    says: &[String],
+) {
+    let (label, file, content) = case;
+    let dir = root.join("broken");
+    if dir.exists() {
+        fs::remove_dir_all(&dir).unwrap();
+    }
+    fs::create_dir(&dir).unwrap();
+    for entry in fs::read_dir(good).unwrap() {
+        let entry = entry.unwrap();
+        fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
+    }
+    fs::write(dir.join(file), content).unwrap();
+    let before = files(&dir);
+    let out = retrysim(&["plot", "broken"], root);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{label}: {err}");
+    for phrase in says {
+        assert!(
+            err.contains(phrase.as_str()),
+            "{label}: no {phrase:?} in\n{err}"
+        );
+    }
+    assert!(!err.contains("panicked"), "{label}: {err}");
+    assert_eq!(files(&dir), before, "{label}: plot wrote something");
+    assert!(!dir.join("charts").exists(), "{label}: a chart folder");
 }
 
 /// Every number retrysim writes is finite, so `plot` refuses `nan` and `inf` in any numeric

@@ -58,7 +58,7 @@ fn a_set_changes_one_key_and_names_the_run_for_it() {
             set("workload.tasks=25"),
         ])
         .unwrap();
-    let exp = &sweep.points[0].experiment;
+    let exp = &sweep.point(0).experiment;
     assert_eq!(exp.name, "c+seed=7+reply_loss=0.3+tasks=25");
     assert_eq!(sweep.base.name, exp.name);
     assert_eq!((exp.seed, exp.workload.tasks), (7, Some(25)));
@@ -95,7 +95,7 @@ fn a_scan_makes_a_one_axis_sweep() {
         .unwrap();
     let attempts: Vec<String> = list.axes[0].values.iter().map(Param::to_string).collect();
     assert_eq!(attempts, ["1", "2", "5"]);
-    assert_eq!(list.points.len(), 3);
+    assert_eq!(list.len(), 3);
 }
 
 #[test]
@@ -178,7 +178,7 @@ fn a_swept_config_is_pinned_by_set_and_not_scanned_again() {
         .changed(&[set("tool.t.reply_loss=0.3")])
         .unwrap();
     assert!(pinned.axes.is_empty());
-    assert_eq!(pinned.points.len(), 1);
+    assert_eq!(pinned.len(), 1);
     let charts: Vec<&str> = pinned.base.output.charts.iter().map(|c| c.name()).collect();
     assert_eq!(charts, ["comparison"]);
 }

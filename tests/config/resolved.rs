@@ -36,7 +36,7 @@ fn the_resolved_config_reads_back_to_the_same_sweep() {
                 "{}",
                 path.display()
             );
-            assert_eq!(manifest.points.len(), sweep.points.len());
+            assert_eq!(manifest.len(), sweep.len());
             checked += 1;
         }
     }

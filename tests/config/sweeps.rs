@@ -17,8 +17,7 @@ fn sweep(sweep: &str) -> Result<retrysim::sweep::Sweep, String> {
 
 /// Each point's parameters, as the CSV would show them.
 fn params(s: &retrysim::sweep::Sweep) -> Vec<Vec<String>> {
-    s.points
-        .iter()
+    s.points()
         .map(|p| p.params.iter().map(ToString::to_string).collect())
         .collect()
 }
@@ -40,7 +39,7 @@ fn a_grid_crosses_axes_with_the_last_varying_fastest() {
         vec!["0.2", "9"],
     ];
     assert_eq!(params(&s), want);
-    let p = &s.points[4].experiment;
+    let p = &s.point(4).experiment;
     assert_eq!(p.tools[0].faults.reply_loss, 0.2);
     assert_eq!(p.tools[1].faults.reply_loss, 0.0, "only the named tool");
     assert_eq!(p.workload.clients, 5);
@@ -57,7 +56,7 @@ fn zipped_axes_pair_their_values_and_must_be_as_long() {
     let s = sweep(&format!("[sweep]\nmode = \"zip\"\n{axes}")).unwrap();
     assert_eq!(params(&s), vec![vec!["0.1", "0.3"], vec!["0.2", "0.4"]]);
     // Without a tool name the key is set on every tool.
-    for t in &s.points[1].experiment.tools {
+    for t in &s.point(1).experiment.tools {
         assert_eq!((t.faults.request_loss, t.faults.reply_loss), (0.2, 0.4));
     }
     let e = sweep(&format!(
@@ -103,7 +102,7 @@ fn a_path_may_add_a_key_or_table_the_config_left_out() {
     )
     .unwrap();
     assert_eq!(
-        s.points[1].experiment.policies[0].backoff.initial_delay,
+        s.point(1).experiment.policies[0].backoff.initial_delay,
         retrysim::time::Tick(2_000)
     );
 }
@@ -159,4 +158,31 @@ fn bad_sweeps_point_at_the_path_or_value_at_fault() {
         &e,
         &["output.charts", "needs a sweep of 2 axes", "comparison"],
     );
+}
+
+/// A sweep keeps no point: each is made from the config when asked for, and what the command
+/// line changes on the base (the seed, traces, the folder's name) reaches every one of them.
+#[test]
+fn points_are_made_with_the_bases_seed_name_and_traces() {
+    let mut s = sweep(
+        "[sweep]\n\
+         [[sweep.axis]]\npath = \"tool.t.reply_loss\"\nvalues = [0.1, 0.2, 0.3]\n\
+         [[sweep.axis]]\npath = \"workload.clients\"\nvalues = [1, 4]\n",
+    )
+    .unwrap();
+    s.set_seed(99);
+    s.trace(true, false);
+    s.base.name = "renamed".into();
+    assert_eq!(s.len(), 6);
+    for (i, p) in s.points().enumerate() {
+        assert_eq!(p.index, i);
+        let e = &p.experiment;
+        assert_eq!((e.seed, e.name.as_str()), (99, "renamed"));
+        assert!(e.output.intents && !e.output.attempts);
+        assert_eq!(p.params, s.params(i));
+        assert_eq!(
+            e.tools[0].faults.reply_loss.to_string(),
+            p.params[0].to_string()
+        );
+    }
 }

@@ -70,7 +70,7 @@ fn retry_budgets_hold_the_load_down() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/retry-budgets.toml");
     let sweep = Source::read(&path).and_then(|s| s.sweep()).unwrap();
     let mut checked = Vec::new();
-    for point in &sweep.points {
+    for point in sweep.points() {
         let failure = point.params[0].to_string();
         if failure != "0.2" && failure != "1" {
             continue;

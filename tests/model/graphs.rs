@@ -47,7 +47,7 @@ fn run_all(sweep: Sweep) -> Vec<PointResult> {
 fn layered_calls_follow_the_closed_form() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/layered-retries.toml");
     let sweep = Source::read(&path).and_then(|s| s.sweep()).unwrap();
-    let points: Vec<Point> = sweep.points.clone();
+    let points: Vec<Point> = sweep.points().collect();
     let results = run_all(sweep);
     let checks: usize = (results.iter())
         .flat_map(|r| &r.policies)

@@ -16,7 +16,7 @@ fn theory_of(tool: &str, policies: &str) -> Vec<bool> {
     }
     .sweep()
     .unwrap_or_else(|e| panic!("{e}"));
-    let exp = &sweep.points[0].experiment;
+    let exp = &sweep.point(0).experiment;
     exp.policies
         .iter()
         .map(|p| for_policy(exp, p).is_some())

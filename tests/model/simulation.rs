@@ -465,7 +465,7 @@ fn folding_finished_attempts_changes_no_total() {
         "scenarios/cooperative-budget.toml",
     ] {
         let source = retrysim::config::Source::read(&root.join(file)).unwrap();
-        let mut exp = source.sweep().unwrap().points.remove(0).experiment;
+        let mut exp = source.sweep().unwrap().point(0).experiment;
         if let Some(tasks) = exp.workload.tasks.as_mut() {
             *tasks = (*tasks).min(2000);
         }

@@ -3,7 +3,6 @@
 //! caught.
 
 use crate::common::{experiment, run_one};
-use retrysim::sweep::Sweep;
 use retrysim::verdict::{self, FAMILY_ERROR, Verdict};
 
 /// Six configurations on one lossy tool (a = 0.1, b = 0.2), each with closed forms: a table of
@@ -46,7 +45,7 @@ const SEEDS: u64 = 300;
 #[test]
 fn correct_tables_disagree_at_the_stated_rate_and_a_wrong_closed_form_is_caught() {
     let base = experiment(TABLE);
-    let comparisons = verdict::comparisons(&Sweep::single(base.clone()));
+    let comparisons = verdict::comparisons(&base);
     assert_eq!(comparisons, 30);
     let (mut disagreeing, mut outside_95, mut caught) = (0, 0, 0);
     for seed in 0..SEEDS {

@@ -126,7 +126,7 @@ pub fn produce(
         pace.progress
     };
     let paths = sweep.paths().map(String::from).collect();
-    let mut progress = Progress::new(mode, jobs, sweep.points.len(), paths);
+    let mut progress = Progress::new(mode, jobs, sweep.len(), paths);
     let options = run::Options {
         threads: pace.threads.map(usize::from),
         traces: None,
@@ -181,8 +181,8 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
         let kept = staging.keep_interrupted()?;
         say!(
             "interrupted: {} of {} points finished; their rows are in {}; {} is unchanged",
-            results.points.len(),
-            results.sweep.points.len(),
+            results.finished,
+            results.sweep.len(),
             kept.display(),
             args.out.join(&results.sweep.base.name).display()
         );
@@ -190,7 +190,7 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
     }
     let dir = staging.commit()?;
     if args.stats {
-        let events = results.events();
+        let events = results.events;
         say!(
             "events {events} · wall time {secs:.3} s · {:.2} M events/s{}",
             events as f64 / secs / 1e6,
