@@ -1,22 +1,29 @@
 //! Events per second on the shipped workloads, and the ratios that matter: what each feature
-//! costs per event against the plain lost-reply workload, and what a second thread buys.
+//! costs per event against the plain lost-reply workload, what a second thread buys, how the
+//! engine fares against a bare hold loop at the same number of pending events, and what the
+//! cost per event does as calls in flight grow from 10² to 10⁵.
 //!
-//! `cargo bench` runs it (release profile). Each workload runs a few times on one thread and on
-//! every core; the best time of each is reported, so a busy machine shows as noise in one
-//! direction only. Nothing here is asserted: tests stay fast, and speed is read, not checked.
+//! `cargo bench` runs it (release profile); `cargo bench -- in-flight` runs the rows whose name
+//! holds a word. Every figure is a ratio taken within a round, the two things compared run one
+//! right after the other (A B A B), over `ROUNDS` rounds: the median is printed with the least
+//! and the most. A shared machine drifts between rounds; within one, both sides see the same
+//! machine. Nothing here is asserted: tests stay fast, and speed is read, not checked.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 
 use retrysim::config::{Origin, Source};
 use retrysim::produce;
-use retrysim::run::{Options, jobs};
+use retrysim::run::{Options, Results, jobs};
 use retrysim::sweep::Sweep;
+
+/// Rounds of every comparison.
+const ROUNDS: usize = 5;
 
 /// The workloads, each a shipped config: the baseline first.
 const WORKLOADS: [(&str, &str); 6] = [
@@ -40,19 +47,28 @@ const WORKLOADS: [(&str, &str); 6] = [
     ),
 ];
 
-/// Calls in flight for the scaling rows: tasks at 10 000 a second, each call held
-/// `in_flight / 10 000` seconds at the server, so about that many are in flight at once; ten
-/// times as many tasks as calls in flight (at least 200 000), so the ramp up to that level, when
-/// the live intents' slots are first made, is a tenth of the run at most.
+/// Events per intent on `lost-reply-1m.toml` when the bare-loop goal was set: the bare loop's
+/// share is read as intents per second times this, so that folding two events into one counts
+/// as speed and splitting one does not.
+#[expect(clippy::approx_constant, reason = "a measured count, not π")]
+const EVENTS_PER_INTENT: f64 = 3.14;
+
+/// Calls in flight for the scaling rows.
 const IN_FLIGHT: [u64; 4] = [100, 1_000, 10_000, 100_000];
 
-/// A config whose calls keep about `in_flight` in flight.
+/// The lost-reply model with about `in_flight` calls in flight: orders arrive at 10 000 a
+/// second (Poisson), each charge is served in an exponential time of mean `in_flight` × 100 µs
+/// at a server with no limit on its workers, a = 0.1 and b = 0.2, and the client retries at
+/// once until a reply, with a per-intent key. Ten times as many orders as calls in flight (at
+/// least 200 000), so the ramp up to that level is a tenth of the run at most.
 fn in_flight(in_flight: u64) -> Sweep {
     let text = format!(
         "name = \"in-flight\"\nreplications = 1\n[workload]\ntasks = {}\nclients = 1000000\n\
-         arrival = \"poisson\"\nmean_interarrival = \"100us\"\n[[tool]]\nname = \"t\"\n\
-         kind = \"read_only\"\nservice_time = {{ dist = \"constant\", value = \"{}us\" }}\n\
-         [[policy]]\nname = \"p\"\n[output]\ncharts = []\n",
+         arrival = \"poisson\"\nmean_interarrival = \"100us\"\n[[tool]]\nname = \"charge\"\n\
+         request_loss = 0.1\nreply_loss = 0.2\n\
+         service_time = {{ dist = \"exponential\", mean = \"{}us\" }}\n\
+         [[policy]]\nname = \"reliable\"\nmax_attempts = \"unlimited\"\n\
+         idempotency_key = \"per_intent\"\n[output]\ncharts = []\n",
         (in_flight * 10).max(200_000),
         in_flight * 100
     );
@@ -64,42 +80,77 @@ fn in_flight(in_flight: u64) -> Sweep {
     source.sweep().unwrap_or_else(|e| panic!("{e}"))
 }
 
-const TRIES: usize = 3;
-
-fn sweep(config: &str) -> Sweep {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("configs")
-        .join(config);
-    Source::read(&path)
+fn read(path: &Path) -> Sweep {
+    Source::read(path)
         .and_then(|s| s.sweep())
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The best wall time of `TRIES` runs on `threads` threads, and the events of one run.
-fn measure(sweep: &Sweep, threads: Option<usize>) -> (Duration, u64) {
-    let (best, events, _) = measure_intents(sweep, threads);
-    (best, events)
+fn shipped(config: &str) -> Sweep {
+    read(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("configs")
+            .join(config),
+    )
 }
 
-/// As [`measure`], with the intents of one run too.
-fn measure_intents(sweep: &Sweep, threads: Option<usize>) -> (Duration, u64, u64) {
+/// One run of `sweep` on `threads` threads, in memory: its seconds, events and intents.
+fn run(sweep: &Sweep, threads: Option<usize>) -> Timed {
     let options = Options {
         threads,
         ..Options::default()
     };
-    let mut best = Duration::MAX;
-    let (mut events, mut intents) = (0, 0);
-    for _ in 0..TRIES {
-        let start = Instant::now();
-        let results = jobs(sweep.clone(), &options, &mut ()).expect("runs to the end");
-        best = best.min(start.elapsed());
-        events = results.events;
-        intents = (results.kept.iter())
-            .flat_map(|(_, p)| &p.policies)
-            .map(|p| p.totals.intents())
-            .sum();
+    let start = Instant::now();
+    let results = jobs(sweep.clone(), &options, &mut ()).expect("runs to the end");
+    let seconds = start.elapsed().as_secs_f64();
+    Timed {
+        seconds,
+        events: results.events,
+        intents: intents(&results),
     }
-    (best, events, intents)
+}
+
+/// What one run took and did.
+#[derive(Clone, Copy)]
+struct Timed {
+    seconds: f64,
+    events: u64,
+    intents: u64,
+}
+
+impl Timed {
+    fn per_event(self) -> f64 {
+        self.seconds / self.events as f64
+    }
+
+    fn events_per_s(self) -> f64 {
+        self.events as f64 / self.seconds
+    }
+}
+
+fn intents(results: &Results) -> u64 {
+    (results.kept.iter())
+        .flat_map(|(_, p)| &p.policies)
+        .map(|p| p.totals.intents())
+        .sum()
+}
+
+/// The median of `xs` with the least and the most, as `median [min–max]`.
+fn spread(xs: &mut [f64], scale: f64, decimals: usize) -> String {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    let median = if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    };
+    format!(
+        "{:.d$} [{:.d$}–{:.d$}]",
+        median * scale,
+        xs[0] * scale,
+        xs[n - 1] * scale,
+        d = decimals
+    )
 }
 
 fn main() {
@@ -108,184 +159,215 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    println!(
-        "{:<24} {:>11} {:>9} {:>9} {:>11} {:>9}  workload",
-        "config", "events", "1 thread", "M ev/s", "cost/event", "×cores"
-    );
-    let mut baseline = None;
-    let mut per_intent = None;
-    for (config, what) in WORKLOADS {
-        if !filter.is_empty() && !filter.iter().any(|f| config.contains(f.as_str())) {
-            continue;
-        }
-        let sweep = sweep(config);
-        let (one, events, intents) = measure_intents(&sweep, Some(1));
-        per_intent.get_or_insert((config, events, intents, one));
-        let (all, _) = measure(&sweep, None);
-        let per_event = one.as_secs_f64() / events as f64;
-        let base = *baseline.get_or_insert(per_event);
-        println!(
-            "{config:<24} {events:>11} {:>8.3}s {:>9.2} {:>10.2}× {:>8.2}×  {what}",
-            one.as_secs_f64(),
-            events as f64 / one.as_secs_f64() / 1e6,
-            per_event / base,
-            one.as_secs_f64() / all.as_secs_f64(),
-        );
-    }
-    println!(
-        "\ncost/event: seconds per event against the first row; ×cores: one thread's time over \
-         {cores} threads'."
-    );
-    if let Some((config, events, intents, time)) = per_intent {
-        println!(
-            "{config}: {:.2} events per intent, {:.2} M intents/s on one thread",
-            events as f64 / intents as f64,
-            intents as f64 / time.as_secs_f64() / 1e6
-        );
-    }
     let wanted = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
-    if wanted("hold") {
+    println!(
+        "{ROUNDS} rounds of each comparison, its two sides run in turn; medians [least–most]\n"
+    );
+    workloads(&wanted);
+    if wanted("hold") || wanted("in-flight") {
         hold_rows();
-    }
-    if wanted("in-flight") {
-        in_flight_rows();
     }
     if wanted("traces") {
         traces();
     }
 }
 
-/// The cost per event as calls in flight grow, against 100 in flight.
-fn in_flight_rows() {
+/// Each shipped workload: events per second on one thread, its cost per event against the
+/// baseline's in the same round, and one thread's time over every core's.
+fn workloads(wanted: &dyn Fn(&str) -> bool) {
+    let chosen: Vec<(&str, &str, Sweep)> = (WORKLOADS.iter())
+        .filter(|(config, _)| wanted(config))
+        .map(|&(config, what)| (config, what, shipped(config)))
+        .collect();
+    if chosen.is_empty() {
+        return;
+    }
+    let baseline = shipped(WORKLOADS[0].0);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let n = chosen.len();
+    let (mut rates, mut costs, mut gains) = (vec![vec![]; n], vec![vec![]; n], vec![vec![]; n]);
+    let mut per_intent = Vec::new();
+    for _ in 0..ROUNDS {
+        let base = run(&baseline, Some(1));
+        per_intent.push(base.events as f64 / base.intents as f64);
+        for (i, (_, _, sweep)) in chosen.iter().enumerate() {
+            let one = run(sweep, Some(1));
+            let all = run(sweep, None);
+            rates[i].push(one.events_per_s());
+            costs[i].push(one.per_event() / base.per_event());
+            gains[i].push(one.seconds / all.seconds);
+        }
+    }
     println!(
-        "\n{:<12} {:>11} {:>9} {:>11}",
-        "in flight", "events", "M ev/s", "cost/event"
+        "{:<24} {:>20} {:>20} {:>20}  workload",
+        "config", "M ev/s, 1 thread", "cost/event", "×cores"
     );
-    let mut first = None;
-    for n in IN_FLIGHT {
-        let (one, events) = measure(&in_flight(n), Some(1));
-        let per_event = one.as_secs_f64() / events as f64;
-        let base = *first.get_or_insert(per_event);
+    for (i, (config, what, _)) in chosen.iter().enumerate() {
         println!(
-            "{n:<12} {events:>11} {:>9.2} {:>10.2}×",
-            events as f64 / one.as_secs_f64() / 1e6,
-            per_event / base
+            "{config:<24} {:>20} {:>20} {:>20}  {what}",
+            spread(&mut rates[i], 1e-6, 2),
+            spread(&mut costs[i], 1.0, 2),
+            spread(&mut gains[i], 1.0, 2),
         );
     }
-    println!("\ncost/event: seconds per event against 100 in flight.");
-}
-
-/// Trace rows written per second: the 1M-order workload with both traces kept, less the same
-/// run without them, best of `TRIES` each, on one thread.
-fn traces() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/lost-reply-1m.toml");
-    let source = Source::read(&path).unwrap_or_else(|e| panic!("{e}"));
-    let plain = source.sweep().unwrap_or_else(|e| panic!("{e}"));
-    let mut traced = plain.clone();
-    traced.trace(true, true);
-    let options = Options {
-        threads: Some(1),
-        ..Options::default()
-    };
-    let best = |sweep: &Sweep| {
-        (0..TRIES)
-            .map(|_| {
-                let scratch = tempfile::tempdir().expect("a scratch folder");
-                let start = Instant::now();
-                let (_, staging) = produce::into_staging(
-                    &source,
-                    sweep.clone(),
-                    scratch.path(),
-                    &options,
-                    &mut (),
-                )
-                .expect("runs to the end");
-                let elapsed = start.elapsed();
-                let rows = ["intents.csv", "attempts.csv"]
-                    .iter()
-                    .filter_map(|f| std::fs::read(staging.path().join(f)).ok())
-                    .map(|bytes| bytes.iter().filter(|&&b| b == b'\n').count() as u64 - 1)
-                    .sum::<u64>();
-                (elapsed, rows)
-            })
-            .min()
-            .expect("tries")
-    };
-    let (without, _) = best(&plain);
-    let (with, rows) = best(&traced);
-    let cost = with.saturating_sub(without).as_secs_f64();
     println!(
-        "\ntraces: {rows} rows of intents.csv and attempts.csv in {cost:.2} s beyond the run: {:.2} M rows/s",
-        rows as f64 / cost / 1e6
+        "\ncost/event: seconds per event against {} in the same round; ×cores: one thread's \
+         time over {cores} threads'. {}: {} events per intent.",
+        WORKLOADS[0].0,
+        WORKLOADS[0].0,
+        spread(&mut per_intent, 1.0, 2)
     );
 }
 
 /// The bare hold loop: `pending` events in a binary heap keyed as the engine keys them (tick ·
 /// 2⁶⁴ + sequence), each popped and replaced by one a random delay later, one ChaCha8 word per
 /// event. No model at all: the most a discrete-event engine on a heap could do on this machine.
-/// Best of `TRIES`, in events per second.
+/// Events per second over `events` events.
 fn hold_loop(pending: u64, events: u64) -> f64 {
-    let mut best = 0.0f64;
-    for _ in 0..TRIES {
-        let mut rng = ChaCha8Rng::seed_from_u64(pending);
-        let mut heap = BinaryHeap::with_capacity(pending as usize + 1);
-        let mut seq = 0u64;
-        let key = |tick: u64, seq: &mut u64| {
-            *seq += 1;
-            Reverse((u128::from(tick) << 64) | u128::from(*seq))
-        };
-        for _ in 0..pending {
-            let at = rng.next_u64() >> 44;
-            heap.push((key(at, &mut seq), seq));
-        }
-        let start = Instant::now();
-        for _ in 0..events {
-            let (Reverse(k), payload) = heap.pop().expect("never empty");
-            let now = (k >> 64) as u64;
-            let at = now + (rng.next_u64() >> 44);
-            heap.push((key(at, &mut seq), payload ^ now));
-        }
-        std::hint::black_box(&heap);
-        best = best.max(events as f64 / start.elapsed().as_secs_f64());
+    let mut rng = ChaCha8Rng::seed_from_u64(pending);
+    let mut heap = BinaryHeap::with_capacity(pending as usize + 1);
+    let mut seq = 0u64;
+    let key = |tick: u64, seq: &mut u64| {
+        *seq += 1;
+        Reverse((u128::from(tick) << 64) | u128::from(*seq))
+    };
+    for _ in 0..pending {
+        let at = rng.next_u64() >> 44;
+        heap.push((key(at, &mut seq), seq));
     }
-    best
+    let start = Instant::now();
+    for _ in 0..events {
+        let (Reverse(k), payload) = heap.pop().expect("never empty");
+        let now = (k >> 64) as u64;
+        let at = now + (rng.next_u64() >> 44);
+        heap.push((key(at, &mut seq), payload ^ now));
+    }
+    std::hint::black_box(&heap);
+    events as f64 / start.elapsed().as_secs_f64()
 }
 
-/// The engine against the bare hold loop at the same number of pending events: the baseline
-/// workload (10³ orders in flight) and the in-flight workload at 10³ and 10⁵ calls.
+/// One row set against the bare loop: a workload, the pending events it keeps, and how its
+/// rate is read (engine events, or intents × [`EVENTS_PER_INTENT`]).
+struct Held {
+    name: String,
+    pending: u64,
+    sweep: Sweep,
+    per_intent: bool,
+}
+
+impl Held {
+    fn rate(&self, t: Timed) -> f64 {
+        match self.per_intent {
+            true => t.intents as f64 * EVENTS_PER_INTENT / t.seconds,
+            false => t.events_per_s(),
+        }
+    }
+}
+
+/// The engine against the bare hold loop at the same number of pending events, each run right
+/// after the other: the in-flight workload from 10² to 10⁵ calls in flight, the baseline (10³
+/// orders in flight, read as intents × 3.14), and the SimPy peer's workload (`benches/simpy/`,
+/// 100 clients). Then the in-flight workload's cost per event against 10² in the same round.
 fn hold_rows() {
+    let mut rows: Vec<Held> = (IN_FLIGHT.iter())
+        .map(|&n| Held {
+            name: format!("in-flight 10^{}", n.ilog10()),
+            pending: n,
+            sweep: in_flight(n),
+            per_intent: false,
+        })
+        .collect();
+    rows.push(Held {
+        name: "lost-reply-1m.toml ×3.14".into(),
+        pending: 1_000,
+        sweep: shipped("lost-reply-1m.toml"),
+        per_intent: true,
+    });
+    rows.push(Held {
+        name: "simpy/lost-reply.toml".into(),
+        pending: 100,
+        sweep: read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/simpy/lost-reply.toml")),
+        per_intent: false,
+    });
+    let n = rows.len();
+    let (mut engine, mut bare, mut share) = (vec![vec![]; n], vec![vec![]; n], vec![vec![]; n]);
+    let mut cost = vec![vec![]; IN_FLIGHT.len()];
+    for _ in 0..ROUNDS {
+        let mut first = None;
+        for (i, row) in rows.iter().enumerate() {
+            let t = run(&row.sweep, Some(1));
+            let b = hold_loop(row.pending, 5_000_000);
+            engine[i].push(row.rate(t));
+            bare[i].push(b);
+            share[i].push(row.rate(t) / b);
+            if i < IN_FLIGHT.len() {
+                let base = *first.get_or_insert(t.per_event());
+                cost[i].push(t.per_event() / base);
+            }
+        }
+    }
     println!(
-        "\n{:<28} {:>9} {:>11} {:>9}",
-        "against a bare hold loop", "pending", "M ev/s", "share"
+        "\n{:<26} {:>8} {:>20} {:>20} {:>20}",
+        "against a bare hold loop", "pending", "M ev/s", "bare M ev/s", "share"
     );
-    let bare = hold_loop(1_000, 10_000_000);
-    println!(
-        "{:<28} {:>9} {:>11.2} {:>8.0}%",
-        "bare heap + ChaCha8",
-        1_000,
-        bare / 1e6,
-        100.0
-    );
-    for (name, sweep) in [
-        ("lost-reply-1m.toml", sweep("lost-reply-1m.toml")),
-        ("in-flight 10³", in_flight(1_000)),
-    ] {
-        let (one, events) = measure(&sweep, Some(1));
-        let rate = events as f64 / one.as_secs_f64();
+    for (i, row) in rows.iter().enumerate() {
         println!(
-            "{name:<28} {:>9} {:>11.2} {:>8.0}%",
-            1_000,
-            rate / 1e6,
-            100.0 * rate / bare
+            "{:<26} {:>8} {:>20} {:>20} {:>20}",
+            row.name,
+            row.pending,
+            spread(&mut engine[i], 1e-6, 2),
+            spread(&mut bare[i], 1e-6, 2),
+            spread(&mut share[i], 1.0, 2),
         );
     }
-    let bare = hold_loop(100_000, 10_000_000);
+    println!("\n{:<26} {:>20}", "in flight", "cost/event");
+    for (i, n) in IN_FLIGHT.iter().enumerate() {
+        println!("{n:<26} {:>20}", spread(&mut cost[i], 1.0, 2));
+    }
     println!(
-        "{:<28} {:>9} {:>11.2}",
-        "bare heap + ChaCha8",
-        100_000,
-        bare / 1e6
+        "\nshare: the engine's events per second over the bare loop's at the same pending \
+         events, within a round (lost-reply-1m: its intents per second × {EVENTS_PER_INTENT}).\n\
+         cost/event: seconds per event against 10² in flight, within a round."
     );
-    println!("\nshare: events per second against the bare loop at the same pending events.");
+}
+
+/// Trace rows written per second: the 1M-order workload with both traces kept, less the same
+/// run without them, each pair run in turn, on one thread.
+fn traces() {
+    let plain = shipped("lost-reply-1m.toml");
+    let mut traced = plain.clone();
+    traced.trace(true, true);
+    let options = Options {
+        threads: Some(1),
+        ..Options::default()
+    };
+    let once = |sweep: &Sweep| {
+        let scratch = tempfile::tempdir().expect("a scratch folder");
+        let start = Instant::now();
+        let (_, staging) = produce::into_staging(
+            &Source::builtin(),
+            sweep.clone(),
+            scratch.path(),
+            &options,
+            &mut (),
+        )
+        .expect("runs to the end");
+        let elapsed = start.elapsed().as_secs_f64();
+        let rows = ["intents.csv", "attempts.csv"]
+            .iter()
+            .filter_map(|f| std::fs::read(staging.path().join(f)).ok())
+            .map(|bytes| bytes.iter().filter(|&&b| b == b'\n').count() as u64 - 1)
+            .sum::<u64>();
+        (elapsed, rows)
+    };
+    let mut rates = Vec::new();
+    for _ in 0..ROUNDS {
+        let (without, _) = once(&plain);
+        let (with, rows) = once(&traced);
+        rates.push(rows as f64 / (with - without).max(1e-9));
+    }
+    println!(
+        "\ntraces: rows of intents.csv and attempts.csv per second beyond the run: {} M",
+        spread(&mut rates, 1e-6, 2)
+    );
 }
