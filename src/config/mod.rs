@@ -127,8 +127,8 @@ impl Source {
         axes::sweep(self, parse(self)?)
     }
 
-    /// The experiment, axes and mode of the config's sweep, its points not made (see
-    /// [`axes::outline`]).
+    /// The experiment, axes and mode of the config's sweep, its points not made: what a chart
+    /// needs of a manifest's config, which ran, so its points were checked then.
     pub fn outline(
         &self,
     ) -> Result<(crate::experiment::Experiment, Vec<crate::sweep::Axis>, bool), ConfigError> {

@@ -116,3 +116,40 @@ fn a_scan_header_shows_the_scanned_values() {
     let table = text(&out.stdout);
     assert!(table.contains("b = 0.2, 5xx = {0, 0.1, …, 0.5}"), "{table}");
 }
+
+/// A scan of more points than the printed table keeps: the table shows 50 of them, evenly
+/// spaced, the first and last among them, and says so; `summary.csv` has every row, and the
+/// comparison chart names the 12 points it draws.
+#[test]
+fn a_long_scan_prints_fifty_points_and_writes_every_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join("c.toml"), crate::refusals::GOOD).unwrap();
+    let out = retrysim(
+        &[
+            "run",
+            "c.toml",
+            "--progress",
+            "none",
+            "--scan",
+            "tool.charge.reply_loss=0.002:0.2:0.002",
+        ],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("50 of the 100 points, evenly spaced"),
+        "{table}"
+    );
+    let rows: Vec<&str> = (table.lines())
+        .filter(|l| l.split_whitespace().nth(1) == Some("p"))
+        .collect();
+    assert_eq!(rows.len(), 50, "{table}");
+    assert!(rows[0].starts_with("0.002 "), "{}", rows[0]);
+    assert!(rows[49].starts_with("0.2 "), "{}", rows[49]);
+    let dir = tmp.path().join("out/good+reply_loss=0.002_0.2_0.002");
+    let summary = fs::read_to_string(dir.join("summary.csv")).unwrap();
+    assert_eq!(summary.lines().count(), 1 + 100);
+    let chart = fs::read_to_string(dir.join("charts/comparison.svg")).unwrap();
+    assert!(chart.contains("(12 of the 100 points, evenly spaced)"));
+}
