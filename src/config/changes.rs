@@ -229,13 +229,16 @@ fn keep_fitting_charts(doc: &mut Table) {
         return;
     };
     if let Some(Value::Array(charts)) = output.get_mut("charts") {
+        let asked = charts.len();
         charts.retain(|c| {
             let kind = ChartKind::ALL
                 .into_iter()
                 .find(|k| Some(k.name()) == c.as_str());
             kind.is_none_or(|k| k.fits(axes))
         });
-        if charts.is_empty() {
+        // A list the changes emptied gives way to the defaults; one empty as written (`charts
+        // = []`, or `--set output.charts=[]`) still asks for no chart.
+        if charts.is_empty() && asked > 0 {
             output.remove("charts");
         }
     }

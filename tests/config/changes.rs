@@ -192,3 +192,27 @@ fn the_files_own_mistakes_are_placed_in_the_file() {
         .to_string();
     assert_says(&e, &["c.toml:6:", "2 is not a probability"]);
 }
+
+/// `--set output.charts=[]` asks for no chart, with a scan or without; only a list the changes
+/// emptied (every chart named needing an axis that was pinned) gives way to the defaults.
+#[test]
+fn an_empty_chart_list_set_on_the_command_line_draws_none() {
+    for changes in [
+        vec![set("output.charts=[]")],
+        vec![set("output.charts=[]"), scan("tool.t.reply_loss=0.1,0.2")],
+    ] {
+        let sweep = source(BASE).changed(&changes).unwrap();
+        assert!(sweep.base.output.charts.is_empty(), "{changes:?}");
+    }
+    let scanned = source(BASE)
+        .changed(&[scan("tool.t.reply_loss=0.1,0.2")])
+        .unwrap();
+    let charts: Vec<&str> = scanned
+        .base
+        .output
+        .charts
+        .iter()
+        .map(|c| c.name())
+        .collect();
+    assert_eq!(charts, ["comparison"]);
+}
