@@ -67,9 +67,40 @@ pub fn sweep(source: &Source, raw: raw::Config) -> Result<Sweep> {
         let experiment = maker
             .try_make(&params, specs.len())
             .map_err(|inner| blame(source, &specs, &combo, &inner))?;
+        same_configurations(source, &specs, &combo, &base, &experiment)?;
         census.add(&experiment);
     }
     Ok(Sweep::new(base, axes, zip, census, Arc::new(maker)))
+}
+
+/// Every point compares the configurations the config names, in its order: a table, a chart's
+/// series and a comparison with theory are per configuration, so a value may change what a
+/// configuration does, not which there are.
+fn same_configurations(
+    source: &Source,
+    specs: &[Spec],
+    combo: &[usize],
+    base: &Experiment,
+    point: &Experiment,
+) -> Result<()> {
+    let names =
+        |e: &Experiment| -> Vec<String> { e.policies.iter().map(|p| p.name.clone()).collect() };
+    let (want, got) = (names(base), names(point));
+    if want == got {
+        return Ok(());
+    }
+    let inner = ConfigError::at(
+        source,
+        0..0,
+        "policy",
+        format!(
+            "this point compares [{}] where the config compares [{}]",
+            got.join(", "),
+            want.join(", ")
+        ),
+    )
+    .allowed("values that change what a configuration does; every point compares the same configurations");
+    Err(blame(source, specs, combo, &inner))
 }
 
 /// The sweep as a config declares it, before its points are made: the config as written,

@@ -186,3 +186,27 @@ fn points_are_made_with_the_bases_seed_name_and_traces() {
         );
     }
 }
+
+/// Every point compares the configurations the config names: a value may change what a
+/// configuration does, never which there are or what it is called.
+#[test]
+fn a_value_that_changes_which_configurations_there_are_is_refused() {
+    let e = sweep(
+        "[sweep]\n[[sweep.axis]]\npath = \"policy\"\n\
+         values = [[{ name = \"p\" }], [{ name = \"p\" }, { name = \"q\" }]]\n",
+    )
+    .unwrap_err();
+    assert_says(
+        &e,
+        &[
+            "sweep.axis[0]",
+            "this point compares [p, q] where the config compares [p]",
+            "every point compares the same configurations",
+        ],
+    );
+    let e = sweep("[sweep]\n[[sweep.axis]]\npath = \"policy.p.name\"\nvalues = [\"p\", \"r\"]\n")
+        .unwrap_err();
+    assert_says(&e, &["compares [r] where the config compares [p]"]);
+    // What a configuration does may change.
+    sweep("[sweep]\n[[sweep.axis]]\npath = \"policy.p.max_attempts\"\nvalues = [1, 3]\n").unwrap();
+}
