@@ -19,8 +19,8 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 
 use retrysim::config::{Origin, Source};
 use retrysim::produce;
-use retrysim::run::{Options, Results, jobs};
-use retrysim::sweep::Sweep;
+use retrysim::run::{Observer, Options, PointResult, jobs};
+use retrysim::sweep::{Point, Sweep};
 
 /// Rounds of every comparison.
 const ROUNDS: usize = 5;
@@ -100,13 +100,26 @@ fn run(sweep: &Sweep, threads: Option<usize>) -> Timed {
         threads,
         ..Options::default()
     };
+    let mut intents = Intents(0);
     let start = Instant::now();
-    let results = jobs(sweep.clone(), &options, &mut ()).expect("runs to the end");
+    let results = jobs(sweep.clone(), &options, &mut intents).expect("runs to the end");
     let seconds = start.elapsed().as_secs_f64();
     Timed {
         seconds,
         events: results.events,
-        intents: intents(&results),
+        intents: intents.0,
+    }
+}
+
+/// Counts the intents of every point as it finishes (a run keeps only some points).
+struct Intents(u64);
+
+impl Observer for Intents {
+    fn point_done(&mut self, _: usize, _: &Point, result: &PointResult) -> std::io::Result<()> {
+        self.0 += (result.policies.iter())
+            .map(|p| p.totals.intents())
+            .sum::<u64>();
+        Ok(())
     }
 }
 
@@ -126,13 +139,6 @@ impl Timed {
     fn events_per_s(self) -> f64 {
         self.events as f64 / self.seconds
     }
-}
-
-fn intents(results: &Results) -> u64 {
-    (results.kept.iter())
-        .flat_map(|(_, p)| &p.policies)
-        .map(|p| p.totals.intents())
-        .sum()
 }
 
 /// The median of `xs` with the least and the most, as `median [min–max]`.

@@ -194,15 +194,13 @@ pub fn merge_into_staging(
     ));
     let mut recorder = Recorder { writer, watcher };
     let mut fold = Fold::new(&sweep, &mut recorder);
-    let mut point: Option<Point> = None;
+    let live = run::live::Live::new(&sweep);
     for index in 0..total {
         let run = readers[(index % header.shards) as usize].next(index)?;
         let job = fold.job(index).expect("a job of the sweep");
-        let at = match &mut point {
-            Some(p) if p.index == job.point => p,
-            slot => slot.insert(sweep.point(job.point)),
-        };
-        fold.add(index, job, at, &run).map_err(writing())?;
+        live.release_before(job.point);
+        fold.add(index, job, &live.get(job.point), &run)
+            .map_err(writing())?;
         fold.job_done(index + 1, total);
     }
     readers.into_iter().try_for_each(RunsReader::end)?;

@@ -368,7 +368,7 @@ fn main_rows(results: &Results, comparisons: usize) -> Vec<Vec<String>> {
         .map(String::from)
         .collect();
     let mut rows = vec![header];
-    for (point, result) in results.finished() {
+    for (point, result) in results.shown() {
         for (policy, r) in point.experiment.policies.iter().zip(&result.policies) {
             let est = |m: Measure| r.estimate(m);
             let (attempts, duplicates) = (est(Measure::Attempts), est(Measure::Duplicates));
@@ -432,7 +432,7 @@ fn verdict_key(comparisons: usize) -> String {
 fn hung_notes(results: &Results) -> String {
     let sweep = &results.sweep;
     let mut out = String::new();
-    for (point, result) in results.finished() {
+    for (point, result) in results.shown() {
         for (policy, r) in point.experiment.policies.iter().zip(&result.policies) {
             let hung = r.totals.stopped(StopReason::Hung);
             if hung > 0 {
@@ -529,7 +529,7 @@ fn recoveries(results: &Results) -> Option<String> {
             )
             .collect::<Vec<_>>(),
     ];
-    for (point, result) in results.finished() {
+    for (point, result) in results.shown() {
         for (policy, r) in point.experiment.policies.iter().zip(&result.policies) {
             let Some(v) = &r.recoveries else { continue };
             let (share, (lo, hi)) = v.share();
@@ -583,7 +583,7 @@ fn edges(results: &Results) -> String {
             .chain(names.map(String::from))
             .collect::<Vec<_>>(),
     ];
-    for (point, result) in results.finished() {
+    for (point, result) in results.shown() {
         let exp = &point.experiment;
         for (policy, r) in exp.policies.iter().zip(&result.policies) {
             for (e, edge) in exp.graph.edges.iter().enumerate() {
@@ -619,7 +619,7 @@ fn edges(results: &Results) -> String {
             .chain(["configuration", "p99 time", "closed form"].map(String::from))
             .collect::<Vec<_>>(),
     ];
-    for (point, result) in results.finished() {
+    for (point, result) in results.shown() {
         for (policy, r) in point.experiment.policies.iter().zip(&result.policies) {
             if let Some(form) = r.fan_out_p99 {
                 let cells = [
@@ -663,7 +663,7 @@ fn tasks(results: &Results) -> String {
     }
     header.push("short-circuited".into());
     let mut rows = vec![header];
-    for (point, result) in results.finished() {
+    for (point, result) in results.shown() {
         for (policy, r) in point.experiment.policies.iter().zip(&result.policies) {
             let (tasks, succeeded) = (r.totals.tasks, r.totals.tasks_succeeded);
             let mut row: Vec<String> = point.params.iter().map(ToString::to_string).collect();

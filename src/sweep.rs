@@ -11,9 +11,9 @@ use crate::experiment::Experiment;
 /// A validated sweep: its axes as the config declared them, and the way each point is made.
 ///
 /// Points are not kept: a sweep of ten thousand points holds one experiment, its axes and a
-/// few bytes per point ([`Census`]). Every point was made and checked once when the sweep was
-/// read, so an error in any of them is reported before anything runs; a run makes each point
-/// again when its first job starts and drops it once its last job is folded.
+/// [`Census`]. Every point was made and checked once when the sweep was read, so an error in
+/// any of them is reported before anything runs; a run makes each point again when a job first
+/// needs it and drops it once a job of a later point is handed on (`run::live`).
 #[derive(Clone, Debug)]
 pub struct Sweep {
     /// The config as written, without its sweep: what all points share (name, seed,
@@ -37,11 +37,11 @@ pub trait MakePoint: fmt::Debug + Send + Sync {
 }
 
 /// What a run needs to know of every point of a sweep before it starts, gathered as each point
-/// was checked: how many jobs each has, and what the whole table compares and writes.
+/// was checked: how many there are, and what the whole table compares and writes. (Every point
+/// compares the base's configurations, so its jobs are the base's.)
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Census {
-    /// The configurations at each point, in point order.
-    pub policies: Vec<u32>,
+    pub points: usize,
     /// The comparisons with theory the summary table makes ([`crate::verdict::comparisons`]).
     pub comparisons: usize,
     /// The comparisons with theory the edge table makes.
@@ -55,7 +55,7 @@ pub struct Census {
 impl Census {
     /// Counts in one more point.
     pub fn add(&mut self, exp: &Experiment) {
-        self.policies.push(exp.policies.len() as u32);
+        self.points += 1;
         self.comparisons += crate::verdict::comparisons(exp);
         self.edge_comparisons += crate::verdict::edge_comparisons(exp);
         self.graph |= exp.graph.is_measured();
@@ -150,7 +150,7 @@ impl Sweep {
 
     /// How many points the sweep has.
     pub fn len(&self) -> usize {
-        self.census.policies.len()
+        self.census.points
     }
 
     /// Whether the sweep has no point (never, once read: an axis has one value at least).

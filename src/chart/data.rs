@@ -138,9 +138,21 @@ impl Data {
             })
             .collect();
         let policies: Vec<String> = exp.policies.iter().map(|p| p.name.clone()).collect();
+        // A grid's points are its axes' values crossed; zipped axes (of one length, as the
+        // config reader checked) move together.
+        let points = match zipped {
+            true => axes.first().map_or(1, |a| a.values.len()),
+            false => axes.iter().map(|a| a.values.len()).product(),
+        };
         let finished = (written.table.get("points_finished"))
             .and_then(Value::as_integer)
-            .ok_or_else(|| written.bad("no `points_finished`"))? as usize;
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|&n| n <= points)
+            .ok_or_else(|| {
+                written.bad(&format!(
+                    "`points_finished` is not a count of the sweep's {points} points"
+                ))
+            })?;
         let paths: Vec<String> = axes.iter().map(|a| a.path.clone()).collect();
         let outages = (exp.tools.iter())
             .flat_map(|t| (t.server.outages.iter()).map(|o| (t.name.clone(), o.from, o.until)))
@@ -215,7 +227,8 @@ impl Data {
         CsvTable::each(path, &paths, &written_columns, |line, cells| {
             let (point, policy) = (read / n, read % n);
             read += 1;
-            if failure.is_some() {
+            // Rows past the finished points are counted, and refused below.
+            if failure.is_some() || point >= finished {
                 return;
             }
             let expected =
@@ -236,15 +249,19 @@ impl Data {
             if !run::spaced(point, finished, shown) {
                 return;
             }
-            let start = text.len() as u32;
+            let start = text.len();
             for &i in &at[1..] {
                 text.push_str(&cells[i]);
                 text.push(END);
             }
+            let (Ok(start), Ok(end)) = (u32::try_from(start), u32::try_from(text.len())) else {
+                failure = Some(format!("{}: too large to draw", path.display()));
+                return;
+            };
             rows.push(Row {
                 point: point as u32,
                 policy: policy as u32,
-                text: (start, text.len() as u32),
+                text: (start, end),
             });
         })?;
         if let Some(why) = failure {

@@ -71,7 +71,7 @@ impl<'a, O: Observer> Fold<'a, O> {
             policies.resize_with(job.policy + 1, PolicyResult::default);
         }
         policies[job.policy].add(run, exp, &exp.policies[job.policy]);
-        if index + 1 == self.jobs.ends[job.point] {
+        if index + 1 == self.jobs.end_of(job.point) {
             let mut result = std::mem::take(&mut self.current);
             for (p, policy) in result.policies.iter_mut().zip(&exp.policies) {
                 p.finish(exp, policy);

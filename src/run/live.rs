@@ -1,6 +1,7 @@
 //! The points a run holds: each made from the config when a job first needs it, shared by the
-//! workers running its jobs, and dropped once every job of it is handed on, so a sweep of any
-//! number of points holds only the few its running jobs are at.
+//! workers running its jobs, and dropped once a job of a later point is handed on, so a sweep
+//! of any number of points holds only the few its running jobs are at. One worker or many,
+//! and a merge of shards, all take their points from here.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,7 @@
 //! gathered in job order and aggregated serially, so the thread count never shows in a result.
 
 mod fold;
-mod live;
+pub(crate) mod live;
 mod pool;
 
 use std::io;
@@ -235,8 +235,8 @@ impl Results {
         self.finished == self.sweep.len()
     }
 
-    /// The kept points beside their results.
-    pub fn finished(&self) -> impl Iterator<Item = (&Point, &PointResult)> {
+    /// The kept points beside their results: what the printed table shows.
+    pub fn shown(&self) -> impl Iterator<Item = (&Point, &PointResult)> {
         self.kept.iter().map(|(p, r)| (p, r))
     }
 

@@ -14,39 +14,41 @@ use crate::sweep::{Point, Sweep};
 /// Every job of a sweep, numbered in (point, configuration, replication) order, without
 /// listing them: a job is found from its number.
 pub struct Jobs {
-    /// Where each point's jobs end.
-    pub ends: Vec<u64>,
-    /// Replications at every point.
+    points: u64,
+    /// Every point's jobs: the base's configurations × replications.
+    per_point: u64,
     replications: u64,
 }
 
 impl Jobs {
     pub fn new(sweep: &Sweep) -> Jobs {
         let replications = sweep.base.replications;
-        let ends = (sweep.census.policies.iter())
-            .scan(0u64, |end, &policies| {
-                *end = end.saturating_add(u64::from(policies).saturating_mul(replications));
-                Some(*end)
-            })
-            .collect();
-        Jobs { ends, replications }
+        Jobs {
+            points: sweep.len() as u64,
+            per_point: (sweep.base.policies.len() as u64).saturating_mul(replications),
+            replications,
+        }
     }
 
     pub fn total(&self) -> u64 {
-        self.ends.last().copied().unwrap_or(0)
+        self.points.saturating_mul(self.per_point)
+    }
+
+    /// The job number one past point `point`'s last.
+    pub fn end_of(&self, point: usize) -> u64 {
+        (point as u64 + 1).saturating_mul(self.per_point)
     }
 
     /// Job number `index`.
     pub fn get(&self, index: u64) -> Option<Job> {
-        let point = self.ends.partition_point(|&end| end <= index);
-        self.ends.get(point)?;
-        let start = if point == 0 { 0 } else { self.ends[point - 1] };
-        let offset = index - start;
-        let reps = self.replications;
+        if index >= self.total() {
+            return None;
+        }
+        let offset = index % self.per_point;
         Some(Job {
-            point,
-            policy: (offset / reps) as usize,
-            replication: offset % reps,
+            point: (index / self.per_point) as usize,
+            policy: (offset / self.replications) as usize,
+            replication: offset % self.replications,
         })
     }
 }
@@ -250,20 +252,18 @@ fn execute_inline(
 ) -> io::Result<()> {
     let jobs = Jobs::new(sweep);
     let total = share.len(jobs.total());
-    let mut point: Option<Point> = None;
+    let live = Live::new(sweep);
     for k in 0..total {
         if options.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             break;
         }
         let index = share.nth(k);
         let job = jobs.get(index).expect("a share's jobs exist");
-        let at = match &mut point {
-            Some(p) if p.index == job.point => p,
-            slot => slot.insert(sweep.point(job.point)),
-        };
-        let run = run_job(at, job, options, index)?;
+        live.release_before(job.point);
+        let point = live.get(job.point);
+        let run = run_job(&point, job, options, index)?;
         sink.job_done(k + 1, total);
-        sink.take(index, job, at, run)?;
+        sink.take(index, job, &point, run)?;
     }
     Ok(())
 }

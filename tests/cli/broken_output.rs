@@ -87,6 +87,12 @@ fn broken_output_folders_are_refused_by_plot() {
             vec!["manifest.toml".into()],
         ),
         (
+            "more points finished than the sweep has",
+            "manifest.toml",
+            manifest.replace("points_finished = 1\n", "points_finished = 2\n"),
+            vec!["manifest.toml: `points_finished` is not a count of the sweep's 1 points".into()],
+        ),
+        (
             "a manifest without its config",
             "manifest.toml",
             manifest.split("[resolved]").next().unwrap().to_string(),
@@ -100,6 +106,7 @@ fn broken_output_folders_are_refused_by_plot() {
         ),
     ];
     assert!(manifest.contains("charts = [\"comparison\"]"), "{manifest}");
+    assert!(manifest.contains("points_finished = 1\n"), "{manifest}");
     for (label, file, content, says) in cases {
         refused(tmp.path(), &good, (label, file, &content), &says);
     }
