@@ -4,6 +4,7 @@
 pub mod call;
 pub mod capacity;
 pub mod fault;
+pub mod foresight;
 pub mod graph;
 pub mod latency;
 pub mod limiter;
@@ -166,6 +167,12 @@ impl Tool {
             None | Some(0) => 1.0,
             Some(service_budget) => self.service_time.exceeds(Tick(service_budget - 1)),
         })
+    }
+
+    /// Whether its attempts reach the server in the order they were sent: a constant request
+    /// leg, not a script's.
+    pub fn arrives_in_order(&self) -> bool {
+        self.script.is_none() && matches!(self.request_latency, Latency::Constant(_))
     }
 
     /// The zone replica `replica` stands in, by index into `zones`.

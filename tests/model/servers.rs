@@ -176,27 +176,45 @@ fn a_bounded_line_never_exceeds_its_limit() {
     assert!(longest("") > 20.0);
 }
 
-/// At a tool that takes every call up at once, an attempt's arrival and the end of its service
-/// are one event. Every intent's story is the same as with the two events apart (forced here
-/// by a worker count no run reaches), attempt by attempt, with fewer events.
+/// Where nothing can happen between an attempt's arrival and the end of its service that the
+/// run does not know at its dispatch — every call taken up at once, or a plain
+/// first-come-first-served line reached over a constant leg — the two are one event. Every
+/// intent's story is the same as with the events apart (forced here by a time series, which
+/// watches the workers), attempt by attempt, with fewer events.
 #[test]
 fn arrival_and_service_as_one_event_change_no_intent() {
-    let config = |workers: &str| {
+    let config = |workers: &str, output: &str| {
         format!(
             "name = \"f\"\nseed = 3\n[workload]\ntasks = 3000\nclients = 200\n[[tool]]\n\
              name = \"t\"\nrequest_loss = 0.1\nreply_loss = 0.2\nserver_error = 0.05\n{workers}\n\
              service_time = {{ dist = \"exponential\", mean = \"10ms\" }}\n\
              [[policy]]\nname = \"p\"\nmax_attempts = 5\ntimeout = \"30ms\"\n\
-             backoff = {{ kind = \"exponential\", initial_delay = \"5ms\", jitter = \"full\" }}\n"
+             backoff = {{ kind = \"exponential\", initial_delay = \"5ms\", jitter = \"full\" }}\n\
+             [output]\n{output}\n"
         )
     };
-    let (folded, apart) = (
-        experiment(&config("")),
-        experiment(&config("workers = 1000000")),
-    );
-    assert!(folded.tools[0].server.serves_at_once() && !apart.tools[0].server.serves_at_once());
-    assert!(common::traced(&folded, 0) == common::traced(&apart, 0));
     let events = |exp| common::run_one(exp).policies[0].events;
-    let (few, many) = (events(folded.clone()), events(apart.clone()));
-    assert!(few * 10 < many * 8, "{few} events against {many}");
+    // Every call taken up at once; and a line of 1, 2 or 40 workers.
+    for workers in ["", "workers = 1", "workers = 2", "workers = 40"] {
+        let folded = experiment(&config(workers, ""));
+        let apart = experiment(&config(workers, "timeseries = \"1s\""));
+        let server = &folded.tools[0].server;
+        assert!(server.serves_at_once() || server.foreseeable(), "{workers}");
+        assert!(
+            common::traced(&folded, 0) == common::traced(&apart, 0),
+            "{workers}: a story changed"
+        );
+        let (few, many) = (events(folded.clone()), events(apart.clone()));
+        assert!(
+            few * 10 < many * 8,
+            "{workers}: {few} events against {many}"
+        );
+    }
+    // A line whose requests may overtake each other on the way is run event by event.
+    let varied = "workers = 2\nrequest_latency = { dist = \"exponential\", mean = \"1ms\" }";
+    let (unforeseen, apart) = (
+        experiment(&config(varied, "")),
+        experiment(&config(varied, "timeseries = \"1s\"")),
+    );
+    assert_eq!(events(unforeseen), events(apart));
 }

@@ -10,6 +10,7 @@ mod keys;
 pub use keys::{KeyStore, Processed};
 
 use super::capacity::{self, CapacityWindow};
+use super::foresight::Foresight;
 use super::limiter::{Bucket, LimitScope, RateLimit};
 use super::outage::{self, Outage, OutageMode};
 use super::record::{Record, VersionCheck};
@@ -118,19 +119,32 @@ impl ServerSpec {
         self.kind == ToolKind::Record
     }
 
-    /// Whether an attempt that reaches this server is taken up at once and nothing at its door
-    /// can touch it: a worker always free, no outage, capacity window, rate limit, slowdown,
-    /// dropping or abandoning of expired work, no versioned record. Its arrival and the end of its service
-    /// are then one event, at the end of the service, since nothing could happen between.
-    pub fn serves_at_once(&self) -> bool {
-        self.workers.is_none()
-            && self.outages.is_empty()
+    /// Whether nothing at its door can touch an attempt: no outage, capacity window, rate
+    /// limit, slowdown, dropping or abandoning of expired work, no versioned record. What
+    /// becomes of an attempt then depends only on the workers and the line.
+    fn plain(&self) -> bool {
+        self.outages.is_empty()
             && self.capacity.is_empty()
             && self.rate_limit.is_none()
             && self.slowdown == Tick::ZERO
             && !self.drop_expired
             && !self.abandon_at_deadline
             && self.kind != ToolKind::Record
+    }
+
+    /// Whether an attempt that reaches this server is taken up at once and nothing at its door
+    /// can touch it: a worker always free, and [`plain`](Self::plain). Its arrival and the end
+    /// of its service are then one event, at the end of the service, since nothing could
+    /// happen between.
+    pub fn serves_at_once(&self) -> bool {
+        self.workers.is_none() && self.plain()
+    }
+
+    /// Whether, for attempts that arrive in the order they were sent, each one's end of
+    /// service is known when it is sent: workers, an unbounded first-come-first-served line,
+    /// and [`plain`](Self::plain) (see [`Foresight`]).
+    pub fn foreseeable(&self) -> bool {
+        self.workers.is_some() && self.line == Line::UNBOUNDED && self.plain()
     }
 
     /// What the server's `should-retry` header says with a failure of `class` on an attempt of
@@ -206,14 +220,17 @@ pub struct Server<T> {
     in_flight: u32,
     /// An attempt's arrival and the end of its service are one event.
     at_once: bool,
+    /// Where each attempt's end of service is known when it is sent, when its workers free.
+    foresight: Option<Foresight>,
     /// The zone it stands in, whose outages and capacity windows it shares.
     zone: Option<usize>,
 }
 
 impl<T: Copy> Server<T> {
     /// The server of `spec` for `callers` callers; `watched` when a time series watches its
-    /// workers, which then need their own events.
-    pub fn new(spec: &ServerSpec, callers: u32, watched: bool) -> Self {
+    /// workers, which then need their own events; `in_order` when attempts arrive in the order
+    /// they were sent.
+    pub fn new(spec: &ServerSpec, callers: u32, watched: bool, in_order: bool) -> Self {
         Server {
             station: Station::new(spec.workers, spec.line),
             buckets: match spec.rate_limit.map(|l| l.scope) {
@@ -224,6 +241,9 @@ impl<T: Copy> Server<T> {
             record: Record::default(),
             in_flight: 0,
             at_once: spec.serves_at_once() && !watched,
+            foresight: (spec.workers)
+                .filter(|_| spec.foreseeable() && in_order && !watched)
+                .map(Foresight::new),
             zone: None,
         }
     }
@@ -236,6 +256,11 @@ impl<T: Copy> Server<T> {
     /// Whether an attempt's arrival and the end of its service are one event here.
     pub fn serves_at_once(&self) -> bool {
         self.at_once
+    }
+
+    /// Where an attempt's end of service is known when it is sent: the line that tells it.
+    pub fn foresight(&mut self) -> Option<&mut Foresight> {
+        self.foresight.as_mut()
     }
 
     /// An attempt is on its way here.
@@ -447,7 +472,7 @@ mod tests {
     #[test]
     fn a_5xx_after_the_commit_commits_and_fails() {
         let spec = ServerSpec::new(ToolKind::Write);
-        let mut server: Server<()> = Server::new(&spec, 1, false);
+        let mut server: Server<()> = Server::new(&spec, 1, false, true);
         let mut keys = KeyStore::default();
         let request = Request {
             key: Some(Key {

@@ -4,8 +4,10 @@
 //! An attempt's path, one event per step:
 //! `Dispatch` → (request leg) → `ServerArrive` → (waiting for a worker, then service) →
 //! `ServerDone`: commit or error → (reply leg) → `Reply` at the client. At a tool that serves
-//! at once (see [`Tool::serves_at_once`]) and whose time series nobody keeps, nothing can
-//! happen between the arrival and the end of the service, so they are one event, `Served`. A
+//! at once (see [`ServerSpec::serves_at_once`]) and whose time series nobody keeps, nothing can
+//! happen between the arrival and the end of the service, so they are one event, `Served`;
+//! so too where the line foresees each wait (workers and a plain first-come-first-served
+//! line reached in the order of sending: see [`crate::model::foresight`]). A
 //! lost request or reply reaches the client as a reset when the reply would have arrived, or not
 //! at all (silence). A `Timeout` set at dispatch abandons the attempt if no reply came first;
 //! the attempt itself goes on, and may still commit. A `Hedge` set at dispatch may send a second
@@ -39,6 +41,8 @@ use crate::metrics::{
 };
 use crate::model::FailureClass;
 use crate::model::server::Server;
+#[cfg(doc)]
+use crate::model::server::ServerSpec;
 use crate::model::{Arrival, Graph, Key, Tool, Workload};
 use crate::policy::balance::View;
 use crate::policy::gate::Gates;
@@ -76,8 +80,8 @@ pub enum Event {
     /// The attempt's deadline has come while a server that abandons work at the deadline
     /// still works on it (a service's, with the number of its work).
     Abandon { at: AttemptRef, work: Option<u32> },
-    /// The attempt's request reached a tool that serves at once, and its work is done: the
-    /// arrival and the end of the service as one event.
+    /// The attempt's request reached a tool that serves at once, or whose line foresees its
+    /// wait, and its work is done: the arrival and the end of the service as one event.
     Served(AttemptRef),
     /// The attempt's outcome reaches the client.
     Reply { at: AttemptRef, reply: Reply },
@@ -194,7 +198,12 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                     // A service's attempt waits for its calls: never served at once.
                     let watched =
                         exp.output.timeseries.is_some() || !exp.graph.stages[i].is_empty();
-                    let server = Server::new(&t.server, exp.workload.callers, watched);
+                    let server = Server::new(
+                        &t.server,
+                        exp.workload.callers,
+                        watched,
+                        t.arrives_in_order(),
+                    );
                     (0..t.replica_count())
                         .map(|r| server.clone().in_zone(t.zone_of(r)))
                         .collect()

@@ -115,6 +115,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                     self.send_read(at, sched);
                 } else if server.serves_at_once() {
                     sched.schedule_in(draw.request.after(draw.service), Event::Served(at));
+                } else if let Some(line) = server.foresight() {
+                    let done = line.done(now.after(draw.request), draw.service);
+                    sched.schedule_at(done, Event::Served(at));
                 } else {
                     sched.schedule_in(draw.request, Event::ServerArrive(at));
                 }
