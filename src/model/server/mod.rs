@@ -133,16 +133,15 @@ impl ServerSpec {
     }
 
     /// Whether an attempt that reaches this server is taken up at once and nothing at its door
-    /// can touch it: a worker always free, and [`plain`](Self::plain). Its arrival and the end
-    /// of its service are then one event, at the end of the service, since nothing could
-    /// happen between.
+    /// can touch it (`plain`): a worker is always free. Its arrival and the end of its service
+    /// are then one event, at the end of the service, since nothing could happen between.
     pub fn serves_at_once(&self) -> bool {
         self.workers.is_none() && self.plain()
     }
 
     /// Whether, for attempts that arrive in the order they were sent, each one's end of
     /// service is known when it is sent: workers, an unbounded first-come-first-served line,
-    /// and [`plain`](Self::plain) (see [`Foresight`]).
+    /// and nothing at its door (`plain`; see [`Foresight`]).
     pub fn foreseeable(&self) -> bool {
         self.workers.is_some() && self.line == Line::UNBOUNDED && self.plain()
     }
