@@ -62,13 +62,19 @@ impl Streams {
     /// for draws that are rare and addressed by number, such as the jitter of retry n. It costs
     /// one block, whatever the index.
     pub fn word_at(&self, source: Source, entity: u64, index: u64) -> u64 {
-        let block = chacha8_block(&self.key(source), entity, index / WORDS_PER_BLOCK as u64);
-        block[(index % WORDS_PER_BLOCK as u64) as usize]
+        self.block(source, entity, index / WORDS_PER_BLOCK as u64)
+            [(index % WORDS_PER_BLOCK as u64) as usize]
+    }
+
+    /// Block `n` of the stream for `source` and `entity`: its words `8n … 8n + 7`, for a
+    /// reader that keeps its own place rather than a [`Stream`] (an intent's attempts).
+    pub fn block(&self, source: Source, entity: u64, n: u64) -> [u64; WORDS_PER_BLOCK] {
+        chacha8_block(&self.key(source), entity, n)
     }
 }
 
 /// 64-bit words in a 64-byte ChaCha block.
-const WORDS_PER_BLOCK: usize = 8;
+pub const WORDS_PER_BLOCK: usize = 8;
 
 /// One entity's stream, read a word at a time and made one block at a time. It holds 120 bytes
 /// where a buffered ChaCha generator holds four blocks, which matters with 10⁵ intents live,

@@ -3,7 +3,7 @@
 
 use smallvec::SmallVec;
 
-use crate::engine::rng::{Source, Stream, Streams, word};
+use crate::engine::rng::{Source, Streams, WORDS_PER_BLOCK};
 use crate::metrics::{AttemptRecord, Lookup, Outcome, Status, StopReason};
 use crate::model::fault::WORDS_PER_ATTEMPT;
 use crate::model::server::KeyStore;
@@ -153,11 +153,17 @@ struct Attempts {
     /// The attempts the client is waiting on: none between attempts and after the end, two
     /// while a hedge races its primary.
     awaiting: Awaited,
-    faults: Stream,
+    /// The second half of the fault stream's latest block, which the next (odd) attempt reads:
+    /// attempt k reads words 4k … 4k + 3, so a block serves two attempts, and the intent keeps
+    /// 32 bytes of its stream rather than the 120 a [`Stream`](crate::engine::rng::Stream)
+    /// holds (the key is the run's, the place is the attempt count).
+    spare: [u64; WORDS_PER_ATTEMPT],
 }
 
+const _: () = assert!(WORDS_PER_BLOCK == 2 * WORDS_PER_ATTEMPT);
+
 impl Intent {
-    pub(super) fn new(streams: &Streams, id: u64, tool: usize, now: Tick) -> Self {
+    pub(super) fn new(id: u64, tool: usize, now: Tick) -> Self {
         Intent {
             id,
             tool,
@@ -177,14 +183,14 @@ impl Intent {
                 at_server: PerAttempt::new(),
                 folded: [0; Outcome::NAMES.len()],
                 awaiting: Awaited::default(),
-                faults: streams.stream(Source::Faults, id),
+                spare: [0; WORDS_PER_ATTEMPT],
             },
         }
     }
 
     /// Makes this the new intent `id`, in place: each part as [`Intent::new`] builds it, the
     /// attempt buffers cleared but keeping their capacity.
-    pub(super) fn reset(&mut self, streams: &Streams, id: u64, tool: usize, now: Tick) {
+    pub(super) fn reset(&mut self, id: u64, tool: usize, now: Tick) {
         let a = &mut self.attempts;
         (a.base, a.count) = (0, 0);
         a.draws.clear();
@@ -194,7 +200,7 @@ impl Intent {
         a.at_server.clear();
         a.folded = [0; Outcome::NAMES.len()];
         a.awaiting = Awaited::default();
-        a.faults = streams.stream(Source::Faults, id);
+        a.spare = [0; WORDS_PER_ATTEMPT];
         (self.id, self.tool, self.caller, self.start) = (id, tool, 0, now);
         self.client = Client::default();
         self.retry = RetryState::new(now);
@@ -265,21 +271,27 @@ impl Intent {
         self.attempts.count
     }
 
-    /// Draws the next attempt's fate and latencies, recording the wait the client `granted` it
-    /// (`None`: no limit), whether or not a timer can cut it: attempt k always reads the k-th
-    /// block of the intent's fault stream. Returns its number and its draws.
+    /// Draws the next attempt's fate and latencies from the run's `streams`, recording the
+    /// wait the client `granted` it (`None`: no limit), whether or not a timer can cut it:
+    /// attempt k always reads words 4k … 4k + 3 of the intent's fault stream. Returns its
+    /// number and its draws.
     pub fn draw_attempt(
         &mut self,
+        streams: &Streams,
         tool: &Tool,
         replica: usize,
         now: Tick,
         granted: Option<Tick>,
     ) -> (u32, AttemptDraw) {
-        let mut words = [0; WORDS_PER_ATTEMPT];
-        for w in &mut words {
-            *w = word(&mut self.attempts.faults);
-        }
         let attempt = self.attempts();
+        let words = if attempt.is_multiple_of(2) {
+            let block = streams.block(Source::Faults, self.id, u64::from(attempt / 2));
+            let (first, second) = block.split_at(WORDS_PER_ATTEMPT);
+            self.attempts.spare.copy_from_slice(second);
+            first.try_into().expect("half a block")
+        } else {
+            self.attempts.spare
+        };
         let draw = tool.draw(&words, attempt, replica);
         let a = &mut self.attempts;
         a.count += 1;

@@ -1,15 +1,14 @@
 //! The live intents, by slot, and the handles events name them by.
 
 use super::intent::Intent;
-use crate::engine::rng::Streams;
 use crate::time::Tick;
 
 /// Live intents by slot. A slot is reused once its intent is over, so the slab holds little
 /// more than one intent per client, and an intent is rewritten where it lies rather than built
-/// and moved (it is large: it holds its random stream). Each slot counts its occupants, so an
+/// and moved (it is large: it holds its first attempts' data). Each slot counts its occupants, so an
 /// event that outlives its intent (a timer, a late reply) can tell it is stale.
+#[derive(Default)]
 pub struct Slab {
-    streams: Streams,
     slots: Vec<Slot>,
     free: Vec<u32>,
 }
@@ -28,28 +27,18 @@ pub struct Handle {
 }
 
 impl Slab {
-    pub fn new(streams: Streams) -> Self {
-        Slab {
-            streams,
-            slots: Vec::new(),
-            free: Vec::new(),
-        }
-    }
-
     /// Starts intent `id` on `tool` at `now` in a free slot.
     pub fn start(&mut self, id: u64, tool: usize, now: Tick) -> Handle {
         let slot = match self.free.pop() {
             Some(slot) => {
-                self.slots[slot as usize]
-                    .intent
-                    .reset(&self.streams, id, tool, now);
+                self.slots[slot as usize].intent.reset(id, tool, now);
                 slot
             }
             None => {
                 self.slots.push(Slot {
                     generation: 0,
                     live: false,
-                    intent: Intent::new(&self.streams, id, tool, now),
+                    intent: Intent::new(id, tool, now),
                 });
                 (self.slots.len() - 1) as u32
             }
@@ -114,6 +103,7 @@ impl Slab {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::rng::Streams;
     use crate::metrics::{Outcome, Status};
     use crate::model::Tool;
     use crate::sim::intent::Client;
@@ -138,12 +128,12 @@ mod tests {
                 ..Default::default()
             })
         };
-        let mut slab = Slab::new(streams);
+        let mut slab = Slab::default();
         let first = slab.start(7, 0, Tick(3));
         // Leave something in every part of the slot.
         let used = slab.get(first.slot);
-        let (attempt, _) = used.draw_attempt(&tool, 0, Tick(3), Some(Tick(5)));
-        used.draw_attempt(&tool, 0, Tick(4), None);
+        let (attempt, _) = used.draw_attempt(&streams, &tool, 0, Tick(3), Some(Tick(5)));
+        used.draw_attempt(&streams, &tool, 0, Tick(4), None);
         used.settle(attempt, Outcome::Timeout, Tick(8));
         used.commit(attempt);
         used.client = Client {
@@ -169,15 +159,18 @@ mod tests {
         assert_eq!(again.slot, first.slot);
         assert_ne!(again.generation, first.generation);
         assert!(slab.find(first).is_none(), "the old handle is stale");
-        let mut fresh = Intent::new(&streams, 42, 0, Tick(9));
+        let mut fresh = Intent::new(42, 0, Tick(9));
         assert_eq!(
             *slab.get(again.slot),
             fresh,
             "a reused slot equals a fresh one"
         );
         for _ in 0..5 {
-            let reused = slab.get(again.slot).draw_attempt(&tool, 0, Tick(9), None);
-            assert_eq!(reused, fresh.draw_attempt(&tool, 0, Tick(9), None));
+            let reused = (slab.get(again.slot)).draw_attempt(&streams, &tool, 0, Tick(9), None);
+            assert_eq!(
+                reused,
+                fresh.draw_attempt(&streams, &tool, 0, Tick(9), None)
+            );
             for intent in [slab.get(again.slot), &mut fresh] {
                 intent.settle(reused.0, Outcome::LostReply, Tick(10));
             }

@@ -229,7 +229,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             arrived: 0,
             started: 0,
             idle_clients: exp.workload.clients,
-            intents: Slab::new(streams),
+            intents: Slab::default(),
             totals: Totals::keeping(
                 (exp.output.timeseries).map(|width| Series::new(width, exp.tracks())),
             ),

@@ -68,7 +68,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             intent.hop.deadline.is_none_or(|d| now <= d),
             "an attempt sent at {now} past its carried deadline"
         );
-        let (attempt, draw) = intent.draw_attempt(tool, replica, now, granted);
+        let (attempt, draw) = intent.draw_attempt(&self.streams, tool, replica, now, granted);
         if self.sink.is_none() {
             intent.fold_finished();
         }
