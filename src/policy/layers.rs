@@ -49,6 +49,11 @@ impl Tries {
         self.attempts.resize(depth, 1);
     }
 
+    /// No layer at all, the room kept.
+    pub fn clear(&mut self) {
+        self.attempts.clear();
+    }
+
     /// The innermost layer's attempts so far in its current entry.
     pub fn innermost(&self) -> u32 {
         *self.attempts.last().expect("at least one layer")

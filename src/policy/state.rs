@@ -47,6 +47,17 @@ impl RetryState {
             },
         }
     }
+
+    /// Makes this what [`RetryState::new`] gives, in place: the layers' list keeps its room,
+    /// so a reused slot allocates nothing for its next intent.
+    pub fn reset(&mut self, now: Tick) {
+        let mut tries = std::mem::take(&mut self.tries);
+        tries.clear();
+        *self = RetryState {
+            tries,
+            ..RetryState::new(now)
+        };
+    }
 }
 
 impl RetryState {

@@ -203,7 +203,7 @@ impl Intent {
         a.spare = [0; WORDS_PER_ATTEMPT];
         (self.id, self.tool, self.caller, self.start) = (id, tool, 0, now);
         self.client = Client::default();
-        self.retry = RetryState::new(now);
+        self.retry.reset(now);
         self.server = ServerSide::default();
         self.hop = Hop::default();
     }
