@@ -30,10 +30,31 @@ pub struct Intent {
     pub retry: RetryState,
     /// What the server did with its attempts.
     pub server: ServerSide,
-    /// Where in the call graph it stands.
-    pub hop: Hop,
+    /// The edge of the call graph it goes over, which every event reads for its policy.
+    pub edge: u16,
     /// Every attempt so far: its draws, its payload, its record, and the ones awaited.
     attempts: Attempts,
+    /// What only some configurations need; none until one does (see [`Far`]).
+    far: Option<Box<Far>>,
+}
+
+/// The parts of an intent only some configurations use: where it stands in a call graph
+/// beyond its edge, the replicas it has tried, a versioned record's reads and writes. They
+/// stand behind a pointer, made when the intent first needs them and dropped with it, so an
+/// intent of a configuration without them is smaller, and its hot words closer together, and
+/// its events do no work for them.
+#[derive(Clone, Debug, PartialEq)]
+struct Far {
+    hop: Hop,
+    /// The replicas it has sent to, as a bit set (a tool has at most 128).
+    tried: u128,
+    /// The replica its first attempt went to.
+    first_replica: Option<u16>,
+    /// The record version each held attempt's read returned.
+    versions: PerAttempt<u64>,
+    /// Reads of a versioned record that reached it, and conditional writes that reached it.
+    reads: u32,
+    writes: u32,
 }
 
 /// Where an intent stands in the call graph: the edge it goes over, and, for a call a service
@@ -65,6 +86,18 @@ pub struct Hop {
 }
 
 impl Hop {
+    /// Where a task's own call `id` over `edge` stands: the hop of every intent of a
+    /// configuration with no call graph, stages or fallbacks.
+    pub fn plain(edge: u16, id: u64) -> Hop {
+        Hop {
+            edge,
+            primary: edge,
+            origin: id,
+            site: id,
+            ..Hop::default()
+        }
+    }
+
     /// The bounds of an intent whose policy's are `own` and whose scope starts at `start`:
     /// its own deadline, or the one it carries where that comes first.
     pub fn limits(&self, own: Limits, start: Tick) -> Limits {
@@ -98,10 +131,6 @@ pub struct Client {
     pub ambiguous: bool,
     /// How and when the client finished with the intent.
     pub ended: Option<(Status, Tick)>,
-    /// The replicas it has sent to, as a bit set (a tool has at most 128).
-    pub tried: u128,
-    /// The replica its first attempt went to.
-    pub first_replica: Option<u16>,
 }
 
 /// What the server did with an intent's attempts.
@@ -113,9 +142,6 @@ pub struct ServerSide {
     pub calls_while_down: u32,
     /// Attempts on their way to the server or at it.
     pub at_server: u32,
-    /// Reads of a versioned record that reached it, and conditional writes that reached it.
-    pub reads: u32,
-    pub writes: u32,
     /// The server's idempotency record for this intent's key.
     pub keys: KeyStore,
 }
@@ -142,8 +168,6 @@ struct Attempts {
     draws: PerAttempt<AttemptDraw>,
     /// The payload version of every attempt held, in order.
     payloads: PerAttempt<u32>,
-    /// The record version each attempt's read returned, for a versioned record.
-    versions: PerAttempt<u64>,
     /// What became of every attempt held, in order.
     log: PerAttempt<AttemptRecord>,
     /// Whether each attempt held is on its way to the server or at it.
@@ -172,19 +196,19 @@ impl Intent {
             client: Client::default(),
             retry: RetryState::new(now),
             server: ServerSide::default(),
-            hop: Hop::default(),
+            edge: 0,
             attempts: Attempts {
                 base: 0,
                 count: 0,
                 draws: PerAttempt::new(),
                 payloads: PerAttempt::new(),
-                versions: PerAttempt::new(),
                 log: PerAttempt::new(),
                 at_server: PerAttempt::new(),
                 folded: [0; Outcome::NAMES.len()],
                 awaiting: Awaited::default(),
                 spare: [0; WORDS_PER_ATTEMPT],
             },
+            far: None,
         }
     }
 
@@ -195,7 +219,6 @@ impl Intent {
         (a.base, a.count) = (0, 0);
         a.draws.clear();
         a.payloads.clear();
-        a.versions.clear();
         a.log.clear();
         a.at_server.clear();
         a.folded = [0; Outcome::NAMES.len()];
@@ -205,7 +228,8 @@ impl Intent {
         self.client = Client::default();
         self.retry.reset(now);
         self.server = ServerSide::default();
-        self.hop = Hop::default();
+        self.edge = 0;
+        self.far = None;
     }
 
     /// What became of every attempt held, in order: every attempt so far where none is folded.
@@ -237,11 +261,82 @@ impl Intent {
             let n = done as usize;
             a.draws.drain(..n);
             a.payloads.drain(..n);
-            a.versions.drain(..n.min(a.versions.len()));
             a.log.drain(..n);
             a.at_server.drain(..n);
             a.base += done;
+            if let Some(far) = &mut self.far {
+                far.versions.drain(..n.min(far.versions.len()));
+            }
         }
+    }
+
+    /// Where in the call graph it stands.
+    pub fn hop(&self) -> Hop {
+        self.far
+            .as_ref()
+            .map_or(Hop::plain(self.edge, self.id), |f| f.hop)
+    }
+
+    /// Sets where in the call graph it stands; only a hop that is not the plain one makes the
+    /// intent's far part.
+    pub fn set_hop(&mut self, hop: Hop) {
+        self.edge = hop.edge;
+        if self.far.is_some() || hop != Hop::plain(hop.edge, self.id) {
+            self.far().hop = hop;
+        }
+    }
+
+    /// The bounds of the intent whose policy's are `own` and whose scope starts at `start`
+    /// (see [`Hop::limits`]): its own, unless it carries a deadline.
+    pub fn limits(&self, own: Limits, start: Tick) -> Limits {
+        match &self.far {
+            Some(far) => far.hop.limits(own, start),
+            None => own,
+        }
+    }
+
+    /// A fallback was started once it failed.
+    pub fn fell_back(&mut self) {
+        self.far().hop.fell_back = true;
+    }
+
+    /// The replicas it has sent to, as a bit set, and the one its first attempt went to.
+    pub fn tried(&self) -> (u128, Option<u16>) {
+        self.far
+            .as_ref()
+            .map_or((0, None), |f| (f.tried, f.first_replica))
+    }
+
+    /// It sends an attempt to replica `replica` of a tool with several.
+    pub fn try_replica(&mut self, replica: usize) {
+        let far = self.far();
+        far.tried |= 1 << replica;
+        far.first_replica.get_or_insert(replica as u16);
+    }
+
+    /// Reads of a versioned record that reached the server, and conditional writes.
+    pub fn reads_and_writes(&self) -> (u32, u32) {
+        self.far.as_ref().map_or((0, 0), |f| (f.reads, f.writes))
+    }
+
+    /// A conditional write reached the record.
+    pub fn wrote(&mut self) {
+        self.far().writes += 1;
+    }
+
+    /// Its far part, made now if it has none.
+    fn far(&mut self) -> &mut Far {
+        let hop = Hop::plain(self.edge, self.id);
+        self.far.get_or_insert_with(|| {
+            Box::new(Far {
+                hop,
+                tried: 0,
+                first_replica: None,
+                versions: PerAttempt::new(),
+                reads: 0,
+                writes: 0,
+            })
+        })
     }
 
     /// Where attempt `attempt` is held.
@@ -383,17 +478,18 @@ impl Intent {
     /// Attempt `attempt`'s read of a versioned record returned `version`.
     pub fn read(&mut self, attempt: u32, version: u64) {
         let i = self.held(attempt);
-        let versions = &mut self.attempts.versions;
-        if versions.len() <= i {
-            versions.resize(i + 1, 0);
+        let far = self.far();
+        if far.versions.len() <= i {
+            far.versions.resize(i + 1, 0);
         }
-        versions[i] = version;
-        self.server.reads += 1;
+        far.versions[i] = version;
+        far.reads += 1;
     }
 
     /// The version attempt `attempt` read.
     pub fn read_version(&self, attempt: u32) -> u64 {
-        self.attempts.versions[self.held(attempt)]
+        let far = self.far.as_ref().expect("a read came first");
+        far.versions[self.held(attempt)]
     }
 
     /// Attempt `attempt`'s conditional write found the version moved on: no effect.
@@ -479,5 +575,40 @@ impl Awaited {
                 self.base += skip;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A configuration with no call graph, replicas or record makes no far part; the first
+    /// thing that needs one makes it, holding the hop the intent had.
+    #[test]
+    fn the_far_part_is_made_only_when_needed() {
+        let mut intent = Intent::new(9, 0, Tick(1));
+        intent.set_hop(Hop::plain(3, 9));
+        assert!(intent.far.is_none());
+        assert_eq!(intent.hop(), Hop::plain(3, 9));
+        assert_eq!(
+            (intent.tried(), intent.reads_and_writes()),
+            ((0, None), (0, 0))
+        );
+        intent.try_replica(2);
+        assert!(intent.far.is_some());
+        assert_eq!(intent.hop(), Hop::plain(3, 9), "made with the plain hop");
+        assert_eq!(intent.tried(), (0b100, Some(2)));
+        let mut graphed = Intent::new(9, 0, Tick(1));
+        let hop = Hop {
+            tree: 4,
+            ..Hop::plain(3, 9)
+        };
+        graphed.set_hop(hop);
+        assert_eq!(
+            (graphed.far.is_some(), graphed.hop(), graphed.edge),
+            (true, hop, 3)
+        );
+        graphed.reset(10, 0, Tick(2));
+        assert_eq!(graphed, Intent::new(10, 0, Tick(2)), "a reset lets it go");
     }
 }

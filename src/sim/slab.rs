@@ -145,9 +145,10 @@ mod tests {
             late_receipt: true,
             ambiguous: true,
             ended: Some((Status::Succeeded, Tick(9))),
-            tried: 0b101,
-            first_replica: Some(2),
         };
+        used.try_replica(2);
+        used.read(attempt, 4);
+        used.wrote();
         used.retry.cost = Some(5.0);
         used.retry.retries = 3;
         used.retry.payload = 2;

@@ -386,7 +386,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         let handle = self.intents.start(id, callee, now);
         let intent = self.intents.get(handle.slot);
         intent.caller = caller;
-        intent.hop = hop;
+        intent.set_hop(hop);
         if self.edges_kept {
             self.trees.join(hop.tree);
         }
@@ -418,7 +418,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     #[must_use]
     fn first_attempt(&mut self, handle: Handle, sched: &mut Scheduler<Event>) -> Option<MoveOn> {
         let intent = self.intents.get(handle.slot);
-        let policy = self.policies[usize::from(intent.hop.edge)];
+        let policy = self.policies[usize::from(intent.edge)];
         intent.retry.tries.start(policy.depth());
         // Set before anything else of the intent, so it wins a tie with the deadline.
         if let Some(after) = policy.limits.cancel_after {
@@ -463,7 +463,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         let intent = self.intents.get(slot);
         intent.client.ambiguous |= abandoned > 0 && failed;
         intent.client.ended = Some((status, now));
-        let (id, hop) = (intent.id, intent.hop);
+        let (id, hop) = (intent.id, intent.hop());
         let fallback = if failed {
             self.fallback_of(id, hop)
         } else {
@@ -473,7 +473,9 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         if let (0, Some(rule)) = (hop.tier, self.policies[primary].fallback.cooldown) {
             self.cooling[primary].ended(rule, failed, now);
         }
-        self.intents.get(slot).hop.fell_back = fallback.is_some();
+        if fallback.is_some() {
+            self.intents.get(slot).fell_back();
+        }
         // The fallback joins the call's tree before this intent can leave it empty.
         let next = fallback.map(|(id, hop)| self.open(id, hop, caller, now));
         let intent = self.intents.get(slot);
@@ -524,7 +526,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         let intent = self.intents.get(slot);
         let outcomes = intent.outcomes();
         let record = record_of(intent, &self.tools[intent.tool], &outcomes);
-        let hop = intent.hop;
+        let hop = intent.hop();
         let chained = hop.tier > 0 || hop.fell_back;
         if hop.work.is_none() && !chained {
             self.totals.add(&record, &outcomes);
@@ -577,7 +579,7 @@ impl<S> World<'_, S> {
             return;
         };
         view.settled(r);
-        let policy = self.policies[usize::from(self.intents.get(slot).hop.edge)];
+        let policy = self.policies[usize::from(self.intents.get(slot).edge)];
         if let (Some(failed), Some(rule)) = (failed, &policy.outlier_detection)
             && view.observe(r, now, failed, rule)
         {
@@ -649,9 +651,9 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &Outcomes) -> IntentRecord 
     IntentRecord {
         // Every intent goes by the number of the task's call it serves: the call itself, its
         // fallbacks, and the calls its services made.
-        intent: intent.hop.origin,
+        intent: intent.hop().origin,
         tool: intent.tool,
-        edge: usize::from(intent.hop.edge),
+        edge: usize::from(intent.edge),
         attempts: intent.attempts(),
         effects: intent.server.effects,
         timeouts: intent.client.timeouts,
@@ -660,8 +662,8 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &Outcomes) -> IntentRecord 
         lookups: intent.client.lookups,
         hedges: intent.client.hedges,
         calls_while_down: intent.server.calls_while_down,
-        reads: intent.server.reads,
-        writes: intent.server.writes,
+        reads: intent.reads_and_writes().0,
+        writes: intent.reads_and_writes().1,
         conflicts: outcomes[Outcome::Refused(FailureClass::VersionConflict).index()],
         status,
         business_state: business_state(intent, status, tool),
@@ -674,7 +676,7 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &Outcomes) -> IntentRecord 
 /// policy's scope makes it, or the one it forwards.
 fn request_key(policy: &Policy, intent: &Intent, attempt: u32) -> Option<Key> {
     match policy.key {
-        KeyScope::Forward => intent.hop.key,
+        KeyScope::Forward => intent.hop().key,
         scope => scope.key(intent.id, attempt),
     }
 }

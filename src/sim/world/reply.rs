@@ -13,8 +13,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let Some(intent) = self.intents.awaiting(at.intent, at.attempt) else {
             return;
         };
-        let policy = self.policies[usize::from(intent.hop.edge)];
-        let limits = intent.hop.limits(policy.limits, intent.retry.scope.start);
+        let policy = self.policies[usize::from(intent.edge)];
+        let limits = intent.limits(policy.limits, intent.retry.scope.start);
         let draw = intent.draw(at.attempt);
         let failure = match reply {
             Reply::Ok => None,
@@ -84,8 +84,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let racing = !intent.awaiting().is_empty();
         let tool = (intent.tool, intent.caller);
         let (start, cost) = (intent.retry.scope.start, intent.retry.cost);
-        let policy = self.policies[usize::from(intent.hop.edge)];
-        let limits = intent.hop.limits(policy.limits, start);
+        let policy = self.policies[usize::from(intent.edge)];
+        let limits = intent.limits(policy.limits, start);
         self.observe(tool, Some(FailureClass::Timeout), cost, sched);
         if limits.past_deadline(start, now) {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);

@@ -43,8 +43,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let now = sched.now();
         let intent = self.intents.get(slot);
         let tool = &self.tools[intent.tool];
-        let policy = self.policies[usize::from(intent.hop.edge)];
-        let limits = intent.hop.limits(policy.limits, intent.retry.scope.start);
+        let policy = self.policies[usize::from(intent.edge)];
+        let limits = intent.limits(policy.limits, intent.retry.scope.start);
         let mut words = IntentWords {
             streams: &self.streams,
             id: intent.id,
@@ -127,7 +127,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 self.streams.word_at(Source::Lookups, intent.id, lookup),
                 tool.lookup.failure,
             );
-        let policy = self.policies[usize::from(intent.hop.edge)];
+        let policy = self.policies[usize::from(intent.edge)];
         let key = policy.key.key(intent.id, 0);
         let found = !failed
             && intent

@@ -22,7 +22,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn dispatch(&mut self, slot: u32, sched: &mut Scheduler<Event>) -> Option<MoveOn> {
         let now = sched.now();
         let intent = self.intents.get(slot);
-        let policy = self.policies[usize::from(intent.hop.edge)];
+        let policy = self.policies[usize::from(intent.edge)];
         // The broken control: an outer layer's new attempt enters the layers below, and each
         // replaces the deadline and the cap.
         if policy.resets_each_layer() && intent.retry.next_layer + 1 < policy.depth() {
@@ -52,9 +52,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let now = sched.now();
         let handle = self.intents.handle(slot);
         let intent = self.intents.get(slot);
-        let policy = self.policies[usize::from(intent.hop.edge)];
+        let policy = self.policies[usize::from(intent.edge)];
         let start = intent.retry.scope.start;
-        let limits = &intent.hop.limits(policy.limits, start);
+        let limits = &intent.limits(policy.limits, start);
         let tool = &self.tools[intent.tool];
         // The trace records what the client granted; a non-cooperative call cannot be
         // abandoned, so no timer is set for it.
@@ -65,7 +65,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         // A call carrying its caller's deadline never starts an attempt after it: the gates
         // refuse one with no time left.
         debug_assert!(
-            intent.hop.deadline.is_none_or(|d| now <= d),
+            intent.hop().deadline.is_none_or(|d| now <= d),
             "an attempt sent at {now} past its carried deadline"
         );
         let (attempt, draw) = intent.draw_attempt(&self.streams, tool, replica, now, granted);
@@ -133,7 +133,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let Some(intent) = self.intents.awaiting(at.intent, at.attempt) else {
             return;
         };
-        let policy = self.policies[usize::from(intent.hop.edge)];
+        let policy = self.policies[usize::from(intent.edge)];
         if !hedge::has_room(policy, &intent.retry.tries) {
             return;
         }
@@ -164,7 +164,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             GateScope::Tool => &mut views[0],
             GateScope::Caller => &mut views[intent.caller as usize],
         };
-        let policy = self.policies[usize::from(intent.hop.edge)];
+        let policy = self.policies[usize::from(intent.edge)];
         let balancer = policy.balancer;
         let words = match balancer.is_random() {
             true => {
@@ -174,15 +174,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             }
             false => [0, 0],
         };
-        let (host, tried, first) = (
-            policy.retry_host,
-            intent.client.tried,
-            intent.client.first_replica.map(usize::from),
-        );
+        let (host, (tried, first)) = (policy.retry_host, intent.tried());
+        let first = first.map(usize::from);
         let replica = view.pick(balancer, now, |r| host.allows(r, tried, first), words);
         view.sent(replica);
-        intent.client.tried |= 1 << replica;
-        intent.client.first_replica.get_or_insert(replica as u16);
+        intent.try_replica(replica);
         self.totals.replica(intent.tool, replica).calls += 1;
         replica
     }
@@ -198,8 +194,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             dispatches: intent.dispatches_in_scope(),
             fresh_scope: false,
             moment,
-            limits: (intent.hop).limits(
-                self.policies[usize::from(intent.hop.edge)].limits,
+            limits: intent.limits(
+                self.policies[usize::from(intent.edge)].limits,
                 intent.retry.scope.start,
             ),
             ticket: ticket(handle),
@@ -212,8 +208,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let handle = self.intents.handle(slot);
         let intent = self.intents.get(slot);
         let start = intent.retry.scope.start;
-        let policy = self.policies[usize::from(intent.hop.edge)];
-        if let Some(deadline) = intent.hop.limits(policy.limits, start).deadline {
+        let policy = self.policies[usize::from(intent.edge)];
+        if let Some(deadline) = intent.limits(policy.limits, start).deadline {
             sched.schedule_at(start.after(deadline), Event::DeadlineInLine(handle));
         }
     }

@@ -71,7 +71,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let arrival = self.servers[t][r].arrive(spec, now, intent.caller, write, at);
         if write.is_some() && !matches!(arrival, Arrival::Throttled(_) | Arrival::Down(_)) {
             // A write that passed the limiter and the outage reached the record: work done.
-            intent.server.writes += 1;
+            intent.wrote();
         }
         match arrival {
             Arrival::Throttled(wait) => {
@@ -165,7 +165,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             return;
         }
         let intent = self.intents.get(at.intent.slot);
-        let (waited, hop) = (intent.awaiting().contains(at.attempt), intent.hop);
+        let (waited, hop) = (intent.awaiting().contains(at.attempt), intent.hop());
         if !waited || hop.work.is_some_and(|w| self.orphaned(w)) {
             self.totals.orphan(usize::from(hop.edge));
         }
@@ -180,7 +180,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let draw = intent.draw(at.attempt);
         let server = &mut self.servers[t][usize::from(draw.replica)];
         off_server(server, intent, at.attempt);
-        let policy = self.policies[usize::from(intent.hop.edge)];
+        let policy = self.policies[usize::from(intent.edge)];
         let request = Request {
             key: request_key(policy, intent, at.attempt),
             payload: intent.payload_of(at.attempt),
@@ -189,18 +189,23 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 read: intent.read_version(at.attempt),
             }),
         };
-        let hop = intent.hop;
         // A forwarded key's record is shared by every intent that carries it.
         let keys = match (policy.key, request.key) {
-            (KeyScope::Forward, Some(key)) => self.trees.store(hop.tree, t, hop.site, key),
+            (KeyScope::Forward, Some(key)) => {
+                let hop = intent.hop();
+                self.trees.store(hop.tree, t, hop.site, key)
+            }
             _ => &mut intent.server.keys,
         };
         let answer = server.answer(&tool.server, sched.now(), draw.fate, request, keys);
         if answer.committed {
             let first = intent.server.effects == 0;
             intent.commit(at.attempt);
-            if self.edges_kept && self.trees.commit(hop.tree, hop.edge, hop.site, first) {
-                self.totals.edge_duplicate(usize::from(hop.edge));
+            if self.edges_kept {
+                let hop = intent.hop();
+                if self.trees.commit(hop.tree, hop.edge, hop.site, first) {
+                    self.totals.edge_duplicate(usize::from(hop.edge));
+                }
             }
         }
         let reply = match answer.reply {

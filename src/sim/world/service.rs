@@ -98,7 +98,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             let Some(parent) = self.intents.awaiting(at.intent, at.attempt) else {
                 return true;
             };
-            match parent.hop.work {
+            match parent.hop().work {
                 Some(up) => w = up,
                 None => return false,
             }
@@ -168,14 +168,14 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let work = self.works.get(w);
         let (parent, stage) = (work.at, work.stage);
         let caller = self.intents.get(parent.intent.slot);
-        let site = site_of(caller.hop.site, call.edge, stage, place);
+        let site = site_of(caller.hop().site, call.edge, stage, place);
         let id = call_id(caller.id, parent.attempt, site);
         // The request's deadline as its caller set it: when it stops waiting for this attempt
         // (its timeout, cut to its deadline), which gRPC sends with the request.
         let due = caller.expires(parent.attempt);
         let policy = self.policies[call.edge];
         let carried = policy.propagation.carried(due);
-        let above = self.policies[usize::from(caller.hop.edge)];
+        let above = self.policies[usize::from(caller.edge)];
         let key = match policy.key {
             KeyScope::Forward => request_key(above, caller, parent.attempt),
             _ => None,
@@ -187,9 +187,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             work: Some(w),
             optional: call.optional,
             deadline: carried,
-            origin: caller.hop.origin,
+            origin: caller.hop().origin,
             site,
-            tree: caller.hop.tree,
+            tree: caller.hop().tree,
             key,
             ..Hop::default()
         };
