@@ -648,6 +648,7 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &Outcomes) -> IntentRecord 
         .client
         .ended
         .expect("recorded once the client is done");
+    let (reads, writes) = intent.reads_and_writes();
     IntentRecord {
         // Every intent goes by the number of the task's call it serves: the call itself, its
         // fallbacks, and the calls its services made.
@@ -662,8 +663,8 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &Outcomes) -> IntentRecord 
         lookups: intent.client.lookups,
         hedges: intent.client.hedges,
         calls_while_down: intent.server.calls_while_down,
-        reads: intent.reads_and_writes().0,
-        writes: intent.reads_and_writes().1,
+        reads,
+        writes,
         conflicts: outcomes[Outcome::Refused(FailureClass::VersionConflict).index()],
         status,
         business_state: business_state(intent, status, tool),
