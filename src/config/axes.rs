@@ -12,7 +12,7 @@ use toml::{Spanned, Table, Value};
 
 use super::check::{Check, Result};
 use super::path::set;
-use super::{ConfigError, Origin, Source, raw, validate};
+use super::{ConfigError, Files, Origin, Source, raw, validate};
 use crate::experiment::Experiment;
 use crate::sweep::{Axis, Census, MakePoint, Param, Sweep};
 use crate::time::{DURATION_HELP, Tick};
@@ -55,7 +55,11 @@ pub fn sweep(source: &Source, raw: raw::Config) -> Result<Sweep> {
         doc,
         paths: axes.iter().map(|a| a.path.clone()).collect(),
         name: source.name.clone(),
-        origin: source.origin.clone(),
+        // Its points read the config's files once between them (see `Origin::Point`).
+        origin: match &source.origin {
+            Origin::Folder(dir) => Origin::Point(dir.clone(), Files::default()),
+            origin => origin.clone(),
+        },
     };
     // Every point is made and checked here, so a mistake at any of them is found before
     // anything runs; what the run needs of it is counted, and the point dropped.

@@ -2,6 +2,7 @@
 //! file of measured latencies an empirical distribution reads.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use toml::{Spanned, Value};
 
@@ -200,8 +201,9 @@ fn lognormal(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Resu
 fn empirical(check: &Check, file: &Spanned<String>, path: &str) -> Result<Empirical> {
     let name = file.get_ref();
     let fail = |why: String| ConfigError::at(check.source, file.span(), path, why);
-    let dir = match &check.source.origin {
-        Origin::Folder(dir) => dir,
+    let (dir, files) = match &check.source.origin {
+        Origin::Folder(dir) => (dir, None),
+        Origin::Point(dir, files) => (dir, Some(files)),
         Origin::Manifest => return Ok(Empirical::named(name)),
         Origin::Text => {
             return Err(fail(
@@ -209,6 +211,12 @@ fn empirical(check: &Check, file: &Spanned<String>, path: &str) -> Result<Empiri
             ));
         }
     };
+    if let Some(samples) = files.and_then(|f| f.get(name)) {
+        return Ok(Empirical {
+            file: name.clone(),
+            samples,
+        });
+    }
     let target = dir.join(name);
     let (Ok(folder), Ok(found)) = (dir.canonicalize(), target.canonicalize()) else {
         return Err(fail(format!("cannot find {}", target.display())));
@@ -222,10 +230,13 @@ fn empirical(check: &Check, file: &Spanned<String>, path: &str) -> Result<Empiri
         );
     }
     let shown = target.display().to_string();
-    let samples = read_latencies(&found, &shown).map_err(fail)?;
+    let samples: Arc<[Tick]> = read_latencies(&found, &shown).map_err(fail)?.into();
+    if let Some(files) = files {
+        files.keep(name, samples.clone());
+    }
     Ok(Empirical {
         file: name.clone(),
-        samples: samples.into(),
+        samples,
     })
 }
 

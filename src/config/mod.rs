@@ -16,10 +16,13 @@ pub use check::name_problem;
 pub use error::ConfigError;
 pub use resolve::resolved;
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use crate::sweep::Sweep;
+use crate::time::Tick;
 
 /// The default experiment, compiled into the binary so `retrysim run` needs no file.
 pub const DEFAULT_CONFIG: &str = include_str!("../../configs/reliability-layer.toml");
@@ -28,6 +31,45 @@ pub const DEFAULT_CONFIG: &str = include_str!("../../configs/reliability-layer.t
 pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 /// How the default experiment is named in messages.
 pub const DEFAULT_CONFIG_NAME: &str = "configs/reliability-layer.toml (built in)";
+
+/// The latency files a sweep's points have read, by the name the config gives them, shared by
+/// every point of one sweep (and every thread making them).
+#[derive(Clone, Default)]
+pub struct Files(Arc<Mutex<BTreeMap<String, Arc<[Tick]>>>>);
+
+impl Files {
+    /// The samples of `name`, if a point has read it.
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<[Tick]>> {
+        self.lock().get(name).cloned()
+    }
+
+    /// Keeps the samples read from `name` for the points after.
+    pub(crate) fn keep(&self, name: &str, samples: Arc<[Tick]>) {
+        self.lock().insert(name.to_string(), samples);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<[Tick]>>> {
+        // A map of finished reads: a panic elsewhere leaves nothing half-written in it.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl std::fmt::Debug for Files {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Files({} read)", self.lock().len())
+    }
+}
+
+/// Two sweeps' files are the same only if they are one cache.
+impl PartialEq for Files {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Files {}
 
 /// A config's text and the name it is known by in messages.
 #[derive(Clone, Debug)]
@@ -44,6 +86,11 @@ pub enum Origin {
     /// A file in this folder: the files it names (empirical latencies) are read from, and
     /// confined to, the folder.
     Folder(PathBuf),
+    /// A point of a sweep whose config is in this folder: the files it names are read as from
+    /// [`Origin::Folder`], once for the whole sweep, and every later point that names one is
+    /// given what was read then — the same samples for every point, however many there are and
+    /// whatever happens to the file meanwhile.
+    Point(PathBuf, Files),
     /// A text that stands in no folder (the built-in config, a flag, a test): it can read no
     /// files.
     Text,
@@ -59,7 +106,7 @@ impl Origin {
     /// The folder files are read from, if any.
     pub fn folder(&self) -> Option<&Path> {
         match self {
-            Origin::Folder(dir) => Some(dir),
+            Origin::Folder(dir) | Origin::Point(dir, _) => Some(dir),
             Origin::Text | Origin::Manifest => None,
         }
     }

@@ -335,3 +335,29 @@ fn a_line_needs_workers_and_a_count() {
         ],
     );
 }
+
+/// A sweep's points read a latency file once between them: each is made again, as it runs,
+/// from what was read when the sweep was — the same samples even once the file is gone.
+#[test]
+fn a_sweeps_points_read_a_latency_file_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = BASE.replace(
+        "name = \"t\"\n",
+        "name = \"t\"\nservice_time = { dist = \"empirical\", file = \"pilot.csv\" }\n",
+    ) + "[sweep]\n[[sweep.axis]]\npath = \"workload.tasks\"\nvalues = [1, 2, 3]\n";
+    std::fs::write(tmp.path().join("pilot.csv"), "latency\n7ms\n5ms\n").unwrap();
+    std::fs::write(tmp.path().join("c.toml"), &text).unwrap();
+    let sweep = Source::read(&tmp.path().join("c.toml"))
+        .and_then(|s| s.sweep())
+        .unwrap();
+    std::fs::remove_file(tmp.path().join("pilot.csv")).unwrap();
+    assert_eq!(sweep.len(), 3);
+    for i in 0..sweep.len() {
+        let point = sweep.point(i);
+        let retrysim::model::Latency::Empirical(e) = &point.experiment.tools[0].service_time else {
+            panic!("not empirical");
+        };
+        let ticks: Vec<u64> = e.samples.iter().map(|t| t.0).collect();
+        assert_eq!(ticks, [5_000, 7_000], "point {i}");
+    }
+}

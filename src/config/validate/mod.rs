@@ -74,7 +74,7 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
     let name = match check.source.origin {
         // What ran, named for its folder: see `Origin::Manifest`.
         Origin::Manifest => raw.name.get_ref().clone(),
-        Origin::Folder(_) | Origin::Text => check.name(&raw.name, "name")?,
+        Origin::Folder(_) | Origin::Point(..) | Origin::Text => check.name(&raw.name, "name")?,
     };
     let replications = check.count(
         raw.replications.as_ref(),
