@@ -16,6 +16,8 @@
 //! `randomizationFactor`, Polly's constant and linear jitter);
 //! `additive` → v + U{0..jitter_max} (urllib3's `backoff_jitter`, tenacity's
 //! `wait_exponential_jitter`);
+//! `reduced` → v − U{0..v·f}, the delay cut by up to a share f: OpenAI's and Anthropic's
+//! Python SDKs multiply theirs by 1 − 0.25·U[0, 1) (f = 0.25), Stripe's by U[0.5, 1] (f = 0.5);
 //! `decorrelated` → min(max_delay, U{initial_delay .. 3·previous}) with previous =
 //! initial_delay before the first retry: the formula of the AWS architecture blog ("Exponential
 //! Backoff And Jitter", 2015), which replaces the growth curve altogether;
@@ -49,6 +51,7 @@ pub enum Jitter {
     Proportional,
     Additive,
     DecorrelatedV2,
+    Reduced,
 }
 
 /// What the retry before this one drew: its delay (decorrelated jitter grows from it) and its
@@ -109,7 +112,7 @@ impl Growth {
 }
 
 impl Jitter {
-    pub const ALL: [Jitter; 7] = [
+    pub const ALL: [Jitter; 8] = [
         Jitter::None,
         Jitter::Full,
         Jitter::Equal,
@@ -117,6 +120,7 @@ impl Jitter {
         Jitter::Proportional,
         Jitter::Additive,
         Jitter::DecorrelatedV2,
+        Jitter::Reduced,
     ];
 
     /// The name used in configs.
@@ -129,6 +133,7 @@ impl Jitter {
             Jitter::Proportional => "proportional",
             Jitter::Additive => "additive",
             Jitter::DecorrelatedV2 => "decorrelated_v2",
+            Jitter::Reduced => "reduced",
         }
     }
 }
@@ -142,7 +147,7 @@ pub struct Backoff {
     pub max_delay: Option<Tick>,
     pub cap: Cap,
     pub jitter: Jitter,
-    /// f of `proportional` jitter.
+    /// f of `proportional` and `reduced` jitter.
     pub jitter_factor: f64,
     /// The most `additive` jitter adds.
     pub jitter_max: Tick,
@@ -248,6 +253,11 @@ impl Backoff {
                 Tick(integer_in(word, lo.0, hi.0))
             }
             Jitter::Additive => Tick(v.0.saturating_add(integer_in(word, 0, self.jitter_max.0))),
+            // v · (1 − f·U), as the SDKs write it: a larger word cuts more.
+            Jitter::Reduced => {
+                let cut = to_tick(v.0 as f64 * self.jitter_factor);
+                Tick(v.0 - integer_in(word, 0, cut.0.min(v.0)))
+            }
         }
     }
 }
@@ -347,6 +357,50 @@ mod tests {
                     "{jitter:?}: {min}..{max}"
                 );
             }
+        }
+    }
+
+    /// The OpenAI and Anthropic Python SDKs wait min(0.5 s · 2^k, 8 s) · (1 − 0.25·U[0, 1))
+    /// before retry k + 1 (`_calculate_retry_timeout`): 0.375–0.5 s, 0.75–1 s, 1.5–2 s, 3–4 s,
+    /// then 6–8 s. `reduced` jitter at its default share, with their curve, gives those ranges
+    /// (whole ticks, both ends included), and the delay the SDK computes for a given U.
+    #[test]
+    fn reduced_jitter_is_the_sdks_delay() {
+        let sdk = Backoff {
+            growth: Growth::Exponential,
+            initial_delay: Tick::from_millis(500),
+            multiplier: 2.0,
+            max_delay: Some(Tick::from_secs(8)),
+            jitter: Jitter::Reduced,
+            jitter_factor: 0.25,
+            ..Backoff::IMMEDIATE
+        };
+        let ranges: Vec<(f64, f64)> = (1..=6)
+            .map(|n| {
+                // U = 0 waits the whole curve; U near 1 cuts a quarter.
+                let at = |word| sdk.delay(n, Previous::default(), word).seconds();
+                (at(0), at(u64::MAX))
+            })
+            .collect();
+        assert_eq!(
+            ranges,
+            [
+                (0.5, 0.375),
+                (1.0, 0.75),
+                (2.0, 1.5),
+                (4.0, 3.0),
+                (8.0, 6.0),
+                (8.0, 6.0)
+            ]
+        );
+        for (n, u) in [(1, 0.1), (3, 0.5), (5, 0.9)] {
+            let word = (u * 2f64.powi(64)) as u64;
+            let sdk_delay = (0.5 * 2f64.powi(n - 1)).min(8.0) * (1.0 - 0.25 * u);
+            let ours = sdk.delay(n as u32, Previous::default(), word).seconds();
+            assert!(
+                (ours - sdk_delay).abs() <= 1e-6,
+                "retry {n}: {ours} against {sdk_delay}"
+            );
         }
     }
 

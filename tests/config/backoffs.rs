@@ -239,3 +239,36 @@ fn each_rule_refuses_what_it_cannot_mean() {
         assert_says(&policy(backoff), &parts);
     }
 }
+
+/// The OpenAI and Anthropic Python SDKs' backoff as a config: `reduced` jitter cuts a quarter
+/// at most by default, another share where one is given, and its share is refused with a jitter
+/// that would ignore it. Every delay lies where the SDKs' min(0.5 s · 2^k, 8 s) · (1 − 0.25·U)
+/// puts it.
+#[test]
+fn reduced_jitter_is_the_stainless_sdks_backoff() {
+    let b = backoff(r#"initial_delay = "500ms", max_delay = "8s", jitter = "reduced""#);
+    assert_eq!(b.jitter_factor, 0.25);
+    for (n, (lo, hi)) in (1..=6).zip([
+        (375_000, 500_000),
+        (750_000, 1_000_000),
+        (1_500_000, 2_000_000),
+        (3_000_000, 4_000_000),
+        (6_000_000, 8_000_000),
+        (6_000_000, 8_000_000),
+    ]) {
+        let delays = draws(&b, n, 2_000);
+        assert!(delays.iter().all(|d| (lo..=hi).contains(d)), "retry {n}");
+        let (min, max) = (delays.iter().min().unwrap(), delays.iter().max().unwrap());
+        assert!(
+            min - lo < (hi - lo) / 50 && hi - max < (hi - lo) / 50,
+            "retry {n}: {min}..{max}"
+        );
+    }
+    let stripe = backoff(r#"initial_delay = "500ms", jitter = "reduced", jitter_factor = 0.5"#);
+    assert_eq!(stripe.jitter_factor, 0.5);
+    let e = error(
+        "name = \"p\"\n",
+        "name = \"p\"\nbackoff = { jitter = \"full\", jitter_factor = 0.25 }\n",
+    );
+    assert_says(&e, &["jitter_factor", "proportional and reduced"]);
+}

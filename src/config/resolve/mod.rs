@@ -148,7 +148,10 @@ fn backoff(b: &Backoff) -> raw::Backoff {
         jitter: text(b.jitter.name()),
         count_from: when(b.count_from != 0, b.count_from),
         cap: when(b.cap != Cap::BeforeJitter, b.cap.name().into()),
-        jitter_factor: when(b.jitter == Jitter::Proportional, b.jitter_factor),
+        jitter_factor: when(
+            matches!(b.jitter, Jitter::Proportional | Jitter::Reduced),
+            b.jitter_factor,
+        ),
         jitter_max: when(b.jitter == Jitter::Additive, duration(b.jitter_max)),
         min_delay: when(b.min_delay > Tick::ZERO, duration(b.min_delay)),
         first_retry: when(

@@ -118,27 +118,35 @@ pub(super) fn backoff(check: &Check, raw: &raw::Backoff, path: &str) -> Result<B
 }
 
 /// f of proportional jitter: from 0 (none) to 1 (from nothing to twice the delay); 0.2, as
-/// gRPC's, by default. Refused with any other jitter, which would ignore it.
+/// gRPC's, by default. f of reduced jitter: from 0 to 1 (up to the whole delay cut); 0.25, as
+/// the OpenAI and Anthropic SDKs', by default. Refused with any other jitter, which would
+/// ignore it.
 fn jitter_factor(check: &Check, raw: &raw::Backoff, jitter: Jitter, path: &str) -> Result<f64> {
     let key = format!("{path}.jitter_factor");
     match (&raw.jitter_factor, jitter) {
-        (Some(f), Jitter::Proportional) => check.number(
+        (Some(f), Jitter::Proportional | Jitter::Reduced) => check.number(
             Some(f),
             &key,
             0.0,
             |f| (0.0..=1.0).contains(&f),
             "a share of the delay to jitter by",
-            "a number from 0 to 1 (gRPC 0.2, resilience4j 0.5, Polly 0.25)",
+            match jitter {
+                Jitter::Reduced => {
+                    "a number from 0 to 1 (the OpenAI and Anthropic SDKs 0.25, Stripe 0.5)"
+                }
+                _ => "a number from 0 to 1 (gRPC 0.2, resilience4j 0.5, Polly 0.25)",
+            },
         ),
         (None, Jitter::Proportional) => Ok(default::JITTER_FACTOR),
+        (None, Jitter::Reduced) => Ok(default::REDUCED_JITTER_FACTOR),
         (Some(f), other) => check.error_allowing(
             f.span(),
             &key,
             format!(
-                "jitter_factor applies to proportional jitter, not to \"{}\"",
+                "jitter_factor applies to proportional and reduced jitter, not to \"{}\"",
                 other.name()
             ),
-            "jitter = \"proportional\" with it, or no jitter_factor",
+            "jitter = \"proportional\" or \"reduced\" with it, or no jitter_factor",
         ),
         (None, _) => Ok(0.0),
     }

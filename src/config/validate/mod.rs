@@ -33,6 +33,7 @@ pub(super) mod default {
     pub const MAX_DELAY: &str = "20s";
     /// gRPC's ±20 % (gRFC A6).
     pub const JITTER_FACTOR: f64 = 0.2;
+    pub const REDUCED_JITTER_FACTOR: f64 = 0.25;
     pub const OPEN_DURATION: &str = "5s";
     pub const HALF_OPEN_PROBES: u32 = 1;
     pub const FAILURE_RATE: f64 = 0.5;
