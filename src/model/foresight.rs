@@ -48,19 +48,21 @@ impl Foresight {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::rng::{Source, Streams, word};
     use crate::model::station::{Door, Line, Station};
+    use crate::variate::integer_in;
 
     /// The ends it foresees are those of the station run event by event: arrivals and ends
     /// of service in tick order, an end before an arrival at the same tick.
     #[test]
     fn it_foresees_what_the_station_does() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |bound: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % bound
-        };
+        let mut words = Streams {
+            seed: 11,
+            point: 0,
+            replication: 0,
+        }
+        .stream(Source::Arrivals, 0);
+        let mut next = |bound: u64| integer_in(word(&mut words), 0, bound - 1);
         for workers in [1, 2, 4] {
             let mut foresight = Foresight::new(workers);
             let mut arrival = 0;
