@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::metrics::{Estimate, Measure, StopReason};
+use crate::metrics::{Estimate, Measure, Sample, StopReason};
 use crate::model::{Tool, Workload};
 use crate::policy::{
     Backoff, Cap, FirstRetry, Hedging, LimitRule, Policy, Propagation, Refuses, ShouldRetry, Trip,
@@ -249,6 +249,10 @@ pub fn table(results: &Results) -> String {
         out.push_str(&table);
         let _ = writeln!(out);
     }
+    if let Some(table) = costs(results) {
+        out.push_str(&table);
+        let _ = writeln!(out);
+    }
     if exp.graph.is_measured() {
         out.push_str(&edges(results));
         let _ = writeln!(out);
@@ -309,6 +313,7 @@ fn heading(results: &Results) -> String {
                         ("403", "forbidden", f.forbidden),
                         ("4xx", "invalid", f.invalid),
                         ("connect", "connect_failure", f.connect_failure),
+                        ("503", "overloaded", f.overloaded),
                         (
                             "5xx after commit",
                             "error_after_commit",
@@ -691,6 +696,71 @@ fn tasks(results: &Results) -> String {
         }
     }
     aligned(&rows)
+}
+
+/// What the tasks cost, where a tool has a price: dollars per thousand tasks with their 95 %
+/// interval (across replications) and the broken-stream forms' where they apply, per thousand
+/// successful tasks, what retries added and what
+/// paid for work never used, and the model tokens a task read and generated.
+fn costs(results: &Results) -> Option<String> {
+    let billed =
+        (results.shown()).any(|(_, result)| result.policies.iter().any(|r| r.costs.billed));
+    if !billed {
+        return None;
+    }
+    let mut header: Vec<String> = results
+        .sweep
+        .paths()
+        .map(|p| p.rsplit('.').next().unwrap_or(p).to_string())
+        .collect();
+    header.extend(
+        [
+            "configuration",
+            "$ / 1000 tasks",
+            "theory",
+            "$ / 1000 successes",
+            "retries add",
+            "wasted",
+            "tokens in / out per task",
+        ]
+        .map(String::from),
+    );
+    let thousand = |m: &crate::metrics::Moments| {
+        let e = Estimate::from_sample(m);
+        match e.half_width.is_finite() {
+            true => format!("{:.2} ± {:.2}", 1e3 * e.mean, 1e3 * e.half_width),
+            false => format!("{:.2}", 1e3 * e.mean),
+        }
+    };
+    let mut rows = vec![header];
+    for (point, result) in results.shown() {
+        for (policy, r) in point.experiment.policies.iter().zip(&result.policies) {
+            let c = &r.costs;
+            let mut row: Vec<String> = point.params.iter().map(ToString::to_string).collect();
+            let share = |m: &crate::metrics::Moments| match c.per_task.mean() {
+                0.0 => "—".to_string(),
+                all => percent(m.mean() / all),
+            };
+            row.extend([
+                policy.name.clone(),
+                thousand(&c.per_task),
+                (r.stream_theory).map_or("—".into(), |t| format!("{:.2}", 1e3 * t.cost_per_task)),
+                match c.per_success.mean().is_finite() {
+                    true => thousand(&c.per_success),
+                    false => "—".into(),
+                },
+                share(&c.retries),
+                share(&c.wasted),
+                format!(
+                    "{:.0} / {:.0}",
+                    c.input_tokens.mean(),
+                    c.output_tokens.mean()
+                ),
+            ]);
+            rows.push(row);
+        }
+    }
+    Some(aligned(&rows))
 }
 
 /// How many tasks each replication runs, or for how long they arrive.

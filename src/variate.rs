@@ -63,6 +63,14 @@ pub fn happens(word: u64, p: f64) -> bool {
     unit(word) < p
 }
 
+/// SplitMix64's finaliser: a well-mixed word from any word, for numbers made from what they
+/// stand for and for a second draw from one random word.
+pub fn splitmix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

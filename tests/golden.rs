@@ -72,6 +72,7 @@ fn reliability_layer() {
 
 shipped_configs! {
     attempts_curve => "attempts-curve.toml",
+    broken_streams => "broken-streams.toml",
     calibrated => "calibrated.toml",
     closed_forms => "closed-forms.toml",
     concurrency_limit => "concurrency-limit.toml",
@@ -88,6 +89,7 @@ shipped_configs! {
     lost_reply_1m => "lost-reply-1m.toml",
     lost_reply => "lost-reply.toml",
     metastability_map => "metastability-map.toml",
+    model_fallback => "model-fallback.toml",
     rate_limited_provider => "rate-limited-provider.toml",
     real_clients => "real-clients.toml",
     replicas => "replicas.toml",
@@ -98,6 +100,7 @@ shipped_configs! {
     should_retry => "should-retry.toml",
     thundering_herd => "thundering-herd.toml",
     timeout_percentile => "timeout-percentile.toml",
+    tokens_per_minute => "tokens-per-minute.toml",
     zone_outage => "zone-outage.toml",
     cooperative_budget => "scenarios/cooperative-budget.toml",
     one_deadline_one_budget => "scenarios/one-deadline-one-budget.toml",

@@ -78,10 +78,11 @@ const CALLS: Panel = Panel {
     decimals: 3,
 };
 
-/// Success, load, refusals, duplicates and time: what each configuration buys and what it
-/// costs. A panel zero in every row (no breaker refused anything) is left out, and named; a
-/// sweep's stacked panels leave the time out, for room.
-pub const COMPARISON: [Panel; 5] = [
+/// Success, load, refusals, duplicates, time and money: what each configuration buys and what
+/// it costs. A panel zero in every row (no breaker refused anything) is left out, and named;
+/// one with no value in any row (no tool has a price) is left out silently; a sweep's stacked
+/// panels leave the time out, for room.
+pub const COMPARISON: [Panel; 6] = [
     Panel {
         title: "success rate (%)",
         mean: "success_rate",
@@ -120,12 +121,24 @@ pub const COMPARISON: [Panel; 5] = [
         title: "mean time to answer (s)",
         mean: "mean_completion_s",
         ci: Interval::None,
-        theory: None,
+        theory: Some("theory_mean_completion_s"),
         per: None,
         in_sweeps: false,
         at_most: None,
         scale: 1.0,
         decimals: 3,
+    },
+    // Drawn only where a tool has a price: the column is empty otherwise.
+    Panel {
+        title: "$ per 1000 tasks",
+        mean: "cost_per_task",
+        ci: Interval::HalfWidth("cost_per_task_ci95"),
+        theory: Some("theory_cost_per_task"),
+        per: None,
+        in_sweeps: true,
+        at_most: None,
+        scale: 1000.0,
+        decimals: 2,
     },
 ];
 
@@ -330,6 +343,9 @@ pub fn draw<DB: DrawingBackend>(
     let mut left_out: Vec<&str> = Vec::new();
     for panel in panels.iter().filter(|p| p.in_sweeps || !swept) {
         let bars = bars_of(data, &all, panel);
+        if bars.is_empty() {
+            continue;
+        }
         if bars.iter().all(|b| b.value == 0.0 && b.hi == 0.0) {
             left_out.push(panel.title);
         } else {

@@ -27,12 +27,61 @@ const DISTRIBUTIONS: [(&str, &[&str]); 8] = [
     ("folded_normal", &["mean", "sd"]),
 ];
 
+pub fn latency(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Result<Latency> {
+    distribution(check, spanned, path, Quantity::Duration)
+}
+
+/// What a distribution's values count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quantity {
+    /// Durations: a unit (`"250ms"`) or a bare number of ticks; a file's `latency` column.
+    Duration,
+    /// Whole tokens, bare numbers only; a file's `tokens` column.
+    Tokens,
+}
+
+/// A distribution of token counts, written as a latency is but in whole tokens: a model's
+/// prompt or answer size. Its values are kept as ticks, one a token.
+pub fn tokens(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Result<Latency> {
+    distribution(check, spanned, path, Quantity::Tokens)
+}
+
 #[expect(
     clippy::too_many_lines,
-    reason = "119 lines: to be split by what it does"
+    reason = "125 lines: to be split by what it does"
 )]
-pub fn latency(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Result<Latency> {
+fn distribution(
+    check: &Check,
+    spanned: &Spanned<raw::Latency>,
+    path: &str,
+    quantity: Quantity,
+) -> Result<Latency> {
     let raw = spanned.get_ref();
+    if quantity == Quantity::Tokens {
+        let values = [
+            ("value", &raw.value),
+            ("min", &raw.min),
+            ("max", &raw.max),
+            ("mean", &raw.mean),
+            ("median", &raw.median),
+            ("p99", &raw.p99),
+            ("scale", &raw.scale),
+            ("sd", &raw.sd),
+        ];
+        for (key, value) in values {
+            if let Some(v) = value.as_ref().filter(|v| !v.get_ref().is_integer()) {
+                return check.error_allowing(
+                    v.span(),
+                    &format!("{path}.{key}"),
+                    format!(
+                        "expected a number of tokens, found {}",
+                        v.get_ref().type_str()
+                    ),
+                    "a whole number of tokens, such as 1200",
+                );
+            }
+        }
+    }
     let dist = raw.dist.get_ref().as_str();
     let Some(&(_, needs)) = DISTRIBUTIONS.iter().find(|(name, _)| *name == dist) else {
         let names: Vec<String> = DISTRIBUTIONS
@@ -149,7 +198,7 @@ pub fn latency(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Re
         },
         _ => {
             let file = raw.file.as_ref().expect("checked");
-            Latency::Empirical(empirical(check, file, &format!("{path}.file"))?)
+            Latency::Empirical(empirical(check, file, &format!("{path}.file"), quantity)?)
         }
     })
 }
@@ -197,8 +246,14 @@ fn lognormal(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Resu
     })
 }
 
-/// Reads a CSV of measured latencies: a header, and a column `latency` of durations.
-fn empirical(check: &Check, file: &Spanned<String>, path: &str) -> Result<Empirical> {
+/// Reads a CSV of measured latencies (a header, and a column `latency` of durations) or token
+/// counts (a column `tokens` of whole numbers).
+fn empirical(
+    check: &Check,
+    file: &Spanned<String>,
+    path: &str,
+    quantity: Quantity,
+) -> Result<Empirical> {
     let name = file.get_ref();
     let fail = |why: String| ConfigError::at(check.source, file.span(), path, why);
     let (dir, files) = match &check.source.origin {
@@ -230,7 +285,7 @@ fn empirical(check: &Check, file: &Spanned<String>, path: &str) -> Result<Empiri
         );
     }
     let shown = target.display().to_string();
-    let samples: Arc<[Tick]> = read_latencies(&found, &shown).map_err(fail)?.into();
+    let samples: Arc<[Tick]> = read_samples(&found, &shown, quantity).map_err(fail)?.into();
     if let Some(files) = files {
         files.keep(name, samples.clone());
     }
@@ -240,27 +295,40 @@ fn empirical(check: &Check, file: &Spanned<String>, path: &str) -> Result<Empiri
     })
 }
 
-/// The `latency` column of a CSV, sorted; errors name the file and line.
-fn read_latencies(path: &Path, shown: &str) -> std::result::Result<Vec<Tick>, String> {
+/// The `latency` (or `tokens`) column of a CSV, sorted; errors name the file and line.
+fn read_samples(
+    path: &Path,
+    shown: &str,
+    quantity: Quantity,
+) -> std::result::Result<Vec<Tick>, String> {
+    let name = match quantity {
+        Quantity::Duration => "latency",
+        Quantity::Tokens => "tokens",
+    };
     let mut reader = csv::Reader::from_path(path).map_err(|e| format!("{shown}: {e}"))?;
     let headers = reader.headers().map_err(|e| format!("{shown}: {e}"))?;
-    let Some(column) = headers.iter().position(|h| h.trim() == "latency") else {
-        return Err(format!("{shown}: no `latency` column in the header"));
+    let Some(column) = headers.iter().position(|h| h.trim() == name) else {
+        return Err(format!("{shown}: no `{name}` column in the header"));
     };
     let mut samples = Vec::new();
     for record in reader.records() {
         let record = record.map_err(|e| format!("{shown}: {e}"))?;
         let line = record.position().map_or(0, |p| p.line());
         let cell = record.get(column).unwrap_or("").trim();
-        let tick = match cell.parse::<u64>() {
-            Ok(t) => Tick(t),
-            Err(_) => parse_duration(cell)
+        let tick = match (cell.parse::<u64>(), quantity) {
+            (Ok(t), _) => Tick(t),
+            (Err(_), Quantity::Tokens) => {
+                return Err(format!(
+                    "{shown}:{line}: \"{cell}\" is no number of tokens; write a whole number"
+                ));
+            }
+            (Err(_), Quantity::Duration) => parse_duration(cell)
                 .map_err(|why| format!("{shown}:{line}: {why}; write {DURATION_HELP}"))?,
         };
         samples.push(tick);
     }
     if samples.is_empty() {
-        return Err(format!("{shown}: no latencies"));
+        return Err(format!("{shown}: no {name}"));
     }
     samples.sort_unstable();
     Ok(samples)

@@ -103,13 +103,51 @@ pub struct Tool {
     /// A service's calls, in stages: `"db"`, `["db", "cache"]` (together), or
     /// `{ call = "db", optional = true }`; kept as values and read in validation.
     pub calls: Option<Spanned<Vec<Spanned<Value>>>>,
+    pub overloaded: Option<Spanned<f64>>,
+    pub model: Option<Spanned<Model>>,
+    pub tokens_per_minute: Option<Spanned<TokensPerMinute>>,
+    pub price: Option<Spanned<Price>>,
+}
+
+/// `model = { input_tokens = {…}, output_tokens = {…}, max_tokens = 4096, … }`: the provider
+/// behind a tool of kind `model`. Token counts are distributions written as latencies are, in
+/// whole tokens.
+#[derive(Deserialize, Serialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Model {
+    pub input_tokens: Spanned<Latency>,
+    pub output_tokens: Spanned<Latency>,
+    pub max_tokens: Spanned<u32>,
+    pub first_token: Spanned<Latency>,
+    pub tokens_per_second: Spanned<f64>,
+    pub stream_break: Option<Spanned<f64>>,
+}
+
+/// `tokens_per_minute = { limit = 200000, burst = 200000, scope = "tool" }`.
+#[derive(Deserialize, Serialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct TokensPerMinute {
+    pub limit: Spanned<u64>,
+    pub burst: Option<Spanned<u64>>,
+    pub scope: Option<Spanned<String>>,
+    pub retry_after_unit: Option<Spanned<Value>>,
+}
+
+/// `price = { input_per_million = 2.5, output_per_million = 10, per_call = 0.001 }`, dollars.
+#[derive(Deserialize, Serialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub input_per_million: Option<Spanned<f64>>,
+    pub output_per_million: Option<Spanned<f64>>,
+    pub per_call: Option<Spanned<f64>>,
 }
 
 /// `{ per_second = 10, burst = 20, scope = "tool" }`: a token bucket in front of a tool.
 #[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimit {
-    pub per_second: Spanned<f64>,
+    pub per_second: Option<Spanned<f64>>,
+    pub per_minute: Option<Spanned<f64>>,
     pub burst: Option<Spanned<u32>>,
     pub scope: Option<Spanned<String>>,
     pub retry_after_unit: Option<Spanned<Value>>,
@@ -231,6 +269,8 @@ pub struct Policy {
     pub retry_after_resets: Option<Spanned<bool>>,
     pub retry_after_over_backoff: Option<Spanned<Value>>,
     pub retry_after_retries: Option<Spanned<bool>>,
+    pub retry_after_limit: Option<Spanned<Value>>,
+    pub retry_after_over_limit: Option<Spanned<String>>,
     pub scope: Option<Spanned<String>>,
     pub throttle_backoff: Option<Spanned<Backoff>>,
     pub timeout_tie: Option<Spanned<String>>,
@@ -255,6 +295,9 @@ pub struct Policy {
     pub fallback: Option<Spanned<Vec<Spanned<String>>>>,
     pub cooldown_after: Option<Spanned<u32>>,
     pub cooldown: Option<Spanned<Value>>,
+    /// A broken stream is resumed where it broke rather than started over.
+    pub resume: Option<Spanned<bool>>,
+    pub send_tokens: Option<Spanned<SendTokens>>,
     /// Never written back: a resolved policy holds what its preset expanded to.
     #[serde(skip_serializing)]
     pub preset: Option<Spanned<crate::preset::Preset>>,
@@ -272,6 +315,15 @@ pub struct SendRate {
     pub scale: Option<Spanned<f64>>,
     pub smoothing: Option<Spanned<f64>>,
     pub measure_bin: Option<Spanned<Value>>,
+}
+
+/// `send_tokens = { per_minute = 90000, burst = 90000 }`: a client-side bucket of a model's
+/// tokens.
+#[derive(Deserialize, Serialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct SendTokens {
+    pub per_minute: Spanned<f64>,
+    pub burst: Option<Spanned<f64>>,
 }
 
 /// `concurrency = { limit = 4, kind = "aimd", queue = 16, ... }`: a limit on calls in flight.

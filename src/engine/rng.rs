@@ -29,6 +29,8 @@ pub enum Source {
     /// The replica a random balancer picks for each attempt (one stream per intent, two words
     /// an attempt), so balancing leaves every other draw as it was.
     Balancer = 8,
+    /// The sizes of a model's call, its prompt and its answer (one stream per intent).
+    Sizes = 9,
 }
 
 /// The key of a run's streams: everything but the source and the entity.

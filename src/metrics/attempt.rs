@@ -29,6 +29,8 @@ pub enum Outcome {
     Cancelled,
     /// Still awaited when the run ended.
     Unanswered,
+    /// A model's stream broke part-way: the tokens streamed so far were generated.
+    StreamBroken,
 }
 
 /// The outcomes' names, and their `tools.csv` columns made from them, in one list.
@@ -58,6 +60,7 @@ impl Outcome {
         "conflict_version",
         "connect",
         "5xx_after_commit",
+        "stream_broken",
     ];
 
     /// How an attempt of fate `fate` ended when `failure` (none: a receipt) reached the
@@ -72,6 +75,7 @@ impl Outcome {
             (Some(FailureClass::Reset), Fate::LostRequest) => Outcome::LostRequest,
             (Some(FailureClass::Reset), _) => Outcome::LostReply,
             (Some(FailureClass::Connect), _) => Outcome::ConnectFailed,
+            (Some(FailureClass::StreamBroken), _) => Outcome::StreamBroken,
             (Some(class), _) => Outcome::Refused(class),
         }
     }
@@ -94,7 +98,8 @@ impl Outcome {
                 FailureClass::Reset
                 | FailureClass::ServerError
                 | FailureClass::Timeout
-                | FailureClass::Connect => {
+                | FailureClass::Connect
+                | FailureClass::StreamBroken => {
                     unreachable!("only refusals are refused")
                 }
             },
@@ -103,6 +108,7 @@ impl Outcome {
             Outcome::Unanswered => 10,
             Outcome::ConnectFailed => 13,
             Outcome::ServerErrorAfterCommit => 14,
+            Outcome::StreamBroken => 15,
         }
     }
 
@@ -118,6 +124,7 @@ impl Outcome {
             Outcome::Timeout => "timeout",
             Outcome::Cancelled => "cancelled",
             Outcome::Unanswered => "unanswered",
+            Outcome::StreamBroken => "stream_broken",
         }
     }
 }
@@ -192,6 +199,7 @@ mod tests {
             Outcome::Cancelled,
             Outcome::Unanswered,
             Outcome::ConnectFailed,
+            Outcome::StreamBroken,
         ]
         .into_iter()
         .chain(refusals.map(Outcome::Refused));

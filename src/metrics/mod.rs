@@ -3,6 +3,7 @@
 //! them.
 
 pub mod attempt;
+pub mod cost;
 pub mod estimate;
 pub mod moments;
 pub mod quantiles;
@@ -12,6 +13,7 @@ pub mod series;
 pub mod totals;
 
 pub use attempt::{AttemptRecord, Lookup, Outcome};
+pub use cost::Costs;
 pub use estimate::Estimate;
 pub use moments::{Moments, Sample, Sums};
 pub use quantiles::Quantiles;

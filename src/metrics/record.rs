@@ -1,5 +1,6 @@
 //! The record of one intent: what the client did, how it ended, and what the server did.
 
+use crate::model::IntentBill;
 use crate::time::Tick;
 
 /// The control outcome: did the client get its answer?
@@ -152,6 +153,8 @@ pub struct IntentRecord {
     pub business_state: BusinessState,
     pub start: Tick,
     pub end: Tick,
+    /// What its attempts were billed, at a priced tool.
+    pub bill: IntentBill,
 }
 
 impl IntentRecord {
@@ -179,6 +182,7 @@ impl IntentRecord {
             business_state: later.business_state,
             start: self.start.min(later.start),
             end: later.end,
+            bill: self.bill.then(&later.bill),
         }
     }
 

@@ -1,6 +1,7 @@
 //! Running totals of one run (one configuration, one replication), fed one intent at a time.
 
 use super::{Count, IntentRecord, Outcome, Quantiles, Sample, Series, Status, StopReason, Sums};
+use crate::model::price::BillTotals;
 use crate::time::Tick;
 use serde::{Deserialize, Serialize};
 
@@ -121,6 +122,8 @@ pub struct ToolTotals {
     pub orphaned: u64,
     /// Attempts by how they ended, in the order of [`Outcome::NAMES`].
     pub outcomes: [u64; Outcome::NAMES.len()],
+    /// What its intents were billed.
+    pub bill: BillTotals,
 }
 
 impl ToolTotals {
@@ -135,6 +138,7 @@ impl ToolTotals {
         self.calls_while_down += u64::from(r.calls_while_down);
         self.reads += u64::from(r.reads);
         self.writes += u64::from(r.writes);
+        self.bill.add(&r.bill);
         for (total, &n) in self.outcomes.iter_mut().zip(outcomes) {
             *total += u64::from(n);
         }
@@ -152,6 +156,7 @@ impl ToolTotals {
         self.reads += other.reads;
         self.writes += other.writes;
         self.orphaned += other.orphaned;
+        self.bill.add(&other.bill);
         for (a, b) in self.outcomes.iter_mut().zip(other.outcomes) {
             *a += b;
         }

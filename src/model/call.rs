@@ -36,10 +36,14 @@ pub enum FailureClass {
     /// The connection failed before the request left the client: a reset known to be harmless,
     /// safe to send again whatever the call does.
     Connect,
+    /// A streamed answer broke part-way, after the server had begun to answer (a model's
+    /// stream, cut): the work was done, and the SDKs, whose retry loop has already returned the
+    /// stream, do not retry it — the application must.
+    StreamBroken,
 }
 
 impl FailureClass {
-    pub const ALL: [FailureClass; 10] = [
+    pub const ALL: [FailureClass; 11] = [
         FailureClass::Reset,
         FailureClass::ServerError,
         FailureClass::Timeout,
@@ -50,10 +54,13 @@ impl FailureClass {
         FailureClass::Conflict,
         FailureClass::VersionConflict,
         FailureClass::Connect,
+        FailureClass::StreamBroken,
     ];
 
     /// The classes retried unless a policy says otherwise: the transient ones. A 403 or another
-    /// 4xx would only fail again.
+    /// 4xx would only fail again. A broken stream is transient too, but it is left to the
+    /// caller unless a policy lists it, as the providers' SDKs leave it: their retry loop has
+    /// returned the stream before it breaks.
     pub const TRANSIENT: [FailureClass; 6] = [
         FailureClass::Reset,
         FailureClass::ServerError,
@@ -84,6 +91,7 @@ impl FailureClass {
             FailureClass::Conflict => "conflict",
             FailureClass::VersionConflict => "conflict_version",
             FailureClass::Connect => "connect",
+            FailureClass::StreamBroken => "stream_broken",
         }
     }
 }

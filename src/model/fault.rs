@@ -31,6 +31,10 @@ pub struct Faults {
     /// The server commits, then answers with a 5xx: the work was done and the reply says it
     /// failed (a crash or a timeout inside the server between the commit and the response).
     pub error_after_commit: f64,
+    /// The server turns the request away before any work, overloaded across all its users
+    /// (a 503, or Anthropic's 529): not the caller's limit, so nothing the caller sends less of
+    /// would clear it.
+    pub overloaded: f64,
     /// The wait a 429 asks for (Retry-After), if it names one.
     pub retry_after: Option<Tick>,
 }
@@ -49,8 +53,8 @@ pub enum Fate {
     Forbidden,
     /// Refused before the commit: a request that can never succeed (another 4xx).
     Invalid,
-    /// Turned away at the door: the server's line was full (503). Never drawn: the server
-    /// decides it when the request arrives.
+    /// Turned away at the door, before any work: the server's line was full, or it is
+    /// overloaded across its users (503, 529).
     Overloaded,
     /// A conditional write that found the record's version moved on. Never drawn: the record
     /// decides it.
@@ -59,11 +63,24 @@ pub enum Fate {
     ConnectFailed,
     /// The server committed, then answered with a 5xx.
     ErrorAfterCommit,
+    /// A model's streamed answer broke part-way: the tokens streamed so far were generated
+    /// (and billed), and the client saw the connection drop. Never drawn from the faults: the
+    /// provider's stream decides it.
+    StreamBroken,
 }
 
 impl Fate {
+    /// Whether an attempt of this fate reached the work: the server did it (and a model
+    /// generated), whatever reached the client after.
+    pub fn did_work(self) -> bool {
+        matches!(
+            self,
+            Fate::Delivered | Fate::LostReply | Fate::ErrorAfterCommit | Fate::StreamBroken
+        )
+    }
+
     /// The fates a script may list; a version conflict is the record's to decide.
-    pub const ALL: [Fate; 10] = [
+    pub const ALL: [Fate; 11] = [
         Fate::Delivered,
         Fate::ServerError,
         Fate::LostRequest,
@@ -74,6 +91,7 @@ impl Fate {
         Fate::Overloaded,
         Fate::ConnectFailed,
         Fate::ErrorAfterCommit,
+        Fate::StreamBroken,
     ];
 
     /// The name in a script.
@@ -90,6 +108,7 @@ impl Fate {
             Fate::VersionConflict => "conflict_version",
             Fate::ConnectFailed => "connect",
             Fate::ErrorAfterCommit => "5xx_after_commit",
+            Fate::StreamBroken => "stream_broken",
         }
     }
 }
@@ -105,6 +124,7 @@ impl Faults {
             + self.invalid
             + self.connect_failure
             + self.error_after_commit
+            + self.overloaded
     }
 
     /// The refusals before the commit: a 429, a 403 or another 4xx.
@@ -128,6 +148,7 @@ impl Faults {
             (self.invalid, Fate::Invalid),
             (self.connect_failure, Fate::ConnectFailed),
             (self.error_after_commit, Fate::ErrorAfterCommit),
+            (self.overloaded, Fate::Overloaded),
         ] {
             upto += p;
             if u < upto {
@@ -149,6 +170,13 @@ pub struct AttemptDraw {
     pub retry_after: Option<Tick>,
     /// The replica it was sent to (0 for a tool with one server).
     pub replica: u16,
+    /// At a model: the input tokens it sends and the output tokens it generates if it reaches
+    /// the model (0 at any other tool).
+    pub input: u32,
+    pub output: u32,
+    /// It holds a reservation in its server's tokens-per-minute bucket, settled when it is
+    /// answered.
+    pub reserved: bool,
 }
 
 impl AttemptDraw {
@@ -167,6 +195,9 @@ impl AttemptDraw {
             reply,
             retry_after,
             replica: 0,
+            input: 0,
+            output: 0,
+            reserved: false,
         }
     }
 

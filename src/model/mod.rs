@@ -9,12 +9,15 @@ pub mod graph;
 pub mod latency;
 pub mod limiter;
 pub mod outage;
+pub mod price;
+pub mod provider;
 pub mod record;
 pub mod replica;
 pub mod schedule;
 pub mod script;
 pub mod server;
 pub mod station;
+pub mod tokens;
 pub mod workload;
 
 use crate::time::Tick;
@@ -25,12 +28,15 @@ pub use graph::{Call, Edge, Graph, Stage};
 pub use latency::Latency;
 pub use limiter::{LimitScope, RateLimit};
 pub use outage::{Outage, OutageMode};
+pub use price::{Bill, IntentBill, Price};
+pub use provider::{Provider, Sizes};
 pub use record::{Record, VersionCheck};
 pub use replica::Replica;
 pub use schedule::{RatePoint, RateSchedule};
 pub use script::{Script, Step};
 pub use server::{ServerSpec, ToolKind};
 pub use station::{Line, LineOrder};
+pub use tokens::{TokenBucket, TokenLimit};
 pub use workload::{Arrival, Workload};
 
 /// One tool an agent calls: where its calls fail, how the client notices, how long each leg
@@ -61,6 +67,10 @@ pub struct Tool {
     pub replicas: Vec<Replica>,
     /// The zones its replicas stand in, replica i in zone i mod their number; none: no zones.
     pub zones: Vec<String>,
+    /// The model provider behind it, for a tool of kind `model`.
+    pub provider: Option<Provider>,
+    /// What its calls cost.
+    pub price: Price,
 }
 
 /// A reconciliation lookup: the client asks the server whether the operation's key committed.
@@ -116,6 +126,8 @@ impl Tool {
             server: ServerSpec::new(kind),
             replicas: Vec::new(),
             zones: Vec::new(),
+            provider: None,
+            price: Price::default(),
         }
     }
 

@@ -8,7 +8,7 @@ use super::column::{Column, Kind::*, col, mean_seconds, seconds};
 use super::{finite, fixed};
 use crate::experiment::Experiment;
 use crate::metrics::recovery::{Recoveries, Recovery};
-use crate::metrics::{Estimate, Measure, Sample, StopReason, ToolTotals};
+use crate::metrics::{Costs, Estimate, Measure, Moments, Sample, StopReason, ToolTotals};
 use crate::policy::Policy;
 use crate::run::{PointResult, PolicyResult};
 use crate::sweep::Point;
@@ -87,13 +87,71 @@ impl Row<'_> {
     fn per_task(&self, count: u64) -> String {
         fixed(count as f64 / self.result.totals.tasks.max(1) as f64)
     }
+
+    /// A cost's mean over the replications, in dollars to the nanodollar; empty where nothing
+    /// is priced, or (per successful task) where a replication had no success.
+    fn money(&self, of: fn(&Costs) -> &Moments) -> String {
+        let costs = &self.result.costs;
+        match costs.billed {
+            true => dollars(of(costs).mean()),
+            false => String::new(),
+        }
+    }
+
+    /// Half the 95 % interval of a cost across replications; empty with one, or where nothing
+    /// is priced.
+    fn money_ci(&self, of: fn(&Costs) -> &Moments) -> String {
+        let costs = &self.result.costs;
+        match costs.billed {
+            true => dollars(Estimate::from_sample(of(costs)).half_width),
+            false => String::new(),
+        }
+    }
+
+    /// Tokens a task read or generated, where anything is priced.
+    fn tokens(&self, of: fn(&Costs) -> &Moments) -> String {
+        let costs = &self.result.costs;
+        match costs.billed {
+            true => finite(of(costs).mean()),
+            false => String::new(),
+        }
+    }
+}
+
+impl Row<'_> {
+    /// Whether the broken-stream forms lie inside the 95 % intervals of the cost per task and
+    /// the mean completion (`agrees`' words).
+    fn stream_agrees(&self) -> &'static str {
+        let Some(theory) = self.result.stream_theory else {
+            return "none";
+        };
+        let cost = Estimate::from_sample(&self.result.costs.per_task);
+        let completion = self.est(Measure::Completion);
+        if !cost.half_width.is_finite() || !completion.half_width.is_finite() {
+            return "too_few";
+        }
+        let ticks = theory.completion * crate::time::TICKS_PER_SECOND as f64;
+        match cost.contains(theory.cost_per_task) && completion.contains(ticks) {
+            true => "yes",
+            false => "no",
+        }
+    }
+}
+
+/// Dollars to nine decimals (a task may cost a few millionths of a dollar); empty where not
+/// finite.
+fn dollars(x: f64) -> String {
+    match x.is_finite() {
+        true => format!("{x:.9}"),
+        false => String::new(),
+    }
 }
 
 /// A column and how a row gives its value: one entry of the file's table.
 pub struct Field(pub Column, pub for<'a> fn(&Row<'a>) -> String);
 
 /// The columns after the parameter columns, each with its value.
-pub const FIELDS: [Field; 75] = [
+pub const FIELDS: [Field; 88] = [
     Field(col("experiment", Text), |r| r.exp.name.clone()),
     Field(col("policy", Text), |r| r.policy.name.clone()),
     Field(col("seed", Count), |r| r.exp.seed.to_string()),
@@ -309,6 +367,45 @@ pub const FIELDS: [Field; 75] = [
         verdict::of(r.result, r.comparisons)
             .map_or("none", Verdict::name)
             .to_string()
+    }),
+    Field(col("cost_per_task", NumberOrEmpty), |r| {
+        r.money(|c| &c.per_task)
+    }),
+    Field(col("cost_per_task_ci95", NumberOrEmpty), |r| {
+        r.money_ci(|c| &c.per_task)
+    }),
+    Field(col("cost_per_successful_task", NumberOrEmpty), |r| {
+        r.money(|c| &c.per_success)
+    }),
+    Field(col("cost_per_successful_task_ci95", NumberOrEmpty), |r| {
+        r.money_ci(|c| &c.per_success)
+    }),
+    Field(col("retry_cost_per_task", NumberOrEmpty), |r| {
+        r.money(|c| &c.retries)
+    }),
+    Field(col("retry_cost_per_task_ci95", NumberOrEmpty), |r| {
+        r.money_ci(|c| &c.retries)
+    }),
+    Field(col("wasted_cost_per_task", NumberOrEmpty), |r| {
+        r.money(|c| &c.wasted)
+    }),
+    Field(col("wasted_cost_per_task_ci95", NumberOrEmpty), |r| {
+        r.money_ci(|c| &c.wasted)
+    }),
+    Field(col("input_tokens_per_task", NumberOrEmpty), |r| {
+        r.tokens(|c| &c.input_tokens)
+    }),
+    Field(col("output_tokens_per_task", NumberOrEmpty), |r| {
+        r.tokens(|c| &c.output_tokens)
+    }),
+    Field(col("theory_cost_per_task", NumberOrEmpty), |r| {
+        (r.result.stream_theory).map_or(String::new(), |t| dollars(t.cost_per_task))
+    }),
+    Field(col("theory_mean_completion_s", NumberOrEmpty), |r| {
+        (r.result.stream_theory).map_or(String::new(), |t| fixed(t.completion))
+    }),
+    Field(col("stream_agrees", Word(&AGREES)), |r| {
+        r.stream_agrees().to_string()
     }),
 ];
 

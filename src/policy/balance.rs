@@ -94,6 +94,7 @@ impl Ejection {
                     | FailureClass::Reset
                     | FailureClass::Connect
                     | FailureClass::Timeout
+                    | FailureClass::StreamBroken
             )
         )
     }

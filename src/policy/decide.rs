@@ -10,7 +10,7 @@
 //! did); Retry-After's own stop and hold; then the backoff, with the server's wait in place of
 //! or on top of it.
 
-use super::{Jitter, Policy, Previous, Retry, RetryAfter, RetryDecision, RetryState};
+use super::{Jitter, OverLimit, Policy, Previous, Retry, RetryAfter, RetryDecision, RetryState};
 use super::{reconcile, safety};
 use crate::metrics::StopReason;
 use crate::model::{FailureClass, Tool};
@@ -174,6 +174,9 @@ pub fn decide(
     };
     match retry_after {
         Some(_) if pushback.mode == RetryAfter::Stop => {
+            return Plan::Stop(StopReason::NotRetryable);
+        }
+        Some(wait) if pushback.over_limit(wait) == Some(OverLimit::Stop) => {
             return Plan::Stop(StopReason::NotRetryable);
         }
         // Held, not retried: the call waits for its deadline, or in silence for ever.

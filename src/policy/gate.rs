@@ -63,6 +63,9 @@ pub struct Ask {
     pub limits: Limits,
     /// How the intent is known in a concurrency limit's line.
     pub ticket: u64,
+    /// The model tokens a send may use (its input and `max_tokens`), for a client-side token
+    /// bucket; 0 at a tool that is no model.
+    pub tokens: u64,
 }
 
 /// The gate that refused.
@@ -132,7 +135,10 @@ impl Gates {
                 .map(|i| of_set(i).concurrency.map(Concurrency::new))
                 .collect(),
             send_rates: (0..sets)
-                .map(|i| of_set(i).send_rate.map(SendRate::new))
+                .map(|i| {
+                    let p = of_set(i);
+                    (p.send_rate.map(SendRate::new)).or(p.send_tokens.map(SendRate::fixed))
+                })
                 .collect(),
             // Every set starts touched, so a watcher reads each one's starting state.
             touched: watched.then(|| (0..sets).collect()),
@@ -260,7 +266,7 @@ impl Gates {
             limit.take();
         }
         let waits_for_token = match &mut self.send_rates[set] {
-            Some(rate) if sending => !rate.admit(ask.now, ask.ticket),
+            Some(rate) if sending => !rate.admit(ask.now, ask.ticket, ask.tokens),
             _ => false,
         };
         Ok(Pass {
@@ -318,6 +324,15 @@ impl Gates {
         let for_slot = (self.concurrency[set].as_mut()).is_some_and(|limit| limit.leave(ticket));
         let for_token = (self.send_rates[set].as_mut()).is_some_and(|rate| rate.leave(ticket));
         for_slot || for_token
+    }
+
+    /// A send on `tool` by `caller` was answered having used `tokens` fewer model tokens than
+    /// its client-side bucket took for it.
+    pub fn give_back(&mut self, (tool, caller): (usize, u32), now: Tick, tokens: u64) {
+        let set = self.set(tool, caller);
+        if let Some(rate) = &mut self.send_rates[set] {
+            rate.give_back(now, tokens);
+        }
     }
 
     /// When the send-rate line on `tool` by `caller` next has a token for its head, if that is

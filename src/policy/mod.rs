@@ -33,8 +33,8 @@ pub use idempotency::KeyScope;
 pub use layers::{Layer, Layers, Tries};
 pub use limits::{Admission, Limits, Propagation};
 pub use retry::{Attempts, Retry, RetryDecision, RetryOn};
-pub use retry_after::{Pushback, RetryAfter};
-pub use send_rate::{SendRate, SendRateRule};
+pub use retry_after::{OverLimit, Pushback, RetryAfter};
+pub use send_rate::{SendRate, SendRateRule, SendTokens};
 pub use state::{RetryState, Scope};
 pub use timeout::{Tie, Wait, Waits};
 
@@ -92,6 +92,12 @@ pub struct Policy {
     /// A send-rate limiter per tool (per tool and caller, with [`GateScope::Caller`]) that
     /// adapts to throttles, holding back even first tries.
     pub send_rate: Option<SendRateRule>,
+    /// A client-side bucket of a model's tokens per tool (per tool and caller, with
+    /// [`GateScope::Caller`]): each send waits for its input and `max_tokens`.
+    pub send_tokens: Option<SendTokens>,
+    /// A model's broken stream is resumed where it broke: the next attempt sends the tokens
+    /// received and generates the rest.
+    pub resume: bool,
     /// Which side of the timeout a reply at exactly its tick falls on.
     pub timeout_tie: Tie,
     /// The timeout and hedge delay on each tool, by index, resolved at validation for every
@@ -163,6 +169,8 @@ impl Policy {
             layers: None,
             concurrency: None,
             send_rate: None,
+            send_tokens: None,
+            resume: false,
             timeout_tie: Tie::Late,
             waits: Vec::new(),
             edges: Vec::new(),

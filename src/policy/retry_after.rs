@@ -72,6 +72,27 @@ impl RetryAfter {
     }
 }
 
+/// What a client does with a Retry-After longer than it will wait (the OpenAI and Anthropic
+/// SDKs' `MAX_RETRY_AFTER_DELAY`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OverLimit {
+    /// Backs off by its own rule, as if the server had said nothing (Anthropic's SDK).
+    Backoff,
+    /// Does not retry at all (OpenAI's SDK since v2.3, openai-python #3555).
+    Stop,
+}
+
+impl OverLimit {
+    pub const ALL: [OverLimit; 2] = [OverLimit::Backoff, OverLimit::Stop];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            OverLimit::Backoff => "backoff",
+            OverLimit::Stop => "stop",
+        }
+    }
+}
+
 /// Everything a policy does with a server's Retry-After.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pushback {
@@ -92,6 +113,9 @@ pub struct Pushback {
     /// After waiting on a Retry-After, the backoff starts its curve again from the first
     /// retry's, as gRPC does after server pushback.
     pub resets: bool,
+    /// The longest Retry-After the client heeds, and what it does with a longer one; `None`,
+    /// any.
+    pub limit: Option<(Tick, OverLimit)>,
 }
 
 impl Default for Pushback {
@@ -104,6 +128,7 @@ impl Default for Pushback {
             over_backoff: None,
             retries: false,
             resets: false,
+            limit: None,
         }
     }
 }
@@ -113,7 +138,7 @@ impl Pushback {
     /// `backoff`, and whether the server's word set it (`None`: the policy did not heed it).
     /// `word` is a random word for the jitter, read only when the policy jitters.
     pub fn delay(&self, asked: Tick, backoff: Tick, word: impl FnOnce() -> u64) -> Option<Tick> {
-        if !self.mode.heeds(asked) {
+        if !self.mode.heeds(asked) || self.over_limit(asked).is_some() {
             return None;
         }
         let jitter = match self.jitter {
@@ -131,9 +156,35 @@ impl Pushback {
     }
 }
 
+impl Pushback {
+    /// What the client does with a Retry-After of `asked`, if that is longer than it heeds.
+    pub fn over_limit(&self, asked: Tick) -> Option<OverLimit> {
+        self.limit.filter(|(most, _)| asked > *most).map(|l| l.1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The Stainless SDKs' rule: a wait of 0 < v ≤ the limit replaces the backoff; a zero is
+    /// none; a longer one is ignored (Anthropic) or ends the retries (OpenAI).
+    #[test]
+    fn a_wait_over_the_limit_is_ignored_or_stops() {
+        for over in OverLimit::ALL {
+            let rule = Pushback {
+                mode: RetryAfter::ReplaceUnlessZero,
+                limit: Some((Tick(60), over)),
+                ..Pushback::default()
+            };
+            let no_word = || unreachable!("no jitter");
+            assert_eq!(rule.delay(Tick(60), BACKOFF, no_word), Some(Tick(60)));
+            assert_eq!(rule.delay(Tick(0), BACKOFF, no_word), None);
+            assert_eq!(rule.delay(Tick(61), BACKOFF, no_word), None);
+            assert_eq!(rule.over_limit(Tick(61)), Some(over));
+            assert_eq!(rule.over_limit(Tick(60)), None);
+        }
+    }
 
     const BACKOFF: Tick = Tick(100);
 

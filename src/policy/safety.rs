@@ -18,7 +18,11 @@ pub fn may_resend(class: FailureClass, tool: &Tool, scope: KeyScope) -> bool {
     class == FailureClass::Connect || replay_is_safe(tool, scope)
 }
 
-/// Whether a failure of this class leaves the outcome unknown: the call may have committed.
+/// Whether a failure of this class leaves the outcome unknown: the call may have committed (a
+/// broken stream did its work, and the client has only part of the answer).
 pub fn is_ambiguous(class: FailureClass) -> bool {
-    matches!(class, FailureClass::Reset | FailureClass::Timeout)
+    matches!(
+        class,
+        FailureClass::Reset | FailureClass::Timeout | FailureClass::StreamBroken
+    )
 }

@@ -8,6 +8,13 @@
 //! throttle `K = ∛(w_max · (1 − beta) / scale)` seconds after it, and never above twice the
 //! measured rate.
 //!
+//! The same bucket at a fixed rate is a client-side tokens-per-minute limiter ([`SendTokens`]):
+//! on from the start, never adapting, each send taking the model tokens it may use (its input
+//! plus `max_tokens`, the estimate OpenAI's cookbook limiter makes before a request goes out)
+//! rather than one, and settling with the usage the answer reports: what was not generated goes
+//! back, all of it for a request refused before any work — the provider's own accounting, kept
+//! on the client's side.
+//!
 //! Sends that find the bucket empty wait in a line and go out one token at a time, first come
 //! first served. A change of rate moves the time the next token is made, as botocore's
 //! sleeping senders wake to re-read the rate.
@@ -42,10 +49,21 @@ impl SendRateRule {
     };
 }
 
+/// A client-side bucket of a model's tokens, at a fixed rate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SendTokens {
+    /// Tokens a minute it refills with.
+    pub per_minute: f64,
+    /// Tokens it holds when full.
+    pub burst: f64,
+}
+
 /// One limiter's state.
 #[derive(Clone, Debug)]
 pub struct SendRate {
     rule: SendRateRule,
+    /// A fixed-rate bucket of tokens ([`SendTokens`]): no throttle changes it.
+    fixed: bool,
     /// Whether a throttle has turned the bucket on.
     enabled: bool,
     fill_rate: f64,
@@ -61,8 +79,8 @@ pub struct SendRate {
     w_max: f64,
     k: f64,
     last_fail: f64,
-    /// The sends waiting for a token, by ticket, in the order they asked.
-    line: VecDeque<u64>,
+    /// The sends waiting for tokens, by ticket with what each needs, in the order they asked.
+    line: VecDeque<(u64, f64)>,
     /// When the line's head was promised its token, if a wake-up is set for it.
     due: Option<Tick>,
 }
@@ -76,6 +94,7 @@ impl SendRate {
     pub fn new(rule: SendRateRule) -> SendRate {
         let mut limiter = SendRate {
             rule,
+            fixed: false,
             enabled: false,
             fill_rate: 0.0,
             capacity: 0.0,
@@ -94,30 +113,52 @@ impl SendRate {
         limiter
     }
 
-    /// Whether the send `ticket` may go out at `now`, taking a token; if not, it waits in the
-    /// line. Nothing waits while the limiter is off.
-    pub fn admit(&mut self, now: Tick, ticket: u64) -> bool {
+    /// A fixed-rate bucket of `rule`'s tokens, full at time 0.
+    pub fn fixed(rule: SendTokens) -> SendRate {
+        let mut limiter = SendRate::new(SendRateRule::BOTOCORE);
+        limiter.fixed = true;
+        limiter.enabled = true;
+        limiter.fill_rate = rule.per_minute / 60.0;
+        limiter.capacity = rule.burst;
+        limiter.tokens = rule.burst;
+        limiter
+    }
+
+    /// What a send of `tokens` model tokens takes from this bucket: one token of an adaptive
+    /// limiter; its tokens from a fixed one, at most the whole bucket (a send larger than the
+    /// bucket waits for a full one rather than for ever).
+    fn cost(&self, tokens: u64) -> f64 {
+        match self.fixed {
+            true => (tokens as f64).min(self.capacity),
+            false => 1.0,
+        }
+    }
+
+    /// Whether the send `ticket`, of `tokens` model tokens, may go out at `now`, taking what
+    /// it costs; if not, it waits in the line. Nothing waits while the limiter is off.
+    pub fn admit(&mut self, now: Tick, ticket: u64, tokens: u64) -> bool {
         if !self.enabled {
             return true;
         }
         self.refill(now.seconds());
-        if self.line.is_empty() && self.tokens >= MADE {
-            self.tokens -= 1.0;
+        let cost = self.cost(tokens);
+        if self.line.is_empty() && self.tokens >= cost * MADE {
+            self.tokens -= cost;
             return true;
         }
-        self.line.push_back(ticket);
+        self.line.push_back((ticket, cost));
         false
     }
 
     /// When the line's head gets its token, if someone waits and that is not the time already
     /// promised: the caller sets one wake-up for each new promise, and an older one goes stale.
     pub fn next_due(&mut self, now: Tick) -> Option<Tick> {
-        if self.line.is_empty() {
+        let Some(&(_, cost)) = self.line.front() else {
             self.due = None;
             return None;
-        }
+        };
         self.refill(now.seconds());
-        let short = (1.0 - self.tokens).max(0.0);
+        let short = (cost - self.tokens).max(0.0);
         let at = now.after(Tick(
             libm::ceil(short / self.fill_rate * TICKS_PER_SECOND as f64) as u64,
         ));
@@ -137,25 +178,38 @@ impl SendRate {
         self.due = None;
         self.refill(now.seconds());
         let mut out = Vec::new();
-        while self.tokens >= MADE
-            && let Some(ticket) = self.line.pop_front()
+        while let Some(&(ticket, cost)) = self.line.front()
+            && self.tokens >= cost * MADE
         {
+            self.line.pop_front();
             if live(ticket) {
-                self.tokens -= 1.0;
+                self.tokens -= cost;
                 out.push(ticket);
             }
         }
         out
     }
 
+    /// A fixed bucket's send was answered having used `tokens` fewer than it took (the usage
+    /// a model's response reports): they go back, as the provider's bucket gives them back.
+    pub fn give_back(&mut self, now: Tick, tokens: u64) {
+        if self.fixed {
+            self.refill(now.seconds());
+            self.tokens = (self.tokens + tokens as f64).min(self.capacity);
+        }
+    }
+
     /// Takes `ticket` out of the line; whether it was there.
     pub fn leave(&mut self, ticket: u64) -> bool {
-        let at = self.line.iter().position(|&t| t == ticket);
+        let at = self.line.iter().position(|&(t, _)| t == ticket);
         at.and_then(|i| self.line.remove(i)).is_some()
     }
 
     /// An attempt's answer at `now`: a throttle or not.
     pub fn heard(&mut self, now: Tick, throttled: bool) {
+        if self.fixed {
+            return;
+        }
         let t = now.seconds();
         let measured = self.measure(t);
         let rate = if throttled {
@@ -240,7 +294,7 @@ mod tests {
         let mut waits = Vec::new();
         for &(t, throttled) in &answers {
             if !limiter.enabled() {
-                assert!(limiter.admit(Tick(t), t), "no wait before a throttle");
+                assert!(limiter.admit(Tick(t), t, 1), "no wait before a throttle");
             }
             limiter.heard(Tick(t), throttled);
             if throttled {
@@ -269,7 +323,7 @@ mod tests {
     fn waits_of_nine(mut limiter: SendRate, at: Tick) -> Vec<u64> {
         let mut waits = vec![None; 9];
         for (i, w) in waits.iter_mut().enumerate() {
-            if limiter.admit(at, i as u64) {
+            if limiter.admit(at, i as u64, 1) {
                 *w = Some(0);
             }
         }
@@ -286,6 +340,34 @@ mod tests {
             .collect()
     }
 
+    /// A fixed bucket of 6 000 tokens a minute (100 a second), 1 000 deep: sends of 600, 600
+    /// and 300 tokens at 0 go out, wait 2 s, and wait 3 s (in line, first come first served);
+    /// no throttle changes it.
+    #[test]
+    fn a_fixed_bucket_takes_each_sends_tokens() {
+        let mut limiter = SendRate::fixed(SendTokens {
+            per_minute: 6_000.0,
+            burst: 1_000.0,
+        });
+        let at = Tick(0);
+        assert!(limiter.admit(at, 0, 600));
+        assert!(!limiter.admit(at, 1, 600));
+        assert!(!limiter.admit(at, 2, 300), "behind the one waiting");
+        limiter.heard(at, true);
+        let mut now = at;
+        let mut waits = Vec::new();
+        while let Some(due) = limiter.next_due(now) {
+            now = due;
+            for ticket in limiter.release(now, |_| true) {
+                waits.push((ticket, now.0));
+            }
+        }
+        assert_eq!(waits, [(1, 2_000_000), (2, 5_000_000)]);
+        // A send larger than the bucket waits for a full one.
+        assert!(!limiter.admit(now, 3, 5_000));
+        assert_eq!(limiter.next_due(now), Some(Tick(15_000_000)));
+    }
+
     /// A rate change moves the promise: the older wake-up goes stale and releases nothing.
     #[test]
     fn a_new_rate_moves_the_next_token() {
@@ -293,7 +375,7 @@ mod tests {
         limiter.heard(Tick(600_000), false);
         limiter.heard(Tick(1_100_000), true);
         let now = Tick(1_100_000);
-        while limiter.admit(now, 0) {}
+        while limiter.admit(now, 0, 1) {}
         let first = limiter.next_due(now).expect("a send waits");
         assert_eq!(limiter.next_due(now), None, "one promise at a time");
         // A throttle cuts the rate: the token comes later, and the old promise is stale.

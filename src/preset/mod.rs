@@ -11,6 +11,7 @@ mod envoy;
 mod grpc;
 mod polly;
 mod resilience4j;
+mod stainless;
 mod status;
 mod tenacity;
 mod urllib3;
@@ -23,7 +24,7 @@ use toml::{Spanned, Value};
 use crate::config::check::{Check, Result};
 use crate::config::raw;
 use crate::model::FailureClass;
-use crate::policy::{Cap, FirstRetry, Growth, Hedging, Jitter, RetryAfter};
+use crate::policy::{Cap, FirstRetry, Growth, Hedging, Jitter, OverLimit, RetryAfter, ShouldRetry};
 use crate::time::{TICKS_PER_SECOND, Tick};
 
 /// `preset = { <library> = { … } }`: exactly one library's settings.
@@ -38,6 +39,10 @@ pub struct Preset {
     pub polly: Option<Spanned<polly::RetryStrategyOptions>>,
     pub resilience4j: Option<Spanned<resilience4j::RetryConfig>>,
     pub envoy: Option<Spanned<envoy::RetryPolicy>>,
+    /// The OpenAI Python SDK's own retries, as of v3.3.1+30.
+    pub openai: Option<Spanned<stainless::Client>>,
+    /// The Anthropic Python SDK's own retries, as of v0.121.0+2.
+    pub anthropic: Option<Spanned<stainless::Client>>,
 }
 
 /// What a library's settings come to in retrysim's keys; `None` leaves a key to the policy.
@@ -52,6 +57,10 @@ struct Rules {
     retry_after_over_backoff: Option<Tick>,
     retry_after_retries: bool,
     retry_after_resets: bool,
+    /// The longest Retry-After heeded, and what a longer one does.
+    retry_after_limit: Option<(Tick, OverLimit)>,
+    /// What the client does with the server's should-retry header.
+    should_retry: Option<ShouldRetry>,
     retry_budget: Option<Budget>,
     timeout: Option<Tick>,
     deadline: Option<Tick>,
@@ -173,6 +182,8 @@ enum Library<'a> {
     Polly(&'a Spanned<polly::RetryStrategyOptions>),
     Resilience4j(&'a Spanned<resilience4j::RetryConfig>),
     Envoy(&'a Spanned<envoy::RetryPolicy>),
+    OpenAi(&'a Spanned<stainless::Client>),
+    Anthropic(&'a Spanned<stainless::Client>),
 }
 
 impl<'a> Library<'a> {
@@ -187,6 +198,8 @@ impl<'a> Library<'a> {
             p.polly.as_ref().map(Library::Polly),
             p.resilience4j.as_ref().map(Library::Resilience4j),
             p.envoy.as_ref().map(Library::Envoy),
+            p.openai.as_ref().map(Library::OpenAi),
+            p.anthropic.as_ref().map(Library::Anthropic),
         ]
         .into_iter()
         .flatten()
@@ -203,6 +216,8 @@ impl<'a> Library<'a> {
             Library::Polly(_) => "polly",
             Library::Resilience4j(_) => "resilience4j",
             Library::Envoy(_) => "envoy",
+            Library::OpenAi(_) => "openai",
+            Library::Anthropic(_) => "anthropic",
         }
     }
 
@@ -216,6 +231,7 @@ impl<'a> Library<'a> {
             Library::Polly(s) => s.span(),
             Library::Resilience4j(s) => s.span(),
             Library::Envoy(s) => s.span(),
+            Library::OpenAi(s) | Library::Anthropic(s) => s.span(),
         }
     }
 
@@ -229,12 +245,14 @@ impl<'a> Library<'a> {
             Library::Polly(s) => polly::expand(check, s, at),
             Library::Resilience4j(s) => resilience4j::expand(check, s, at),
             Library::Envoy(s) => envoy::expand(check, s, at),
+            Library::OpenAi(s) => stainless::expand(check, s, stainless::Sdk::OpenAi, at),
+            Library::Anthropic(s) => stainless::expand(check, s, stainless::Sdk::Anthropic, at),
         }
     }
 }
 
-const LIBRARIES: &str = "one of urllib3, tenacity, botocore, grpc, polly, resilience4j, envoy: \
-`preset.urllib3 = { total = 3 }`";
+const LIBRARIES: &str = "one of urllib3, tenacity, botocore, grpc, polly, resilience4j, envoy, \
+openai, anthropic: `preset.urllib3 = { total = 3 }`";
 
 /// Writes a preset's rules into a policy, each at the preset's place in the file.
 struct Fill<'a> {
@@ -288,6 +306,14 @@ impl Fill<'_> {
         }
         if rules.retry_after_resets {
             self.put(&mut out.retry_after_resets, "retry_after_resets", true)?;
+        }
+        if let Some((most, over)) = rules.retry_after_limit {
+            self.put(&mut out.retry_after_limit, "retry_after_limit", ticks(most))?;
+            let key = "retry_after_over_limit";
+            self.put(&mut out.retry_after_over_limit, key, over.name().into())?;
+        }
+        if let Some(rule) = rules.should_retry {
+            self.put(&mut out.should_retry, "should_retry", rule.name().into())?;
         }
         if let Some(budget) = rules.retry_budget {
             self.put(&mut out.retry_budget, "retry_budget", self.budget(budget))?;

@@ -11,8 +11,8 @@ use std::sync::atomic::AtomicBool;
 use crate::experiment::Experiment;
 use crate::metrics::recovery::{self, Recoveries, Recovery};
 use crate::metrics::{
-    AttemptRecord, Estimate, IntentRecord, Level, Measure, Moments, Quantiles, Sample, SeriesStats,
-    StopReason, ToolTotals, Totals,
+    AttemptRecord, Costs, Estimate, IntentRecord, Level, Measure, Moments, Quantiles, Sample,
+    SeriesStats, StopReason, ToolTotals, Totals,
 };
 use crate::policy::Policy;
 use crate::sim::{Job, RunResult};
@@ -50,6 +50,8 @@ pub struct PolicyResult {
     pub recoveries: Option<Recoveries>,
     /// Each replication's makespan, the time of its last success, in seconds.
     pub makespan: Moments,
+    /// Each replication's bill per task.
+    pub costs: Costs,
     /// The longest line at any tool it calls, averaged over a bin of the time series and over
     /// the replications, where the run keeps one.
     pub peak_queue: Option<f64>,
@@ -60,6 +62,8 @@ pub struct PolicyResult {
     pub edge_theory: Option<Vec<f64>>,
     /// The closed form of a fan-out's 99th-percentile completion, where it holds.
     pub fan_out_p99: Option<Tick>,
+    /// The closed forms of a model's broken streams: a task's cost and completion.
+    pub stream_theory: Option<theory::stream::StreamForms>,
 }
 
 impl PolicyResult {
@@ -73,6 +77,7 @@ impl PolicyResult {
         self.totals.merge(&run.totals);
         self.makespan
             .push(run.totals.last_success.0 as f64 / crate::time::TICKS_PER_SECOND as f64);
+        self.costs.add(&run.totals);
         if let Some(series) = &run.totals.series {
             (self
                 .series
@@ -149,6 +154,9 @@ impl PolicyResult {
         if exp.graph.is_measured() && self.totals.stopped(StopReason::Hung) == 0 {
             self.edge_theory = theory::graph::edge_calls(exp, policy);
             self.fan_out_p99 = theory::graph::fan_out_quantile(exp, policy, 0.99);
+        }
+        if self.totals.stopped(StopReason::Hung) == 0 {
+            self.stream_theory = theory::stream::for_policy(exp, policy);
         }
         let tools: Vec<usize> = exp.called(exp.calls_of(policy)).collect();
         if let (Some(series), Some(windows)) = (&self.series, exp.recovery_windows()) {

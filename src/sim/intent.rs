@@ -7,7 +7,7 @@ use crate::engine::rng::{Source, Streams, WORDS_PER_BLOCK};
 use crate::metrics::{AttemptRecord, Lookup, Outcome, Status, StopReason};
 use crate::model::fault::WORDS_PER_ATTEMPT;
 use crate::model::server::KeyStore;
-use crate::model::{AttemptDraw, Fate, Key, Tool};
+use crate::model::{AttemptDraw, Fate, IntentBill, Key, Provider, Sizes, Tool};
 use crate::policy::{Limits, RetryState};
 use crate::time::Tick;
 
@@ -55,6 +55,10 @@ struct Far {
     /// Reads of a versioned record that reached it, and conditional writes that reached it.
     reads: u32,
     writes: u32,
+    /// At a model: the call's sizes, drawn at its first attempt.
+    sizes: Option<Sizes>,
+    /// What its attempts were billed, at a priced tool.
+    bill: IntentBill,
 }
 
 /// Where an intent stands in the call graph: the edge it goes over, and, for a call a service
@@ -335,6 +339,8 @@ impl Intent {
                 versions: PerAttempt::new(),
                 reads: 0,
                 writes: 0,
+                sizes: None,
+                bill: IntentBill::default(),
             })
         })
     }
@@ -375,8 +381,8 @@ impl Intent {
         streams: &Streams,
         tool: &Tool,
         replica: usize,
-        now: Tick,
-        granted: Option<Tick>,
+        (now, granted): (Tick, Option<Tick>),
+        resume: bool,
     ) -> (u32, AttemptDraw) {
         let attempt = self.attempts();
         let words = if attempt.is_multiple_of(2) {
@@ -387,7 +393,16 @@ impl Intent {
         } else {
             self.attempts.spare
         };
-        let draw = tool.draw(&words, attempt, replica);
+        let mut draw = tool.draw(&words, attempt, replica);
+        if let Some(provider) = &tool.provider {
+            let sizes = self.sizes(streams, provider);
+            let generation = provider.attempt(words[2], &sizes, resume);
+            (draw.service, draw.input, draw.output) =
+                (generation.service, generation.input, generation.output);
+            if generation.broken && draw.fate == Fate::Delivered {
+                draw.fate = Fate::StreamBroken;
+            }
+        }
         let a = &mut self.attempts;
         a.count += 1;
         a.draws.push(draw);
@@ -506,6 +521,60 @@ impl Intent {
         let draw = &mut self.attempts.draws[i];
         draw.fate = Fate::Overloaded;
         draw.service = Tick::ZERO;
+    }
+
+    /// The sizes of its call at a model `provider`, drawn from the run's `streams` when first
+    /// asked for.
+    pub fn sizes(&mut self, streams: &Streams, provider: &Provider) -> Sizes {
+        let id = self.id;
+        *self.far().sizes.get_or_insert_with(|| {
+            let block = streams.block(Source::Sizes, id, 0);
+            provider.sizes([block[0], block[1]])
+        })
+    }
+
+    /// Attempt `attempt` holds a reservation in its server's tokens-per-minute bucket.
+    pub fn reserve(&mut self, attempt: u32) {
+        let i = self.held(attempt);
+        self.attempts.draws[i].reserved = true;
+    }
+
+    /// Bills attempt `attempt`, answered by a server of a tool priced as `tool`: an attempt
+    /// that reached the server pays the tool's price per call, and one that reached a model
+    /// pays for the tokens it sent and generated; one refused before (a 429, a 503, a server
+    /// down, a lost request) pays nothing. `used` when the client takes its answer (a reply, or
+    /// the tokens of a broken stream it resumes from); what it does not use is wasted.
+    pub fn bill_attempt(&mut self, tool: &Tool, attempt: u32, used: bool) {
+        let draw = self.draw(attempt);
+        if !draw.fate.did_work() || tool.price.is_free() {
+            return;
+        }
+        let tokens = (draw.input, draw.output);
+        let cost = tool.price.of(tokens.0, tokens.1);
+        let bill = &mut self.far().bill;
+        // What retries added: every billed attempt after the call's first billed one (a 429
+        // bills nothing, so a retry after it adds nothing).
+        let again = bill.cost > 0;
+        bill.charge(cost, tokens, again);
+        if !used {
+            bill.wasted += cost;
+        } else if draw.fate == Fate::StreamBroken {
+            // The tokens received are the answer's start; the prompt sent for them is spent.
+            bill.wasted += tool.price.of(tokens.0, 0);
+        }
+    }
+
+    /// A broken stream delivered `tokens` more of the call's answer, which a resumed attempt
+    /// sends back rather than generating again.
+    pub fn received(&mut self, tokens: u32) {
+        if let Some(sizes) = &mut self.far().sizes {
+            sizes.received = sizes.received.saturating_add(tokens).min(sizes.output);
+        }
+    }
+
+    /// What its attempts were billed.
+    pub fn bill(&self) -> IntentBill {
+        self.far.as_ref().map_or(IntentBill::default(), |f| f.bill)
     }
 
     /// Dispatches made in the current scope, which the dispatch cap counts.

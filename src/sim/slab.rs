@@ -132,8 +132,8 @@ mod tests {
         let first = slab.start(7, 0, Tick(3));
         // Leave something in every part of the slot.
         let used = slab.get(first.slot);
-        let (attempt, _) = used.draw_attempt(&streams, &tool, 0, Tick(3), Some(Tick(5)));
-        used.draw_attempt(&streams, &tool, 0, Tick(4), None);
+        let (attempt, _) = used.draw_attempt(&streams, &tool, 0, (Tick(3), Some(Tick(5))), false);
+        used.draw_attempt(&streams, &tool, 0, (Tick(4), None), false);
         used.settle(attempt, Outcome::Timeout, Tick(8));
         used.commit(attempt);
         used.client = Client {
@@ -167,10 +167,11 @@ mod tests {
             "a reused slot equals a fresh one"
         );
         for _ in 0..5 {
-            let reused = (slab.get(again.slot)).draw_attempt(&streams, &tool, 0, Tick(9), None);
+            let reused =
+                (slab.get(again.slot)).draw_attempt(&streams, &tool, 0, (Tick(9), None), false);
             assert_eq!(
                 reused,
-                fresh.draw_attempt(&streams, &tool, 0, Tick(9), None)
+                fresh.draw_attempt(&streams, &tool, 0, (Tick(9), None), false)
             );
             for intent in [slab.get(again.slot), &mut fresh] {
                 intent.settle(reused.0, Outcome::LostReply, Tick(10));

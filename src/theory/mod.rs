@@ -18,6 +18,7 @@
 //!   With no other loss, E\[attempts\] = Σ_{k<N} p^k (1 + p + p² for N = 3).
 
 pub mod graph;
+pub mod stream;
 
 use crate::experiment::Experiment;
 use crate::model::FailureClass;
@@ -254,6 +255,7 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         outages,
         capacity,
         rate_limit,
+        token_limit,
         slowdown,
         drop_expired,
         abandon_at_deadline,
@@ -268,6 +270,7 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         || *drop_expired
         || *abandon_at_deadline
         || rate_limit.is_some()
+        || token_limit.is_some()
         || !capacity.is_empty()
         || !outages.is_empty()
         || *kind != ToolKind::Write;
@@ -287,8 +290,13 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         invalid,
         connect_failure,
         error_after_commit,
+        overloaded,
         retry_after,
     } = tool.faults;
+    // An overload the forms do not split from the other refusals.
+    if overloaded > 0.0 {
+        return None;
+    }
     let late = match wait {
         None => 0.0,
         Some(w) => tool.times_out(w)?,

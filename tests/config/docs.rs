@@ -71,6 +71,17 @@ fn every_config_key_is_documented() {
             "name = \"a\"\nreplica = [{ index = 0, zzz = 1 }]",
         ),
         BASE.replace("name = \"p\"", "name = \"p\"\nzzz = 1"),
+        BASE.replace(
+            "name = \"a\"",
+            "name = \"a\"\nkind = \"model\"\nmodel = { zzz = 1 }",
+        ),
+        BASE.replace(
+            "name = \"a\"",
+            "name = \"a\"\ntokens_per_minute = { zzz = 1 }",
+        ),
+        BASE.replace("name = \"a\"", "name = \"a\"\nprice = { zzz = 1 }"),
+        BASE.replace("name = \"a\"", "name = \"a\"\nrate_limit = { zzz = 1 }"),
+        BASE.replace("name = \"p\"", "name = \"p\"\nsend_tokens = { zzz = 1 }"),
         BASE.replace("name = \"p\"", "name = \"p\"\nbackoff = { zzz = 1 }"),
         BASE.replace("name = \"p\"", "name = \"p\"\nbreaker = { zzz = 1 }"),
         BASE.replace(
@@ -95,6 +106,8 @@ fn every_config_key_is_documented() {
         policy_with("preset.polly = { zzz = 1 }"),
         policy_with("preset.resilience4j = { zzz = 1 }"),
         policy_with("preset.envoy = { zzz = 1 }"),
+        policy_with("preset.openai = { zzz = 1 }"),
+        policy_with("preset.anthropic = { zzz = 1 }"),
         policy_with("preset.envoy = { retry_back_off = { base_interval = \"1s\", zzz = 1 } }"),
         policy_with(
             "preset.envoy = { rate_limited_retry_back_off = { reset_headers = [], zzz = 1 } }",

@@ -147,3 +147,96 @@ fn rate_limits_scopes_and_retry_after_jitter_are_checked() {
         assert_says(&message, &says);
     }
 }
+
+/// A model tool needs its provider and takes no service time; a provider's keys belong to a
+/// model; token sizes are whole numbers; a rate is a second's or a minute's; a client-side
+/// bucket is one of two.
+#[test]
+fn model_providers_are_checked() {
+    let tool = |extra: &str| error("name = \"t\"\n", &format!("name = \"t\"\n{extra}\n"));
+    let policy = |extra: &str| error("name = \"p\"\n", &format!("name = \"p\"\n{extra}\n"));
+    let model = "model = { input_tokens = { dist = \"constant\", value = 100 }, \
+                 output_tokens = { dist = \"constant\", value = 50 }, max_tokens = 64, \
+                 first_token = { dist = \"constant\", value = \"100ms\" }, tokens_per_second = 50 }";
+    let cases = [
+        (
+            tool("kind = \"model\""),
+            vec!["tool[0].model", "needs its `model` table", "max_tokens"],
+        ),
+        (
+            tool(model),
+            vec!["tool[0].model", "belongs to a model provider", "\"write\""],
+        ),
+        (
+            tool("tokens_per_minute = { limit = 1000 }"),
+            vec!["tool[0].tokens_per_minute", "kind = \"model\""],
+        ),
+        (
+            tool(&format!(
+                "kind = \"model\"\n{model}\nservice_time = {{ dist = \"constant\", value = \"1s\" }}"
+            )),
+            vec!["tool[0].service_time", "first token"],
+        ),
+        (
+            tool(&format!(
+                "kind = \"model\"\n{}",
+                model.replace("value = 100", "value = \"100ms\"")
+            )),
+            vec![
+                "tool[0].model.input_tokens.value",
+                "number of tokens",
+                "1200",
+            ],
+        ),
+        (
+            tool(&format!(
+                "kind = \"model\"\n{}",
+                model.replace("max_tokens = 64", "max_tokens = 0")
+            )),
+            vec!["tool[0].model.max_tokens", "0 output tokens"],
+        ),
+        (
+            tool(&format!(
+                "kind = \"model\"\n{}",
+                model.replace("tokens_per_second = 50", "tokens_per_second = 0")
+            )),
+            vec!["tool[0].model.tokens_per_second", "above 0"],
+        ),
+        (
+            tool(&format!(
+                "kind = \"model\"\n{model}\ntokens_per_minute = {{ limit = 0 }}"
+            )),
+            vec!["tool[0].tokens_per_minute.limit", "lets nothing through"],
+        ),
+        (
+            tool("price = { input_per_million = 3 }"),
+            vec!["tool[0].price.input_per_million", "reads none", "per_call"],
+        ),
+        (
+            tool("price = { per_call = -1 }"),
+            vec!["tool[0].price.per_call", "0 or more"],
+        ),
+        (
+            tool("rate_limit = { per_second = 5, per_minute = 300 }"),
+            vec![
+                "tool[0].rate_limit.per_minute",
+                "one of `per_second` and `per_minute`",
+            ],
+        ),
+        (
+            tool("rate_limit = { burst = 5 }"),
+            vec!["tool[0].rate_limit", "needs its rate", "per_minute"],
+        ),
+        (
+            policy("send_rate = {}\nsend_tokens = { per_minute = 1000 }"),
+            vec!["policy[0].send_tokens", "one client-side bucket"],
+        ),
+        (
+            policy("send_tokens = { per_minute = 0 }"),
+            vec!["policy[0].send_tokens.per_minute", "above 0"],
+        ),
+    ];
+    for (message, says) in cases {
+        assert_says(&message, &says);
+    }
+}

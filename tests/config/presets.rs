@@ -487,3 +487,91 @@ fn a_preset_owns_its_keys_and_names_one_library() {
     let e = refused("preset.requests = {}");
     assert_says(&e, &["requests", "urllib3"]);
 }
+
+/// The Stainless SDKs' `_calculate_retry_timeout`, transcribed: a Retry-After of 0 < v ≤ the
+/// limit is the delay; otherwise min(0.5 · 2^k, 8) · (1 − 0.25 · u) seconds for retry k (from
+/// 0), u = `random()`. `None` where OpenAI's SDK (since #3555) does not retry at all.
+fn stainless_delay(
+    limit: f64,
+    stops_over: bool,
+    k: i32,
+    u: f64,
+    retry_after: Option<f64>,
+) -> Option<f64> {
+    if let Some(v) = retry_after {
+        if 0.0 < v && v <= limit {
+            return Some(v);
+        }
+        if stops_over && v > limit {
+            return None;
+        }
+    }
+    let sleep = (0.5 * 2f64.powi(k)).min(8.0);
+    Some(sleep * (1.0 - 0.25 * u))
+}
+
+/// `preset.openai = {}` and `preset.anthropic = {}`: three attempts, 408/409/429/5xx,
+/// connection errors and timeouts retried, a 600 s timeout, `x-should-retry` obeyed; and every
+/// delay — the backoff for retries 1 to 8 over a thousand random words, and the Retry-After
+/// around each SDK's limit — held against the SDK's own computation, to the tick its
+/// fractional seconds round to.
+#[test]
+fn the_openai_and_anthropic_sdks_retry_as_their_code_does() {
+    use retrysim::engine::rng::{Source as Stream, Streams, word};
+    use retrysim::policy::{OverLimit, Previous, ShouldRetry};
+    for (sdk, limit, stops_over) in [("openai", 120.0, true), ("anthropic", 60.0, false)] {
+        let p = policy(&format!("preset.{sdk} = {{}}"));
+        assert_eq!(p.retry.max_attempts, Attempts::AtMost(3), "{sdk}");
+        assert_eq!(
+            classes(&p),
+            [
+                Reset,
+                ServerError,
+                Timeout,
+                Throttled,
+                Overloaded,
+                Conflict,
+                VersionConflict,
+                Connect
+            ],
+            "{sdk}"
+        );
+        assert_eq!(p.timeout, Wait::Fixed(Tick(600 * SECOND)));
+        assert_eq!(p.should_retry, ShouldRetry::Obey);
+        assert_eq!(
+            policy(&format!("preset.{sdk} = {{ max_retries = 5 }}"))
+                .retry
+                .max_attempts,
+            Attempts::AtMost(6)
+        );
+        let mut stream = Streams {
+            seed: 27,
+            point: 0,
+            replication: 0,
+        }
+        .stream(Stream::Jitter, 0);
+        for n in 1..=8u32 {
+            for _ in 0..1_000 {
+                let w = word(&mut stream);
+                let ours = p.backoff.delay(n, Previous::default(), w).0 as f64;
+                let u = w as f64 / 2f64.powi(64);
+                let theirs = stainless_delay(limit, stops_over, n as i32 - 1, u, None).unwrap();
+                assert!(
+                    (ours - theirs * 1e6).abs() <= 1.0,
+                    "{sdk} retry {n}: {ours} vs {theirs}"
+                );
+            }
+        }
+        // The backoff stands for the SDK's own first one at u = ½: 0.5 s · 0.875.
+        let backoff = Tick(437_500);
+        for asked in [0.0, 0.5, 30.0, 60.0, 61.0, 120.0, 121.0, 600.0] {
+            let theirs = stainless_delay(limit, stops_over, 0, 0.5, Some(asked));
+            let told = Tick((asked * 1e6) as u64);
+            let ours = match p.pushback.over_limit(told) {
+                Some(OverLimit::Stop) => None,
+                _ => Some(p.pushback.delay(told, backoff, || 0).unwrap_or(backoff).0 as f64 / 1e6),
+            };
+            assert_eq!(ours, theirs, "{sdk} with Retry-After {asked} s");
+        }
+    }
+}

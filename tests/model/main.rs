@@ -13,6 +13,7 @@ mod graphs;
 mod hedging;
 mod limits;
 mod properties;
+mod providers;
 mod pushback;
 mod scenarios;
 mod scope;

@@ -313,6 +313,7 @@ fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
     let base = Policy::new("");
     let limits = &p.limits;
     let pushback = &p.pushback;
+    let (send_rate, send_tokens) = client_buckets(p);
     raw::Policy {
         name: some(p.name.clone()),
         max_attempts,
@@ -346,6 +347,8 @@ fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
         retry_after_max: pushback.max.and_then(ticks),
         retry_after_resets: when(pushback.resets, true),
         retry_after_over_backoff: pushback.over_backoff.and_then(ticks),
+        retry_after_limit: pushback.limit.and_then(|l| ticks(l.0)),
+        retry_after_over_limit: pushback.limit.and_then(|l| text(l.1.name())),
         retry_after_retries: when(pushback.retries, true),
         scope: when(p.scope != base.scope, p.scope.name().into()),
         throttle_backoff: p.throttle_backoff.as_ref().map(|b| at(backoff(b))),
@@ -361,15 +364,9 @@ fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
         cancel_after: limits.cancel_after.and_then(ticks),
         breaker: p.breaker.as_ref().map(|b| at(breaker(b))),
         concurrency: p.concurrency.as_ref().map(|c| at(concurrency(c))),
-        send_rate: p.send_rate.as_ref().map(|r| {
-            at(raw::SendRate {
-                min_rate: some(r.min_rate),
-                beta: some(r.beta),
-                scale: some(r.scale),
-                smoothing: some(r.smoothing),
-                measure_bin: ticks(r.measure_bin),
-            })
-        }),
+        send_tokens,
+        resume: when(p.resume, true),
+        send_rate,
         admission: limits.admission.as_ref().map(|a| {
             at(raw::Admission {
                 reserve: at(duration(a.reserve)),
@@ -397,6 +394,32 @@ fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
         preset: None,
         note: None,
     }
+}
+
+/// A policy's client-side bucket as written: adaptive (`send_rate`) or of tokens
+/// (`send_tokens`).
+fn client_buckets(
+    p: &Policy,
+) -> (
+    Option<Spanned<raw::SendRate>>,
+    Option<Spanned<raw::SendTokens>>,
+) {
+    let send_rate = p.send_rate.as_ref().map(|r| {
+        at(raw::SendRate {
+            min_rate: some(r.min_rate),
+            beta: some(r.beta),
+            scale: some(r.scale),
+            smoothing: some(r.smoothing),
+            measure_bin: ticks(r.measure_bin),
+        })
+    });
+    let send_tokens = p.send_tokens.map(|t| {
+        at(raw::SendTokens {
+            per_minute: at(t.per_minute),
+            burst: some(t.burst),
+        })
+    });
+    (send_rate, send_tokens)
 }
 
 /// The task's calls as written: names in order, or its stages — a name for a lone call that

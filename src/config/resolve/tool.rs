@@ -2,9 +2,10 @@
 
 use toml::{Spanned, Value};
 
-use super::{at, duration, float_ticks, some, text, texts, ticks, when};
+use super::{at, duration, some, text, texts, ticks, when};
 use crate::config::raw;
 use crate::experiment::Experiment;
+use crate::model::price::PICO;
 use crate::model::{Call, Latency, Replica, Stage, Tool};
 use crate::time::Tick;
 
@@ -33,6 +34,20 @@ fn replica(t: &Tool, index: usize, r: &Replica) -> Option<Spanned<raw::Replica>>
 }
 
 fn latency(l: &Latency) -> raw::Latency {
+    distribution(l, duration)
+}
+
+/// A distribution of token counts, its values whole numbers.
+fn tokens(l: &Latency) -> raw::Latency {
+    distribution(l, |t| {
+        Value::Integer(i64::try_from(t.0).unwrap_or(i64::MAX))
+    })
+}
+
+/// A distribution as written, each value by `value`.
+fn distribution(l: &Latency, value: fn(Tick) -> Value) -> raw::Latency {
+    let ticks = |t: Tick| some(value(t));
+    let float_ticks = |t: f64| ticks(Tick(libm::round(t) as u64));
     let mut out = raw::Latency::of_dist(at(String::new()));
     let dist = match l {
         Latency::Constant(t) => {
@@ -110,6 +125,7 @@ fn calls(stages: &[Stage], exp: &Experiment) -> Vec<Spanned<Value>> {
 }
 
 pub(super) fn tool(t: &Tool, stages: &[Stage], exp: &Experiment) -> raw::Tool {
+    let (model, tokens_per_minute, price) = provider(t);
     let server = &t.server;
     // A scripted tool's faults and latencies are not written: its script stands for them.
     let drawn = t.script.is_none();
@@ -131,7 +147,8 @@ pub(super) fn tool(t: &Tool, stages: &[Stage], exp: &Experiment) -> raw::Tool {
         invalid: fault(t.faults.invalid),
         loss_seen_as: text(t.loss_seen_as.name()),
         request_latency: latency_of(&t.request_latency),
-        service_time: latency_of(&t.service_time),
+        // A model's work is its provider's, never a service time.
+        service_time: latency_of(&t.service_time).filter(|_| t.provider.is_none()),
         reply_latency: latency_of(&t.reply_latency),
         lookup_time: ticks(t.lookup.time),
         lookup_failure: some(t.lookup.failure),
@@ -166,7 +183,8 @@ pub(super) fn tool(t: &Tool, stages: &[Stage], exp: &Experiment) -> raw::Tool {
         version_check: when(server.versioned(), server.version_check.name().into()),
         rate_limit: server.rate_limit.as_ref().map(|limit| {
             at(raw::RateLimit {
-                per_second: at(limit.rate()),
+                per_second: some(limit.rate()),
+                per_minute: None,
                 burst: some(limit.burst),
                 scope: text(limit.scope.name()),
                 retry_after_unit: ticks(limit.unit),
@@ -202,5 +220,50 @@ pub(super) fn tool(t: &Tool, stages: &[Stage], exp: &Experiment) -> raw::Tool {
             at(steps.collect())
         }),
         calls: (!stages.is_empty()).then(|| at(calls(stages, exp))),
+        overloaded: when(drawn && t.faults.overloaded > 0.0, t.faults.overloaded),
+        model,
+        tokens_per_minute,
+        price,
     }
+}
+
+/// A model's keys as written: its provider, token bucket and prices.
+#[expect(
+    clippy::type_complexity,
+    reason = "three keys of one table, written together"
+)]
+fn provider(
+    t: &Tool,
+) -> (
+    Option<Spanned<raw::Model>>,
+    Option<Spanned<raw::TokensPerMinute>>,
+    Option<Spanned<raw::Price>>,
+) {
+    let model = t.provider.as_ref().map(|p| {
+        at(raw::Model {
+            input_tokens: at(tokens(&p.input_tokens)),
+            output_tokens: at(tokens(&p.output_tokens)),
+            max_tokens: at(p.max_tokens),
+            first_token: at(latency(&p.first_token)),
+            tokens_per_second: at(p.tokens_per_second),
+            stream_break: when(p.stream_break > 0.0, p.stream_break),
+        })
+    });
+    let tokens_per_minute = t.server.token_limit.map(|l| {
+        at(raw::TokensPerMinute {
+            limit: at(l.per_minute),
+            burst: some(l.burst),
+            scope: text(l.scope.name()),
+            retry_after_unit: ticks(l.unit),
+        })
+    });
+    let price = (!t.price.is_free()).then(|| {
+        let per = |pd: u64, n: f64| when(pd > 0, pd as f64 * n / PICO);
+        at(raw::Price {
+            input_per_million: per(t.price.input, 1e6),
+            output_per_million: per(t.price.output, 1e6),
+            per_call: per(t.price.call, 1.0),
+        })
+    });
+    (model, tokens_per_minute, price)
 }

@@ -9,6 +9,7 @@ mod graph;
 mod guards;
 mod hedging;
 mod policy;
+mod provider;
 mod send_rate;
 mod tool;
 mod workload;

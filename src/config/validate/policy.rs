@@ -5,14 +5,14 @@ use super::backoff::{backoff, backoff_or_none};
 use super::concurrency::concurrency;
 use super::guards::{breaker, retry_budget};
 use super::hedging::hedges;
-use super::send_rate::send_rate;
+use super::send_rate::{send_rate, send_tokens};
 use crate::config::check::{Check, Result};
 use crate::config::raw;
 use crate::model::FailureClass;
 use crate::model::{Fate, Tool};
 use crate::policy::{
-    Admission, Attempts, Balancer, Ejection, GateScope, KeyScope, Layer, Layers, Limits, Policy,
-    Propagation, Pushback, Retry, RetryAfter, RetryHost, RetryOn, ShouldRetry, Tie, Wait,
+    Admission, Attempts, Balancer, Ejection, GateScope, KeyScope, Layer, Layers, Limits, OverLimit,
+    Policy, Propagation, Pushback, Retry, RetryAfter, RetryHost, RetryOn, ShouldRetry, Tie, Wait,
 };
 use crate::time::{Tick, parse_duration};
 use toml::{Spanned, Value};
@@ -160,6 +160,11 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
             None => None,
             Some(r) => Some(send_rate(check, r, &format!("{path}.send_rate"))?),
         },
+        send_tokens: match &raw.send_tokens {
+            None => None,
+            Some(t) => Some(send_tokens(check, raw, t, &format!("{path}.send_tokens"))?),
+        },
+        resume: raw.resume.as_ref().is_some_and(|r| *r.get_ref()),
         concurrency: match &raw.concurrency {
             None => None,
             Some(c) => Some(concurrency(check, c, &format!("{path}.concurrency"))?),
@@ -215,6 +220,7 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
                     *v.get_ref()
                 }
             },
+            limit: retry_after_limit(check, raw, retry_after, path)?,
         },
         throttle_backoff: match &raw.throttle_backoff {
             None => None,
@@ -365,6 +371,37 @@ pub(super) fn max_attempts(
 }
 
 /// Refuses `key`, a rule for a Retry-After the policy waits on, where the policy does not.
+/// `retry_after_limit`, the longest Retry-After heeded, and `retry_after_over_limit`, what a
+/// longer one does: `"backoff"` (the default) or `"stop"`.
+fn retry_after_limit(
+    check: &Check,
+    raw: &raw::Policy,
+    retry_after: RetryAfter,
+    path: &str,
+) -> Result<Option<(Tick, OverLimit)>> {
+    let Some(limit) = &raw.retry_after_limit else {
+        if let Some(over) = &raw.retry_after_over_limit {
+            return check.error_allowing(
+                over.span(),
+                &format!("{path}.retry_after_over_limit"),
+                "what to do over a limit, and no limit".into(),
+                "`retry_after_limit` beside it (\"60s\": the Anthropic SDK's)",
+            );
+        }
+        return Ok(None);
+    };
+    waits_on_retry_after(check, limit.span(), "retry_after_limit", retry_after, path)?;
+    let most = check.duration(limit, &format!("{path}.retry_after_limit"))?;
+    let over = check.named(
+        raw.retry_after_over_limit.as_ref(),
+        &format!("{path}.retry_after_over_limit"),
+        &OverLimit::ALL,
+        OverLimit::name,
+        OverLimit::Backoff,
+    )?;
+    Ok(Some((most, over)))
+}
+
 fn waits_on_retry_after(
     check: &Check,
     span: std::ops::Range<usize>,

@@ -1,11 +1,12 @@
 //! A policy's `send_rate` table: the client-side send-rate limiter that adapts to throttles
-//! (botocore's adaptive mode), with botocore's constants by default.
+//! (botocore's adaptive mode), with botocore's constants by default; and its `send_tokens`
+//! table, the same bucket at a fixed rate of a model's tokens.
 
 use toml::Spanned;
 
 use crate::config::check::{Check, Result};
 use crate::config::raw;
-use crate::policy::SendRateRule;
+use crate::policy::{SendRateRule, SendTokens};
 use crate::time::Tick;
 
 pub(super) fn send_rate(
@@ -65,5 +66,44 @@ pub(super) fn send_rate(
             "a number above 0, at most 1 (botocore: 0.8)",
         )?,
         measure_bin,
+    })
+}
+
+/// `send_tokens = { per_minute, burst }`: a client-side bucket of a model's tokens, a minute's
+/// worth deep by default; one client-side bucket to a policy, so not beside `send_rate`.
+pub(super) fn send_tokens(
+    check: &Check,
+    policy: &raw::Policy,
+    spanned: &Spanned<raw::SendTokens>,
+    path: &str,
+) -> Result<SendTokens> {
+    if policy.send_rate.is_some() {
+        return check.error_allowing(
+            spanned.span(),
+            path,
+            "a policy has one client-side bucket, and this one has `send_rate` too".into(),
+            "`send_rate` (requests, adapting to throttles) or `send_tokens` (a model's tokens, at a fixed rate)",
+        );
+    }
+    let raw = spanned.get_ref();
+    let positive = |v: f64| v.is_finite() && v > 0.0;
+    let per_minute = check.number(
+        Some(&raw.per_minute),
+        &format!("{path}.per_minute"),
+        0.0,
+        positive,
+        "a rate the bucket can fill at",
+        "tokens a minute, above 0 (the provider's TPM limit, or the share of it this client may use)",
+    )?;
+    Ok(SendTokens {
+        per_minute,
+        burst: check.number(
+            raw.burst.as_ref(),
+            &format!("{path}.burst"),
+            per_minute,
+            positive,
+            "a bucket's size",
+            "tokens, above 0 (a minute's worth by default)",
+        )?,
     })
 }

@@ -1,11 +1,12 @@
 //! A `[[tool]]`: its faults, latencies, server, rate limit, outages and script.
 
 use super::default;
+use super::provider;
 use crate::config::check::{Check, Result};
 use crate::config::raw;
 use crate::model::{
     CapacityWindow, Fate, Faults, Latency, LimitScope, Line, LineOrder, Lookup, LossSignal, Outage,
-    OutageMode, RateLimit, Replica, Script, ServerSpec, Step, Tool, ToolKind, VersionCheck,
+    OutageMode, Price, RateLimit, Replica, Script, ServerSpec, Step, Tool, ToolKind, VersionCheck,
 };
 use crate::time::{TICKS_PER_SECOND, Tick};
 use toml::Spanned;
@@ -31,6 +32,7 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
         invalid: p(&raw.invalid, "invalid")?,
         connect_failure: p(&raw.connect_failure, "connect_failure")?,
         error_after_commit: p(&raw.error_after_commit, "error_after_commit")?,
+        overloaded: p(&raw.overloaded, "overloaded")?,
         retry_after: match &raw.retry_after {
             None => None,
             Some(v) => Some(check.duration(v, &format!("{path}.retry_after"))?),
@@ -42,7 +44,7 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             spanned.span(),
             path,
             format!(
-                "request_loss + server_error + reply_loss + throttled + forbidden + invalid + connect_failure + error_after_commit = {total}, more than 1"
+                "request_loss + server_error + reply_loss + throttled + forbidden + invalid + connect_failure + error_after_commit + overloaded = {total}, more than 1"
             ),
             "probabilities of the ways an attempt ends that add up to at most 1",
         );
@@ -128,12 +130,21 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             .is_some_and(|h| *h.get_ref()),
         rate_limit: match &raw.rate_limit {
             None => None,
-            Some(r) => Some(rate_limit(
-                check,
-                r.get_ref(),
-                &format!("{path}.rate_limit"),
-            )?),
+            Some(r) => Some(rate_limit(check, r, &format!("{path}.rate_limit"))?),
         },
+        token_limit: match &raw.tokens_per_minute {
+            Some(t) if kind == ToolKind::Model => Some(provider::token_limit(
+                check,
+                t,
+                &format!("{path}.tokens_per_minute"),
+            )?),
+            _ => None,
+        },
+    };
+    let provider = provider::provider(check, spanned, kind, path)?;
+    let price = match &raw.price {
+        None => Price::default(),
+        Some(p) => provider::price(check, p, kind, &format!("{path}.price"))?,
     };
     let service_time = leg(&raw.service_time, "service_time")?;
     Ok(Tool {
@@ -162,6 +173,8 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
         replicas: replicas(check, raw, &faults, &service_time, !zones.is_empty(), path)?,
         zones,
         server,
+        provider,
+        price,
     })
 }
 
@@ -251,17 +264,47 @@ fn replicas(
     Ok(replicas)
 }
 
-/// A token bucket: a positive rate (at most one token a tick), a burst of one or more (one
-/// second's worth by default), and the unit its Retry-After is rounded up to.
-fn rate_limit(check: &Check, raw: &raw::RateLimit, path: &str) -> Result<RateLimit> {
-    let per_second = check.number(
-        Some(&raw.per_second),
-        &format!("{path}.per_second"),
-        0.0,
-        |r| r > 0.0 && r <= TICKS_PER_SECOND as f64,
-        "a rate a bucket can refill at",
-        "requests per second, above 0 and at most 1000000 (a token a tick)",
-    )?;
+/// A token bucket: a positive rate (at most one token a tick) a second or a minute, a burst
+/// of one or more (one second's worth by default), and the unit its Retry-After is rounded up
+/// to.
+fn rate_limit(check: &Check, spanned: &Spanned<raw::RateLimit>, path: &str) -> Result<RateLimit> {
+    let raw = spanned.get_ref();
+    let per_second = match (&raw.per_second, &raw.per_minute) {
+        (Some(r), None) => check.number(
+            Some(r),
+            &format!("{path}.per_second"),
+            0.0,
+            |r| r > 0.0 && r <= TICKS_PER_SECOND as f64,
+            "a rate a bucket can refill at",
+            "requests per second, above 0 and at most 1000000 (a token a tick)",
+        )?,
+        (None, Some(r)) => {
+            check.number(
+                Some(r),
+                &format!("{path}.per_minute"),
+                0.0,
+                |r| r > 0.0 && r <= 60.0 * TICKS_PER_SECOND as f64,
+                "a rate a bucket can refill at",
+                "requests per minute, above 0 (a provider's RPM)",
+            )? / 60.0
+        }
+        (Some(_), Some(m)) => {
+            return check.error_allowing(
+                m.span(),
+                &format!("{path}.per_minute"),
+                "a rate a second and a rate a minute".into(),
+                "one of `per_second` and `per_minute`",
+            );
+        }
+        (None, None) => {
+            return check.error_allowing(
+                spanned.span(),
+                path,
+                "a rate limit needs its rate".into(),
+                "`per_second = R`, or `per_minute = R` (a provider's RPM)",
+            );
+        }
+    };
     let burst = check.count(
         raw.burst.as_ref(),
         &format!("{path}.burst"),

@@ -15,6 +15,7 @@ use super::limiter::{Bucket, LimitScope, RateLimit};
 use super::outage::{self, Outage, OutageMode};
 use super::record::{Record, VersionCheck};
 use super::station::{Door, Line, Station};
+use super::tokens::{TokenBucket, TokenLimit};
 use super::{FailureClass, Fate, Key};
 use crate::time::Tick;
 
@@ -39,6 +40,9 @@ pub struct ServerSpec {
     /// A token bucket in front of the server: a request that finds it empty gets a 429 at
     /// once, with a Retry-After for the next token.
     pub rate_limit: Option<RateLimit>,
+    /// A tokens-per-minute bucket beside it (a model's): a request is admitted only with room
+    /// for its input and `max_tokens`, else a 429 with the wait until there is.
+    pub token_limit: Option<TokenLimit>,
     /// Latency that grows with load: added to the service time of a request once for every
     /// request already in service when a worker takes it up (base + k × n, the model of
     /// published studies of congestive collapse). Zero: load changes nothing.
@@ -68,16 +72,26 @@ pub enum ToolKind {
     /// A versioned record updated by read-modify-write: each attempt reads the version, then
     /// writes conditionally on it (see [`super::record`]).
     Record,
+    /// A model provider: a completion commits nothing (so keys have nothing to guard and a
+    /// hedge is safe), but every attempt that reaches the model is billed for its tokens (see
+    /// [`super::provider`]).
+    Model,
 }
 
 impl ToolKind {
-    pub const ALL: [ToolKind; 3] = [ToolKind::Write, ToolKind::ReadOnly, ToolKind::Record];
+    pub const ALL: [ToolKind; 4] = [
+        ToolKind::Write,
+        ToolKind::ReadOnly,
+        ToolKind::Record,
+        ToolKind::Model,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             ToolKind::Write => "write",
             ToolKind::ReadOnly => "read_only",
             ToolKind::Record => "record",
+            ToolKind::Model => "model",
         }
     }
 }
@@ -95,6 +109,7 @@ impl ServerSpec {
             outages: Vec::new(),
             capacity: Vec::new(),
             rate_limit: None,
+            token_limit: None,
             slowdown: Tick::ZERO,
             drop_expired: false,
             abandon_at_deadline: false,
@@ -103,9 +118,9 @@ impl ServerSpec {
         }
     }
 
-    /// A read: no side effect, so always safe to send again.
+    /// A read or a model's completion: no side effect, so always safe to send again.
     pub fn reads_only(&self) -> bool {
-        self.kind == ToolKind::ReadOnly
+        matches!(self.kind, ToolKind::ReadOnly | ToolKind::Model)
     }
 
     /// A plain write: each attempt that commits is a side effect (a charge, an order) that a
@@ -126,6 +141,7 @@ impl ServerSpec {
         self.outages.is_empty()
             && self.capacity.is_empty()
             && self.rate_limit.is_none()
+            && self.token_limit.is_none()
             && self.slowdown == Tick::ZERO
             && !self.drop_expired
             && !self.abandon_at_deadline
@@ -156,7 +172,11 @@ impl ServerSpec {
             return None;
         }
         match class {
-            FailureClass::Reset | FailureClass::Timeout | FailureClass::Connect => None,
+            // A stream that broke carried no header at its end.
+            FailureClass::Reset
+            | FailureClass::Timeout
+            | FailureClass::Connect
+            | FailureClass::StreamBroken => None,
             FailureClass::ServerError if fate == Fate::ErrorAfterCommit => Some(false),
             c => Some(!c.is_permanent()),
         }
@@ -213,6 +233,8 @@ pub struct Server<T> {
     station: Station<T>,
     /// The rate limiter's buckets: one, or one per caller.
     buckets: Vec<Bucket>,
+    /// The tokens-per-minute buckets: one, or one per caller.
+    token_buckets: Vec<TokenBucket>,
     /// The versioned record (a record's server only).
     record: Record,
     /// Attempts sent that it has not answered yet.
@@ -236,6 +258,11 @@ impl<T: Copy> Server<T> {
                 None => Vec::new(),
                 Some(LimitScope::Tool) => vec![Bucket::default()],
                 Some(LimitScope::Caller) => vec![Bucket::default(); callers as usize],
+            },
+            token_buckets: match spec.token_limit.map(|l| l.scope) {
+                None => Vec::new(),
+                Some(LimitScope::Tool) => vec![TokenBucket::default()],
+                Some(LimitScope::Caller) => vec![TokenBucket::default(); callers as usize],
             },
             record: Record::default(),
             in_flight: 0,
@@ -273,35 +300,19 @@ impl<T: Copy> Server<T> {
         self.in_flight -= 1;
     }
 
-    /// A request from `caller` reaches the door at `now`: the rate limiter first (a gateway in
-    /// front of the server), then an outage, then a record's version check, then the line.
+    /// A request from `caller` reaches the door at `now`, needing `tokens` of a
+    /// tokens-per-minute limit: the rate limiters first (a gateway in front of the server),
+    /// then an outage, then a record's version check, then the line.
     pub fn arrive(
         &mut self,
         spec: &ServerSpec,
         now: Tick,
-        caller: u32,
+        (caller, tokens): (u32, u64),
         write: Option<Write>,
         ticket: T,
     ) -> Arrival<T> {
-        if let Some(limit) = &spec.rate_limit {
-            let bucket = match limit.scope {
-                LimitScope::Tool => &mut self.buckets[0],
-                LimitScope::Caller => &mut self.buckets[caller as usize],
-            };
-            let windows = &spec.capacity;
-            let refused =
-                match capacity::rate_limit(limit, capacity::fraction_at(windows, self.zone, now)) {
-                    Some(limit) => bucket.take(&limit, now).err(),
-                    // No token comes before the window ends: come back then.
-                    None => {
-                        let until =
-                            capacity::window_at(windows, self.zone, now).map_or(now, |w| w.until);
-                        Some(limit.retry_after(until.since(now)))
-                    }
-                };
-            if let Some(wait) = refused {
-                return Arrival::Throttled(wait);
-            }
+        if let Err(wait) = self.admit(spec, now, caller, tokens) {
+            return Arrival::Throttled(wait);
         }
         if let Some(mode) = outage::down_at(&spec.outages, self.zone, now) {
             return Arrival::Down(mode);
@@ -320,6 +331,73 @@ impl<T: Copy> Server<T> {
             Door::Served(t) => Arrival::Served(t),
             Door::Waiting => Arrival::Waiting,
             Door::Refused(t) => Arrival::Full(t),
+        }
+    }
+
+    /// The rate limiters' say on a request: it passes only if every limit has room for it, and
+    /// then takes from each; refused, it takes from none, and waits for the limit that frees
+    /// last. A capacity window scales the requests' rate (see [`capacity::rate_limit`]).
+    fn admit(
+        &mut self,
+        spec: &ServerSpec,
+        now: Tick,
+        caller: u32,
+        tokens: u64,
+    ) -> Result<(), Tick> {
+        let at = |scope| match scope {
+            LimitScope::Tool => 0,
+            LimitScope::Caller => caller as usize,
+        };
+        let requests = spec.rate_limit.map(|limit| {
+            let i = at(limit.scope);
+            let mut bucket = self.buckets[i];
+            let windows = &spec.capacity;
+            let taken = match capacity::rate_limit(
+                &limit,
+                capacity::fraction_at(windows, self.zone, now),
+            ) {
+                Some(limit) => bucket.take(&limit, now),
+                // No token comes before the window ends: come back then.
+                None => {
+                    let until =
+                        capacity::window_at(windows, self.zone, now).map_or(now, |w| w.until);
+                    Err(limit.retry_after(until.since(now)))
+                }
+            };
+            (i, bucket, taken)
+        });
+        let token_room = spec.token_limit.map(|limit| {
+            let i = at(limit.scope);
+            let mut bucket = self.token_buckets[i];
+            let taken = bucket.take(&limit, now, tokens);
+            (i, bucket, taken)
+        });
+        let wait = [requests.map(|r| r.2), token_room.map(|r| r.2)]
+            .into_iter()
+            .flatten()
+            .filter_map(Result::err)
+            .max();
+        if let Some(wait) = wait {
+            return Err(wait);
+        }
+        if let Some((i, bucket, _)) = requests {
+            self.buckets[i] = bucket;
+        }
+        if let Some((i, bucket, _)) = token_room {
+            self.token_buckets[i] = bucket;
+        }
+        Ok(())
+    }
+
+    /// A request of `caller` that held a tokens-per-minute reservation is answered: the
+    /// `unused` part of it (the `max_tokens` it did not generate) goes back to the bucket.
+    pub fn settle(&mut self, spec: &ServerSpec, caller: u32, unused: u64) {
+        if let Some(limit) = spec.token_limit {
+            let i = match limit.scope {
+                LimitScope::Tool => 0,
+                LimitScope::Caller => caller as usize,
+            };
+            self.token_buckets[i].give_back(unused);
         }
     }
 
@@ -382,7 +460,7 @@ impl<T: Copy> Server<T> {
             Fate::LostRequest | Fate::ConnectFailed => {
                 unreachable!("a request that never left never reaches the server")
             }
-            Fate::LostReply | Fate::Delivered | Fate::ErrorAfterCommit => {
+            Fate::LostReply | Fate::Delivered | Fate::ErrorAfterCommit | Fate::StreamBroken => {
                 // A receiver that does not honour keys commits whatever key comes.
                 let key = request.key.filter(|_| spec.idempotent);
                 // A read-only call commits nothing; a record's write commits as its version
@@ -391,7 +469,7 @@ impl<T: Copy> Server<T> {
                     (ToolKind::Write, _) => {
                         Some(keys.process(key, request.payload, now, spec.key_retention))
                     }
-                    (ToolKind::ReadOnly, _) => None,
+                    (ToolKind::ReadOnly | ToolKind::Model, _) => None,
                     (ToolKind::Record, write) => {
                         let read = write.map_or(0, |w| w.read);
                         let committed =
@@ -404,6 +482,7 @@ impl<T: Copy> Server<T> {
                 };
                 let reply = match (fate, processed) {
                     (Fate::LostReply, _) => Err(FailureClass::Reset),
+                    (Fate::StreamBroken, _) => Err(FailureClass::StreamBroken),
                     (_, Some(Processed::VersionConflict)) => Err(FailureClass::VersionConflict),
                     (_, Some(Processed::Conflict)) => Err(FailureClass::Conflict),
                     // The work is done, or its receipt replayed, and the response says 5xx.

@@ -670,6 +670,7 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &Outcomes) -> IntentRecord 
         business_state: business_state(intent, status, tool),
         start: intent.start,
         end,
+        bill: intent.bill(),
     }
 }
 
@@ -682,12 +683,10 @@ fn request_key(policy: &Policy, intent: &Intent, attempt: u32) -> Option<Key> {
     }
 }
 
-/// SplitMix64's finaliser: the numbers of calls and fallbacks, made from what they stand for,
-/// with the top bit set so that they never meet a task's call.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (z ^ (z >> 31)) | 1 << 63
+/// The numbers of calls and fallbacks, made from what they stand for, with the top bit set so
+/// that they never meet a task's call.
+fn mix(z: u64) -> u64 {
+    crate::variate::splitmix(z) | 1 << 63
 }
 
 /// What the client can say: a receipt confirms; an attempt unanswered (or still on its way at

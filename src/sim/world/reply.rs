@@ -29,7 +29,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             now,
         );
         let intent = self.intents.get(at.intent.slot);
-        intent.client.ambiguous |= failure == Some(FailureClass::Reset);
+        intent.client.ambiguous |= matches!(
+            failure,
+            Some(FailureClass::Reset | FailureClass::StreamBroken)
+        );
         if let Some(FailureClass::Throttled | FailureClass::Overloaded) = failure {
             let replica = usize::from(intent.draw(at.attempt).replica);
             self.totals
@@ -48,6 +51,17 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             _ => false,
         };
         let (tool, cost) = ((intent.tool, intent.caller), intent.retry.cost);
+        if let (Some(provider), Some(_)) = (&self.tools[tool.0].provider, policy.send_tokens) {
+            // The answer reports the usage: a client-side bucket settles as the provider's does.
+            let unused = match failure {
+                _ if draw.fate.did_work() => provider.max_tokens.saturating_sub(draw.output),
+                Some(
+                    FailureClass::Throttled | FailureClass::Overloaded | FailureClass::Connect,
+                ) => draw.input.saturating_add(provider.max_tokens),
+                _ => 0,
+            };
+            self.gates.give_back(tool, now, u64::from(unused));
+        }
         self.observe(tool, failure, cost, sched);
         if late {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
@@ -115,7 +129,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         self.gates.feedback(tool, now, failure, cost);
         self.wake_waiting(tool.0, tool.1, sched);
         // The send rate may have changed, and with it when the next token comes.
-        if self.at_tool[tool.0].send_rate.is_some() {
+        let at = self.at_tool[tool.0];
+        if at.send_rate.is_some() || at.send_tokens.is_some() {
             self.promise_token(tool.0, tool.1, sched);
         }
     }

@@ -68,7 +68,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             intent.hop().deadline.is_none_or(|d| now <= d),
             "an attempt sent at {now} past its carried deadline"
         );
-        let (attempt, draw) = intent.draw_attempt(&self.streams, tool, replica, now, granted);
+        let (attempt, draw) =
+            intent.draw_attempt(&self.streams, tool, replica, (now, granted), policy.resume);
         if self.sink.is_none() {
             intent.fold_finished();
         }
@@ -186,6 +187,16 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn ask(&mut self, slot: u32, now: Tick, moment: Moment) -> Ask {
         let handle = self.intents.handle(slot);
         let intent = self.intents.get(slot);
+        let policy = self.policies[usize::from(intent.edge)];
+        // A client-side token bucket counts what a send may use: its input and max_tokens.
+        let tokens = match (&self.tools[intent.tool].provider, policy.send_tokens) {
+            (Some(provider), Some(_)) => {
+                let sizes = intent.sizes(&self.streams, provider);
+                let resent = if policy.resume { sizes.received } else { 0 };
+                provider.reservation(sizes.input + resent)
+            }
+            _ => 0,
+        };
         Ask {
             tool: intent.tool,
             caller: intent.caller,
@@ -199,6 +210,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 intent.retry.scope.start,
             ),
             ticket: ticket(handle),
+            tokens,
         }
     }
 

@@ -67,8 +67,17 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             holder: (intent.id, at.attempt),
             read: intent.read_version(at.attempt),
         });
-        let r = usize::from(intent.draw(at.attempt).replica);
-        let arrival = self.servers[t][r].arrive(spec, now, intent.caller, write, at);
+        let draw = intent.draw(at.attempt);
+        let r = usize::from(draw.replica);
+        // A model's request needs room for what it sends and all it may generate.
+        let tokens = match (&self.tools[t].provider, spec.token_limit) {
+            (Some(provider), Some(_)) => provider.reservation(draw.input),
+            _ => 0,
+        };
+        let arrival = self.servers[t][r].arrive(spec, now, (intent.caller, tokens), write, at);
+        if spec.token_limit.is_some() && !matches!(arrival, Arrival::Throttled(_)) {
+            intent.reserve(at.attempt);
+        }
         if write.is_some() && !matches!(arrival, Arrival::Throttled(_) | Arrival::Down(_)) {
             // A write that passed the limiter and the outage reached the record: work done.
             intent.wrote();
@@ -198,6 +207,16 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             _ => &mut intent.server.keys,
         };
         let answer = server.answer(&tool.server, sched.now(), draw.fate, request, keys);
+        if draw.reserved {
+            // What it did not generate of its `max_tokens` goes back to the bucket.
+            let max = tool.provider.as_ref().map_or(0, |p| p.max_tokens);
+            let generated = if draw.fate.did_work() { draw.output } else { 0 };
+            server.settle(
+                &tool.server,
+                intent.caller,
+                u64::from(max.saturating_sub(generated)),
+            );
+        }
         if answer.committed {
             let first = intent.server.effects == 0;
             intent.commit(at.attempt);
@@ -218,6 +237,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if heard {
             sched.schedule_in(draw.reply, Event::Reply { at, reply });
         }
+        let resumes = draw.fate == Fate::StreamBroken && policy.resume;
+        if heard && resumes {
+            intent.received(draw.output);
+        }
+        intent.bill_attempt(tool, at.attempt, heard && (reply == Reply::Ok || resumes));
         if intent.is_over() {
             self.close(slot);
         }

@@ -1,0 +1,182 @@
+//! A model tool's keys: `model` (the provider's sizes, latency and broken streams),
+//! `tokens_per_minute` (its token bucket) and `price`, which any tool may have.
+
+use toml::Spanned;
+
+use super::default;
+use crate::config::check::{Check, Result};
+use crate::config::latency::{latency, tokens};
+use crate::config::raw;
+use crate::model::{LimitScope, Price, Provider, TokenLimit, ToolKind};
+use crate::time::Tick;
+
+/// The provider of a tool of `kind`: required of a model, refused of any other tool, whose
+/// service time a model's latency would replace.
+pub(super) fn provider(
+    check: &Check,
+    spanned: &Spanned<raw::Tool>,
+    kind: ToolKind,
+    path: &str,
+) -> Result<Option<Provider>> {
+    let tool = spanned.get_ref();
+    let model_only = [
+        ("model", tool.model.as_ref().map(Spanned::span)),
+        (
+            "tokens_per_minute",
+            tool.tokens_per_minute.as_ref().map(Spanned::span),
+        ),
+    ];
+    if kind != ToolKind::Model {
+        check.none_set(
+            &model_only,
+            path,
+            |key| {
+                format!(
+                    "`{key}` belongs to a model provider, and this tool's kind is \"{}\"",
+                    kind.name()
+                )
+            },
+            "kind = \"model\" beside the provider's keys",
+        )?;
+        return Ok(None);
+    }
+    let Some(model) = &tool.model else {
+        return check.error_allowing(
+            spanned.span(),
+            &format!("{path}.model"),
+            "a tool of kind \"model\" needs its `model` table".into(),
+            "model = { input_tokens = {…}, output_tokens = {…}, max_tokens = N, first_token = {…}, tokens_per_second = R }",
+        );
+    };
+    check.none_set(
+        &[
+            ("service_time", tool.service_time.as_ref().map(Spanned::span)),
+            ("script", tool.script.as_ref().map(Spanned::span)),
+        ],
+        path,
+        |key| format!("a model's work is its time to the first token and its answer's tokens at the decode rate, which `{key}` would replace"),
+        "model.first_token and model.tokens_per_second",
+    )?;
+    let m = model.get_ref();
+    let at = |key: &str| format!("{path}.model.{key}");
+    let max_tokens = check.count(
+        Some(&m.max_tokens),
+        &at("max_tokens"),
+        1,
+        "a request allowed 0 output tokens generates nothing",
+    )?;
+    Ok(Some(Provider {
+        input_tokens: tokens(check, &m.input_tokens, &at("input_tokens"))?,
+        output_tokens: tokens(check, &m.output_tokens, &at("output_tokens"))?,
+        max_tokens,
+        first_token: latency(check, &m.first_token, &at("first_token"))?,
+        tokens_per_second: check.number(
+            Some(&m.tokens_per_second),
+            &at("tokens_per_second"),
+            0.0,
+            |r| r.is_finite() && r > 0.0,
+            "a decode rate",
+            "output tokens a second, above 0 (50 to 200 for today's large models)",
+        )?,
+        stream_break: check.number(
+            m.stream_break.as_ref(),
+            &at("stream_break"),
+            0.0,
+            |r| r.is_finite() && r >= 0.0,
+            "a rate of breaks",
+            "breaks a second of streaming, 0 or more (0.01: one stream in a hundred breaks within a second)",
+        )?,
+    }))
+}
+
+/// `tokens_per_minute = { limit, burst, scope, retry_after_unit }`: a bucket of `burst` tokens
+/// (a minute's worth by default, as the providers' are) refilled at `limit` a minute.
+pub(super) fn token_limit(
+    check: &Check,
+    spanned: &Spanned<raw::TokensPerMinute>,
+    path: &str,
+) -> Result<TokenLimit> {
+    let raw = spanned.get_ref();
+    let per_minute = check.count(
+        Some(&raw.limit),
+        &format!("{path}.limit"),
+        1,
+        "a limit of 0 tokens lets nothing through",
+    )?;
+    let burst = check.count(
+        raw.burst.as_ref(),
+        &format!("{path}.burst"),
+        per_minute,
+        "a bucket of 0 tokens lets nothing through",
+    )?;
+    let scope = check.named(
+        raw.scope.as_ref(),
+        &format!("{path}.scope"),
+        &LimitScope::ALL,
+        LimitScope::name,
+        LimitScope::Tool,
+    )?;
+    let unit = check.duration_or(
+        &raw.retry_after_unit,
+        &format!("{path}.retry_after_unit"),
+        default::RETRY_AFTER_UNIT,
+    )?;
+    if unit == Tick::ZERO {
+        let span = raw.retry_after_unit.as_ref().map_or(0..0, |u| u.span());
+        return check.error_allowing(
+            span,
+            &format!("{path}.retry_after_unit"),
+            "a Retry-After cannot be counted in units of 0".into(),
+            "a positive duration: \"1s\" (retry-after), \"1ms\" (retry-after-ms)",
+        );
+    }
+    Ok(TokenLimit {
+        per_minute,
+        burst,
+        scope,
+        unit,
+    })
+}
+
+/// `price = { input_per_million, output_per_million, per_call }`, in dollars; token prices only
+/// at a model.
+pub(super) fn price(
+    check: &Check,
+    spanned: &Spanned<raw::Price>,
+    kind: ToolKind,
+    path: &str,
+) -> Result<Price> {
+    let raw = spanned.get_ref();
+    if kind != ToolKind::Model {
+        check.none_set(
+            &[
+                (
+                    "input_per_million",
+                    raw.input_per_million.as_ref().map(Spanned::span),
+                ),
+                (
+                    "output_per_million",
+                    raw.output_per_million.as_ref().map(Spanned::span),
+                ),
+            ],
+            path,
+            |key| format!("`{key}` prices a model's tokens, and this tool reads none"),
+            "per_call, or kind = \"model\"",
+        )?;
+    }
+    let dollars = |v: &Option<Spanned<f64>>, key: &str| {
+        check.number(
+            v.as_ref(),
+            &format!("{path}.{key}"),
+            0.0,
+            |d| d.is_finite() && (0.0..=1e6).contains(&d),
+            "a price",
+            "dollars, 0 or more (a model's prices are quoted per million tokens)",
+        )
+    };
+    Ok(Price::quoted(
+        dollars(&raw.input_per_million, "input_per_million")?,
+        dollars(&raw.output_per_million, "output_per_million")?,
+        dollars(&raw.per_call, "per_call")?,
+    ))
+}

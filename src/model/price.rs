@@ -1,0 +1,143 @@
+//! What calls cost: a tool's prices, and the bill an intent runs up.
+//!
+//! Money is kept in whole picodollars (10⁻¹² $), so every sum is exact and the same in any
+//! order: a price of $2.50 per million tokens is 2 500 000 pd a token, and any price quoted to
+//! the sixth decimal of a dollar per million tokens is a whole number of them.
+
+/// Picodollars in a dollar.
+pub const PICO: f64 = 1e12;
+
+/// A tool's prices, in picodollars.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Price {
+    /// Per input token a model reads.
+    pub input: u64,
+    /// Per output token a model generates.
+    pub output: u64,
+    /// Per attempt that reaches the server: a plain tool's price per call.
+    pub call: u64,
+}
+
+impl Price {
+    /// Prices quoted as dollars per million input and output tokens and dollars per call.
+    pub fn quoted(input_per_million: f64, output_per_million: f64, per_call: f64) -> Price {
+        let pd = |dollars: f64| libm::round(dollars * PICO) as u64;
+        Price {
+            input: pd(input_per_million / 1e6),
+            output: pd(output_per_million / 1e6),
+            call: pd(per_call),
+        }
+    }
+
+    /// Whether anything is priced.
+    pub fn is_free(&self) -> bool {
+        *self == Price::default()
+    }
+
+    /// An attempt that reached the server and read `input` tokens and generated `output`.
+    pub fn of(&self, input: u32, output: u32) -> u64 {
+        self.call + u64::from(input) * self.input + u64::from(output) * self.output
+    }
+
+    /// The price of one attempt with `input` and `output` tokens, in dollars.
+    pub fn dollars(&self, input: f64, output: f64) -> f64 {
+        (self.call as f64 + input * self.input as f64 + output * self.output as f64) / PICO
+    }
+}
+
+/// What one intent (or a tool's intents together) was billed, in picodollars and tokens.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Bill<T> {
+    /// Everything billed.
+    pub cost: T,
+    /// Billed to attempts after a call's first billed one: what retries added to the bill.
+    pub retries: T,
+    /// Billed to work whose result the client never used: a completion or an effect beyond
+    /// the one it got (a lost reply, a reply after its timeout, a broken stream started over).
+    pub wasted: T,
+    /// Tokens read and generated, over every billed attempt.
+    pub input_tokens: T,
+    pub output_tokens: T,
+}
+
+/// One intent's bill.
+pub type IntentBill = Bill<u64>;
+
+/// The bills of many intents, summed exactly (u128: a large sweep passes 2⁶⁴ picodollars).
+pub type BillTotals = Bill<u128>;
+
+impl IntentBill {
+    /// Adds an attempt's charge: `input` and `output` tokens for `cost`, `retry` where an
+    /// attempt of the call was billed before.
+    pub fn charge(&mut self, cost: u64, (input, output): (u32, u32), retry: bool) {
+        self.cost += cost;
+        if retry {
+            self.retries += cost;
+        }
+        self.input_tokens += u64::from(input);
+        self.output_tokens += u64::from(output);
+    }
+
+    /// This bill and `later`'s, as one call's.
+    pub fn then(&self, later: &IntentBill) -> IntentBill {
+        IntentBill {
+            cost: self.cost + later.cost,
+            retries: self.retries + later.retries,
+            wasted: self.wasted + later.wasted,
+            input_tokens: self.input_tokens + later.input_tokens,
+            output_tokens: self.output_tokens + later.output_tokens,
+        }
+    }
+}
+
+impl BillTotals {
+    /// Adds an intent's bill, or another total's.
+    pub fn add<T: Into<u128> + Copy>(&mut self, other: &Bill<T>) {
+        self.cost += other.cost.into();
+        self.retries += other.retries.into();
+        self.wasted += other.wasted.into();
+        self.input_tokens += other.input_tokens.into();
+        self.output_tokens += other.output_tokens.into();
+    }
+
+    /// Picodollars as dollars.
+    pub fn dollars(pd: u128) -> f64 {
+        pd as f64 / PICO
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prices_per_million_tokens_are_whole_picodollars_a_token() {
+        let p = Price::quoted(2.5, 10.0, 0.0);
+        assert_eq!((p.input, p.output), (2_500_000, 10_000_000));
+        // 1 200 tokens in and 300 out: $0.003 + $0.003.
+        assert_eq!(p.of(1_200, 300), 6_000_000_000);
+        assert!((p.dollars(1_200.0, 300.0) - 0.006).abs() < 1e-15);
+        let cheap = Price::quoted(0.075, 0.3, 0.0);
+        assert_eq!(cheap.input, 75_000);
+        assert_eq!(Price::quoted(0.0, 0.0, 0.01).call, 10_000_000_000);
+        assert!(Price::default().is_free() && !cheap.is_free());
+    }
+
+    #[test]
+    fn a_bill_sums_its_charges_and_a_total_sums_bills_exactly() {
+        let mut bill = IntentBill::default();
+        bill.charge(100, (10, 5), false);
+        bill.charge(40, (10, 2), true);
+        assert_eq!((bill.cost, bill.retries), (140, 40));
+        assert_eq!((bill.input_tokens, bill.output_tokens), (20, 7));
+        assert_eq!(bill.then(&bill).cost, 280);
+        let mut total = BillTotals::default();
+        for _ in 0..3 {
+            total.add(&bill);
+        }
+        let mut twice = total;
+        twice.add(&total);
+        assert_eq!(twice.cost, 840);
+        assert_eq!(twice.output_tokens, 42);
+    }
+}

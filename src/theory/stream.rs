@@ -1,0 +1,159 @@
+//! The closed forms of a model's broken streams ([`BrokenStream`]) for one configuration: what
+//! a task costs and how long it takes, where a task is one call to a model whose sizes, time
+//! to the first token and network legs are constant, nothing fails but the stream, and the
+//! policy retries a broken stream at once.
+//!
+//! Started over with at most N attempts, each attempt completes with p = e^(−λD) (D the
+//! answer's streaming time, λ the breaks a second), so E\[attempts\] = (1 − q^N)/p, q = 1 − p,
+//! and each streams E\[min(C, D)\] = (1 − p)/λ on average, C the exponential time to a cut:
+//! by Wald's identity the time streamed is their product. Resumed (without a cap that could
+//! bind), the cuts are a Poisson process over the answer: 1 + λD attempts, the answer streamed
+//! once, λD/2 answers' worth of received tokens sent back as input. Each attempt also waits
+//! for its first token and the network. A cut bills the whole tokens streamed before it; the
+//! forms count the fraction of a token too, an overstatement below one token per break.
+
+use crate::experiment::Experiment;
+use crate::model::provider::BrokenStream;
+use crate::model::{FailureClass, Latency};
+use crate::policy::{Attempts, Backoff, Policy, Wait};
+use crate::time::Tick;
+
+/// What a task costs and takes, by the closed forms.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StreamForms {
+    /// Dollars.
+    pub cost_per_task: f64,
+    /// Seconds from the task's start to its end.
+    pub completion: f64,
+}
+
+/// A cap the forms of a resumed stream ignore: one whose chance to bind, P(K ≥ N) for the
+/// Poisson count K of cuts, is below this.
+const NEGLIGIBLE: f64 = 1e-12;
+
+/// The forms for `policy` in `exp`, where they apply.
+pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<StreamForms> {
+    let &[t] = exp.calls_of(policy) else {
+        return None;
+    };
+    let tool = &exp.tools[t];
+    let provider = tool.provider.as_ref()?;
+    let constant = |l: &Latency| match l {
+        Latency::Constant(t) => Some(*t),
+        _ => None,
+    };
+    let (input, output) = (
+        constant(&provider.input_tokens)?,
+        constant(&provider.output_tokens)?.min(Tick(u64::from(provider.max_tokens))),
+    );
+    let network = constant(&tool.request_latency)?.after(constant(&tool.reply_latency)?);
+    let per_attempt = network.after(constant(&provider.first_token)?).seconds();
+    let s = &tool.server;
+    let plain_tool = tool.faults.total() == 0.0
+        && tool.script.is_none()
+        && tool.replicas.is_empty()
+        && s.rate_limit.is_none()
+        && s.token_limit.is_none()
+        && s.workers.is_none()
+        && s.outages.is_empty()
+        && s.capacity.is_empty()
+        && s.slowdown == Tick::ZERO;
+    let plain_policy = !policy.limits.any()
+        && policy.breaker.is_none()
+        && policy.retry_budget.is_none()
+        && policy.hedge == Wait::None
+        && policy.layers.is_none()
+        && policy.concurrency.is_none()
+        && policy.send_rate.is_none()
+        && policy.send_tokens.is_none()
+        && policy.waits[t].timeout.is_none()
+        && policy.backoff == Backoff::IMMEDIATE;
+    if !plain_tool || !plain_policy {
+        return None;
+    }
+    let cap = match policy.retry.retry_on.contains(FailureClass::StreamBroken) {
+        true => policy.retry.max_attempts,
+        false => Attempts::AtMost(1),
+    };
+    let (rate, seconds) = (
+        provider.stream_break,
+        provider.streaming(output.0 as u32).seconds(),
+    );
+    let forms = match (policy.resume, cap) {
+        (true, Attempts::Unlimited) => BrokenStream::resumed(rate, seconds),
+        (true, Attempts::AtMost(n)) if poisson_tail(rate * seconds, n) < NEGLIGIBLE => {
+            BrokenStream::resumed(rate, seconds)
+        }
+        (true, Attempts::AtMost(n)) if n > 1 => return None,
+        (_, cap) => from_scratch(rate, seconds, cap),
+    };
+    let (input, output) = (input.0 as f64, output.0 as f64);
+    let tokens_out = forms.output_share * output;
+    let tokens_in = forms.prompts * input + forms.resent * output;
+    let price = &tool.price;
+    Some(StreamForms {
+        cost_per_task: price.dollars(tokens_in, tokens_out)
+            + (forms.attempts - 1.0) * price.call as f64 / crate::model::price::PICO,
+        completion: forms.attempts * per_attempt + forms.streaming,
+    })
+}
+
+/// Started over, at most `cap` attempts.
+fn from_scratch(rate: f64, seconds: f64, cap: Attempts) -> BrokenStream {
+    let whole = BrokenStream::from_scratch(rate, seconds);
+    let Attempts::AtMost(n) = cap else {
+        return whole;
+    };
+    let p = libm::exp(-rate * seconds);
+    let attempts = match p {
+        1.0 => 1.0,
+        p => (1.0 - libm::pow(1.0 - p, f64::from(n))) / p,
+    };
+    let streaming = match rate > 0.0 {
+        true => attempts * (1.0 - p) / rate,
+        false => seconds,
+    };
+    BrokenStream {
+        attempts,
+        streaming,
+        output_share: streaming / seconds,
+        prompts: attempts,
+        resent: 0.0,
+    }
+}
+
+/// P(K ≥ n) for K Poisson with mean `mean`.
+fn poisson_tail(mean: f64, n: u32) -> f64 {
+    let (mut term, mut below) = (libm::exp(-mean), 0.0);
+    for k in 0..n {
+        below += term;
+        term *= mean / f64::from(k + 1);
+    }
+    (1.0 - below).max(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cap_cuts_the_attempts_of_a_stream_started_over() {
+        // One attempt: it completes with e^(−λD) and streams E[min(C, D)].
+        let one = from_scratch(0.1, 10.0, Attempts::AtMost(1));
+        assert!((one.attempts - 1.0).abs() < 1e-12);
+        assert!((one.streaming - (1.0 - (-1.0f64).exp()) / 0.1).abs() < 1e-9);
+        // Many: the uncapped forms.
+        let many = from_scratch(0.1, 10.0, Attempts::AtMost(200));
+        let whole = BrokenStream::from_scratch(0.1, 10.0);
+        assert!((many.attempts - whole.attempts).abs() < 1e-9);
+        assert!((many.streaming - whole.streaming).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_poisson_tail() {
+        // P(K ≥ 1) = 1 − e^(−m); P(K ≥ 0) = 1.
+        assert!((poisson_tail(0.5, 1) - (1.0 - (-0.5f64).exp())).abs() < 1e-15);
+        assert!((poisson_tail(0.5, 0) - 1.0).abs() < 1e-15);
+        assert!(poisson_tail(1.0, 30) < 1e-12);
+    }
+}

@@ -1,0 +1,186 @@
+//! Model providers: what each attempt is billed, recomputed from the trace; broken streams
+//! started over and resumed, against their closed forms; an overloaded provider; and the
+//! tokens-per-minute experiment's order of 429s.
+
+use retrysim::metrics::{Measure, Moments, Outcome, Sample, Status};
+use retrysim::model::FailureClass;
+use retrysim::model::provider::BrokenStream;
+
+use crate::common::{experiment, run_one, shipped, traced};
+
+/// A model of constant sizes: `input` tokens in, `output` out at `rate` a second after a first
+/// token in 200 ms, 10 ms each way, $3 / $15 a million, with `extra` tool keys and `policy`.
+fn model(input: u32, output: u32, rate: f64, extra: &str, policy: &str) -> String {
+    format!(
+        "name = \"m\"\nseed = 11\nreplications = 1\nhorizon = \"10h\"\n\
+         [workload]\ntasks = 3000\n\
+         [[tool]]\nname = \"llm\"\nkind = \"model\"\n\
+         request_latency = {{ dist = \"constant\", value = \"10ms\" }}\n\
+         reply_latency = {{ dist = \"constant\", value = \"10ms\" }}\n\
+         model = {{ input_tokens = {{ dist = \"constant\", value = {input} }}, \
+         output_tokens = {{ dist = \"constant\", value = {output} }}, max_tokens = 4096, \
+         first_token = {{ dist = \"constant\", value = \"200ms\" }}, tokens_per_second = {rate} }}\n\
+         price = {{ input_per_million = 3, output_per_million = 15 }}\n{extra}\n\
+         [[policy]]\nname = \"p\"\n{policy}\n"
+    )
+}
+
+/// Picodollars for `input` and `output` tokens at $3 and $15 a million.
+fn price(input: u64, output: u64) -> u64 {
+    input * 3_000_000 + output * 15_000_000
+}
+
+/// Every attempt that reached the model (a reply, or a reply lost after the work) pays its
+/// whole prompt and answer; a 429, a 503 and a lost request pay nothing. The bill of each
+/// intent, its retries' part (every billed attempt after the first billed one) and its wasted
+/// part (every billed attempt but the one whose answer was used) are recomputed from the trace.
+#[test]
+fn each_attempt_that_reached_the_model_is_billed_and_no_other() {
+    let exp = experiment(&model(
+        1_000,
+        200,
+        100.0,
+        "reply_loss = 0.2\nthrottled = 0.15\noverloaded = 0.1\nrequest_loss = 0.05",
+        "max_attempts = 8",
+    ));
+    let one = price(1_000, 200);
+    let (mut checked, mut free) = (0, 0);
+    for (record, attempts) in traced(&exp, 0) {
+        let billed = attempts
+            .iter()
+            .filter(|a| matches!(a.outcome, Outcome::Ok | Outcome::LostReply))
+            .count() as u64;
+        free += attempts.len() as u64 - billed;
+        let used = u64::from(record.status == Status::Succeeded);
+        assert_eq!(record.bill.cost, billed * one, "{record:?}");
+        assert_eq!(record.bill.retries, billed.saturating_sub(1) * one);
+        assert_eq!(record.bill.wasted, (billed - used) * one);
+        assert_eq!(
+            (record.bill.input_tokens, record.bill.output_tokens),
+            (billed * 1_000, billed * 200)
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 3_000);
+    assert!(free > 1_000, "only {free} attempts went unbilled");
+}
+
+/// An overloaded provider (529 / 503) refuses a share p of attempts before any work: the share
+/// of 503s lies in its binomial 99.9 % interval, and none of them is billed.
+#[test]
+fn an_overloaded_provider_refuses_its_share_and_bills_nothing() {
+    let exp = experiment(&model(
+        500,
+        100,
+        100.0,
+        "overloaded = 0.3",
+        "max_attempts = 20",
+    ));
+    let result = run_one(exp);
+    let tool = result.policies[0].tool_totals(0);
+    let overloaded = Outcome::Refused(FailureClass::Overloaded).index();
+    let share = tool.outcomes[overloaded] as f64 / tool.calls as f64;
+    let se = (0.3 * 0.7 / tool.calls as f64).sqrt();
+    assert!((share - 0.3).abs() < 3.29 * se, "{share}");
+    let ok = tool.outcomes[Outcome::Ok.index()];
+    assert_eq!(ok, 3_000);
+    assert_eq!(tool.bill.cost, u128::from(ok) * u128::from(price(500, 100)));
+}
+
+/// A call's answer streams for D = 10 s and breaks at λ = 0.1 a second of streaming (λD = 1).
+/// Started over: e attempts, (e^λD − 1)/λ seconds streamed and that many seconds' tokens
+/// billed; resumed: 1 + λD attempts, the answer generated exactly once, and the received
+/// tokens sent back, λD/2 answers' worth on average. Each mean is held to its 99.9 % interval
+/// around the closed form (with, for tokens, the one token a break may round away), and the
+/// completion time to attempts × (first token + network) + time streamed.
+#[test]
+fn broken_streams_cost_what_their_closed_forms_say() {
+    let (input, output, rate, breaks) = (1_000u32, 1_000u32, 100.0, 0.1);
+    let seconds = f64::from(output) / rate;
+    let config = |policy: &str| {
+        model(
+            input,
+            output,
+            rate,
+            "",
+            &format!("max_attempts = 100\nretry_on = [\"stream_broken\"]\n{policy}"),
+        )
+        .replace(
+            "tokens_per_second = 100 }",
+            &format!("tokens_per_second = 100, stream_break = {breaks} }}"),
+        )
+    };
+    for (policy, theory) in [
+        ("", BrokenStream::from_scratch(breaks, seconds)),
+        ("resume = true", BrokenStream::resumed(breaks, seconds)),
+    ] {
+        let exp = experiment(&config(policy));
+        let traces = traced(&exp, 0);
+        let z = 3.29;
+        let mean = |xs: &mut dyn Iterator<Item = f64>| xs.collect::<Moments>();
+        let held = |m: Moments, expected: f64, slack: f64, what: &str| {
+            let half = z * (m.variance() / m.count() as f64).sqrt() + slack;
+            assert!(
+                (m.mean() - expected).abs() <= half,
+                "{policy:?} {what}: {} ± {half} against {expected}",
+                m.mean()
+            );
+        };
+        assert!(traces.iter().all(|(r, _)| r.status == Status::Succeeded));
+        let attempts = mean(&mut traces.iter().map(|(r, _)| f64::from(r.attempts)));
+        held(attempts, theory.attempts, 0.0, "attempts");
+        let cuts = theory.attempts - 1.0;
+        let out = mean(&mut traces.iter().map(|(r, _)| r.bill.output_tokens as f64));
+        held(
+            out,
+            theory.output_share * f64::from(output),
+            cuts,
+            "output tokens",
+        );
+        let inp = mean(&mut traces.iter().map(|(r, _)| r.bill.input_tokens as f64));
+        let expected_in = theory.prompts * f64::from(input) + theory.resent * f64::from(output);
+        held(inp, expected_in, cuts, "input tokens");
+        // Time: each attempt pays 200 ms to its first token and 20 ms of network.
+        let time = mean(&mut traces.iter().map(|(r, _)| r.end.since(r.start).seconds()));
+        held(
+            time,
+            theory.attempts * 0.22 + theory.streaming,
+            1e-3,
+            "completion",
+        );
+        if policy == "resume = true" {
+            // Resumed, the answer is generated exactly once, however often it broke.
+            assert!(
+                traces
+                    .iter()
+                    .all(|(r, _)| r.bill.output_tokens == u64::from(output))
+            );
+        }
+    }
+}
+
+/// The shipped tokens-per-minute experiment: a client-side bucket of the key's tokens meets
+/// the fewest 429s, and honouring the Retry-After fewer than ignoring it.
+#[test]
+fn a_client_side_token_bucket_meets_the_fewest_429s() {
+    let exp = shipped("tokens-per-minute.toml");
+    let result = run_one(exp);
+    let throttled = Outcome::Refused(FailureClass::Throttled).index();
+    let by_policy: Vec<u64> = (result.policies.iter())
+        .map(|p| p.all_tools().outcomes[throttled])
+        .collect();
+    let [ignore, honour, client] = by_policy[..] else {
+        panic!("three configurations")
+    };
+    assert!(client < honour && honour < ignore, "{by_policy:?}");
+    assert!(ignore > 1_000, "the limit must bite: {by_policy:?}");
+    // Every configuration is billed for its tokens and nothing for its 429s; the calls the
+    // client-side bucket holds back wait rather than fail.
+    for p in &result.policies {
+        let tokens = p.all_tools().bill;
+        let expected = tokens.input_tokens * 2_500_000 + tokens.output_tokens * 10_000_000;
+        assert_eq!(tokens.cost, expected);
+    }
+    let success = |i: usize| result.policies[i].estimate(Measure::Success).mean;
+    assert!(success(2) > success(1) && success(2) > success(0));
+}
