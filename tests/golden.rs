@@ -100,6 +100,7 @@ shipped_configs! {
     should_retry => "should-retry.toml",
     thundering_herd => "thundering-herd.toml",
     timeout_percentile => "timeout-percentile.toml",
+    token_burn => "token-burn.toml",
     tokens_per_minute => "tokens-per-minute.toml",
     zone_outage => "zone-outage.toml",
     cooperative_budget => "scenarios/cooperative-budget.toml",

@@ -47,6 +47,23 @@ pub struct Workload {
     pub mean_interarrival: Option<Spanned<Value>>,
     pub rate: Option<Spanned<Vec<Spanned<RatePoint>>>>,
     pub rate_scale: Option<Spanned<f64>>,
+    pub agent: Option<Spanned<Agent>>,
+}
+
+/// `agent = { turns = {…}, result_tokens = 300 }`: tasks are loops of turns over `calls`.
+#[derive(Deserialize, Serialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Agent {
+    pub turns: Spanned<Latency>,
+    pub result_tokens: Option<Spanned<u32>>,
+}
+
+/// `replan = { from = "start", max = 3 }`: an agent loop's task-level retry.
+#[derive(Deserialize, Serialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Replan {
+    pub from: Spanned<String>,
+    pub max: Option<Spanned<u32>>,
 }
 
 /// One point of `[[workload.rate]]`.
@@ -298,6 +315,7 @@ pub struct Policy {
     /// A broken stream is resumed where it broke rather than started over.
     pub resume: Option<Spanned<bool>>,
     pub send_tokens: Option<Spanned<SendTokens>>,
+    pub replan: Option<Spanned<Replan>>,
     /// Never written back: a resolved policy holds what its preset expanded to.
     #[serde(skip_serializing)]
     pub preset: Option<Spanned<crate::preset::Preset>>,

@@ -31,6 +31,8 @@ pub enum Source {
     Balancer = 8,
     /// The sizes of a model's call, its prompt and its answer (one stream per intent).
     Sizes = 9,
+    /// The turns of each agent loop's task (one stream per task).
+    Turns = 10,
 }
 
 /// The key of a run's streams: everything but the source and the entity.

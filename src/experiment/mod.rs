@@ -71,6 +71,7 @@ impl Experiment {
             graph,
             workload: Workload {
                 stages: None,
+                agent: None,
                 tasks: Some(tasks),
                 duration: None,
                 calls,

@@ -1,6 +1,7 @@
 //! The world the client talks to: tools with their faults and latencies, the server that commits
 //! side effects, and the workload of tasks that call the tools.
 
+pub mod agent;
 pub mod call;
 pub mod capacity;
 pub mod fault;
@@ -21,6 +22,7 @@ pub mod tokens;
 pub mod workload;
 
 use crate::time::Tick;
+pub use agent::AgentLoop;
 pub use call::{FailureClass, Key};
 pub use capacity::CapacityWindow;
 pub use fault::{AttemptDraw, Fate, Faults};

@@ -51,6 +51,9 @@ pub struct Workload {
     /// stage's calls, its tool and whether it is optional, `calls` being them all in order.
     /// `None` for a list of calls made one after another, each needed.
     pub stages: Option<Vec<Vec<(usize, bool)>>>,
+    /// The loop of turns each task runs over `calls` (the model first), where tasks are agent
+    /// loops; `None`: `calls` once.
+    pub agent: Option<super::AgentLoop>,
     pub arrival: Arrival,
     pub clients: u32,
     /// The independent callers (agents, service instances) the tasks come from, each task

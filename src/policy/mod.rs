@@ -14,6 +14,7 @@ pub mod idempotency;
 pub mod layers;
 pub mod limits;
 pub mod reconcile;
+pub mod replan;
 pub mod retry;
 pub mod retry_after;
 pub mod safety;
@@ -32,6 +33,7 @@ pub use hedge::Hedging;
 pub use idempotency::KeyScope;
 pub use layers::{Layer, Layers, Tries};
 pub use limits::{Admission, Limits, Propagation};
+pub use replan::{LoopState, Replan, ReplanFrom, Step};
 pub use retry::{Attempts, Retry, RetryDecision, RetryOn};
 pub use retry_after::{OverLimit, Pushback, RetryAfter};
 pub use send_rate::{SendRate, SendRateRule, SendTokens};
@@ -98,6 +100,8 @@ pub struct Policy {
     /// A model's broken stream is resumed where it broke: the next attempt sends the tokens
     /// received and generates the rest.
     pub resume: bool,
+    /// An agent loop's task-level retry: re-plans after a call fails for good.
+    pub replan: Option<Replan>,
     /// Which side of the timeout a reply at exactly its tick falls on.
     pub timeout_tie: Tie,
     /// The timeout and hedge delay on each tool, by index, resolved at validation for every
@@ -171,6 +175,7 @@ impl Policy {
             send_rate: None,
             send_tokens: None,
             resume: false,
+            replan: None,
             timeout_tie: Tie::Late,
             waits: Vec::new(),
             edges: Vec::new(),

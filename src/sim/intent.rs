@@ -59,6 +59,9 @@ struct Far {
     sizes: Option<Sizes>,
     /// What its attempts were billed, at a priced tool.
     bill: IntentBill,
+    /// It does again what an earlier call of its task did (an agent's re-plan): all it is
+    /// billed is what retries added.
+    redo: bool,
 }
 
 /// Where an intent stands in the call graph: the edge it goes over, and, for a call a service
@@ -341,6 +344,7 @@ impl Intent {
                 writes: 0,
                 sizes: None,
                 bill: IntentBill::default(),
+                redo: false,
             })
         })
     }
@@ -533,6 +537,25 @@ impl Intent {
         })
     }
 
+    /// It does again what an earlier call of its task did.
+    pub fn redo(&mut self) {
+        self.far().redo = true;
+    }
+
+    /// The sizes of its call at a model, if drawn.
+    pub fn sizes_drawn(&self) -> Option<Sizes> {
+        self.far.as_ref().and_then(|f| f.sizes)
+    }
+
+    /// Its call at a model `provider` is an agent loop's turn: its input is its own prompt and
+    /// the `context` earlier turns built.
+    pub fn read_context(&mut self, streams: &Streams, provider: &Provider, context: u32) {
+        self.sizes(streams, provider);
+        if let Some(sizes) = &mut self.far().sizes {
+            sizes.input = sizes.input.saturating_add(context);
+        }
+    }
+
     /// Attempt `attempt` holds a reservation in its server's tokens-per-minute bucket.
     pub fn reserve(&mut self, attempt: u32) {
         let i = self.held(attempt);
@@ -551,10 +574,11 @@ impl Intent {
         }
         let tokens = (draw.input, draw.output);
         let cost = tool.price.of(tokens.0, tokens.1);
-        let bill = &mut self.far().bill;
+        let far = self.far();
         // What retries added: every billed attempt after the call's first billed one (a 429
-        // bills nothing, so a retry after it adds nothing).
-        let again = bill.cost > 0;
+        // bills nothing, so a retry after it adds nothing), and a re-planned call's all.
+        let again = far.bill.cost > 0 || far.redo;
+        let bill = &mut far.bill;
         bill.charge(cost, tokens, again);
         if !used {
             bill.wasted += cost;

@@ -82,6 +82,8 @@ fn every_config_key_is_documented() {
         BASE.replace("name = \"a\"", "name = \"a\"\nprice = { zzz = 1 }"),
         BASE.replace("name = \"a\"", "name = \"a\"\nrate_limit = { zzz = 1 }"),
         BASE.replace("name = \"p\"", "name = \"p\"\nsend_tokens = { zzz = 1 }"),
+        BASE.replace("name = \"p\"", "name = \"p\"\nreplan = { zzz = 1 }"),
+        BASE.replace("tasks = 1", "tasks = 1\nagent = { zzz = 1 }"),
         BASE.replace("name = \"p\"", "name = \"p\"\nbackoff = { zzz = 1 }"),
         BASE.replace("name = \"p\"", "name = \"p\"\nbreaker = { zzz = 1 }"),
         BASE.replace(

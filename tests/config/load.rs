@@ -240,3 +240,50 @@ fn model_providers_are_checked() {
         assert_says(&message, &says);
     }
 }
+
+/// An agent loop runs over a list whose first call is a model's, for at least one turn; a
+/// re-plan needs a loop and names where it starts.
+#[test]
+fn agent_loops_are_checked() {
+    let policy = |extra: &str| error("name = \"p\"\n", &format!("name = \"p\"\n{extra}\n"));
+    let model = "model = { input_tokens = { dist = \"constant\", value = 100 }, \
+                 output_tokens = { dist = \"constant\", value = 50 }, max_tokens = 64, \
+                 first_token = { dist = \"constant\", value = \"100ms\" }, tokens_per_second = 50 }";
+    let cases = [
+        (
+            policy("replan = { from = \"start\" }"),
+            vec!["policy[0].replan", "agent loop", "workload.agent"],
+        ),
+        (
+            error(
+                "tasks = 10",
+                "tasks = 10\ncalls = [\"t\"]\nagent = { turns = { dist = \"constant\", value = 3 } }",
+            ),
+            vec!["workload.agent", "first is a model", "kind = \"model\""],
+        ),
+        (
+            error(
+                "tasks = 10\n[[tool]]\nname = \"t\"\n",
+                &format!(
+                    "tasks = 10\ncalls = [\"t\"]\nagent = {{ turns = {{ dist = \"constant\", value = 0 }} }}\n\
+                     [[tool]]\nname = \"t\"\nkind = \"model\"\n{model}\n"
+                ),
+            ),
+            vec!["workload.agent.turns", "0 turns"],
+        ),
+        (
+            error(
+                "tasks = 10\n[[tool]]\nname = \"t\"\n[[policy]]\nname = \"p\"\n",
+                &format!(
+                    "tasks = 10\ncalls = [\"t\"]\nagent = {{ turns = {{ dist = \"constant\", value = 2 }} }}\n\
+                     [[tool]]\nname = \"t\"\nkind = \"model\"\n{model}\n\
+                     [[policy]]\nname = \"p\"\nreplan = {{ from = \"middle\" }}\n"
+                ),
+            ),
+            vec!["policy[0].replan.from", "\"start\"", "\"turn\""],
+        ),
+    ];
+    for (message, says) in cases {
+        assert_says(&message, &says);
+    }
+}

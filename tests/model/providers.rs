@@ -184,3 +184,53 @@ fn a_client_side_token_bucket_meets_the_fewest_429s() {
     let success = |i: usize| result.policies[i].estimate(Measure::Success).mean;
     assert!(success(2) > success(1) && success(2) > success(0));
 }
+
+/// An agent loop of 3 turns over [model, tool]: the model's calls read 100 tokens of their own
+/// and the context, each earlier answer (50) and tool result (20) — 100, 170 and 240 tokens —
+/// and the last turn is the model's alone: 5 calls a task, billed exactly that.
+#[test]
+fn an_agent_loops_context_grows_with_its_turns() {
+    let exp = experiment(
+        &model(100, 50, 100.0, "", "")
+            .replace("[workload]\ntasks = 3000\n", "[workload]\ntasks = 200\ncalls = [\"llm\", \"t\"]\nagent = { turns = { dist = \"constant\", value = 3 }, result_tokens = 20 }\n")
+            .replace("[[policy]]", "[[tool]]\nname = \"t\"\nkind = \"read_only\"\n[[policy]]"),
+    );
+    let records = traced(&exp, 0);
+    assert_eq!(records.len(), 200 * 5);
+    let mut per_task = std::collections::BTreeMap::<u64, (u64, u64, u32)>::new();
+    for (r, _) in &records {
+        let e = per_task.entry(r.intent >> 20).or_default();
+        e.0 += r.bill.input_tokens;
+        e.1 += r.bill.output_tokens;
+        e.2 += 1;
+    }
+    assert_eq!(per_task.len(), 200);
+    for (task, (input, output, calls)) in per_task {
+        assert_eq!(
+            (input, output, calls),
+            (100 + 170 + 240, 150, 5),
+            "task {task}"
+        );
+    }
+}
+
+/// The shipped token-burn experiment: re-planning the whole task costs more per successful
+/// task than re-planning the failed turn, which costs more than retrying the call — each gap
+/// wider than the two intervals together.
+#[test]
+fn re_planning_from_the_start_burns_the_most_tokens() {
+    let result = run_one(shipped("token-burn.toml"));
+    let cost = |i: usize| {
+        let e = retrysim::metrics::Estimate::from_sample(&result.policies[i].costs.per_success);
+        (e.mean, e.half_width)
+    };
+    let [(call, call_hw), (start, start_hw), (turn, turn_hw)] = [cost(0), cost(1), cost(2)];
+    assert!(
+        start - turn > start_hw + turn_hw,
+        "{start} ± {start_hw} vs {turn} ± {turn_hw}"
+    );
+    assert!(
+        turn - call > turn_hw + call_hw,
+        "{turn} ± {turn_hw} vs {call} ± {call_hw}"
+    );
+}

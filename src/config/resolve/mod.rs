@@ -115,6 +115,12 @@ fn workload(w: &Workload, tools: &[Tool]) -> raw::Workload {
         })
     };
     raw::Workload {
+        agent: w.agent.as_ref().map(|a| {
+            at(raw::Agent {
+                turns: at(tool::tokens(&a.turns)),
+                result_tokens: some(a.result_tokens),
+            })
+        }),
         tasks: w.tasks.map(at),
         duration: w.duration.and_then(ticks),
         calls: some(task_calls(w, tools)),
@@ -366,6 +372,12 @@ fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
         concurrency: p.concurrency.as_ref().map(|c| at(concurrency(c))),
         send_tokens,
         resume: when(p.resume, true),
+        replan: p.replan.map(|r| {
+            at(raw::Replan {
+                from: at(r.from.name().to_string()),
+                max: some(r.max),
+            })
+        }),
         send_rate,
         admission: limits.admission.as_ref().map(|a| {
             at(raw::Admission {

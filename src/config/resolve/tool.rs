@@ -38,7 +38,7 @@ fn latency(l: &Latency) -> raw::Latency {
 }
 
 /// A distribution of token counts, its values whole numbers.
-fn tokens(l: &Latency) -> raw::Latency {
+pub(super) fn tokens(l: &Latency) -> raw::Latency {
     distribution(l, |t| {
         Value::Integer(i64::try_from(t.0).unwrap_or(i64::MAX))
     })

@@ -146,6 +146,35 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
             Some(list) => Some(calls(&check, list, &format!("{path}.calls"), &tools)?),
             None => None,
         };
+        // An agent loop's turn is the workload's list; a task-level re-plan needs a loop.
+        let looped = workload.agent.is_some();
+        let spans = [
+            (
+                "calls",
+                p.get_ref()
+                    .calls
+                    .as_ref()
+                    .map(|c| c.span())
+                    .filter(|_| looped),
+            ),
+            (
+                "replan",
+                p.get_ref()
+                    .replan
+                    .as_ref()
+                    .map(|r| r.span())
+                    .filter(|_| !looped),
+            ),
+        ];
+        check.none_set(
+            &spans,
+            &path,
+            |key| match key {
+                "calls" => "an agent loop's turn is the workload's `calls`".into(),
+                _ => "`replan` re-plans an agent loop, and the workload's tasks are none".into(),
+            },
+            "`workload.agent` beside `replan`, and the turn's calls in `workload.calls`",
+        )?;
         let called = own_calls.clone().unwrap_or_else(|| workload.calls.clone());
         let mut policy = configuration(&check, p, &path, &tools, &called)?;
         policy.calls = own_calls;

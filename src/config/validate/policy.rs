@@ -12,7 +12,8 @@ use crate::model::FailureClass;
 use crate::model::{Fate, Tool};
 use crate::policy::{
     Admission, Attempts, Balancer, Ejection, GateScope, KeyScope, Layer, Layers, Limits, OverLimit,
-    Policy, Propagation, Pushback, Retry, RetryAfter, RetryHost, RetryOn, ShouldRetry, Tie, Wait,
+    Policy, Propagation, Pushback, Replan, ReplanFrom, Retry, RetryAfter, RetryHost, RetryOn,
+    ShouldRetry, Tie, Wait,
 };
 use crate::time::{Tick, parse_duration};
 use toml::{Spanned, Value};
@@ -165,6 +166,10 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
             Some(t) => Some(send_tokens(check, raw, t, &format!("{path}.send_tokens"))?),
         },
         resume: raw.resume.as_ref().is_some_and(|r| *r.get_ref()),
+        replan: match &raw.replan {
+            None => None,
+            Some(r) => Some(replan(check, r, &format!("{path}.replan"))?),
+        },
         concurrency: match &raw.concurrency {
             None => None,
             Some(c) => Some(concurrency(check, c, &format!("{path}.concurrency"))?),
@@ -371,6 +376,21 @@ pub(super) fn max_attempts(
 }
 
 /// Refuses `key`, a rule for a Retry-After the policy waits on, where the policy does not.
+/// `replan = { from, max }`: `from` `"start"` or `"turn"`, `max` re-plans (1 by default).
+fn replan(check: &Check, spanned: &Spanned<raw::Replan>, path: &str) -> Result<Replan> {
+    let raw = spanned.get_ref();
+    Ok(Replan {
+        from: check.named(
+            Some(&raw.from),
+            &format!("{path}.from"),
+            &ReplanFrom::ALL,
+            ReplanFrom::name,
+            ReplanFrom::Start,
+        )?,
+        max: raw.max.as_ref().map_or(1, |m| *m.get_ref()),
+    })
+}
+
 /// `retry_after_limit`, the longest Retry-After heeded, and `retry_after_over_limit`, what a
 /// longer one does: `"backoff"` (the default) or `"stop"`.
 fn retry_after_limit(

@@ -7,7 +7,8 @@ use toml::Spanned;
 use super::super::check::{Check, Result};
 use super::super::raw;
 use super::default;
-use crate::model::{Arrival, RatePoint, RateSchedule, Tool, Workload};
+use crate::config::latency::tokens;
+use crate::model::{AgentLoop, Arrival, RatePoint, RateSchedule, Tool, ToolKind, Workload};
 use crate::time::{DURATION_HELP, Tick};
 
 /// A task's stages: each its calls, with whether each is optional.
@@ -133,11 +134,16 @@ pub(super) fn workload(
             "tasks = N, or (for a Poisson stream) duration = \"60s\"",
         );
     }
+    let agent = match &raw.agent {
+        None => None,
+        Some(a) => Some(agent(check, a, raw, &calls, tools)?),
+    };
     Ok(Workload {
         tasks,
         duration,
         calls,
         stages,
+        agent,
         arrival,
         clients,
         callers,
@@ -289,4 +295,41 @@ fn schedule(
         "a positive number: 0.8 runs the schedule at 80 %",
     )?;
     Ok(RateSchedule::new(points, scale))
+}
+
+/// `agent = { turns, result_tokens }`: a loop of turns over the task's calls, which are a list
+/// (not stages) whose first is a model.
+fn agent(
+    check: &Check,
+    spanned: &Spanned<raw::Agent>,
+    workload: &raw::Workload,
+    calls: &[usize],
+    tools: &[Tool],
+) -> Result<AgentLoop> {
+    let path = "workload.agent";
+    let first_is_model = (calls.first()).is_some_and(|&t| tools[t].server.kind == ToolKind::Model);
+    let staged =
+        (workload.calls.iter().flat_map(|c| c.get_ref().iter())).any(|c| !c.get_ref().is_str());
+    if workload.calls.is_none() || staged || !first_is_model {
+        return check.error_allowing(
+            spanned.span(),
+            path,
+            "an agent loop runs over a list of calls whose first is a model's".into(),
+            "calls = [\"llm\", \"search\"] beside it, the first a tool of kind = \"model\"",
+        );
+    }
+    let raw = spanned.get_ref();
+    let turns = tokens(check, &raw.turns, &format!("{path}.turns"))?;
+    if turns.max().is_some_and(|m| m == Tick::ZERO) {
+        return check.error_allowing(
+            raw.turns.span(),
+            &format!("{path}.turns"),
+            "a task of 0 turns calls nothing".into(),
+            "turns of 1 or more (a draw of 0 takes 1, and more than 10000 takes 10000)",
+        );
+    }
+    Ok(AgentLoop {
+        turns,
+        result_tokens: raw.result_tokens.as_ref().map_or(0, |r| *r.get_ref()),
+    })
 }

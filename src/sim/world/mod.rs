@@ -21,6 +21,7 @@
 //! [`record`] a versioned record's read, [`reply`] what comes back, [`retry`] the decision after
 //! a failure.
 
+mod agent;
 mod record;
 mod reply;
 mod retry;
@@ -116,6 +117,8 @@ pub struct World<'a, S> {
     optional: Vec<bool>,
     /// The staged tasks under way.
     runs: task::Runs,
+    /// The agent loops under way.
+    loops: agent::Loops,
     policy: &'a Policy,
     /// Who calls whom.
     graph: &'a Graph,
@@ -184,6 +187,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 .map(|c| c.1)
                 .collect(),
             runs: task::Runs::default(),
+            loops: agent::Loops::default(),
             policy,
             graph: &exp.graph,
             edges_kept: exp.graph.is_measured(),
@@ -307,9 +311,10 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 n => integer_in(word(&mut self.callers), 0, u64::from(n) - 1) as u32,
             };
             let task = self.started - 1;
-            let next = match self.stages {
-                Some(_) => self.start_task_stage(task, 0, caller, sched),
-                None => self.start_intent(task, 0, caller, sched),
+            let next = match (self.stages, &self.workload.agent) {
+                (Some(_), _) => self.start_task_stage(task, 0, caller, sched),
+                (None, Some(_)) => self.start_loop(task, caller, sched),
+                (None, None) => self.start_intent(task, 0, caller, sched),
             };
             if self.follow(next, sched) {
                 self.idle_clients += 1;
@@ -351,13 +356,27 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         sched: &mut Scheduler<Event>,
     ) -> Option<MoveOn> {
         let id = task * self.calls.len() as u64 + call as u64;
-        let tool = self.calls[call];
-        self.totals.count(tool, sched.now(), Count::Offered);
+        let optional = self.stages.is_some() && self.optional[call];
+        let handle = self.open_call(id, self.calls[call], optional, caller, sched.now());
+        self.first_attempt(handle, sched)
+    }
+
+    /// Opens intent `id`, a task's call to `tool`, for `caller` at `now`: over the edge from the
+    /// task, the root of its own tree where the graph is measured.
+    fn open_call(
+        &mut self,
+        id: u64,
+        tool: usize,
+        optional: bool,
+        caller: u32,
+        now: Tick,
+    ) -> Handle {
+        self.totals.count(tool, now, Count::Offered);
         let edge = self.graph.top(tool) as u16;
         let hop = Hop {
             edge,
             primary: edge,
-            optional: self.stages.is_some() && self.optional[call],
+            optional,
             origin: id,
             site: id,
             tree: if self.edges_kept {
@@ -367,8 +386,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             },
             ..Hop::default()
         };
-        let handle = self.open(id, hop, caller, sched.now());
-        self.first_attempt(handle, sched)
+        self.open(id, hop, caller, now)
     }
 
     /// Starts intent `id` over `hop`'s edge for `caller` at `now` — or, for a primary resting
@@ -479,7 +497,16 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         // The fallback joins the call's tree before this intent can leave it empty.
         let next = fallback.map(|(id, hop)| self.open(id, hop, caller, now));
         let intent = self.intents.get(slot);
-        let calls = self.calls.len() as u64;
+        // What a loop's call adds to its context: the model's answer, or a tool's result.
+        let added = match (&self.workload.agent, intent.sizes_drawn()) {
+            (Some(_), Some(sizes)) => sizes.output,
+            (Some(agent), None) => agent.result_tokens,
+            (None, _) => 0,
+        };
+        let calls = match self.workload.agent {
+            Some(_) => agent::STRIDE,
+            None => self.calls.len() as u64,
+        };
         let (task, next_call) = (hop.origin / calls, (hop.origin % calls + 1) as usize);
         if intent.is_over() {
             self.close(slot);
@@ -506,6 +533,10 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         if self.stages.is_some() {
             let passed = status == Status::Succeeded || hop.optional;
             return self.task_call_ended(task, passed, caller, sched);
+        }
+        if self.workload.agent.is_some() {
+            let added = (status == Status::Succeeded).then_some(added);
+            return self.loop_call_ended(task, added, caller, sched);
         }
         if status == Status::Succeeded && next_call < self.calls.len() {
             return MoveOn::NextCall {
