@@ -29,6 +29,7 @@ TAMPERS = {
     "06": ("retry-storm/timeseries.csv", "busy_workers"),
     "07": ("jitter-contention/summary.csv", "work_per_client"),
     "08": ("layered-retries/edges.csv", "calls_per_intent"),
+    "09": ("broken-streams/summary.csv", "cost_per_task"),
 }
 
 

@@ -141,7 +141,12 @@ impl Panel<'_> {
             .margin_right(30)
             .x_label_area_size(if bottom { 56 } else { 28 })
             .y_label_area_size(90)
-            .build_cartesian_2d(0.0..x_hi, (y_lo..y_hi).log_scale())
+            .build_cartesian_2d(
+                0.0..x_hi,
+                (y_lo..y_hi)
+                    .log_scale()
+                    .with_key_points(log_ticks(y_lo, y_hi)),
+            )
             .map_err(|e| e.to_string())?;
         // The floor stands for zero, which a logarithmic axis cannot hold.
         let y_label = |y: &f64| match *y <= y_lo * 1.0001 {
@@ -151,7 +156,6 @@ impl Panel<'_> {
         let x_label = |x: &f64| super::tick(*x);
         let mut mesh = chart.configure_mesh();
         mesh.x_labels(10)
-            .y_labels(5)
             .y_desc("calls / s (log)")
             .x_label_formatter(&x_label)
             .y_label_formatter(&y_label);
@@ -239,4 +243,37 @@ fn scale(bins: &[Bin]) -> (f64, f64) {
         0.1
     };
     (lo, (hi * 1.5).max(lo * 10.0))
+}
+
+/// Ticks for a logarithmic axis from `lo` (the floor, which stands for zero) to `hi`: 1, 2 and 5
+/// of every decade where the axis spans fewer than three, the decades alone otherwise, so an
+/// axis that spans one decade is read at more than one mark.
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let steps: &[f64] = match hi / lo < 1e3 {
+        true => &[1.0, 2.0, 5.0],
+        false => &[1.0],
+    };
+    let mut ticks = vec![lo];
+    let mut decade = 10f64.powf(lo.log10().floor());
+    while decade <= hi {
+        ticks.extend(
+            steps
+                .iter()
+                .map(|s| s * decade)
+                .filter(|&t| t > lo * 1.0001 && t <= hi),
+        );
+        decade *= 10.0;
+    }
+    ticks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_ticks;
+
+    #[test]
+    fn a_narrow_axis_gets_one_two_five_and_a_wide_one_its_decades() {
+        assert_eq!(log_ticks(0.1, 6.0), [0.1, 0.2, 0.5, 1.0, 2.0, 5.0]);
+        assert_eq!(log_ticks(0.1, 1500.0), [0.1, 1.0, 10.0, 100.0, 1000.0]);
+    }
 }
