@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use crate::Error;
 use crate::calibrate;
 use crate::config::{Change, ConfigError, Origin, Source};
-use crate::model::{Arrival, Workload};
+use crate::model::{AgentLoop, Arrival, Workload};
 use crate::shard::{self, Header, RunsReader, Shard};
 use crate::sim::{self, Job};
 use crate::theory;
@@ -46,7 +46,11 @@ pub fn config(data: &[u8]) {
         .points()
         .map(|p| {
             let exp = &p.experiment;
-            let calls = exp.workload.calls.len() as u64;
+            // An agent loop makes its list of calls once a turn.
+            let turns = (exp.workload.agent.as_ref()).map_or(1, |a| {
+                a.turns.max().map_or(AgentLoop::MOST_TURNS, |t| t.0.max(1))
+            });
+            let calls = (exp.workload.calls.len() as u64).saturating_mul(turns);
             (exp.policies.len() as u64)
                 .saturating_mul(exp.replications)
                 .saturating_mul(tasks(&exp.workload))

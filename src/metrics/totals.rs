@@ -1,7 +1,7 @@
 //! Running totals of one run (one configuration, one replication), fed one intent at a time.
 
 use super::{Count, IntentRecord, Outcome, Quantiles, Sample, Series, Status, StopReason, Sums};
-use crate::model::price::BillTotals;
+use crate::model::price::{BillTotals, IntentBill};
 use crate::time::Tick;
 use serde::{Deserialize, Serialize};
 
@@ -138,7 +138,10 @@ impl ToolTotals {
         self.calls_while_down += u64::from(r.calls_while_down);
         self.reads += u64::from(r.reads);
         self.writes += u64::from(r.writes);
-        self.bill.add(&r.bill);
+        // Most runs price nothing: their bills are all zero.
+        if r.bill != IntentBill::default() {
+            self.bill.add(&r.bill);
+        }
         for (total, &n) in self.outcomes.iter_mut().zip(outcomes) {
             *total += u64::from(n);
         }

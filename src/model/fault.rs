@@ -170,14 +170,13 @@ pub struct AttemptDraw {
     pub retry_after: Option<Tick>,
     /// The replica it was sent to (0 for a tool with one server).
     pub replica: u16,
-    /// At a model: the input tokens it sends and the output tokens it generates if it reaches
-    /// the model (0 at any other tool).
-    pub input: u32,
+    /// At a model: the output tokens it generates if it reaches the model (0 at any other
+    /// tool). It sits in the padding after the fate and the replica, so a draw stays 48 bytes;
+    /// what else a model's attempt holds is in its intent's far part.
     pub output: u32,
-    /// It holds a reservation in its server's tokens-per-minute bucket, settled when it is
-    /// answered.
-    pub reserved: bool,
 }
+
+const _: () = assert!(std::mem::size_of::<AttemptDraw>() == 48);
 
 impl AttemptDraw {
     /// An attempt of fate `fate` with these legs, sent to the first replica.
@@ -195,9 +194,7 @@ impl AttemptDraw {
             reply,
             retry_after,
             replica: 0,
-            input: 0,
             output: 0,
-            reserved: false,
         }
     }
 

@@ -57,11 +57,21 @@ struct Far {
     writes: u32,
     /// At a model: the call's sizes, drawn at its first attempt.
     sizes: Option<Sizes>,
+    /// At a model: what each held attempt sends, in step with the held draws.
+    sent: PerAttempt<Sent>,
     /// What its attempts were billed, at a priced tool.
     bill: IntentBill,
     /// It does again what an earlier call of its task did (an agent's re-plan): all it is
     /// billed is what retries added.
     redo: bool,
+}
+
+/// What an attempt at a model sends: its input tokens, and whether it holds a reservation in
+/// its server's tokens-per-minute bucket, settled when it is answered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sent {
+    pub input: u32,
+    pub reserved: bool,
 }
 
 /// Where an intent stands in the call graph: the edge it goes over, and, for a call a service
@@ -273,6 +283,7 @@ impl Intent {
             a.base += done;
             if let Some(far) = &mut self.far {
                 far.versions.drain(..n.min(far.versions.len()));
+                far.sent.drain(..n.min(far.sent.len()));
             }
         }
     }
@@ -343,6 +354,7 @@ impl Intent {
                 reads: 0,
                 writes: 0,
                 sizes: None,
+                sent: PerAttempt::new(),
                 bill: IntentBill::default(),
                 redo: false,
             })
@@ -401,11 +413,18 @@ impl Intent {
         if let Some(provider) = &tool.provider {
             let sizes = self.sizes(streams, provider);
             let generation = provider.attempt(words[2], &sizes, resume);
-            (draw.service, draw.input, draw.output) =
-                (generation.service, generation.input, generation.output);
+            (draw.service, draw.output) = (generation.service, generation.output);
             if generation.broken && draw.fate == Fate::Delivered {
                 draw.fate = Fate::StreamBroken;
             }
+            let input = generation.input;
+            let held = (attempt - self.attempts.base) as usize;
+            let sent = &mut self.far().sent;
+            sent.resize(held, Sent::default());
+            sent.push(Sent {
+                input,
+                reserved: false,
+            });
         }
         let a = &mut self.attempts;
         a.count += 1;
@@ -556,10 +575,20 @@ impl Intent {
         }
     }
 
+    /// What attempt `attempt` sends to a model (nothing at another tool).
+    pub fn sent(&self, attempt: u32) -> Sent {
+        let i = self.held(attempt);
+        (self.far.as_ref()).map_or(Sent::default(), |f| {
+            f.sent.get(i).copied().unwrap_or_default()
+        })
+    }
+
     /// Attempt `attempt` holds a reservation in its server's tokens-per-minute bucket.
     pub fn reserve(&mut self, attempt: u32) {
         let i = self.held(attempt);
-        self.attempts.draws[i].reserved = true;
+        if let Some(sent) = self.far().sent.get_mut(i) {
+            sent.reserved = true;
+        }
     }
 
     /// Bills attempt `attempt`, answered by a server of a tool priced as `tool`: an attempt
@@ -568,11 +597,14 @@ impl Intent {
     /// down, a lost request) pays nothing. `used` when the client takes its answer (a reply, or
     /// the tokens of a broken stream it resumes from); what it does not use is wasted.
     pub fn bill_attempt(&mut self, tool: &Tool, attempt: u32, used: bool) {
-        let draw = self.draw(attempt);
-        if !draw.fate.did_work() || tool.price.is_free() {
+        if tool.price.is_free() {
             return;
         }
-        let tokens = (draw.input, draw.output);
+        let draw = self.draw(attempt);
+        if !draw.fate.did_work() {
+            return;
+        }
+        let tokens = (self.sent(attempt).input, draw.output);
         let cost = tool.price.of(tokens.0, tokens.1);
         let far = self.far();
         // What retries added: every billed attempt after the call's first billed one (a 429

@@ -498,10 +498,11 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         let next = fallback.map(|(id, hop)| self.open(id, hop, caller, now));
         let intent = self.intents.get(slot);
         // What a loop's call adds to its context: the model's answer, or a tool's result.
-        let added = match (&self.workload.agent, intent.sizes_drawn()) {
-            (Some(_), Some(sizes)) => sizes.output,
-            (Some(agent), None) => agent.result_tokens,
-            (None, _) => 0,
+        let added = match &self.workload.agent {
+            None => 0,
+            Some(agent) => intent
+                .sizes_drawn()
+                .map_or(agent.result_tokens, |s| s.output),
         };
         let calls = match self.workload.agent {
             Some(_) => agent::STRIDE,

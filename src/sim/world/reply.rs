@@ -57,7 +57,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 _ if draw.fate.did_work() => provider.max_tokens.saturating_sub(draw.output),
                 Some(
                     FailureClass::Throttled | FailureClass::Overloaded | FailureClass::Connect,
-                ) => draw.input.saturating_add(provider.max_tokens),
+                ) => (intent.sent(at.attempt).input).saturating_add(provider.max_tokens),
                 _ => 0,
             };
             self.gates.give_back(tool, now, u64::from(unused));

@@ -189,13 +189,17 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(slot);
         let policy = self.policies[usize::from(intent.edge)];
         // A client-side token bucket counts what a send may use: its input and max_tokens.
-        let tokens = match (&self.tools[intent.tool].provider, policy.send_tokens) {
-            (Some(provider), Some(_)) => {
+        let tools = self.tools;
+        let tokens = match policy
+            .send_tokens
+            .and_then(|_| tools[intent.tool].provider.as_ref())
+        {
+            Some(provider) => {
                 let sizes = intent.sizes(&self.streams, provider);
                 let resent = if policy.resume { sizes.received } else { 0 };
                 provider.reservation(sizes.input + resent)
             }
-            _ => 0,
+            None => 0,
         };
         Ask {
             tool: intent.tool,

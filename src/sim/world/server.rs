@@ -71,7 +71,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let r = usize::from(draw.replica);
         // A model's request needs room for what it sends and all it may generate.
         let tokens = match (&self.tools[t].provider, spec.token_limit) {
-            (Some(provider), Some(_)) => provider.reservation(draw.input),
+            (Some(provider), Some(_)) => provider.reservation(intent.sent(at.attempt).input),
             _ => 0,
         };
         let arrival = self.servers[t][r].arrive(spec, now, (intent.caller, tokens), write, at);
@@ -207,7 +207,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             _ => &mut intent.server.keys,
         };
         let answer = server.answer(&tool.server, sched.now(), draw.fate, request, keys);
-        if draw.reserved {
+        if tool.server.token_limit.is_some() && intent.sent(at.attempt).reserved {
             // What it did not generate of its `max_tokens` goes back to the bucket.
             let max = tool.provider.as_ref().map_or(0, |p| p.max_tokens);
             let generated = if draw.fate.did_work() { draw.output } else { 0 };
@@ -237,11 +237,13 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if heard {
             sched.schedule_in(draw.reply, Event::Reply { at, reply });
         }
-        let resumes = draw.fate == Fate::StreamBroken && policy.resume;
-        if heard && resumes {
-            intent.received(draw.output);
+        if !tool.price.is_free() || tool.provider.is_some() {
+            let resumes = draw.fate == Fate::StreamBroken && policy.resume;
+            if heard && resumes {
+                intent.received(draw.output);
+            }
+            intent.bill_attempt(tool, at.attempt, heard && (reply == Reply::Ok || resumes));
         }
-        intent.bill_attempt(tool, at.attempt, heard && (reply == Reply::Ok || resumes));
         if intent.is_over() {
             self.close(slot);
         }
