@@ -245,12 +245,12 @@ fn scale(bins: &[Bin]) -> (f64, f64) {
     (lo, (hi * 1.5).max(lo * 10.0))
 }
 
-/// Ticks for a logarithmic axis from `lo` (the floor, which stands for zero) to `hi`: 1, 2 and 5
-/// of every decade where the axis spans fewer than three, the decades alone otherwise, so an
-/// axis that spans one decade is read at more than one mark.
+/// Ticks for a logarithmic axis from `lo` (the floor, which stands for zero) to `hi`: the
+/// decades, and 3 of each where the axis spans under two (a panel is short: more marks would
+/// overlap), so an axis that spans one decade is read at more than one mark.
 fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let steps: &[f64] = match hi / lo < 1e3 {
-        true => &[1.0, 2.0, 5.0],
+    let steps: &[f64] = match hi / lo < 100.0 {
+        true => &[1.0, 3.0],
         false => &[1.0],
     };
     let mut ticks = vec![lo];
@@ -272,8 +272,11 @@ mod tests {
     use super::log_ticks;
 
     #[test]
-    fn a_narrow_axis_gets_one_two_five_and_a_wide_one_its_decades() {
-        assert_eq!(log_ticks(0.1, 6.0), [0.1, 0.2, 0.5, 1.0, 2.0, 5.0]);
+    fn a_narrow_axis_gets_its_threes_and_a_wide_one_its_decades() {
+        let narrow = log_ticks(0.1, 6.0);
+        assert_eq!(narrow.len(), 4);
+        assert!((narrow[1] - 0.3).abs() < 1e-12 && narrow[2] == 1.0 && narrow[3] == 3.0);
         assert_eq!(log_ticks(0.1, 1500.0), [0.1, 1.0, 10.0, 100.0, 1000.0]);
+        assert_eq!(log_ticks(0.1, 15.0), [0.1, 1.0, 10.0]);
     }
 }
