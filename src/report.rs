@@ -139,6 +139,28 @@ fn describe(p: &Policy) -> String {
     if p.send_rate.is_some() {
         text.push_str(", an adaptive send rate");
     }
+    if let Some(t) = p.send_tokens {
+        let _ = write!(
+            text,
+            ", a client-side bucket of {} tokens a minute",
+            t.per_minute
+        );
+    }
+    if p.resume {
+        text.push_str(", resumes a broken stream");
+    }
+    if let Some(r) = p.replan {
+        let times = if r.max == 1 { "once" } else { "times" };
+        let max = if r.max == 1 {
+            String::new()
+        } else {
+            format!("{} ", r.max)
+        };
+        let _ = write!(text, ", re-plans {max}{times} from the {}", r.from.name());
+    }
+    if let Some((most, over)) = p.pushback.limit {
+        let _ = write!(text, ", a Retry-After over {most}: {}", over.name());
+    }
     if let Some(c) = &p.concurrency {
         let limit = match c.limit {
             LimitRule::Fixed(n) => format!("{n}"),
