@@ -721,7 +721,7 @@ fn tasks(results: &Results) -> String {
 }
 
 /// What the tasks cost, where a tool has a price: dollars per thousand tasks with their 95 %
-/// interval (across replications) and the broken-stream forms' where they apply, per thousand
+/// interval (across replications) and the closed forms' where they apply, per thousand
 /// successful tasks, what retries added and what
 /// paid for work never used, and the model tokens a task read and generated.
 fn costs(results: &Results) -> Option<String> {
@@ -766,18 +766,17 @@ fn costs(results: &Results) -> Option<String> {
             row.extend([
                 policy.name.clone(),
                 thousand(&c.per_task),
-                (r.stream_theory).map_or("—".into(), |t| format!("{:.2}", 1e3 * t.cost_per_task)),
+                (r.cost_theory).map_or("—".into(), |t| format!("{:.2}", 1e3 * t.cost_per_task)),
                 match c.per_success.mean().is_finite() {
                     true => thousand(&c.per_success),
                     false => "—".into(),
                 },
                 share(&c.retries),
                 share(&c.wasted),
-                format!(
-                    "{:.0} / {:.0}",
-                    c.input_tokens.mean(),
-                    c.output_tokens.mean()
-                ),
+                match (c.input_tokens.mean(), c.output_tokens.mean()) {
+                    (0.0, 0.0) => "—".into(),
+                    (input, output) => format!("{input:.0} / {output:.0}"),
+                },
             ]);
             rows.push(row);
         }

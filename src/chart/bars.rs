@@ -81,7 +81,7 @@ const CALLS: Panel = Panel {
 /// Success, load, refusals, duplicates, time and money: what each configuration buys and what
 /// it costs. A panel zero in every row (no breaker refused anything) is left out, and named;
 /// one with no value in any row (no tool has a price) is left out silently; a sweep's stacked
-/// panels leave the time out, for room.
+/// panels leave the time and the money out, for room (`summary.csv` has them).
 pub const COMPARISON: [Panel; 6] = [
     Panel {
         title: "success rate (%)",
@@ -135,7 +135,7 @@ pub const COMPARISON: [Panel; 6] = [
         ci: Interval::HalfWidth("cost_per_task_ci95"),
         theory: Some("theory_cost_per_task"),
         per: None,
-        in_sweeps: true,
+        in_sweeps: false,
         at_most: None,
         scale: 1000.0,
         decimals: 2,

@@ -119,19 +119,23 @@ impl Row<'_> {
 }
 
 impl Row<'_> {
-    /// Whether the broken-stream forms lie inside the 95 % intervals of the cost per task and
-    /// the mean completion (`agrees`' words).
-    fn stream_agrees(&self) -> &'static str {
-        let Some(theory) = self.result.stream_theory else {
+    /// Whether the cost form lies inside the 95 % interval of the cost per task, and the
+    /// completion form, where there is one, inside the mean completion's (`agrees`' words).
+    fn cost_agrees(&self) -> &'static str {
+        let Some(theory) = self.result.cost_theory else {
             return "none";
         };
         let cost = Estimate::from_sample(&self.result.costs.per_task);
         let completion = self.est(Measure::Completion);
-        if !cost.half_width.is_finite() || !completion.half_width.is_finite() {
+        let timed = theory.completion.is_some();
+        if !cost.half_width.is_finite() || timed && !completion.half_width.is_finite() {
             return "too_few";
         }
-        let ticks = theory.completion * crate::time::TICKS_PER_SECOND as f64;
-        match cost.contains(theory.cost_per_task) && completion.contains(ticks) {
+        let ticks = |s: f64| s * crate::time::TICKS_PER_SECOND as f64;
+        let on_time = theory
+            .completion
+            .is_none_or(|s| completion.contains(ticks(s)));
+        match cost.contains(theory.cost_per_task) && on_time {
             true => "yes",
             false => "no",
         }
@@ -399,13 +403,15 @@ pub const FIELDS: [Field; 88] = [
         r.tokens(|c| &c.output_tokens)
     }),
     Field(col("theory_cost_per_task", NumberOrEmpty), |r| {
-        (r.result.stream_theory).map_or(String::new(), |t| dollars(t.cost_per_task))
+        (r.result.cost_theory).map_or(String::new(), |t| dollars(t.cost_per_task))
     }),
     Field(col("theory_mean_completion_s", NumberOrEmpty), |r| {
-        (r.result.stream_theory).map_or(String::new(), |t| fixed(t.completion))
+        (r.result.cost_theory)
+            .and_then(|t| t.completion)
+            .map_or(String::new(), fixed)
     }),
-    Field(col("stream_agrees", Word(&AGREES)), |r| {
-        r.stream_agrees().to_string()
+    Field(col("cost_agrees", Word(&AGREES)), |r| {
+        r.cost_agrees().to_string()
     }),
 ];
 

@@ -62,8 +62,8 @@ pub struct PolicyResult {
     pub edge_theory: Option<Vec<f64>>,
     /// The closed form of a fan-out's 99th-percentile completion, where it holds.
     pub fan_out_p99: Option<Tick>,
-    /// The closed forms of a model's broken streams: a task's cost and completion.
-    pub stream_theory: Option<theory::stream::StreamForms>,
+    /// The closed forms of a task's cost (and time, for a model's broken streams).
+    pub cost_theory: Option<theory::CostForms>,
 }
 
 impl PolicyResult {
@@ -156,7 +156,7 @@ impl PolicyResult {
             self.fan_out_p99 = theory::graph::fan_out_quantile(exp, policy, 0.99);
         }
         if self.totals.stopped(StopReason::Hung) == 0 {
-            self.stream_theory = theory::stream::for_policy(exp, policy);
+            self.cost_theory = theory::cost(exp, policy, self.theory.as_ref());
         }
         let tools: Vec<usize> = exp.called(exp.calls_of(policy)).collect();
         if let (Some(series), Some(windows)) = (&self.series, exp.recovery_windows()) {

@@ -40,6 +40,36 @@ pub struct ClosedForms {
     pub ghost: f64,
 }
 
+/// What a task costs and takes by the closed forms, where they describe it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CostForms {
+    /// Dollars.
+    pub cost_per_task: f64,
+    /// Seconds from a task's start to its end, where a form gives it.
+    pub completion: Option<f64>,
+}
+
+/// The cost forms of `policy` in `exp`: a model's broken streams ([`stream`]), or — a task of
+/// one call to a tool priced per call, under the closed forms `forms` — E\[attempts\]·(1 − a)
+/// billed attempts (Wald's identity: each attempt reaches the work with 1 − a, whatever came
+/// before it) at its price.
+pub fn cost(exp: &Experiment, policy: &Policy, forms: Option<&ClosedForms>) -> Option<CostForms> {
+    if let Some(streams) = stream::for_policy(exp, policy) {
+        return Some(streams);
+    }
+    let (forms, &[t]) = (forms?, exp.calls_of(policy)) else {
+        return None;
+    };
+    let price = &exp.tools[t].price;
+    if price.call == 0 || price.input > 0 || price.output > 0 {
+        return None;
+    }
+    Some(CostForms {
+        cost_per_task: forms.attempts * (1.0 - forms.a) * price.dollars(0.0, 0.0),
+        completion: None,
+    })
+}
+
 /// The closed forms for per-attempt loss `a` before the commit, `b` after it, at most `n`
 /// attempts (`None` for unlimited), with idempotency key `key`.
 pub fn closed_forms(a: f64, b: f64, n: Attempts, key: KeyScope) -> ClosedForms {

@@ -12,27 +12,19 @@
 //! for its first token and the network. A cut bills the whole tokens streamed before it; the
 //! forms count the fraction of a token too, an overstatement below one token per break.
 
+use super::CostForms;
 use crate::experiment::Experiment;
 use crate::model::provider::BrokenStream;
 use crate::model::{FailureClass, Latency};
 use crate::policy::{Attempts, Backoff, Policy, Wait};
 use crate::time::Tick;
 
-/// What a task costs and takes, by the closed forms.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct StreamForms {
-    /// Dollars.
-    pub cost_per_task: f64,
-    /// Seconds from the task's start to its end.
-    pub completion: f64,
-}
-
 /// A cap the forms of a resumed stream ignore: one whose chance to bind, P(K ≥ N) for the
 /// Poisson count K of cuts, is below this.
 const NEGLIGIBLE: f64 = 1e-12;
 
 /// The forms for `policy` in `exp`, where they apply.
-pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<StreamForms> {
+pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
     let &[t] = exp.calls_of(policy) else {
         return None;
     };
@@ -91,10 +83,10 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<StreamForms> {
     let tokens_out = forms.output_share * output;
     let tokens_in = forms.prompts * input + forms.resent * output;
     let price = &tool.price;
-    Some(StreamForms {
+    Some(CostForms {
         cost_per_task: price.dollars(tokens_in, tokens_out)
             + (forms.attempts - 1.0) * price.call as f64 / crate::model::price::PICO,
-        completion: forms.attempts * per_attempt + forms.streaming,
+        completion: Some(forms.attempts * per_attempt + forms.streaming),
     })
 }
 

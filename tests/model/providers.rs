@@ -234,3 +234,29 @@ fn re_planning_from_the_start_burns_the_most_tokens() {
         "{turn} ± {turn_hw} vs {call} ± {call_hw}"
     );
 }
+
+/// A charge priced $0.30 a call under the lost-reply forms (a = 0.1, b = 0.2, retried until a
+/// reply): each attempt reaches the server with 1 − a, so a task costs 0.30 · (1 − a)/(1 − a − b)
+/// — held to the cost's 99.9 % interval across replications, and the program's own form equal
+/// to it.
+#[test]
+fn a_call_priced_per_attempt_costs_its_billed_attempts() {
+    let exp = experiment(
+        "name = \"c\"\nseed = 3\nreplications = 8\n[workload]\ntasks = 2000\n\
+         [[tool]]\nname = \"charge\"\nrequest_loss = 0.1\nreply_loss = 0.2\nprice = { per_call = 0.3 }\n\
+         [[policy]]\nname = \"p\"\nmax_attempts = \"unlimited\"\n",
+    );
+    let result = run_one(exp);
+    let p = &result.policies[0];
+    let expected = 0.3 * 0.9 / 0.7;
+    let costs = &p.costs.per_task;
+    let se = (costs.variance() / costs.count() as f64).sqrt();
+    // 5.408: Student t's two-sided 99.9 % point on 7 degrees of freedom.
+    assert!(
+        (costs.mean() - expected).abs() < 5.408 * se,
+        "{} ± {se} vs {expected}",
+        costs.mean()
+    );
+    let form = p.cost_theory.expect("the closed forms apply").cost_per_task;
+    assert!((form - expected).abs() < 1e-12, "{form}");
+}
