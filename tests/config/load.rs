@@ -209,6 +209,13 @@ fn model_providers_are_checked() {
             vec!["tool[0].tokens_per_minute.limit", "lets nothing through"],
         ),
         (
+            tool(&format!(
+                "kind = \"model\"\n{model}\nreplicas = 2\n\
+                 replica = [{{ index = 1, service_time = {{ dist = \"constant\", value = \"1s\" }} }}]"
+            )),
+            vec!["tool[0].replica[0].service_time", "provider's latency"],
+        ),
+        (
             tool("price = { input_per_million = 3 }"),
             vec!["tool[0].price.input_per_million", "reads none", "per_call"],
         ),

@@ -57,6 +57,18 @@ pub(super) fn provider(
         |key| format!("a model's work is its time to the first token and its answer's tokens at the decode rate, which `{key}` would replace"),
         "model.first_token and model.tokens_per_second",
     )?;
+    // A replica's slower service would be the provider's latency too: not expressible here.
+    if let Some((i, r)) = (tool.replica.iter().enumerate())
+        .find_map(|(i, r)| r.get_ref().service_time.as_ref().map(|s| (i, s)))
+    {
+        return check.error_allowing(
+            r.span(),
+            &format!("{path}.replica[{i}].service_time"),
+            "a model's replicas share its provider's latency: a service time has nothing to replace"
+                .into(),
+            "the replica's faults only, or a model tool of its own",
+        );
+    }
     let m = model.get_ref();
     let at = |key: &str| format!("{path}.model.{key}");
     let max_tokens = check.count(
