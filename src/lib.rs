@@ -55,7 +55,6 @@
 
 pub mod calibrate;
 pub mod chart;
-pub mod compare;
 pub mod config;
 pub mod engine;
 pub mod error;
@@ -70,6 +69,7 @@ pub mod policy;
 mod preset;
 pub mod produce;
 pub mod report;
+pub mod reproduce;
 pub mod run;
 pub mod shard;
 pub mod sim;

@@ -6,9 +6,9 @@
 #[path = "shipped/mod.rs"]
 mod shipped;
 
-use retrysim::compare;
 use retrysim::config::Source;
 use retrysim::produce;
+use retrysim::reproduce;
 use retrysim::run::Options;
 
 use shipped::root;
@@ -21,7 +21,7 @@ fn writes_its_committed_output(source: &Source) {
     let (results, staging) =
         produce::into_staging(source, sweep, scratch.path(), &Options::default(), &mut ()).unwrap();
     assert!(results.complete());
-    let differences = compare::folders(&reference, staging.path()).unwrap();
+    let differences = reproduce::folders(&reference, staging.path()).unwrap();
     assert!(
         differences.is_empty(),
         "{}:\n{}",

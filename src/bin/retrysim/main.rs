@@ -21,7 +21,7 @@ use retrysim::chart;
 use retrysim::config::{ConfigError, Source};
 use retrysim::experiment::ChartFormat;
 use retrysim::policy::{Attempts, KeyScope};
-use retrysim::{Error, compare, output, produce, report, run, shard, suggest, theory};
+use retrysim::{Error, output, produce, report, reproduce, run, shard, suggest, theory};
 
 use args::{CheckArgs, Cli, Command, Format, MergeArgs, Pace, PlotArgs, RunArgs, TheoryArgs};
 use progress::Progress;
@@ -315,7 +315,7 @@ fn check_command(args: &CheckArgs) -> Result<(), Failure> {
         say!("interrupted: nothing was compared");
         return Err(Failure::Interrupted);
     }
-    let differences = compare::folders(&reference, staging.path())
+    let differences = reproduce::folders(&reference, staging.path())
         .map_err(Error::io("cannot compare the output"))?;
     if differences.is_empty() {
         if !args.pace.quiet {
