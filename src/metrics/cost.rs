@@ -20,13 +20,19 @@ pub struct Costs {
     pub billed: bool,
 }
 
+/// What one run's calls were billed, over every tool.
+pub fn bill(totals: &Totals) -> BillTotals {
+    let mut bill = BillTotals::default();
+    for tool in &totals.tools {
+        bill.add(&tool.bill);
+    }
+    bill
+}
+
 impl Costs {
     /// Folds in one replication's totals.
     pub fn add(&mut self, totals: &Totals) {
-        let mut bill = BillTotals::default();
-        for tool in &totals.tools {
-            bill.add(&tool.bill);
-        }
+        let bill = bill(totals);
         let tasks = totals.tasks.max(1) as f64;
         let per_task = |x: u128| BillTotals::dollars(x) / tasks;
         self.per_task.push(per_task(bill.cost));

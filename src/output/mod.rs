@@ -46,6 +46,15 @@ pub fn fixed(x: f64) -> String {
     }
 }
 
+/// Dollars to nine decimals (a task may cost a few millionths of a dollar); empty where not
+/// finite.
+pub fn dollars(x: f64) -> String {
+    match x.is_finite() {
+        true => format!("{x:.9}"),
+        false => String::new(),
+    }
+}
+
 /// A float at the fixed precision of every output file, or an empty cell where it has no
 /// finite value (an interval from one replication): every number a file holds is finite.
 pub fn finite(x: f64) -> String {

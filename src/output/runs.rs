@@ -4,9 +4,11 @@
 
 use super::Export;
 use super::column::{Column, Kind::*, col};
-use super::fixed;
+use super::{dollars, fixed};
 use crate::experiment::Experiment;
+use crate::metrics::cost;
 use crate::metrics::{Measure, Sample, StopReason};
+use crate::model::price::{Bill, BillTotals};
 use crate::sim::{Job, RunResult};
 use crate::sweep::Point;
 
@@ -31,7 +33,7 @@ impl Row<'_> {
 pub struct Field(pub Column, pub for<'a> fn(&Row<'a>) -> String);
 
 /// The columns after the parameter columns, each with its value.
-pub const FIELDS: [Field; 17] = [
+pub const FIELDS: [Field; 18] = [
     Field(col("experiment", Text), |r| r.exp.name.clone()),
     Field(col("policy", Text), |r| {
         r.exp.policies[r.job.policy].name.clone()
@@ -68,6 +70,15 @@ pub const FIELDS: [Field; 17] = [
     Field(col("events", Count), |r| r.run.events.to_string()),
     Field(col("timeouts", Count), |r| {
         r.run.totals.timeouts.to_string()
+    }),
+    Field(col("cost_per_task", NumberOrEmpty), |r| {
+        match cost::bill(&r.run.totals) {
+            bill if bill == Bill::default() => String::new(),
+            bill => {
+                let tasks = r.run.totals.tasks.max(1) as f64;
+                dollars(BillTotals::dollars(bill.cost) / tasks)
+            }
+        }
     }),
 ];
 

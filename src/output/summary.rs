@@ -5,7 +5,7 @@
 
 use super::Export;
 use super::column::{Column, Kind::*, col, mean_seconds, seconds};
-use super::{finite, fixed};
+use super::{dollars, finite, fixed};
 use crate::experiment::Experiment;
 use crate::metrics::recovery::{Recoveries, Recovery};
 use crate::metrics::{Costs, Estimate, Measure, Moments, Sample, StopReason, ToolTotals};
@@ -139,15 +139,6 @@ impl Row<'_> {
             true => "yes",
             false => "no",
         }
-    }
-}
-
-/// Dollars to nine decimals (a task may cost a few millionths of a dollar); empty where not
-/// finite.
-fn dollars(x: f64) -> String {
-    match x.is_finite() {
-        true => format!("{x:.9}"),
-        false => String::new(),
     }
 }
 
