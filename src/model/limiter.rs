@@ -23,6 +23,14 @@ pub enum LimitScope {
 impl LimitScope {
     pub const ALL: [LimitScope; 2] = [LimitScope::Tool, LimitScope::Caller];
 
+    /// The bucket `caller`'s requests draw from: the tool's one, or the caller's own.
+    pub fn bucket(self, caller: u32) -> usize {
+        match self {
+            LimitScope::Tool => 0,
+            LimitScope::Caller => caller as usize,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             LimitScope::Tool => "tool",

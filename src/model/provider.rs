@@ -128,15 +128,24 @@ pub struct BrokenStream {
 }
 
 impl BrokenStream {
-    /// Started over at every break.
-    pub fn from_scratch(rate: f64, seconds: f64) -> BrokenStream {
-        let x = rate * seconds;
-        let attempts = libm::exp(x);
-        let streaming = if rate > 0.0 {
-            libm::expm1(x) / rate
-        } else {
-            seconds
-        };
+    /// Started over at every break, with at most `cap` attempts (`None`: until it completes):
+    /// each completes with p = e^(−λD), so E[attempts] = (1 − (1 − p)^cap)/p (1/p = e^(λD)
+    /// uncapped), and each streams E[min(C, D)] = (1 − p)/λ, so by Wald's identity the time
+    /// streamed is their product ((e^(λD) − 1)/λ uncapped).
+    pub fn from_scratch(rate: f64, seconds: f64, cap: Option<u32>) -> BrokenStream {
+        if rate <= 0.0 {
+            return BrokenStream {
+                attempts: 1.0,
+                streaming: seconds,
+                output_share: 1.0,
+                prompts: 1.0,
+                resent: 0.0,
+            };
+        }
+        let p = libm::exp(-rate * seconds);
+        let reached = cap.map_or(1.0, |n| 1.0 - libm::pow(1.0 - p, f64::from(n)));
+        let attempts = reached / p;
+        let streaming = attempts * (1.0 - p) / rate;
         BrokenStream {
             attempts,
             streaming,
@@ -240,14 +249,14 @@ mod tests {
     #[test]
     fn the_closed_forms_of_a_broken_stream() {
         // λD = 1: started over, e attempts and (e − 1)/λ seconds streamed; resumed, 2 and D.
-        let over = BrokenStream::from_scratch(0.05, 20.0);
+        let over = BrokenStream::from_scratch(0.05, 20.0, None);
         assert!((over.attempts - std::f64::consts::E).abs() < 1e-12);
         assert!((over.streaming - 20.0 * (std::f64::consts::E - 1.0)).abs() < 1e-9);
         let resumed = BrokenStream::resumed(0.05, 20.0);
         assert_eq!((resumed.attempts, resumed.output_share), (2.0, 1.0));
         assert!((resumed.resent - 0.5).abs() < 1e-12);
         // With no breaks both are one attempt that streams once.
-        let calm = BrokenStream::from_scratch(0.0, 20.0);
+        let calm = BrokenStream::from_scratch(0.0, 20.0, None);
         assert_eq!(
             (calm.attempts, calm.streaming, calm.output_share),
             (1.0, 20.0, 1.0)

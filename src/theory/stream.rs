@@ -77,7 +77,8 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
             BrokenStream::resumed(rate, seconds)
         }
         (true, Attempts::AtMost(n)) if n > 1 => return None,
-        (_, cap) => from_scratch(rate, seconds, cap),
+        (_, Attempts::AtMost(n)) => BrokenStream::from_scratch(rate, seconds, Some(n)),
+        (_, Attempts::Unlimited) => BrokenStream::from_scratch(rate, seconds, None),
     };
     let (input, output) = (input.0 as f64, output.0 as f64);
     let tokens_out = forms.output_share * output;
@@ -88,30 +89,6 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
             + (forms.attempts - 1.0) * price.call as f64 / crate::model::price::PICO,
         completion: Some(forms.attempts * per_attempt + forms.streaming),
     })
-}
-
-/// Started over, at most `cap` attempts.
-fn from_scratch(rate: f64, seconds: f64, cap: Attempts) -> BrokenStream {
-    let whole = BrokenStream::from_scratch(rate, seconds);
-    let Attempts::AtMost(n) = cap else {
-        return whole;
-    };
-    let p = libm::exp(-rate * seconds);
-    let attempts = match p {
-        1.0 => 1.0,
-        p => (1.0 - libm::pow(1.0 - p, f64::from(n))) / p,
-    };
-    let streaming = match rate > 0.0 {
-        true => attempts * (1.0 - p) / rate,
-        false => seconds,
-    };
-    BrokenStream {
-        attempts,
-        streaming,
-        output_share: streaming / seconds,
-        prompts: attempts,
-        resent: 0.0,
-    }
 }
 
 /// P(K ≥ n) for K Poisson with mean `mean`.
@@ -131,12 +108,12 @@ mod tests {
     #[test]
     fn a_cap_cuts_the_attempts_of_a_stream_started_over() {
         // One attempt: it completes with e^(−λD) and streams E[min(C, D)].
-        let one = from_scratch(0.1, 10.0, Attempts::AtMost(1));
+        let one = BrokenStream::from_scratch(0.1, 10.0, Some(1));
         assert!((one.attempts - 1.0).abs() < 1e-12);
         assert!((one.streaming - (1.0 - (-1.0f64).exp()) / 0.1).abs() < 1e-9);
         // Many: the uncapped forms.
-        let many = from_scratch(0.1, 10.0, Attempts::AtMost(200));
-        let whole = BrokenStream::from_scratch(0.1, 10.0);
+        let many = BrokenStream::from_scratch(0.1, 10.0, Some(200));
+        let whole = BrokenStream::from_scratch(0.1, 10.0, None);
         assert!((many.attempts - whole.attempts).abs() < 1e-9);
         assert!((many.streaming - whole.streaming).abs() < 1e-9);
     }

@@ -111,7 +111,7 @@ fn broken_streams_cost_what_their_closed_forms_say() {
         )
     };
     for (policy, theory) in [
-        ("", BrokenStream::from_scratch(breaks, seconds)),
+        ("", BrokenStream::from_scratch(breaks, seconds, None)),
         ("resume = true", BrokenStream::resumed(breaks, seconds)),
     ] {
         let exp = experiment(&config(policy));

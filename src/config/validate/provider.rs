@@ -3,12 +3,10 @@
 
 use toml::Spanned;
 
-use super::default;
 use crate::config::check::{Check, Result};
 use crate::config::latency::{latency, tokens};
 use crate::config::raw;
-use crate::model::{LimitScope, Price, Provider, TokenLimit, ToolKind};
-use crate::time::Tick;
+use crate::model::{Price, Provider, TokenLimit, ToolKind};
 
 /// The provider of a tool of `kind`: required of a model, refused of any other tool, whose
 /// service time a model's latency would replace.
@@ -121,27 +119,8 @@ pub(super) fn token_limit(
         per_minute,
         "a bucket of 0 tokens lets nothing through",
     )?;
-    let scope = check.named(
-        raw.scope.as_ref(),
-        &format!("{path}.scope"),
-        &LimitScope::ALL,
-        LimitScope::name,
-        LimitScope::Tool,
-    )?;
-    let unit = check.duration_or(
-        &raw.retry_after_unit,
-        &format!("{path}.retry_after_unit"),
-        default::RETRY_AFTER_UNIT,
-    )?;
-    if unit == Tick::ZERO {
-        let span = raw.retry_after_unit.as_ref().map_or(0..0, |u| u.span());
-        return check.error_allowing(
-            span,
-            &format!("{path}.retry_after_unit"),
-            "a Retry-After cannot be counted in units of 0".into(),
-            "a positive duration: \"1s\" (retry-after), \"1ms\" (retry-after-ms)",
-        );
-    }
+    let (scope, unit) =
+        super::tool::scope_and_unit(check, (&raw.scope, &raw.retry_after_unit), path)?;
     Ok(TokenLimit {
         per_minute,
         burst,

@@ -311,20 +311,32 @@ fn rate_limit(check: &Check, spanned: &Spanned<raw::RateLimit>, path: &str) -> R
         (per_second.round() as u32).max(1),
         "a bucket of 0 tokens lets nothing through",
     )?;
+    let (scope, unit) = scope_and_unit(check, (&raw.scope, &raw.retry_after_unit), path)?;
+    Ok(RateLimit::per_second(per_second, burst, scope, unit))
+}
+
+/// A limit's `scope` (one bucket for the tool, or one per caller) and the unit its
+/// Retry-After is rounded up to: `rate_limit`'s and `tokens_per_minute`'s alike.
+pub(super) fn scope_and_unit(
+    check: &Check,
+    (scope, unit): (&Option<Spanned<String>>, &Option<Spanned<toml::Value>>),
+    path: &str,
+) -> Result<(LimitScope, Tick)> {
     let scope = check.named(
-        raw.scope.as_ref(),
+        scope.as_ref(),
         &format!("{path}.scope"),
         &LimitScope::ALL,
         LimitScope::name,
         LimitScope::Tool,
     )?;
+    let written = unit;
     let unit = check.duration_or(
-        &raw.retry_after_unit,
+        written,
         &format!("{path}.retry_after_unit"),
         default::RETRY_AFTER_UNIT,
     )?;
     if unit == Tick::ZERO {
-        let span = raw.retry_after_unit.as_ref().map_or(0..0, |u| u.span());
+        let span = written.as_ref().map_or(0..0, |u| u.span());
         return check.error_allowing(
             span,
             &format!("{path}.retry_after_unit"),
@@ -332,7 +344,7 @@ fn rate_limit(check: &Check, spanned: &Spanned<raw::RateLimit>, path: &str) -> R
             "a positive duration: \"1s\" (an HTTP header), \"1ms\" (a retry-after-ms header)",
         );
     }
-    Ok(RateLimit::per_second(per_second, burst, scope, unit))
+    Ok((scope, unit))
 }
 
 /// Capacity windows: each a span with a share in [0, 1) of the workers and the rate limit, in

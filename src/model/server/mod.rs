@@ -344,12 +344,11 @@ impl<T: Copy> Server<T> {
         caller: u32,
         tokens: u64,
     ) -> Result<(), Tick> {
-        let at = |scope| match scope {
-            LimitScope::Tool => 0,
-            LimitScope::Caller => caller as usize,
-        };
+        if spec.rate_limit.is_none() && spec.token_limit.is_none() {
+            return Ok(());
+        }
         let requests = spec.rate_limit.map(|limit| {
-            let i = at(limit.scope);
+            let i = limit.scope.bucket(caller);
             let mut bucket = self.buckets[i];
             let windows = &spec.capacity;
             let taken = match capacity::rate_limit(
@@ -367,7 +366,7 @@ impl<T: Copy> Server<T> {
             (i, bucket, taken)
         });
         let token_room = spec.token_limit.map(|limit| {
-            let i = at(limit.scope);
+            let i = limit.scope.bucket(caller);
             let mut bucket = self.token_buckets[i];
             let taken = bucket.take(&limit, now, tokens);
             (i, bucket, taken)
@@ -393,11 +392,7 @@ impl<T: Copy> Server<T> {
     /// `unused` part of it (the `max_tokens` it did not generate) goes back to the bucket.
     pub fn settle(&mut self, spec: &ServerSpec, caller: u32, unused: u64) {
         if let Some(limit) = spec.token_limit {
-            let i = match limit.scope {
-                LimitScope::Tool => 0,
-                LimitScope::Caller => caller as usize,
-            };
-            self.token_buckets[i].give_back(unused);
+            self.token_buckets[limit.scope.bucket(caller)].give_back(unused);
         }
     }
 
