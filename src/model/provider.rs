@@ -129,8 +129,8 @@ pub struct BrokenStream {
 
 impl BrokenStream {
     /// Started over at every break, with at most `cap` attempts (`None`: until it completes):
-    /// each completes with p = e^(−λD), so E[attempts] = (1 − (1 − p)^cap)/p (1/p = e^(λD)
-    /// uncapped), and each streams E[min(C, D)] = (1 − p)/λ, so by Wald's identity the time
+    /// each completes with p = e^(−λD), so E\[attempts\] = (1 − (1 − p)^cap)/p (1/p = e^(λD)
+    /// uncapped), and each streams E\[min(C, D)\] = (1 − p)/λ, so by Wald's identity the time
     /// streamed is their product ((e^(λD) − 1)/λ uncapped).
     pub fn from_scratch(rate: f64, seconds: f64, cap: Option<u32>) -> BrokenStream {
         if rate <= 0.0 {
