@@ -55,6 +55,7 @@
 
 pub mod calibrate;
 pub mod chart;
+pub mod compare;
 pub mod config;
 pub mod engine;
 pub mod error;
@@ -78,6 +79,7 @@ pub mod suggest;
 pub mod sweep;
 pub mod theory;
 pub mod time;
+pub mod tune;
 pub mod variate;
 pub mod verdict;
 

@@ -11,6 +11,7 @@ mod goodput;
 mod grid;
 pub mod lanes;
 mod legend;
+pub mod pareto;
 mod raster;
 mod style;
 

@@ -6,7 +6,7 @@ mod changes;
 pub(crate) mod check;
 mod error;
 mod latency;
-mod path;
+pub(crate) mod path;
 pub(crate) mod raw;
 mod resolve;
 mod validate;
@@ -206,6 +206,11 @@ fn tidy(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// The config's TOML as raw types, for a reader of a table the sweep passes by (`[tune]`).
+pub(crate) fn parse_raw(source: &Source) -> Result<raw::Config, ConfigError> {
+    parse(source)
 }
 
 /// The config's TOML as raw types; unknown keys and wrong types are errors here.

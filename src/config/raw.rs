@@ -31,6 +31,9 @@ pub struct Config {
     #[serde(default)]
     pub output: Output,
     pub sweep: Option<Spanned<Sweep>>,
+    /// For `retrysim tune`; the sweep reader passes it by.
+    #[serde(default, skip_serializing)]
+    pub tune: Option<Spanned<crate::tune::spec::RawTune>>,
 }
 
 #[derive(Deserialize, Serialize, Clone)]

@@ -5,6 +5,7 @@
 pub mod attempt;
 pub mod cost;
 pub mod estimate;
+pub mod figure;
 pub mod moments;
 pub mod quantiles;
 pub mod record;
@@ -15,6 +16,7 @@ pub mod totals;
 pub use attempt::{AttemptRecord, Lookup, Outcome};
 pub use cost::Costs;
 pub use estimate::Estimate;
+pub use figure::{Better, Figure};
 pub use moments::{Moments, Sample, Sums};
 pub use quantiles::Quantiles;
 pub use record::{BusinessState, IntentRecord, Status, StopReason};

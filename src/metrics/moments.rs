@@ -28,6 +28,15 @@ impl Sums {
         self.sum_sq += u128::from(x) * u128::from(x);
     }
 
+    /// `trials` values of 0 or 1, `successes` of them 1: a proportion as a sample.
+    pub fn bernoulli(trials: u64, successes: u64) -> Sums {
+        Sums {
+            count: trials,
+            sum: u128::from(successes),
+            sum_sq: u128::from(successes),
+        }
+    }
+
     /// Adds another sample's values: exact, so the order of merging never shows.
     pub fn merge(&mut self, other: &Sums) {
         self.count += other.count;

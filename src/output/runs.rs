@@ -6,9 +6,7 @@ use super::Export;
 use super::column::{Column, Kind::*, col};
 use super::{dollars, fixed};
 use crate::experiment::Experiment;
-use crate::metrics::cost;
-use crate::metrics::{Measure, Sample, StopReason};
-use crate::model::price::{Bill, BillTotals};
+use crate::metrics::{Figure, Measure, Sample, StopReason};
 use crate::sim::{Job, RunResult};
 use crate::sweep::Point;
 
@@ -27,13 +25,22 @@ impl Row<'_> {
     fn stopped(&self, reason: StopReason) -> String {
         self.run.totals.stopped(reason).to_string()
     }
+
+    /// A figure's value in this run, as `summary.csv` writes it; empty where not measured.
+    fn figure(&self, f: Figure) -> String {
+        match f.of_run(&self.run.totals) {
+            Some(x) if f.is_money() => dollars(x),
+            Some(x) => fixed(x),
+            None => String::new(),
+        }
+    }
 }
 
 /// A column and how a run gives its value.
 pub struct Field(pub Column, pub for<'a> fn(&Row<'a>) -> String);
 
 /// The columns after the parameter columns, each with its value.
-pub const FIELDS: [Field; 18] = [
+pub const FIELDS: [Field; 26] = [
     Field(col("experiment", Text), |r| r.exp.name.clone()),
     Field(col("policy", Text), |r| {
         r.exp.policies[r.job.policy].name.clone()
@@ -72,13 +79,27 @@ pub const FIELDS: [Field; 18] = [
         r.run.totals.timeouts.to_string()
     }),
     Field(col("cost_per_task", NumberOrEmpty), |r| {
-        match cost::bill(&r.run.totals) {
-            bill if bill == Bill::default() => String::new(),
-            bill => {
-                let tasks = r.run.totals.tasks.max(1) as f64;
-                dollars(BillTotals::dollars(bill.cost) / tasks)
-            }
-        }
+        r.figure(Figure::Cost)
+    }),
+    Field(col("task_success_rate", Number), |r| {
+        r.figure(Figure::TaskSuccess)
+    }),
+    Field(col("calls_per_task", Number), |r| r.figure(Figure::Calls)),
+    Field(col("mean_completion_s", Number), |r| {
+        r.figure(Figure::MeanCompletion)
+    }),
+    Field(col("completion_p99_s", Number), |r| {
+        r.figure(Figure::CompletionP99)
+    }),
+    Field(col("makespan_s", Number), |r| r.figure(Figure::Makespan)),
+    Field(col("cost_per_successful_task", NumberOrEmpty), |r| {
+        r.figure(Figure::CostPerSuccess)
+    }),
+    Field(col("retry_cost_per_task", NumberOrEmpty), |r| {
+        r.figure(Figure::RetryCost)
+    }),
+    Field(col("wasted_cost_per_task", NumberOrEmpty), |r| {
+        r.figure(Figure::WastedCost)
     }),
 ];
 

@@ -8,7 +8,7 @@ use super::column::{Column, Kind::*, col, mean_seconds, seconds};
 use super::{dollars, finite, fixed};
 use crate::experiment::Experiment;
 use crate::metrics::recovery::{Recoveries, Recovery};
-use crate::metrics::{Costs, Estimate, Measure, Moments, Sample, StopReason, ToolTotals};
+use crate::metrics::{Costs, Estimate, Figure, Measure, Moments, Sample, StopReason, ToolTotals};
 use crate::policy::Policy;
 use crate::run::{PointResult, PolicyResult};
 use crate::sweep::Point;
@@ -72,6 +72,12 @@ impl Row<'_> {
 
     fn stopped(&self, reason: StopReason) -> String {
         self.result.totals.stopped(reason).to_string()
+    }
+
+    /// Half the 95 % interval of a figure (see [`PolicyResult::figure`]), or empty where it has
+    /// none.
+    fn figure_ci(&self, f: Figure) -> String {
+        finite(self.result.figure(f).half_width)
     }
 
     /// A measure of recovery from the trigger, or empty where there is none.
@@ -146,7 +152,7 @@ impl Row<'_> {
 pub struct Field(pub Column, pub for<'a> fn(&Row<'a>) -> String);
 
 /// The columns after the parameter columns, each with its value.
-pub const FIELDS: [Field; 88] = [
+pub const FIELDS: [Field; 92] = [
     Field(col("experiment", Text), |r| r.exp.name.clone()),
     Field(col("policy", Text), |r| r.policy.name.clone()),
     Field(col("seed", Count), |r| r.exp.seed.to_string()),
@@ -403,6 +409,18 @@ pub const FIELDS: [Field; 88] = [
     }),
     Field(col("cost_agrees", Word(&AGREES)), |r| {
         r.cost_agrees().to_string()
+    }),
+    Field(col("task_success_ci95", NumberOrEmpty), |r| {
+        r.figure_ci(Figure::TaskSuccess)
+    }),
+    Field(col("calls_per_task_ci95", NumberOrEmpty), |r| {
+        r.figure_ci(Figure::Calls)
+    }),
+    Field(col("mean_completion_s_ci95", NumberOrEmpty), |r| {
+        r.figure_ci(Figure::MeanCompletion)
+    }),
+    Field(col("completion_p99_s_ci95", NumberOrEmpty), |r| {
+        r.figure_ci(Figure::CompletionP99)
     }),
 ];
 

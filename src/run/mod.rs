@@ -11,8 +11,8 @@ use std::sync::atomic::AtomicBool;
 use crate::experiment::Experiment;
 use crate::metrics::recovery::{self, Recoveries, Recovery};
 use crate::metrics::{
-    AttemptRecord, Costs, Estimate, IntentRecord, Level, Measure, Moments, Quantiles, Sample,
-    SeriesStats, StopReason, ToolTotals, Totals,
+    AttemptRecord, Costs, Estimate, Figure, IntentRecord, Level, Measure, Moments, Quantiles,
+    Sample, SeriesStats, StopReason, Sums, ToolTotals, Totals,
 };
 use crate::policy::Policy;
 use crate::sim::{Job, RunResult};
@@ -52,6 +52,8 @@ pub struct PolicyResult {
     pub makespan: Moments,
     /// Each replication's bill per task.
     pub costs: Costs,
+    /// Each replication's value of every figure it measures, in [`Figure::ALL`]'s order.
+    per_run: [Moments; Figure::ALL.len()],
     /// The longest line at any tool it calls, averaged over a bin of the time series and over
     /// the replications, where the run keeps one.
     pub peak_queue: Option<f64>,
@@ -86,6 +88,11 @@ impl PolicyResult {
         }
         for m in Measure::ALL {
             self.means[m as usize].push(run.totals.get(m).mean());
+        }
+        for f in Figure::ALL {
+            if let Some(x) = f.of_run(&run.totals) {
+                self.per_run[f as usize].push(x);
+            }
         }
         if exp.graph.is_measured() {
             let edges = &run.totals.edges;
@@ -122,6 +129,31 @@ impl PolicyResult {
             Estimate::at_level(self.totals.get(m), level)
         } else {
             Estimate::at_level(&self.means[m as usize], level)
+        }
+    }
+
+    /// Figure `f` with its 95 % interval: as [`PolicyResult::estimate`] for the per-intent
+    /// figures (the task success rate's, with one replication, across tasks), across the
+    /// replications' own values for the others, which one replication gives no interval.
+    pub fn figure(&self, f: Figure) -> Estimate {
+        let seconds = |e: Estimate| {
+            let s = crate::time::TICKS_PER_SECOND as f64;
+            Estimate {
+                mean: e.mean / s,
+                half_width: e.half_width / s,
+                std_error: e.std_error / s,
+            }
+        };
+        match f {
+            Figure::Attempts => self.estimate(Measure::Attempts),
+            Figure::Duplicates => self.estimate(Measure::Duplicates),
+            Figure::Success => self.estimate(Measure::Success),
+            Figure::Ghost => self.estimate(Measure::Ghost),
+            Figure::MeanCompletion => seconds(self.estimate(Measure::Completion)),
+            Figure::TaskSuccess if self.replications == 1 => Estimate::from_sample(
+                &Sums::bernoulli(self.totals.tasks, self.totals.tasks_succeeded),
+            ),
+            _ => Estimate::from_sample(&self.per_run[f as usize]),
         }
     }
 

@@ -6,6 +6,7 @@ mod binary;
 mod broken_output;
 mod calibrate;
 mod changes;
+mod compare;
 mod folders;
 mod hardening;
 mod refusals;

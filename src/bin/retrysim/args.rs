@@ -34,6 +34,12 @@ pub enum Command {
     Plot(PlotArgs),
     /// Rerun a config and compare every output file with the reference, byte for byte.
     Check(CheckArgs),
+    /// Compare two runs figure by figure: B − A with its 95 % interval (paired by replication
+    /// where both used the same seeds), and a verdict corrected over the table.
+    Compare(CompareArgs),
+    /// Search the policy a config's [tune] table names for the best objective under its
+    /// constraints; write candidates.csv, a Pareto chart and recommended.toml to out/<name>/.
+    Tune(TuneArgs),
     /// Print the closed forms for given losses, without simulating.
     Theory(TheoryArgs),
     /// Tell one intent's story (or one task's) from the per-attempt trace: a text timeline,
@@ -156,6 +162,44 @@ pub struct CheckArgs {
     pub against: Option<PathBuf>,
     #[command(flatten)]
     pub changes: Changes,
+    #[command(flatten)]
+    pub pace: Pace,
+}
+
+#[derive(Args)]
+pub struct CompareArgs {
+    /// The baseline: an output folder written by `retrysim run`.
+    pub a: PathBuf,
+    /// The output folder compared with it (or --fresh CONFIG).
+    #[arg(conflicts_with = "fresh")]
+    pub b: Option<PathBuf>,
+    /// Run this config afresh (in a scratch folder, removed afterwards) as B.
+    #[arg(long, value_name = "CONFIG")]
+    pub fresh: Option<PathBuf>,
+    /// Changes to the fresh run's config.
+    #[command(flatten)]
+    pub changes: Settings,
+    /// Also write the table as Markdown to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+    /// Also write the comparison as JSON to FILE (schema in the README).
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Exit 1 if a figure got worse in any configuration: worse:FIGURE, such as
+    /// worse:attempts_per_intent, or worse:any (repeatable).
+    #[arg(long, value_name = "worse:FIGURE", value_parser = crate::compare::fail_if)]
+    pub fail_if: Vec<crate::compare::FailIf>,
+    #[command(flatten)]
+    pub pace: Pace,
+}
+
+#[derive(Args)]
+pub struct TuneArgs {
+    /// A config with a [tune] table.
+    pub config: PathBuf,
+    /// The folder to write <name>/ into.
+    #[arg(long, default_value = "out")]
+    pub out: PathBuf,
     #[command(flatten)]
     pub pace: Pace,
 }

@@ -1,13 +1,15 @@
 //! The `retrysim` command line: parse arguments, call the library, map errors to exit codes
-//! (0 done, 1 the run failed or `check` found a difference, 2 bad usage or a bad config,
+//! (0 done, 1 the run failed, `check` found a difference or `compare --fail-if` a worse figure, 2 bad usage or a bad config,
 //! 130 interrupted by Ctrl-C). The progress display lives here too, with the crates only a
 //! terminal needs (clap, indicatif): the library knows none of them.
 
 mod args;
 mod calibrate;
+mod compare;
 mod progress;
 mod terminal;
 mod trace;
+mod tune;
 
 use std::io;
 use std::path::Path;
@@ -29,7 +31,7 @@ pub use terminal::out as print;
 use terminal::say;
 
 /// Set by Ctrl-C: no new run starts, finished points are kept.
-static CANCEL: AtomicBool = AtomicBool::new(false);
+pub static CANCEL: AtomicBool = AtomicBool::new(false);
 
 /// How a command ended other than done.
 pub enum Failure {
@@ -39,6 +41,8 @@ pub enum Failure {
     Usage(String),
     /// `check` found differences, already reported.
     Mismatch,
+    /// `compare --fail-if` found a figure worse, already reported.
+    Worse,
     /// Ctrl-C stopped the run, already reported.
     Interrupted,
 }
@@ -69,7 +73,9 @@ impl Failure {
                 | Error::NotInOutput(_),
             ) => 2,
             Failure::Usage(_) => 2,
-            Failure::Error(Error::Chart(_) | Error::Io { .. }) | Failure::Mismatch => 1,
+            Failure::Error(Error::Chart(_) | Error::Io { .. })
+            | Failure::Mismatch
+            | Failure::Worse => 1,
             Failure::Interrupted => 130,
         }
     }
@@ -83,6 +89,8 @@ fn main() -> ExitCode {
         Some(Command::Merge(args)) => merge_command(&args),
         Some(Command::Plot(args)) => plot_command(&args),
         Some(Command::Check(args)) => check_command(&args),
+        Some(Command::Compare(args)) => compare::command(&args),
+        Some(Command::Tune(args)) => tune::command(&args),
         Some(Command::Theory(args)) => theory_command(&args),
         Some(Command::Trace(args)) => trace::command(&args),
         Some(Command::Calibrate(args)) => calibrate::command(&args),
@@ -95,7 +103,7 @@ fn main() -> ExitCode {
             match &failure {
                 Failure::Error(e) => say!("error: {e}"),
                 Failure::Usage(msg) => say!("error: {msg}"),
-                Failure::Mismatch | Failure::Interrupted => {}
+                Failure::Mismatch | Failure::Worse | Failure::Interrupted => {}
             }
             ExitCode::from(failure.exit_code())
         }
@@ -103,7 +111,7 @@ fn main() -> ExitCode {
 }
 
 /// The first Ctrl-C stops new runs and keeps the finished points; a second one ends at once.
-fn catch_ctrl_c() {
+pub fn catch_ctrl_c() {
     let _ = ctrlc::set_handler(|| {
         if CANCEL.swap(true, Ordering::SeqCst) {
             std::process::exit(130);
@@ -163,6 +171,13 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
         Some(path) => read_config(path)?,
         None => Source::builtin(),
     };
+    if source.tune()?.is_some() {
+        return Err(Failure::Usage(format!(
+            "{} is for `retrysim tune`: its [tune] table searches its policy rather than running \
+             it; tune it with `retrysim tune {}`, or run its recommended.toml",
+            source.name, source.name
+        )));
+    }
     let changes = args.changes.list();
     let mut sweep = source.changed(&changes)?;
     sweep.trace(args.intents, args.attempts);
@@ -298,6 +313,7 @@ fn check_command(args: &CheckArgs) -> Result<(), Failure> {
         Some(path) => Source::read(path)?,
         None => Source::builtin(),
     };
+    let tuning = source.tune()?;
     let sweep = source.changed(&args.changes.list())?;
     let reference = args
         .against
@@ -310,11 +326,17 @@ fn check_command(args: &CheckArgs) -> Result<(), Failure> {
     // The fresh run is staged in a scratch folder of its own, so a read-only reference can be
     // checked, and dropped afterwards.
     let scratch = Scratch::new().map_err(Error::io("cannot make a scratch folder"))?;
-    let (results, staging, _) = produce(&source, sweep, scratch.path(), &args.pace)?;
-    if !results.complete() {
-        say!("interrupted: nothing was compared");
-        return Err(Failure::Interrupted);
-    }
+    let staging = match tuning {
+        Some(spec) => tune::produce(&source, spec, scratch.path(), &args.pace)?.1,
+        None => {
+            let (results, staging, _) = produce(&source, sweep, scratch.path(), &args.pace)?;
+            if !results.complete() {
+                say!("interrupted: nothing was compared");
+                return Err(Failure::Interrupted);
+            }
+            staging
+        }
+    };
     let differences = reproduce::folders(&reference, staging.path())
         .map_err(Error::io("cannot compare the output"))?;
     if differences.is_empty() {

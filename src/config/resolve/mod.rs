@@ -102,6 +102,7 @@ fn experiment(exp: &Experiment) -> raw::Config {
             timeseries: out.timeseries.and_then(ticks),
         },
         sweep: None,
+        tune: None,
     }
 }
 

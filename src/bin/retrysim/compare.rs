@@ -1,0 +1,91 @@
+//! `retrysim compare A B`: every figure of two runs, B against A, with a verdict corrected over
+//! the table; `--fresh CONFIG` reruns a config in a scratch folder as B.
+
+use retrysim::compare;
+use retrysim::config::Source;
+use retrysim::metrics::Figure;
+use retrysim::{Error, output};
+
+use crate::args::CompareArgs;
+use crate::terminal::say;
+use crate::{Failure, Scratch, print, produce};
+
+/// A `--fail-if` condition: a figure that must not get worse (`None`: any figure).
+#[derive(Clone, Copy)]
+pub struct FailIf(pub Option<Figure>);
+
+/// Reads `worse:FIGURE` (or `worse:any`).
+pub fn fail_if(text: &str) -> Result<FailIf, String> {
+    let names = || Figure::ALL.map(Figure::column).join(", ");
+    let Some(name) = text.strip_prefix("worse:") else {
+        return Err(format!(
+            "`{text}` is not a condition: write worse:FIGURE, such as worse:attempts_per_intent"
+        ));
+    };
+    if name == "any" {
+        return Ok(FailIf(None));
+    }
+    match Figure::named(name) {
+        Some(f) => Ok(FailIf(Some(f))),
+        None => {
+            let guess = retrysim::suggest::closest(name, Figure::ALL.map(Figure::column))
+                .map_or(String::new(), |g| format!("did you mean `{g}`? "));
+            Err(format!(
+                "`{name}` is not a figure compare judges; {guess}the figures: any, {}",
+                names()
+            ))
+        }
+    }
+}
+
+pub fn command(args: &CompareArgs) -> Result<(), Failure> {
+    let changes = args.changes.list();
+    if args.fresh.is_none() && !changes.is_empty() {
+        return Err(Failure::Usage(
+            "--seed and --set change the config of a fresh run: give --fresh CONFIG".into(),
+        ));
+    }
+    // A fresh B is run in a scratch folder of its own and dropped afterwards.
+    let (scratch, staged);
+    let b = match (&args.b, &args.fresh) {
+        (Some(b), _) => b.clone(),
+        (None, Some(config)) => {
+            let source = Source::read(config)?;
+            let sweep = source.changed(&changes)?;
+            scratch = Scratch::new().map_err(Error::io("cannot make a scratch folder"))?;
+            let (results, staging, _) = produce(&source, sweep, scratch.path(), &args.pace)?;
+            if !results.complete() {
+                say!("interrupted: nothing was compared");
+                return Err(Failure::Interrupted);
+            }
+            staged = staging;
+            staged.path().to_path_buf()
+        }
+        (None, None) => {
+            return Err(Failure::Usage(
+                "give a second folder B, or --fresh CONFIG".into(),
+            ));
+        }
+    };
+    let comparison = compare::folders(&args.a, &b)?;
+    if let Some(path) = &args.export_markdown {
+        output::user_path::write(path, comparison.markdown().as_bytes())
+            .map_err(Error::io(format!("cannot write {}", path.display())))?;
+    }
+    if let Some(path) = &args.export_json {
+        output::user_path::write(path, comparison.json().as_bytes())
+            .map_err(Error::io(format!("cannot write {}", path.display())))?;
+    }
+    if !args.pace.quiet {
+        print(&comparison.table())?;
+    }
+    let failed: Vec<&str> = (args.fail_if.iter())
+        .filter(|c| comparison.worse(c.0))
+        .map(|c| c.0.map_or("any", Figure::column))
+        .collect();
+    if failed.is_empty() {
+        return Ok(());
+    }
+    say!("worse: {} (--fail-if)", failed.join(", "));
+    Err(Failure::Worse)
+}

@@ -1,0 +1,254 @@
+//! The tuner's folder, `out/<name>/`, written whole or not at all: `candidates.csv`, the
+//! Pareto chart, `recommended.toml` and a manifest.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+use toml::{Table, Value};
+
+use super::{Tuned, base, search};
+use crate::chart::pareto::{self, Pareto};
+use crate::config::Source;
+use crate::error::Error;
+use crate::experiment::ChartFormat;
+use crate::metrics::{Estimate, Figure};
+use crate::output::{Mark, Staging, dollars, finite};
+
+/// A figure's value as the CSV writes it.
+fn cell(f: Figure, x: f64) -> String {
+    match f.is_money() {
+        true => dollars(x),
+        false => finite(x),
+    }
+}
+
+/// `candidates.csv`: a row per candidate (its search figures, and for a finalist its
+/// validation), then the config's policy as written, validated beside them.
+fn candidates_csv(t: &Tuned) -> String {
+    let figures = t.spec.figures();
+    let mut header: Vec<String> = vec!["candidate".into()];
+    header.extend(t.spec.keys.iter().map(|k| k.path.clone()));
+    header.extend(["dropped_after_round".into(), "search_replications".into()]);
+    for f in &figures {
+        header.push(f.column().into());
+        header.push(format!("{}_ci95", f.column()));
+    }
+    header.push("validation_replications".into());
+    for f in &figures {
+        header.push(format!("validation_{}", f.column()));
+        header.push(format!("validation_{}_ci95", f.column()));
+    }
+    header.extend(["constraints_hold".into(), "chosen".into()]);
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&header).expect("writing to memory");
+    let validated = |obs: Option<&search::Observed>, row: &mut Vec<String>| {
+        row.push(obs.map_or(String::new(), |o| o.runs.len().to_string()));
+        for &f in &figures {
+            let e = obs.map(|o| o.estimate(f));
+            row.push(e.map_or(String::new(), |e| cell(f, e.mean)));
+            row.push(e.map_or(String::new(), |e| cell(f, e.half_width)));
+        }
+        let holds = obs.map(|o| search::holds(&t.spec.constraints, |f| o.estimate(f)));
+        row.push(holds.map_or(String::new(), |h| if h { "yes" } else { "no" }.into()));
+    };
+    for (i, c) in t.candidates.iter().enumerate() {
+        let mut row = vec![format!("c{i:04}")];
+        row.extend(c.values.iter().map(super::spec::plain));
+        row.push(t.dropped[i].map_or(String::new(), |r| (r + 1).to_string()));
+        let obs = &t.observed[i];
+        row.push(obs.runs.len().to_string());
+        for &f in &figures {
+            let e = obs.estimate(f);
+            row.push(cell(f, e.mean));
+            row.push(cell(f, e.half_width));
+        }
+        let finalist = t.finalists.iter().find(|(j, _)| *j == i).map(|(_, o)| o);
+        validated(finalist, &mut row);
+        row.push(if t.chosen == Some(i) { "yes" } else { "no" }.into());
+        w.write_record(&row).expect("writing to memory");
+    }
+    let mut row = vec![format!("{} (as written)", t.spec.policy)];
+    row.extend(t.spec.keys.iter().map(|_| String::new()));
+    row.extend([String::new(), "0".into()]);
+    row.extend(figures.iter().flat_map(|_| [String::new(), String::new()]));
+    validated(Some(&t.as_written), &mut row);
+    row.push("no".into());
+    w.write_record(&row).expect("writing to memory");
+    String::from_utf8(w.into_inner().expect("writing to memory")).expect("CSV of UTF-8 cells")
+}
+
+/// `recommended.toml`: the config with the chosen policy alone, named for it, on the
+/// validation's seed and replications, so running it gives the validation's figures again;
+/// those figures, the constraints and how it was chosen in comments on top.
+pub fn recommended(t: &Tuned, source: &Source) -> Option<String> {
+    let chosen = t.chosen?;
+    let runs = t.chosen_runs()?;
+    let (doc, base_policy) = base(source, &t.spec);
+    let policy_name = format!("{}-tuned", t.spec.policy);
+    let policy = search::policy(&t.spec, &base_policy, &t.candidates[chosen], &policy_name).ok()?;
+    let mut doc = search::document(&doc, vec![policy], t.validation_seed, t.spec.validation);
+    let name = doc
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("tuned")
+        .to_string();
+    doc.insert("name".into(), Value::String(format!("{name}-recommended")));
+    let settings: Vec<String> = (t.spec.keys.iter().zip(&t.candidates[chosen].values))
+        .map(|(k, v)| format!("{} = {v}", k.path))
+        .collect();
+    doc.insert(
+        "description".into(),
+        Value::String(format!(
+            "{} as retrysim tune chose it: {}",
+            t.spec.policy,
+            settings.join(", ")
+        )),
+    );
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Written by retrysim tune from {}; see the README's \"Choosing a policy\".",
+        source.name
+    );
+    let _ = writeln!(
+        out,
+        "# The policy \"{}\" with {}",
+        t.spec.policy,
+        settings.join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "# chosen among {} candidates by successive halving ({} rounds, {} replications, common random",
+        t.candidates.len(),
+        t.rounds.len(),
+        t.observed.iter().map(|o| o.runs.len()).sum::<usize>()
+    );
+    let _ = writeln!(
+        out,
+        "# numbers), then validated on {} replications of seed {}, which the search never used:",
+        t.spec.validation, t.validation_seed
+    );
+    let line = |e: Estimate| Tuned::shown(e);
+    for c in &t.spec.constraints {
+        let e = runs.estimate(c.figure);
+        let end = c.cautious(e.mean, e.half_width);
+        let _ = writeln!(
+            out,
+            "#   {}: {} (95 % bound {end:.4}) holds",
+            c.text(),
+            line(e)
+        );
+    }
+    let o = t.spec.objective.figure;
+    let _ = writeln!(
+        out,
+        "#   objective, {} {}: {}",
+        t.spec.objective.goal.verb(),
+        o.column(),
+        line(runs.estimate(o))
+    );
+    let _ = writeln!(
+        out,
+        "#   as written, the policy had {}: {}",
+        o.column(),
+        line(t.as_written.estimate(o))
+    );
+    let _ = writeln!(
+        out,
+        "# `retrysim run` on this file gives these figures again."
+    );
+    out.push_str(&toml::to_string(&doc).expect("a TOML table serializes"));
+    Some(out)
+}
+
+/// The Pareto chart: every candidate's objective against the figure of the constraint most
+/// candidates miss, the front of those no other beats on both, the bound, and the choice.
+fn chart(t: &Tuned, experiment: &str, format: ChartFormat) -> Result<Vec<u8>, Error> {
+    let constraints = &t.spec.constraints;
+    let missed = |c: &super::spec::Constraint| {
+        (t.observed.iter())
+            .filter(|o| !c.met(o.estimate(c.figure).mean))
+            .count()
+    };
+    let tightest =
+        (0..constraints.len()).max_by_key(|&i| (missed(&constraints[i]), usize::MAX - i));
+    let x_figure = tightest.map_or(t.spec.objective.figure, |i| constraints[i].figure);
+    let point = |o: &search::Observed| {
+        (
+            o.estimate(x_figure).mean,
+            o.estimate(t.spec.objective.figure).mean,
+        )
+    };
+    let picture = Pareto {
+        title: format!("Candidates searched — {experiment}"),
+        note: format!(
+            "{} candidates; each dot its search estimate; the chosen one's validation on fresh seeds",
+            t.candidates.len()
+        ),
+        x_title: pareto::title(x_figure),
+        y_title: pareto::title(t.spec.objective.figure),
+        x_better_higher: x_figure.better() == crate::metrics::Better::Higher,
+        y_better_higher: t.spec.objective.goal == crate::metrics::Better::Higher,
+        bound: tightest.map(|i| (constraints[i].bound, constraints[i].text())),
+        points: (t.observed.iter().zip(&t.dropped))
+            .map(|(o, d)| (point(o), d.is_none()))
+            .collect(),
+        chosen: t.chosen_runs().map(point),
+        as_written: Some(point(&t.as_written)),
+    };
+    pareto::draw(&picture, format)
+}
+
+/// The manifest: which retrysim, which config, which seeds, which files.
+fn manifest(t: &Tuned, source: &Source, files: &[String]) -> String {
+    let digest = Sha256::digest(source.text.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let mut m = Table::new();
+    m.insert("retrysim".into(), env!("CARGO_PKG_VERSION").into());
+    m.insert("command".into(), "tune".into());
+    m.insert("config".into(), source.name.clone().into());
+    m.insert("config_sha256".into(), hex.into());
+    m.insert("seed".into(), Value::Integer(t.seed as i64));
+    let seeds = t
+        .rounds
+        .iter()
+        .map(|r| Value::Integer(r.seed as i64))
+        .collect();
+    m.insert("search_seeds".into(), Value::Array(seeds));
+    m.insert(
+        "validation_seed".into(),
+        Value::Integer(t.validation_seed as i64),
+    );
+    m.insert(
+        "files".into(),
+        Value::Array(files.iter().map(|f| f.as_str().into()).collect()),
+    );
+    let text = toml::to_string(&m).expect("a TOML table serializes");
+    format!("# Written by retrysim tune; see out/README.md.\n{text}")
+}
+
+/// Writes the tuner's folder `<root>/<name>` into a staging folder, to be committed whole.
+pub fn into_staging(t: &Tuned, source: &Source, root: &Path, name: &str) -> Result<Staging, Error> {
+    let staging = Staging::new(root, name, Mark::Output)?;
+    let dir = staging.path();
+    let write = |file: &str, bytes: &[u8]| {
+        let path = dir.join(file);
+        std::fs::write(&path, bytes).map_err(Error::io(format!("cannot write {}", path.display())))
+    };
+    let mut files = vec!["candidates.csv".to_string()];
+    write("candidates.csv", candidates_csv(t).as_bytes())?;
+    std::fs::create_dir_all(dir.join("charts"))
+        .map_err(Error::io("cannot make the charts folder"))?;
+    for format in source.sweep()?.base.output.chart_formats {
+        let file = format!("charts/pareto.{}", format.name());
+        write(&file, &chart(t, name, format)?)?;
+        files.push(file);
+    }
+    if let Some(text) = recommended(t, source) {
+        write("recommended.toml", text.as_bytes())?;
+        files.push("recommended.toml".into());
+    }
+    write("manifest.toml", manifest(t, source, &files).as_bytes())?;
+    Ok(staging)
+}
