@@ -167,11 +167,16 @@ impl Mark {
             Mark::Chosen => area.draw(&TriangleMarker::new(at, 16, style::color(1).filled())),
             Mark::AsWritten => area.draw(&Cross::new(at, 12, BLACK.stroke_width(4))),
             Mark::Bound => area
-                .draw(&PathElement::new(vec![(x, y - 14), (x, y - 4)], BLACK.stroke_width(2)))
+                .draw(&PathElement::new(
+                    vec![(x, y - 14), (x, y - 4)],
+                    BLACK.stroke_width(2),
+                ))
                 .and_then(|()| {
-                    area.draw(&PathElement::new(vec![(x, y + 4), (x, y + 14)], BLACK.stroke_width(2)))
+                    area.draw(&PathElement::new(
+                        vec![(x, y + 4), (x, y + 14)],
+                        BLACK.stroke_width(2),
+                    ))
                 }),
-            )),
         };
         drawn.map_err(|e| e.to_string())
     }
