@@ -68,6 +68,7 @@ pub mod model;
 pub mod output;
 pub mod policy;
 mod preset;
+pub use preset::words;
 pub mod produce;
 pub mod report;
 pub mod reproduce;

@@ -15,6 +15,7 @@ mod stainless;
 mod status;
 mod tenacity;
 mod urllib3;
+pub mod words;
 
 use std::ops::Range;
 

@@ -17,7 +17,7 @@ use crate::run::Options;
 use crate::variate::splitmix;
 use search::{Candidate, Observed, Standing};
 pub use spec::Spec;
-pub use write::{into_staging, recommended};
+pub use write::{chosen_policy, into_staging, recommended};
 
 /// One round of the search.
 #[derive(Clone, Debug)]

@@ -117,7 +117,7 @@ impl Spec {
                 .allowed(policies.join(", "))
                 .suggesting(
                     crate::suggest::closest(p.get_ref(), policies.iter().map(String::as_str))
-                        .map(str::to_string),
+                        .map(|m| format!("did you mean \"{m}\"?")),
                 ));
             }
             (None, [one]) => one.clone(),
@@ -219,7 +219,7 @@ fn figure(
             format!("`{name}` is not a figure the tuner can read"),
         )
         .allowed(names.join(", "))
-        .suggesting(crate::suggest::closest(name, names).map(str::to_string))
+        .suggesting(crate::suggest::closest(name, names).map(|m| format!("did you mean \"{m}\"?")))
     })
 }
 

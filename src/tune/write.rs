@@ -162,6 +162,40 @@ pub fn recommended(t: &Tuned, source: &Source) -> Option<String> {
     Some(out)
 }
 
+/// The chosen policy as `recommended.toml` names it, read back as any config's is.
+pub fn chosen_policy(t: &Tuned, source: &Source) -> Option<crate::policy::Policy> {
+    let text = recommended(t, source)?;
+    let read = Source {
+        name: "recommended.toml".into(),
+        text,
+        origin: source.origin.clone(),
+    };
+    read.sweep().ok().map(|s| s.base.policies[0].clone())
+}
+
+/// `in-words.md`: the chosen policy in every library's words, with what each cannot say.
+fn in_words(policy: &crate::policy::Policy) -> String {
+    let mut out = format!(
+        "# The recommended policy in the libraries' words\n\nWritten by retrysim tune. Each \
+         library's nearest settings, then every rule on which they differ from the policy \
+         (retrysim reads the settings back through its preset and compares), and what the \
+         library has no setting for.\n"
+    );
+    for library in crate::words::LIBRARIES {
+        let w = crate::words::say(policy, library).expect("a library retrysim knows");
+        let _ = write!(out, "\n## {library}\n\n```\n{}\n```\n\n", w.code);
+        match w.differences.is_empty() {
+            true => out.push_str("Exactly the policy.\n"),
+            false => {
+                for d in &w.differences {
+                    let _ = writeln!(out, "- {d}");
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The Pareto chart: every candidate's objective against the figure of the constraint most
 /// candidates miss, the front of those no other beats on both, the bound, and the choice.
 fn chart(t: &Tuned, experiment: &str, format: ChartFormat) -> Result<Vec<u8>, Error> {
@@ -248,6 +282,10 @@ pub fn into_staging(t: &Tuned, source: &Source, root: &Path, name: &str) -> Resu
     if let Some(text) = recommended(t, source) {
         write("recommended.toml", text.as_bytes())?;
         files.push("recommended.toml".into());
+        if let Some(policy) = chosen_policy(t, source) {
+            write("in-words.md", in_words(&policy).as_bytes())?;
+            files.push("in-words.md".into());
+        }
     }
     write("manifest.toml", manifest(t, source, &files).as_bytes())?;
     Ok(staging)

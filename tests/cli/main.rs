@@ -15,4 +15,5 @@ mod shards;
 #[path = "../shipped/mod.rs"]
 mod shipped;
 mod trace;
+mod tune;
 mod workflow;

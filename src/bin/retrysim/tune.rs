@@ -56,6 +56,9 @@ pub fn command(args: &TuneArgs) -> Result<(), Failure> {
     let dir = staging.commit()?;
     if !args.pace.quiet {
         print(&report(&tuned))?;
+        if let Some(policy) = tune::chosen_policy(&tuned, &source) {
+            print(&words(&policy))?;
+        }
         print(&format!("\nwrote {}\n", dir.display()))?;
     }
     if tuned.chosen.is_none() {
@@ -67,6 +70,20 @@ pub fn command(args: &TuneArgs) -> Result<(), Failure> {
         )));
     }
     Ok(())
+}
+
+/// The chosen policy as urllib3's `Retry` and a gRPC service config, and what each cannot say
+/// (every library's form is in in-words.md).
+fn words(policy: &retrysim::policy::Policy) -> String {
+    let mut out = String::new();
+    for library in ["urllib3", "grpc"] {
+        let w = retrysim::words::say(policy, library).expect("a library retrysim knows");
+        let _ = writeln!(out, "\nin {library}'s words:\n{}", w.code);
+        for d in &w.differences {
+            let _ = writeln!(out, "  no equivalent — {d}");
+        }
+    }
+    out
 }
 
 /// The finalists' validation, the choice, and its settings in the libraries' words.
