@@ -13,6 +13,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def main():
     files = subprocess.run(["git", "ls-files", "out/*/*.csv"], cwd=ROOT, check=True,
                            capture_output=True, text=True).stdout.split()
+    # A tuner's candidates.csv has a column per searched key and figure (out/README.md), so
+    # the schema cannot list them; it is read as text where a notebook uses it.
+    files = [f for f in files if Path(f).name != "candidates.csv"]
     seen, problems = {}, []
     for path in files:
         folder, file = (ROOT / path).parent, Path(path).name

@@ -42,6 +42,17 @@ pub fn config(data: &[u8]) {
             return;
         }
     };
+    // A [tune] table is read and every candidate it makes is built; a refusal must display.
+    match source.tune() {
+        Ok(Some(spec)) => {
+            let _ = crate::tune::search::candidates(&spec).len();
+        }
+        Ok(None) => {}
+        Err(e) => {
+            let _ = e.to_string();
+            return;
+        }
+    }
     let intents: u64 = sweep
         .points()
         .map(|p| {

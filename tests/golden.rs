@@ -18,9 +18,21 @@ fn writes_its_committed_output(source: &Source) {
     let scratch = tempfile::tempdir().unwrap();
     let sweep = source.sweep().unwrap_or_else(|e| panic!("{e}"));
     let reference = root().join("out").join(&sweep.base.name);
-    let (results, staging) =
-        produce::into_staging(source, sweep, scratch.path(), &Options::default(), &mut ()).unwrap();
-    assert!(results.complete());
+    // A config with [tune] writes what `retrysim tune` does.
+    let staging = match source.tune().unwrap_or_else(|e| panic!("{e}")) {
+        Some(spec) => {
+            retrysim::tune::into_folder(source, spec, scratch.path(), &Options::default())
+                .unwrap()
+                .1
+        }
+        None => {
+            let (results, staging) =
+                produce::into_staging(source, sweep, scratch.path(), &Options::default(), &mut ())
+                    .unwrap();
+            assert!(results.complete());
+            staging
+        }
+    };
     let differences = reproduce::folders(&reference, staging.path()).unwrap();
     assert!(
         differences.is_empty(),
@@ -101,8 +113,11 @@ shipped_configs! {
     thundering_herd => "thundering-herd.toml",
     timeout_percentile => "timeout-percentile.toml",
     token_burn => "token-burn.toml",
+    tune_retry => "tune-retry.toml",
     tokens_per_minute => "tokens-per-minute.toml",
     zone_outage => "zone-outage.toml",
+    compare_demo => "compare-demo.toml",
+    compare_demo_after => "compare-demo-after.toml",
     cooperative_budget => "scenarios/cooperative-budget.toml",
     one_deadline_one_budget => "scenarios/one-deadline-one-budget.toml",
     payload_binding => "scenarios/payload-binding.toml",

@@ -35,8 +35,13 @@ use style::FONT;
 /// its own, so no more than one chart's data is held at a time.
 pub fn draw_all(dir: &Path, formats: Option<&[ChartFormat]>) -> Result<Vec<PathBuf>, Error> {
     style::register_fonts();
-    let (exp, _, _) = Written::read(dir)?.outline()?;
+    let written = Written::read(dir)?;
+    let (exp, _, _) = written.outline()?;
     let formats = formats.unwrap_or(&exp.output.chart_formats);
+    // A tuner's folder has one chart of its own, drawn from its candidates.
+    if written.table.get("command").and_then(toml::Value::as_str) == Some("tune") {
+        return pareto::draw_folder(dir, &written, &exp.name, formats);
+    }
     // Every file is checked before anything is drawn, so a broken folder gets no chart at all,
     // not the charts that come before the broken file's: summary.csv once, with the first
     // chart, and the files only some charts read with those charts.

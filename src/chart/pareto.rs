@@ -2,6 +2,9 @@
 //! constraint, the front of candidates no other beats on both, the constraint's bound, the
 //! choice and the policy as written. The legend stands in a column of its own.
 
+use std::fs;
+use std::path::{Path, PathBuf};
+
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -11,6 +14,7 @@ use super::{Picture, frame, render};
 use crate::error::Error;
 use crate::experiment::ChartFormat;
 use crate::metrics::Figure;
+use crate::output::manifest::Written;
 
 /// What the chart shows, in the tuner's terms.
 pub struct Pareto {
@@ -205,6 +209,149 @@ fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Pareto) -> Resu
             .map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// Draws the Pareto chart of the tuner's folder `dir` in `formats` into `dir/charts/`, from
+/// its `candidates.csv` and the `[tune]` table of its manifest alone, as `plot` redraws any
+/// chart; returns the files written.
+pub fn draw_folder(
+    dir: &Path,
+    written: &Written,
+    experiment: &str,
+    formats: &[ChartFormat],
+) -> Result<Vec<PathBuf>, Error> {
+    let picture = read(dir, written, experiment)?;
+    let charts = dir.join("charts");
+    fs::create_dir_all(&charts)
+        .map_err(Error::io(format!("cannot create {}", charts.display())))?;
+    let mut out = Vec::new();
+    for &format in formats {
+        let path = charts.join(format!("pareto.{}", format.name()));
+        super::write(&path, format, style::SIZE, &picture)?;
+        out.push(path);
+    }
+    Ok(out)
+}
+
+/// What the chart shows, read from the folder: the objective and constraints from the
+/// manifest, each candidate's figures from `candidates.csv`.
+/// A constraint as the manifest records it: its figure, whether it is `>=`, its bound, and
+/// its text.
+type Bound = (Figure, bool, f64, String);
+
+/// The `[tune]` table of a tuner's manifest: whether the objective is maximised, its figure,
+/// and the constraints.
+fn goals(written: &Written) -> Result<(bool, Figure, Vec<Bound>), Error> {
+    let tune = (written.table.get("tune").and_then(toml::Value::as_table))
+        .ok_or_else(|| written.bad("no [tune] table"))?;
+    let text = |key: &str| tune.get(key).and_then(toml::Value::as_str);
+    let (goal, objective) = text("objective")
+        .and_then(|o| o.split_once(' '))
+        .and_then(|(verb, f)| Some((verb == "maximise", Figure::named(f)?)))
+        .ok_or_else(|| {
+            written.bad("[tune] objective is not \"minimise FIGURE\" or \"maximise FIGURE\"")
+        })?;
+    let constraints: Vec<Bound> = (tune.get("constraints").and_then(toml::Value::as_array))
+        .into_iter()
+        .flatten()
+        .filter_map(toml::Value::as_str)
+        .map(|c| {
+            let (name, at_least, bound) = match (c.split_once(">="), c.split_once("<=")) {
+                (Some((n, b)), _) => (n, true, b),
+                (_, Some((n, b))) => (n, false, b),
+                _ => return None,
+            };
+            Some((
+                Figure::named(name.trim())?,
+                at_least,
+                bound.trim().parse().ok()?,
+                c.to_string(),
+            ))
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            written.bad("[tune] constraints are not \"FIGURE >= NUMBER\" or \"FIGURE <= NUMBER\"")
+        })?;
+    Ok((goal, objective, constraints))
+}
+
+fn read(dir: &Path, written: &Written, experiment: &str) -> Result<Pareto, Error> {
+    let (goal, objective, constraints) = goals(written)?;
+    let path = dir.join("candidates.csv");
+    let bad = |why: String| Error::BadOutput(format!("{}: {why}", path.display()));
+    let mut reader = csv::Reader::from_path(&path).map_err(|e| bad(e.to_string()))?;
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| bad(e.to_string()))?
+        .iter()
+        .map(String::from)
+        .collect();
+    let rows: Vec<csv::StringRecord> = reader
+        .records()
+        .collect::<Result<_, _>>()
+        .map_err(|e| bad(e.to_string()))?;
+    let column = |name: String| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .ok_or_else(|| bad(format!("no column `{name}`")))
+    };
+    let number =
+        |row: &csv::StringRecord, at: usize| row.get(at).and_then(|c| c.parse::<f64>().ok());
+    let (last, candidates) = rows.split_last().ok_or_else(|| bad("no rows".into()))?;
+    // The constraint most candidates miss by their search means is the one the chart is drawn
+    // against; with none, the objective against itself.
+    let misses = |&(f, at_least, bound, _): &Bound| -> Result<usize, Error> {
+        let at = column(f.column().to_string())?;
+        Ok(candidates
+            .iter()
+            .filter_map(|r| number(r, at))
+            .filter(|&v| if at_least { v < bound } else { v > bound })
+            .count())
+    };
+    let mut tightest = None;
+    for (i, c) in constraints.iter().enumerate() {
+        let n = misses(c)?;
+        if tightest.is_none_or(|(_, most)| n > most) {
+            tightest = Some((i, n));
+        }
+    }
+    let tightest = tightest.map(|(i, _)| &constraints[i]);
+    let x_figure = tightest.map_or(objective, |c| c.0);
+    let (x, y) = (
+        column(x_figure.column().into())?,
+        column(objective.column().into())?,
+    );
+    let (vx, vy) = (
+        column(format!("validation_{}", x_figure.column()))?,
+        column(format!("validation_{}", objective.column()))?,
+    );
+    let (dropped, chosen) = (
+        column("dropped_after_round".into())?,
+        column("chosen".into())?,
+    );
+    let point = |r: &csv::StringRecord, a: usize, b: usize| Some((number(r, a)?, number(r, b)?));
+    Ok(Pareto {
+        title: format!("Candidates searched — {experiment}"),
+        note: format!(
+            "{} candidates, each at its search estimate; the chosen one and the policy as written at their validation",
+            candidates.len()
+        ),
+        x_title: title(x_figure),
+        y_title: title(objective),
+        x_better_higher: x_figure.better() == crate::metrics::Better::Higher,
+        y_better_higher: goal,
+        bound: tightest.map(|c| (c.2, c.3.clone())),
+        points: candidates
+            .iter()
+            .filter_map(|r| Some((point(r, x, y)?, r.get(dropped) == Some(""))))
+            .collect(),
+        chosen: candidates
+            .iter()
+            .find(|r| r.get(chosen) == Some("yes"))
+            .and_then(|r| point(r, vx, vy)),
+        as_written: point(last, vx, vy),
+    })
 }
 
 /// The chart's bytes.

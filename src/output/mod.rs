@@ -3,6 +3,7 @@
 
 pub mod column;
 pub mod edges;
+pub mod json;
 pub mod manifest;
 pub mod replicas;
 pub mod runs;

@@ -95,6 +95,35 @@ fn base(source: &Source, spec: &Spec) -> (Table, Table) {
     (doc, policy)
 }
 
+/// Tunes `source` into a staging folder for `<root>/<name>`, to be committed whole: refused
+/// before any work if something retrysim did not write is there.
+pub fn into_folder(
+    source: &Source,
+    spec: Spec,
+    root: &std::path::Path,
+    options: &Options,
+) -> Result<(Tuned, crate::output::Staging), Error> {
+    let name = source.sweep()?.base.name;
+    crate::output::Staging::check_target(root, &name, crate::output::Mark::Output)?;
+    let tuned = tune(source, spec, options)?;
+    let staging = into_staging(&tuned, source, root, &name)?;
+    Ok((tuned, staging))
+}
+
+/// Stops the search where Ctrl-C was pressed: a round cut short decides nothing.
+fn cancelled(options: &Options) -> Result<(), Error> {
+    match options
+        .cancel
+        .is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst))
+    {
+        true => Err(Error::Io {
+            doing: "tuning".into(),
+            source: std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted"),
+        }),
+        false => Ok(()),
+    }
+}
+
 /// Searches the candidates of `spec` in the config `source`, then validates the finalists.
 pub fn tune(source: &Source, spec: Spec, options: &Options) -> Result<Tuned, Error> {
     let (doc, base_policy) = base(source, &spec);
@@ -129,6 +158,7 @@ pub fn tune(source: &Source, spec: Spec, options: &Options) -> Result<Tuned, Err
             &search::document(&doc, policies, round_seed, replications),
             options,
         )?;
+        cancelled(options)?;
         for (&i, obs) in alive.iter().zip(ran) {
             observed[i].runs.extend(obs.runs);
         }
@@ -166,6 +196,7 @@ pub fn tune(source: &Source, spec: Spec, options: &Options) -> Result<Tuned, Err
         &search::document(&doc, policies, validation_seed, spec.validation),
         options,
     )?;
+    cancelled(options)?;
     let as_written = ran.pop().expect("the config's policy ran");
     let finalists: Vec<(usize, Observed)> = alive.into_iter().zip(ran).collect();
     let chosen = (finalists.iter())

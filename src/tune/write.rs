@@ -7,12 +7,10 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 use toml::{Table, Value};
 
-use super::{Tuned, base, search};
-use crate::chart::pareto::{self, Pareto};
+use super::{Tuned, search};
 use crate::config::Source;
 use crate::error::Error;
-use crate::experiment::ChartFormat;
-use crate::metrics::{Estimate, Figure};
+use crate::metrics::Figure;
 use crate::output::{Mark, Staging, dollars, finite};
 
 /// A figure's value as the CSV writes it.
@@ -84,52 +82,28 @@ fn candidates_csv(t: &Tuned) -> String {
 pub fn recommended(t: &Tuned, source: &Source) -> Option<String> {
     let chosen = t.chosen?;
     let runs = t.chosen_runs()?;
-    let (doc, base_policy) = base(source, &t.spec);
-    let policy_name = format!("{}-tuned", t.spec.policy);
-    let policy = search::policy(&t.spec, &base_policy, &t.candidates[chosen], &policy_name).ok()?;
-    let mut doc = search::document(&doc, vec![policy], t.validation_seed, t.spec.validation);
-    let name = doc
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or("tuned")
-        .to_string();
-    doc.insert("name".into(), Value::String(format!("{name}-recommended")));
     let settings: Vec<String> = (t.spec.keys.iter().zip(&t.candidates[chosen].values))
         .map(|(k, v)| format!("{} = {v}", k.path))
         .collect();
-    doc.insert(
-        "description".into(),
-        Value::String(format!(
-            "{} as retrysim tune chose it: {}",
-            t.spec.policy,
-            settings.join(", ")
-        )),
-    );
+    let settings = settings.join(", ");
     let mut out = String::new();
     let _ = writeln!(
         out,
         "# Written by retrysim tune from {}; see the README's \"Choosing a policy\".",
         source.name
     );
+    let _ = writeln!(out, "# The policy \"{}\" with {settings}", t.spec.policy);
     let _ = writeln!(
         out,
-        "# The policy \"{}\" with {}",
-        t.spec.policy,
-        settings.join(", ")
-    );
-    let _ = writeln!(
-        out,
-        "# chosen among {} candidates by successive halving ({} rounds, {} replications, common random",
+        "# chosen among {} candidates by successive halving ({} rounds, {} replications under\n\
+         # common random numbers), then validated on {} replications of seed {}, which the\n\
+         # search never used:",
         t.candidates.len(),
         t.rounds.len(),
-        t.observed.iter().map(|o| o.runs.len()).sum::<usize>()
+        t.observed.iter().map(|o| o.runs.len()).sum::<usize>(),
+        t.spec.validation,
+        t.validation_seed
     );
-    let _ = writeln!(
-        out,
-        "# numbers), then validated on {} replications of seed {}, which the search never used:",
-        t.spec.validation, t.validation_seed
-    );
-    let line = |e: Estimate| Tuned::shown(e);
     for c in &t.spec.constraints {
         let e = runs.estimate(c.figure);
         let end = c.cautious(e.mean, e.half_width);
@@ -137,29 +111,60 @@ pub fn recommended(t: &Tuned, source: &Source) -> Option<String> {
             out,
             "#   {}: {} (95 % bound {end:.4}) holds",
             c.text(),
-            line(e)
+            Tuned::shown(e)
         );
     }
     let o = t.spec.objective.figure;
+    let (verb, column) = (t.spec.objective.goal.verb(), o.column());
     let _ = writeln!(
         out,
-        "#   objective, {} {}: {}",
-        t.spec.objective.goal.verb(),
-        o.column(),
-        line(runs.estimate(o))
+        "#   objective, {verb} {column}: {}",
+        Tuned::shown(runs.estimate(o))
     );
     let _ = writeln!(
         out,
-        "#   as written, the policy had {}: {}",
-        o.column(),
-        line(t.as_written.estimate(o))
+        "#   as written, the policy had {column}: {}",
+        Tuned::shown(t.as_written.estimate(o))
     );
     let _ = writeln!(
         out,
         "# `retrysim run` on this file gives these figures again."
     );
-    out.push_str(&toml::to_string(&doc).expect("a TOML table serializes"));
+    out.push_str(&edited(t, source, chosen, &settings)?);
     Some(out)
+}
+
+/// The config's own text with the chosen policy alone in it, its searched keys set, the
+/// `[tune]` table and the other policies gone, named, seeded and replicated as the validation
+/// ran: the user's layout and comments kept, the file's opening comments (about the search)
+/// replaced by the tuner's.
+fn edited(t: &Tuned, source: &Source, chosen: usize, settings: &str) -> Option<String> {
+    use toml_edit::{DocumentMut, value};
+    let mut doc: DocumentMut = source.text.parse().ok()?;
+    doc.remove("tune");
+    let name = doc.get("name")?.as_str()?.to_string();
+    doc["name"] = value(format!("{name}-recommended"));
+    if let Some(mut key) = doc.as_table_mut().key_mut("name") {
+        key.leaf_decor_mut().set_prefix("");
+    }
+    doc["description"] = value(format!(
+        "{} as retrysim tune chose it: {settings}",
+        t.spec.policy
+    ));
+    doc["seed"] = value(t.validation_seed as i64);
+    doc["replications"] = value(t.spec.validation as i64);
+    let policies = doc.get_mut("policy")?.as_array_of_tables_mut()?;
+    policies.retain(|p| p.get("name").and_then(|n| n.as_str()) == Some(t.spec.policy.as_str()));
+    let policy = policies.get_mut(0)?;
+    policy["name"] = value(format!("{}-tuned", t.spec.policy));
+    for (key, v) in t.spec.keys.iter().zip(&t.candidates[chosen].values) {
+        let mut item = &mut policy[key.path.split('.').next()?];
+        for segment in key.path.split('.').skip(1) {
+            item = &mut item[segment];
+        }
+        *item = value(v.to_string().parse::<toml_edit::Value>().ok()?);
+    }
+    Some(doc.to_string())
 }
 
 /// The chosen policy as `recommended.toml` names it, read back as any config's is.
@@ -175,11 +180,11 @@ pub fn chosen_policy(t: &Tuned, source: &Source) -> Option<crate::policy::Policy
 
 /// `in-words.md`: the chosen policy in every library's words, with what each cannot say.
 fn in_words(policy: &crate::policy::Policy) -> String {
-    let mut out = format!(
+    let mut out = String::from(
         "# The recommended policy in the libraries' words\n\nWritten by retrysim tune. Each \
          library's nearest settings, then every rule on which they differ from the policy \
          (retrysim reads the settings back through its preset and compares), and what the \
-         library has no setting for.\n"
+         library has no setting for.\n",
     );
     for library in crate::words::LIBRARIES {
         let w = crate::words::say(policy, library).expect("a library retrysim knows");
@@ -196,46 +201,9 @@ fn in_words(policy: &crate::policy::Policy) -> String {
     out
 }
 
-/// The Pareto chart: every candidate's objective against the figure of the constraint most
-/// candidates miss, the front of those no other beats on both, the bound, and the choice.
-fn chart(t: &Tuned, experiment: &str, format: ChartFormat) -> Result<Vec<u8>, Error> {
-    let constraints = &t.spec.constraints;
-    let missed = |c: &super::spec::Constraint| {
-        (t.observed.iter())
-            .filter(|o| !c.met(o.estimate(c.figure).mean))
-            .count()
-    };
-    let tightest =
-        (0..constraints.len()).max_by_key(|&i| (missed(&constraints[i]), usize::MAX - i));
-    let x_figure = tightest.map_or(t.spec.objective.figure, |i| constraints[i].figure);
-    let point = |o: &search::Observed| {
-        (
-            o.estimate(x_figure).mean,
-            o.estimate(t.spec.objective.figure).mean,
-        )
-    };
-    let picture = Pareto {
-        title: format!("Candidates searched — {experiment}"),
-        note: format!(
-            "{} candidates; each dot its search estimate; the chosen one's validation on fresh seeds",
-            t.candidates.len()
-        ),
-        x_title: pareto::title(x_figure),
-        y_title: pareto::title(t.spec.objective.figure),
-        x_better_higher: x_figure.better() == crate::metrics::Better::Higher,
-        y_better_higher: t.spec.objective.goal == crate::metrics::Better::Higher,
-        bound: tightest.map(|i| (constraints[i].bound, constraints[i].text())),
-        points: (t.observed.iter().zip(&t.dropped))
-            .map(|(o, d)| (point(o), d.is_none()))
-            .collect(),
-        chosen: t.chosen_runs().map(point),
-        as_written: Some(point(&t.as_written)),
-    };
-    pareto::draw(&picture, format)
-}
-
-/// The manifest: which retrysim, which config, which seeds, which files.
-fn manifest(t: &Tuned, source: &Source, files: &[String]) -> String {
+/// The manifest: which retrysim, which config, which seeds, which files; the `[tune]` table the
+/// chart is drawn for, and the experiment as resolved, as a run's manifest has it.
+fn manifest(t: &Tuned, source: &Source, sweep: &crate::sweep::Sweep, files: &[String]) -> String {
     let digest = Sha256::digest(source.text.as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     let mut m = Table::new();
@@ -258,6 +226,25 @@ fn manifest(t: &Tuned, source: &Source, files: &[String]) -> String {
         "files".into(),
         Value::Array(files.iter().map(|f| f.as_str().into()).collect()),
     );
+    let mut tune = Table::new();
+    let o = &t.spec.objective;
+    tune.insert(
+        "objective".into(),
+        format!("{} {}", o.goal.verb(), o.figure.column()).into(),
+    );
+    let constraints = t
+        .spec
+        .constraints
+        .iter()
+        .map(|c| Value::String(c.text()))
+        .collect();
+    tune.insert("constraints".into(), Value::Array(constraints));
+    tune.insert("policy".into(), t.spec.policy.clone().into());
+    m.insert("tune".into(), Value::Table(tune));
+    m.insert(
+        "resolved".into(),
+        Value::Table(crate::config::resolved(sweep)),
+    );
     let text = toml::to_string(&m).expect("a TOML table serializes");
     format!("# Written by retrysim tune; see out/README.md.\n{text}")
 }
@@ -270,14 +257,11 @@ pub fn into_staging(t: &Tuned, source: &Source, root: &Path, name: &str) -> Resu
         let path = dir.join(file);
         std::fs::write(&path, bytes).map_err(Error::io(format!("cannot write {}", path.display())))
     };
+    let sweep = source.sweep()?;
     let mut files = vec!["candidates.csv".to_string()];
     write("candidates.csv", candidates_csv(t).as_bytes())?;
-    std::fs::create_dir_all(dir.join("charts"))
-        .map_err(Error::io("cannot make the charts folder"))?;
-    for format in source.sweep()?.base.output.chart_formats {
-        let file = format!("charts/pareto.{}", format.name());
-        write(&file, &chart(t, name, format)?)?;
-        files.push(file);
+    for format in &sweep.base.output.chart_formats {
+        files.push(format!("charts/pareto.{}", format.name()));
     }
     if let Some(text) = recommended(t, source) {
         write("recommended.toml", text.as_bytes())?;
@@ -287,6 +271,10 @@ pub fn into_staging(t: &Tuned, source: &Source, root: &Path, name: &str) -> Resu
             files.push("in-words.md".into());
         }
     }
-    write("manifest.toml", manifest(t, source, &files).as_bytes())?;
+    write(
+        "manifest.toml",
+        manifest(t, source, &sweep, &files).as_bytes(),
+    )?;
+    crate::chart::draw_all(dir, None)?;
     Ok(staging)
 }

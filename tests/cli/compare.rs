@@ -268,3 +268,34 @@ fn bad_conditions_and_unrelated_folders_are_refused() {
     let o = retrysim(&["compare", "a/orders", "nowhere"], tmp.path());
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `run --export-json`: summary.csv as one document, each row its columns with their types.
+#[test]
+fn run_exports_its_summary_as_json() {
+    let tmp = setup();
+    let o = retrysim(
+        &[
+            "run",
+            "orders.toml",
+            "--quiet",
+            "--export-json",
+            "s.json",
+            "--scan",
+            "tool.order.reply_loss=0.1,0.2",
+        ],
+        tmp.path(),
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let doc: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(tmp.path().join("s.json")).unwrap()).unwrap();
+    let csv =
+        fs::read_to_string(tmp.path().join("out/orders+reply_loss=0.1,0.2/summary.csv")).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), csv.lines().count() - 1);
+    assert_eq!(doc["parameters"][0], "tool.order.reply_loss");
+    assert_eq!(rows[2]["tool.order.reply_loss"], 0.2);
+    assert_eq!(rows[0]["policy"], "no-key");
+    assert!(rows[0]["attempts_per_intent"].as_f64().unwrap() > 1.0);
+    assert_eq!(rows[0]["tasks"], 1000);
+    assert!(rows[0]["theory_cost_per_task"].is_null());
+}

@@ -97,6 +97,9 @@ pub struct RunArgs {
     /// Also write attempts.csv, one row per attempt: the trace to draw a timeline from.
     #[arg(long)]
     pub attempts: bool,
+    /// Also write summary.csv as one JSON document to FILE (schema in out/README.md).
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
     /// Print events processed, wall time and events per second to stderr.
     #[arg(long)]
     pub stats: bool,

@@ -204,6 +204,11 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
         return Err(Failure::Interrupted);
     }
     let dir = staging.commit()?;
+    if let Some(path) = &args.export_json {
+        let text = output::json::summary(&dir)?;
+        output::user_path::write(path, text.as_bytes())
+            .map_err(Error::io(format!("cannot write {}", path.display())))?;
+    }
     if args.stats {
         let events = results.events;
         say!(

@@ -13,19 +13,18 @@ use crate::args::TuneArgs;
 use crate::terminal::say;
 use crate::{CANCEL, Failure, print};
 
-/// Runs the tuner for `source` into a staging folder under `root`.
+/// Runs the tuner for `source` into a staging folder under `root`; Ctrl-C ends it with
+/// nothing written.
 pub fn produce(
     source: &Source,
     spec: tune::Spec,
     root: &std::path::Path,
     pace: &crate::args::Pace,
 ) -> Result<(Tuned, retrysim::output::Staging), Failure> {
-    let name = source.sweep()?.base.name;
-    retrysim::output::Staging::check_target(root, &name, retrysim::output::Mark::Output)?;
     if !pace.quiet {
+        let candidates: usize = spec.keys.iter().map(|k| k.values.len()).product();
         say!(
-            "searching {} candidates of policy \"{}\"…",
-            spec.keys.iter().map(|k| k.values.len()).product::<usize>(),
+            "searching {candidates} candidates of policy \"{}\"…",
             spec.policy
         );
     }
@@ -35,13 +34,13 @@ pub fn produce(
         cancel: Some(&CANCEL),
     };
     crate::catch_ctrl_c();
-    let tuned = tune::tune(source, spec, &options)?;
-    if CANCEL.load(std::sync::atomic::Ordering::SeqCst) {
-        say!("interrupted: nothing was written");
-        return Err(Failure::Interrupted);
+    match tune::into_folder(source, spec, root, &options) {
+        Err(_) if CANCEL.load(std::sync::atomic::Ordering::SeqCst) => {
+            say!("interrupted: nothing was written");
+            Err(Failure::Interrupted)
+        }
+        other => Ok(other?),
     }
-    let staging = tune::into_staging(&tuned, source, root, &name)?;
-    Ok((tuned, staging))
 }
 
 pub fn command(args: &TuneArgs) -> Result<(), Failure> {
