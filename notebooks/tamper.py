@@ -30,6 +30,7 @@ TAMPERS = {
     "07": ("jitter-contention/summary.csv", "work_per_client"),
     "08": ("layered-retries/edges.csv", "calls_per_intent"),
     "09": ("broken-streams/summary.csv", "cost_per_task"),
+    "10": ("compare-demo-after/runs.csv", "attempts_per_intent"),
 }
 
 
