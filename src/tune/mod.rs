@@ -160,7 +160,7 @@ pub fn tune(source: &Source, spec: Spec, options: &Options) -> Result<Tuned, Err
         )?;
         cancelled(options)?;
         for (&i, obs) in alive.iter().zip(ran) {
-            observed[i].runs.extend(obs.runs);
+            observed[i].absorb(obs);
         }
         rounds.push(Round {
             seed: round_seed,

@@ -17,6 +17,7 @@ use toml::{Table, Value};
 use super::spec::{Constraint, Spec};
 use crate::config::{ConfigError, Source, path};
 use crate::error::Error;
+use crate::metrics::estimate::wilson;
 use crate::metrics::{Better, Estimate, Figure, Moments};
 use crate::run::{self, Observer, Options};
 use crate::sim::{Job, RunResult};
@@ -28,17 +29,44 @@ pub struct Candidate {
     pub values: Vec<Value>,
 }
 
-/// Every figure's value in each replication a candidate ran.
+/// Every figure's value in each replication a candidate ran, with the run's tasks and intents.
 #[derive(Clone, Debug, Default)]
 pub struct Observed {
     pub runs: Vec<[Option<f64>; Figure::ALL.len()]>,
+    /// Each replication's tasks and intents: the trials behind its shares.
+    pub trials: Vec<(u64, u64)>,
 }
 
 impl Observed {
-    /// A figure across the replications: mean and 95 % interval.
+    /// A figure across the replications: mean and 95 % interval. A share (of intents that
+    /// succeeded or became ghosts, of tasks that succeeded) is given at least the width of the
+    /// Wilson interval of every trial together, so replications that all saw 100 % still
+    /// leave room for the failures they were too few to see, rather than claiming ± 0.
     pub fn estimate(&self, f: Figure) -> Estimate {
         let m: Moments = self.runs.iter().filter_map(|r| r[f as usize]).collect();
-        Estimate::from_sample(&m)
+        let e = Estimate::from_sample(&m);
+        let trials = |r: &(u64, u64)| match f {
+            Figure::TaskSuccess => Some(r.0),
+            Figure::Success | Figure::Ghost => Some(r.1),
+            _ => None,
+        };
+        let Some(n) = self.trials.iter().map(trials).sum::<Option<u64>>() else {
+            return e;
+        };
+        let k: f64 = (self.runs.iter().zip(&self.trials))
+            .filter_map(|(r, t)| Some(r[f as usize]? * trials(t)? as f64))
+            .sum();
+        let (low, high) = wilson(k.round(), n as f64);
+        Estimate {
+            half_width: e.half_width.max(e.mean - low).max(high - e.mean),
+            ..e
+        }
+    }
+
+    /// Adds another round's replications.
+    pub fn absorb(&mut self, other: Observed) {
+        self.runs.extend(other.runs);
+        self.trials.extend(other.trials);
     }
 }
 
@@ -148,7 +176,11 @@ struct Collect(Vec<Observed>);
 impl Observer for Collect {
     fn run_done(&mut self, _: &Point, job: Job, _: u64, run: &RunResult) -> std::io::Result<()> {
         let figures = Figure::ALL.map(|f| f.of_run(&run.totals));
-        self.0[job.policy].runs.push(figures);
+        let observed = &mut self.0[job.policy];
+        observed.runs.push(figures);
+        observed
+            .trials
+            .push((run.totals.tasks, run.totals.intents()));
         Ok(())
     }
 }

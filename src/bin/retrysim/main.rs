@@ -41,7 +41,8 @@ pub enum Failure {
     Usage(String),
     /// `check` found differences, already reported.
     Mismatch,
-    /// `compare --fail-if` found a figure worse, already reported.
+    /// `compare --fail-if` found a figure worse, or `tune` no candidate that meets its
+    /// constraints; already reported.
     Worse,
     /// Ctrl-C stopped the run, already reported.
     Interrupted,

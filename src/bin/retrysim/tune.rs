@@ -3,7 +3,6 @@
 
 use std::fmt::Write;
 
-use retrysim::Error;
 use retrysim::config::Source;
 use retrysim::metrics::Figure;
 use retrysim::run;
@@ -64,9 +63,7 @@ pub fn command(args: &TuneArgs) -> Result<(), Failure> {
         say!(
             "no finalist met every constraint at its 95 % bound on the validation's seeds: no recommended.toml (see candidates.csv)"
         );
-        return Err(Failure::Error(Error::NotInOutput(
-            "no recommendation".into(),
-        )));
+        return Err(Failure::Worse);
     }
     Ok(())
 }
