@@ -14,8 +14,9 @@ def main():
     files = subprocess.run(["git", "ls-files", "out/*/*.csv"], cwd=ROOT, check=True,
                            capture_output=True, text=True).stdout.split()
     # A tuner's candidates.csv has a column per searched key and figure (out/README.md), so
-    # the schema cannot list them; it is read as text where a notebook uses it.
-    files = [f for f in files if Path(f).name != "candidates.csv"]
+    # the schema cannot list them; it is read as text where a notebook uses it. And
+    # explore.csv (out/README.md) is the explorer's, beside a run's folder, not a run's file.
+    files = [f for f in files if Path(f).name not in ("candidates.csv", "explore.csv")]
     seen, problems = {}, []
     for path in files:
         folder, file = (ROOT / path).parent, Path(path).name

@@ -60,6 +60,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod experiment;
+pub mod explore;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod grpc;

@@ -119,6 +119,7 @@ shipped_configs! {
     compare_demo => "compare-demo.toml",
     compare_demo_after => "compare-demo-after.toml",
     cooperative_budget => "scenarios/cooperative-budget.toml",
+    exactly_one_order => "scenarios/exactly-one-order.toml",
     one_deadline_one_budget => "scenarios/one-deadline-one-budget.toml",
     payload_binding => "scenarios/payload-binding.toml",
     reconciliation => "scenarios/reconciliation.toml",

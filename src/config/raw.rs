@@ -31,6 +31,12 @@ pub struct Config {
     #[serde(default)]
     pub output: Output,
     pub sweep: Option<Spanned<Sweep>>,
+    /// The fates of a run's attempts in the order sent, instead of drawn (a counterexample
+    /// `retrysim explore` wrote); past the list every attempt is delivered.
+    pub schedule: Option<Spanned<Vec<Spanned<String>>>>,
+    /// For `retrysim explore`; the sweep reader passes it by.
+    #[serde(default, skip_serializing)]
+    pub explore: Option<Spanned<crate::explore::spec::RawExplore>>,
     /// For `retrysim tune`; the sweep reader passes it by.
     #[serde(default, skip_serializing)]
     pub tune: Option<Spanned<crate::tune::spec::RawTune>>,

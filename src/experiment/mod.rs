@@ -27,6 +27,10 @@ pub struct Experiment {
     /// Who calls whom: the task's calls, and the calls of each tool that is a service.
     pub graph: Graph,
     pub output: OutputOptions,
+    /// The fates of each run's attempts in the order sent, where the config lists them (a
+    /// counterexample `retrysim explore` wrote): met instead of drawn, every attempt past the
+    /// list delivered.
+    pub schedule: Option<Vec<crate::model::Fate>>,
 }
 
 /// Which optional files a run writes, and which charts it draws.
@@ -81,6 +85,7 @@ impl Experiment {
             },
             policies,
             output: OutputOptions::default(),
+            schedule: None,
         })
     }
 

@@ -478,6 +478,13 @@ impl Intent {
         self.attempts.draws[self.held(attempt)]
     }
 
+    /// Attempt `attempt` meets `draw` instead of what was drawn for it: a fate the explorer
+    /// chose (see [`crate::sim::Choices`]).
+    pub fn choose(&mut self, attempt: u32, draw: AttemptDraw) {
+        let i = self.held(attempt);
+        self.attempts.draws[i] = draw;
+    }
+
     /// The horizon came while the client still waited: the intent is `hung`, and the attempts
     /// still awaited end there, the client never having learned how.
     pub fn hang(&mut self, horizon: Tick) {

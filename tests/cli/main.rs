@@ -7,6 +7,7 @@ mod broken_output;
 mod calibrate;
 mod changes;
 mod compare;
+mod explore;
 mod folders;
 mod hardening;
 mod refusals;

@@ -86,6 +86,7 @@ fn every_config_key_is_documented() {
         BASE.replace("tasks = 1", "tasks = 1\nagent = { zzz = 1 }"),
         BASE.replace("name = \"p\"", "name = \"p\"\nbackoff = { zzz = 1 }"),
         format!("{BASE}[tune]\nzzz = 1"),
+        format!("{BASE}[explore]\nzzz = 1"),
         BASE.replace("name = \"p\"", "name = \"p\"\nbreaker = { zzz = 1 }"),
         BASE.replace(
             "name = \"p\"",

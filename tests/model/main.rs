@@ -7,6 +7,7 @@ mod common;
 mod connect;
 mod contention;
 mod experiments;
+mod explore;
 mod gates;
 mod generate;
 mod graphs;

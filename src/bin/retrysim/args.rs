@@ -40,6 +40,9 @@ pub enum Command {
     /// Search the policy a config's [tune] table names for the best objective under its
     /// constraints; write candidates.csv, a Pareto chart and recommended.toml to out/<name>/.
     Tune(TuneArgs),
+    /// Walk every fault schedule with at most K faults, check each invariant, and write the
+    /// minimal counterexamples: <out>/<name>.explore/.
+    Explore(ExploreArgs),
     /// Print the closed forms for given losses, without simulating.
     Theory(TheoryArgs),
     /// Tell one intent's story (or one task's) from the per-attempt trace: a text timeline,
@@ -203,6 +206,22 @@ pub struct TuneArgs {
     /// The folder to write <name>/ into.
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub pace: Pace,
+}
+
+#[derive(Args)]
+pub struct ExploreArgs {
+    /// The config to explore; without it, the built-in configs/reliability-layer.toml.
+    pub config: Option<PathBuf>,
+    /// The most faults a schedule has (default: the config's [explore] faults, else 2).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=8))]
+    pub faults: Option<u8>,
+    /// The folder to write <name>.explore/ into.
+    #[arg(long, default_value = "out")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub changes: Settings,
     #[command(flatten)]
     pub pace: Pace,
 }

@@ -67,7 +67,16 @@ pub fn command(args: &CompareArgs) -> Result<(), Failure> {
             ));
         }
     };
-    let comparison = compare::folders(&args.a, &b)?;
+    let mut comparison = compare::folders(&args.a, &b)?;
+    if let Some(config) = &args.fresh {
+        let changes: Vec<String> = changes.iter().map(ToString::to_string).collect();
+        comparison.b = format!(
+            "a fresh run of {}",
+            [vec![config.display().to_string()], changes]
+                .concat()
+                .join(" ")
+        );
+    }
     if let Some(path) = &args.export_markdown {
         output::user_path::write(path, comparison.markdown().as_bytes())
             .map_err(Error::io(format!("cannot write {}", path.display())))?;

@@ -6,6 +6,7 @@
 mod args;
 mod calibrate;
 mod compare;
+mod explore;
 mod progress;
 mod terminal;
 mod trace;
@@ -92,6 +93,7 @@ fn main() -> ExitCode {
         Some(Command::Check(args)) => check_command(&args),
         Some(Command::Compare(args)) => compare::command(&args),
         Some(Command::Tune(args)) => tune::command(&args),
+        Some(Command::Explore(args)) => explore::command(&args),
         Some(Command::Theory(args)) => theory_command(&args),
         Some(Command::Trace(args)) => trace::command(&args),
         Some(Command::Calibrate(args)) => calibrate::command(&args),
@@ -343,8 +345,20 @@ fn check_command(args: &CheckArgs) -> Result<(), Failure> {
             staging
         }
     };
-    let differences = reproduce::folders(&reference, staging.path())
+    let mut differences = reproduce::folders(&reference, staging.path())
         .map_err(Error::io("cannot compare the output"))?;
+    // A committed exploration beside the run's folder is reproduced too.
+    let explored =
+        reference.with_file_name(retrysim::explore::folder_name(&source.sweep()?.base.name));
+    if args.against.is_none() && explored.is_dir() {
+        let threads = args.pace.threads.map(usize::from);
+        let (_, fresh) =
+            explore::produce(&source, &args.changes.list(), None, scratch.path(), threads)?;
+        differences.extend(
+            reproduce::folders(&explored, fresh.path())
+                .map_err(Error::io("cannot compare the exploration"))?,
+        );
+    }
     if differences.is_empty() {
         if !args.pace.quiet {
             print(&format!(

@@ -102,6 +102,11 @@ fn experiment(exp: &Experiment) -> raw::Config {
             timeseries: out.timeseries.and_then(ticks),
         },
         sweep: None,
+        schedule: exp
+            .schedule
+            .as_ref()
+            .map(|fates| at(fates.iter().map(|f| at(f.name().to_string())).collect())),
+        explore: None,
         tune: None,
     }
 }

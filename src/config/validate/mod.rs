@@ -17,7 +17,7 @@ mod workload;
 use super::check::{Check, Result};
 use super::{Origin, Source, raw};
 use crate::experiment::{ChartFormat, ChartKind, Experiment, OutputOptions};
-use crate::model::Tool;
+use crate::model::{Fate, Tool};
 use crate::policy::{KeyScope, Policy, Wait, safety};
 use crate::time::Tick;
 use policy::{TIMEOUT_HELP, policy, refuse_endless_retries};
@@ -235,7 +235,23 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         policies,
         graph,
         output,
+        schedule: schedule(&check, raw.schedule.as_ref())?,
     })
+}
+
+/// The `schedule` of fates, each a script's outcome name.
+fn schedule(
+    check: &Check,
+    raw: Option<&toml::Spanned<Vec<toml::Spanned<String>>>>,
+) -> Result<Option<Vec<Fate>>> {
+    let Some(list) = raw else {
+        return Ok(None);
+    };
+    let all = &Fate::ALL;
+    (list.get_ref().iter().enumerate())
+        .map(|(i, f)| check.named(Some(f), &format!("schedule[{i}]"), all, Fate::name, all[0]))
+        .collect::<Result<Vec<_>>>()
+        .map(Some)
 }
 /// A configuration's policy, or an edge's, calling the tools `called`:
 /// its preset expanded, its keys read, and the rules that hold across keys checked.

@@ -68,8 +68,21 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             intent.hop().deadline.is_none_or(|d| now <= d),
             "an attempt sent at {now} past its carried deadline"
         );
-        let (attempt, draw) =
+        let (attempt, mut draw) =
             intent.draw_attempt(&self.streams, tool, replica, (now, granted), policy.resume);
+        if let Some(choices) = &mut self.choices {
+            let sent = crate::sim::Sent {
+                tool: intent.tool,
+                intent: intent.id,
+                attempt,
+            };
+            let fate = choices.next(sent);
+            if fate != draw.fate {
+                draw.fate = fate;
+                draw.retry_after = tool.faults.retry_after.filter(|_| fate == Fate::Throttled);
+                intent.choose(attempt, draw);
+            }
+        }
         if self.sink.is_none() {
             intent.fold_finished();
         }

@@ -1,0 +1,107 @@
+//! The optional `[explore]` table: how many faults to explore, and which invariants to check.
+//! `retrysim run` passes it by; `retrysim explore` and `check` read it.
+
+use toml::Spanned;
+
+use super::invariant::Invariant;
+use crate::config::{ConfigError, Source};
+use crate::metrics::StopReason;
+
+/// Faults explored when neither `--faults` nor `[explore] faults` says.
+pub const FAULTS: usize = 2;
+/// The most faults a schedule may have: past it the schedules are too many to walk.
+pub const MOST_FAULTS: usize = 8;
+
+/// The `[explore]` table, validated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    pub faults: usize,
+    pub invariants: Vec<Invariant>,
+}
+
+impl Default for Spec {
+    fn default() -> Spec {
+        Spec {
+            faults: FAULTS,
+            invariants: Invariant::DEFAULT
+                .iter()
+                .filter_map(|n| Invariant::named(n))
+                .collect(),
+        }
+    }
+}
+
+/// The table as written.
+#[derive(serde::Deserialize, serde::Serialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawExplore {
+    pub faults: Option<Spanned<i64>>,
+    pub invariants: Option<Spanned<toml::Table>>,
+    pub stop_reasons: Option<Spanned<Vec<Spanned<String>>>>,
+}
+
+impl Spec {
+    /// The config's `[explore]` table, or the defaults without one.
+    pub fn read(source: &Source) -> Result<Spec, ConfigError> {
+        let raw = crate::config::parse_raw(source)?;
+        let mut spec = Spec::default();
+        let Some(table) = &raw.explore else {
+            return Ok(spec);
+        };
+        let t = table.get_ref();
+        if let Some(k) = &t.faults {
+            match usize::try_from(*k.get_ref()) {
+                Ok(k) if k <= MOST_FAULTS => spec.faults = k,
+                _ => {
+                    return Err(ConfigError::at(
+                        source,
+                        k.span(),
+                        "explore.faults",
+                        format!("{} is not a number of faults", k.get_ref()),
+                    )
+                    .allowed(format!("a whole number from 0 to {MOST_FAULTS}")));
+                }
+            }
+        }
+        if let Some(invariants) = &t.invariants {
+            for (name, on) in invariants.get_ref() {
+                let (Some(inv), Some(on)) = (Invariant::named(name), on.as_bool()) else {
+                    return Err(ConfigError::at(
+                        source,
+                        invariants.span(),
+                        &format!("explore.invariants.{name}"),
+                        format!("`{name} = {on}` does not turn an invariant on or off"),
+                    )
+                    .allowed(format!("{} = true or false", Invariant::DEFAULT.join(", "))));
+                };
+                spec.invariants.retain(|i| *i != inv);
+                if on {
+                    spec.invariants.push(inv);
+                }
+            }
+            spec.invariants
+                .sort_by_key(|i| Invariant::DEFAULT.iter().position(|n| *n == i.name()));
+        }
+        if let Some(list) = &t.stop_reasons {
+            let mut reasons = Vec::new();
+            for (i, r) in list.get_ref().iter().enumerate() {
+                let Some(reason) = StopReason::ALL
+                    .into_iter()
+                    .find(|s| s.name() == r.get_ref())
+                else {
+                    let names: Vec<&str> = StopReason::ALL.iter().map(|s| s.name()).collect();
+                    return Err(ConfigError::at(
+                        source,
+                        r.span(),
+                        &format!("explore.stop_reasons[{i}]"),
+                        format!("\"{}\" is not a stop reason", r.get_ref()),
+                    )
+                    .allowed(names.join(", ")));
+                };
+                reasons.push(reason);
+            }
+            spec.invariants.push(Invariant::StopsFor(reasons));
+        }
+        Ok(spec)
+    }
+}

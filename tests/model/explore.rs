@@ -1,0 +1,108 @@
+//! Exploration: every schedule counted as by hand, the exact expectations equal to the capped
+//! closed forms, counterexamples that replay through `run`, and invariants that hold where
+//! the key or the lookup makes them hold.
+
+use retrysim::config::{Origin, Source};
+use retrysim::experiment::Experiment;
+use retrysim::explore::invariant::Invariant;
+use retrysim::explore::{self, Spec};
+use retrysim::policy::{Attempts, KeyScope};
+use retrysim::sim::{self, Job};
+use retrysim::theory::closed_forms;
+
+fn experiment(text: &str) -> Experiment {
+    let source = Source {
+        name: "t.toml".into(),
+        text: text.into(),
+        origin: Origin::Text,
+    };
+    explore::fixed(&source.sweep().unwrap_or_else(|e| panic!("{e}")).base)
+}
+
+fn one_order(a: f64, b: f64, attempts: u32, key: &str) -> Experiment {
+    experiment(&format!(
+        "name = \"t\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"orders\"\nrequest_loss = {a}\nreply_loss = {b}\n\
+         [[policy]]\nname = \"p\"\nmax_attempts = {attempts}\nidempotency_key = \"{key}\"\n"
+    ))
+}
+
+/// One order, two kinds of fault, two attempts: no fault (1 schedule); a fault on the first
+/// attempt (2), the second delivered; a fault on both (2 × 2). With K = 1: 3, with K = 2: 7.
+#[test]
+fn schedules_are_counted_as_by_hand() {
+    let exp = one_order(0.1, 0.2, 2, "none");
+    assert_eq!(explore::explore(&exp, 0, 0, &[]).schedules, 1);
+    assert_eq!(explore::explore(&exp, 0, 1, &[]).schedules, 3);
+    let all = explore::explore(&exp, 0, 2, &[]);
+    assert_eq!(all.schedules, 7);
+    // Every schedule of two attempts is there: their probabilities add up to 1.
+    assert!((all.explored - 1.0).abs() < 1e-12, "{}", all.explored);
+}
+
+/// With as many faults as attempts every schedule is walked, and the probability-weighed
+/// expectations are the capped closed forms to 1e-12.
+#[test]
+fn the_exact_expectations_are_the_closed_forms() {
+    for (a, b, n) in [(0.1, 0.2, 4), (0.3, 0.1, 3), (0.0, 0.25, 5), (0.2, 0.0, 2)] {
+        let exp = one_order(a, b, n, "none");
+        let found = explore::explore(&exp, 0, n as usize, &[]);
+        let theory = closed_forms(a, b, Attempts::AtMost(n), KeyScope::None);
+        assert!(
+            (found.explored - 1.0).abs() < 1e-12,
+            "a {a} b {b} N {n}: {}",
+            found.explored
+        );
+        assert!(
+            (found.attempts - theory.attempts).abs() < 1e-12,
+            "{} vs {}",
+            found.attempts,
+            theory.attempts
+        );
+        assert!(
+            (found.duplicates - theory.duplicates).abs() < 1e-12,
+            "{} vs {}",
+            found.duplicates,
+            theory.duplicates
+        );
+    }
+}
+
+/// Without a key a lost reply then a resend is two orders: the minimal counterexample is that
+/// one fault, in two attempts; a key per order breaks nothing, to three faults.
+#[test]
+fn a_lost_reply_and_a_resend_is_the_minimal_double_order() {
+    let invariants = Spec::default().invariants;
+    let plain = one_order(0.05, 0.1, 3, "none");
+    let found = explore::explore(&plain, 0, 3, &invariants);
+    let one = &found.violations[0];
+    assert_eq!(invariants[0], Invariant::OneEffect);
+    let c = one.minimal.as_ref().expect("a counterexample");
+    assert_eq!((c.faults, c.events), (1, 2));
+    assert_eq!(
+        c.fates.iter().map(|f| f.name()).collect::<Vec<_>>(),
+        ["lost_reply"]
+    );
+    // The probability of two or more effects: a lost reply before a later commit, b·(1 − …).
+    assert!(one.probability > 0.0);
+    // Its replay through `run`: the config it writes, read as any config, makes two effects.
+    let config = explore::replay(&plain, 0, &invariants[0], c);
+    let exp = experiment(&config);
+    let mut effects = Vec::new();
+    sim::simulate(
+        &exp,
+        Job {
+            point: 0,
+            policy: 0,
+            replication: 0,
+        },
+        |r, _| effects.push(r.effects),
+    );
+    assert_eq!(effects, [2], "{config}");
+    let keyed = one_order(0.05, 0.1, 3, "per_intent");
+    let found = explore::explore(&keyed, 0, 3, &invariants);
+    assert!(
+        found.violations.iter().all(|v| v.schedules == 0),
+        "{:?}",
+        found.violations
+    );
+}
