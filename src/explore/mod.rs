@@ -117,7 +117,7 @@ pub struct Explored {
     pub schedules: u64,
     /// The probability of the schedules explored: of at most K faults.
     pub explored: f64,
-    /// Per invariant, in [`Invariant::ALL`]'s order.
+    /// Per invariant, in the order the explorer was given them.
     pub violations: Vec<Violations>,
     /// The expected attempts and duplicates per intent over the schedules explored, each
     /// schedule weighed by its probability (exact where `explored` is 1).
