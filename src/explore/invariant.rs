@@ -4,8 +4,9 @@
 use super::Walked;
 use crate::experiment::Experiment;
 use crate::metrics::{BusinessState, IntentRecord, Status, StopReason};
-use crate::model::{Fate, ToolKind};
+use crate::model::ToolKind;
 use crate::policy::Policy;
+use crate::sim::Choice;
 
 /// A property of a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,7 +106,7 @@ pub struct Violations {
 pub struct Counterexample {
     pub faults: usize,
     pub events: usize,
-    pub fates: Vec<Fate>,
+    pub fates: Vec<Choice>,
     pub intent: u64,
 }
 
@@ -123,12 +124,17 @@ impl Violations {
     pub fn add(&mut self, w: &Walked, faults: usize, intent: u64) {
         self.schedules += 1;
         self.probability += w.weight;
-        // Its events are the attempts the intent that broke it sent.
-        let events = w.choices.sent.iter().filter(|s| s.intent == intent).count();
-        let mut fates: Vec<Fate> = (0..w.choices.sent.len())
-            .map(|k| w.choices.fate(k))
+        // Its events are the points (attempts, lookups) the intent that broke it met.
+        let events = w
+            .choices
+            .met
+            .iter()
+            .filter(|p| p.intent() == intent)
+            .count();
+        let mut fates: Vec<Choice> = (0..w.choices.met.len())
+            .map(|k| w.choices.choice(k))
             .collect();
-        while fates.last() == Some(&Fate::Delivered) {
+        while fates.last() == Some(&Choice::Default) {
             fates.pop();
         }
         let found = Counterexample {

@@ -30,7 +30,7 @@ use crate::error::Error;
 use crate::experiment::Experiment;
 use crate::metrics::IntentRecord;
 use crate::model::{Fate, Latency, Tool};
-use crate::sim::{self, Choices, Job};
+use crate::sim::{self, Choice, Choices, Job, Point};
 use invariant::{Invariant, Violations};
 pub use spec::Spec;
 pub use write::{folder_name, replay};
@@ -54,10 +54,10 @@ pub fn into_folder(
             "a sweep has many points: explore one; pin every swept key with --set",
         )));
     }
-    let exp = fixed(&sweep.base);
+    let e = fixed(&sweep.base);
     crate::output::Staging::check_target(
         root,
-        &folder_name(&exp.name),
+        &folder_name(&e.exp.name),
         crate::output::Mark::Output,
     )?;
     let pool = rayon::ThreadPoolBuilder::new()
@@ -65,19 +65,18 @@ pub fn into_folder(
         .build()
         .map_err(|e| Error::io("cannot start the workers")(std::io::Error::other(e)))?;
     let found: Vec<Explored> = pool.install(|| {
-        (0..exp.policies.len())
-            .map(|p| explore(&exp, p, spec.faults, &spec.invariants))
+        (0..e.exp.policies.len())
+            .map(|p| explore(&e, p, spec.faults, &spec.invariants))
             .collect()
     });
-    let staging = write::into_staging(&exp, source, spec, &found, root)?;
-    Ok((exp, found, staging))
+    let staging = write::into_staging(&e.exp, source, spec, &found, root)?;
+    Ok((e.exp, found, staging))
 }
 
-/// The fates a tool's attempt can meet, each with its probability: delivered first.
-pub fn fates(tool: &Tool) -> Vec<(Fate, f64)> {
+/// The faults a tool's attempt can meet, each with its probability.
+pub fn faults(tool: &Tool) -> Vec<(Fate, f64)> {
     let f = &tool.faults;
-    let mut out = vec![(Fate::Delivered, 1.0 - f.total())];
-    for (p, fate) in [
+    [
         (f.request_loss, Fate::LostRequest),
         (f.server_error, Fate::ServerError),
         (f.reply_loss, Fate::LostReply),
@@ -87,16 +86,52 @@ pub fn fates(tool: &Tool) -> Vec<(Fate, f64)> {
         (f.connect_failure, Fate::ConnectFailed),
         (f.error_after_commit, Fate::ErrorAfterCommit),
         (f.overloaded, Fate::Overloaded),
-    ] {
-        if p > 0.0 {
-            out.push((fate, p));
-        }
-    }
-    out
+    ]
+    .into_iter()
+    .filter(|(p, _)| *p > 0.0)
+    .map(|(p, fate)| (fate, p))
+    .collect()
 }
 
-/// The experiment as explored: one replication, every latency at its median.
-pub fn fixed(exp: &Experiment) -> Experiment {
+/// Every choice at `point`, each with its probability under the tools as configured
+/// (`original`, their latencies as drawn), the default first: at an attempt, delivered on
+/// time, each fault, and a late reply where its timer can expire first (P(round trip ≥ wait),
+/// read where the tool's network legs are constant); at a lookup, an answer or a failure.
+pub fn choices(original: &[Tool], point: Point) -> Vec<(Choice, f64)> {
+    let tool = &original[point.tool()];
+    match point {
+        Point::Attempt { wait, .. } => {
+            let delivered = 1.0 - tool.faults.total();
+            let late = wait.and_then(|w| tool.times_out(w)).unwrap_or(0.0);
+            let mut out = vec![(Choice::Default, delivered * (1.0 - late))];
+            out.extend(faults(tool).into_iter().map(|(f, p)| (Choice::Fate(f), p)));
+            if late > 0.0 {
+                out.push((Choice::Late, delivered * late));
+            }
+            out
+        }
+        Point::Lookup { .. } => {
+            let fails = tool.lookup.failure;
+            let mut out = vec![(Choice::Default, 1.0 - fails)];
+            if fails > 0.0 {
+                out.push((Choice::LookupFails, fails));
+            }
+            out
+        }
+    }
+}
+
+/// An experiment as explored: one replication, every latency at its median; and its tools as
+/// configured, which weigh each choice.
+#[derive(Clone, Debug)]
+pub struct Explorable {
+    pub exp: Experiment,
+    pub original: Vec<Tool>,
+}
+
+/// `exp` made explorable.
+pub fn fixed(exp: &Experiment) -> Explorable {
+    let original = exp.tools.clone();
     let mut exp = exp.clone();
     exp.replications = 1;
     let median = |l: &mut Latency| *l = Latency::Constant(l.quantile(0.5));
@@ -108,7 +143,7 @@ pub fn fixed(exp: &Experiment) -> Experiment {
             median(&mut r.service_time);
         }
     }
-    exp
+    Explorable { exp, original }
 }
 
 /// What one configuration's exploration found.
@@ -125,40 +160,32 @@ pub struct Explored {
     pub duplicates: f64,
 }
 
-/// One schedule run: its fates, the attempts it sent, its weight and what it ended as.
+/// One schedule run: its choices, the points it met, its weight and what it ended as.
 pub struct Walked {
     pub choices: Choices,
     pub weight: f64,
     pub records: Vec<IntentRecord>,
 }
 
-/// Explores configuration `policy` of `exp` (already [`fixed`]) to at most `faults` faults,
-/// checking `invariants`; the same result on any number of threads: the branches of the first
-/// fault are walked in parallel, each depth first, and gathered in order.
-pub fn explore(
-    exp: &Experiment,
-    policy: usize,
-    faults: usize,
-    invariants: &[Invariant],
-) -> Explored {
-    let root = walk(exp, policy, Vec::new());
-    let mut total = Explored {
+/// Explores configuration `policy` of `e` to at most `faults` faults, checking `invariants`;
+/// the same result on any number of threads: the branches of the first fault are walked in
+/// parallel, each depth first, and gathered in order.
+pub fn explore(e: &Explorable, policy: usize, faults: usize, invariants: &[Invariant]) -> Explored {
+    let empty = || Explored {
         violations: vec![Violations::default(); invariants.len()],
         ..Explored::default()
     };
-    absorb(&mut total, exp, policy, &root, invariants);
+    let root = walk(e, policy, Vec::new());
+    let mut total = empty();
+    absorb(&mut total, e, policy, &root, invariants);
     if faults == 0 {
         return total;
     }
-    let branches = children(exp, &root.choices, 0);
-    let parts: Vec<Explored> = branches
+    let parts: Vec<Explored> = children(e, &root.choices, 0)
         .into_par_iter()
         .map(|prefix| {
-            let mut part = Explored {
-                violations: vec![Violations::default(); invariants.len()],
-                ..Explored::default()
-            };
-            depth_first(exp, policy, prefix, faults - 1, invariants, &mut part);
+            let mut part = empty();
+            depth_first(e, policy, prefix, faults - 1, invariants, &mut part);
             part
         })
         .collect();
@@ -168,18 +195,14 @@ pub fn explore(
     total
 }
 
-/// The schedules that add one fault to `choices` after its last one: at every attempt sent
-/// from `from` on, each fault its tool can produce.
-fn children(exp: &Experiment, choices: &Choices, from: usize) -> Vec<Vec<Fate>> {
+/// The schedules that add one fault to `choices` after its last one: at every point met from
+/// `from` on, each choice but the default.
+fn children(e: &Explorable, choices: &Choices, from: usize) -> Vec<Vec<Choice>> {
     let mut out = Vec::new();
-    for (k, sent) in choices.sent.iter().enumerate().skip(from) {
-        let tool = &exp.tools[sent.tool];
-        if tool.script.is_some() {
-            continue;
-        }
-        for (fate, _) in fates(tool).into_iter().skip(1) {
-            let mut prefix: Vec<Fate> = (0..k).map(|j| choices.fate(j)).collect();
-            prefix.push(fate);
+    for (k, &point) in choices.met.iter().enumerate().skip(from) {
+        for (choice, _) in self::choices(&e.original, point).into_iter().skip(1) {
+            let mut prefix: Vec<Choice> = (0..k).map(|j| choices.choice(j)).collect();
+            prefix.push(choice);
             out.push(prefix);
         }
     }
@@ -187,43 +210,39 @@ fn children(exp: &Experiment, choices: &Choices, from: usize) -> Vec<Vec<Fate>> 
 }
 
 fn depth_first(
-    exp: &Experiment,
+    e: &Explorable,
     policy: usize,
-    prefix: Vec<Fate>,
+    prefix: Vec<Choice>,
     faults: usize,
     invariants: &[Invariant],
     into: &mut Explored,
 ) {
     let from = prefix.len();
-    let walked = walk(exp, policy, prefix);
-    absorb(into, exp, policy, &walked, invariants);
+    let walked = walk(e, policy, prefix);
+    absorb(into, e, policy, &walked, invariants);
     if faults == 0 {
         return;
     }
-    for child in children(exp, &walked.choices, from) {
-        depth_first(exp, policy, child, faults - 1, invariants, into);
+    for child in children(e, &walked.choices, from) {
+        depth_first(e, policy, child, faults - 1, invariants, into);
     }
 }
 
 /// Runs one schedule.
-pub fn walk(exp: &Experiment, policy: usize, schedule: Vec<Fate>) -> Walked {
+pub fn walk(e: &Explorable, policy: usize, schedule: Vec<Choice>) -> Walked {
     let job = Job {
         point: 0,
         policy,
         replication: 0,
     };
     let mut records = Vec::new();
-    let (_, choices) = sim::chosen(exp, job, Choices::new(schedule), |r, _| records.push(*r));
-    let weight = (choices.sent.iter().enumerate())
-        .map(|(k, sent)| {
-            let tool = &exp.tools[sent.tool];
-            if tool.script.is_some() {
-                return 1.0;
-            }
-            let fate = choices.fate(k);
-            fates(tool)
-                .into_iter()
-                .find(|(f, _)| *f == fate)
+    let (_, choices) = sim::chosen(&e.exp, job, Choices::new(schedule), |r, _| records.push(*r));
+    let weight = (choices.met.iter().enumerate())
+        .map(|(k, &point)| {
+            let choice = choices.choice(k);
+            let all = self::choices(&e.original, point);
+            all.into_iter()
+                .find(|(c, _)| *c == choice)
                 .map_or(0.0, |(_, p)| p)
         })
         .product();
@@ -237,7 +256,7 @@ pub fn walk(exp: &Experiment, policy: usize, schedule: Vec<Fate>) -> Walked {
 /// Adds one schedule's weight, figures and verdicts.
 fn absorb(
     into: &mut Explored,
-    exp: &Experiment,
+    e: &Explorable,
     policy: usize,
     w: &Walked,
     invariants: &[Invariant],
@@ -249,14 +268,9 @@ fn absorb(
     let duplicates: u32 = w.records.iter().map(|r| r.effects.saturating_sub(1)).sum();
     into.attempts += w.weight * f64::from(attempts) / n;
     into.duplicates += w.weight * f64::from(duplicates) / n;
-    let faults = w
-        .choices
-        .fates
-        .iter()
-        .filter(|&&f| f != Fate::Delivered)
-        .count();
+    let faults = w.choices.made.iter().filter(|c| c.is_fault()).count();
     for (v, inv) in into.violations.iter_mut().zip(invariants) {
-        if let Some(intent) = inv.violated(exp, &exp.policies[policy], &w.records) {
+        if let Some(intent) = inv.violated(&e.exp, &e.exp.policies[policy], &w.records) {
             v.add(w, faults, intent);
         }
     }

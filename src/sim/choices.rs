@@ -1,42 +1,137 @@
-//! Fates chosen rather than drawn: how `retrysim explore` walks a run through one schedule of
-//! outcomes. The k-th attempt the run sends, whatever its intent or tool, meets the k-th listed
-//! fate; past the list every attempt is delivered. The run records every attempt it sent, so
-//! the explorer knows where the schedule could branch next.
+//! Outcomes chosen rather than drawn: how `retrysim explore` walks a run through one schedule.
+//! A run meets choice points in order — each attempt it sends, each reconciliation lookup it
+//! makes — and the k-th point meets the k-th listed choice; past the list, and where a choice
+//! is `Default`, an attempt is delivered within its timeout and a lookup answers. The run
+//! records every point it met, so the explorer knows where the schedule could branch next.
 
-use crate::model::Fate;
+use crate::model::{AttemptDraw, Fate};
+use crate::time::Tick;
 
-/// One attempt a run sent, in the order sent.
+/// What a run meets at one choice point instead of a draw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Sent {
-    pub tool: usize,
-    pub intent: u64,
-    pub attempt: u32,
+pub enum Choice {
+    /// An attempt delivered within its timeout; a lookup that answers.
+    Default,
+    /// An attempt meets this fault.
+    Fate(Fate),
+    /// An attempt delivered, its reply at or after its timeout: a late reply.
+    Late,
+    /// A reconciliation lookup fails.
+    LookupFails,
 }
 
-/// The fates a run's attempts meet, and the attempts it sent.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Choices {
-    pub fates: Vec<Fate>,
-    pub sent: Vec<Sent>,
-}
-
-impl Choices {
-    pub fn new(fates: Vec<Fate>) -> Choices {
-        Choices {
-            fates,
-            sent: Vec::new(),
+impl Choice {
+    /// Its name in a config's `schedule`: a script's outcome name, `late` or `lookup_failed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Choice::Default => "ok",
+            Choice::Fate(f) => f.name(),
+            Choice::Late => "late",
+            Choice::LookupFails => "lookup_failed",
         }
     }
 
-    /// The fate of the next attempt sent, `sent`, which is recorded.
-    pub(crate) fn next(&mut self, sent: Sent) -> Fate {
-        let k = self.sent.len();
-        self.sent.push(sent);
-        self.fates.get(k).copied().unwrap_or(Fate::Delivered)
+    /// Every choice a schedule may list.
+    pub fn all() -> Vec<Choice> {
+        let fates = Fate::ALL
+            .into_iter()
+            .filter(|f| *f != Fate::Delivered)
+            .map(Choice::Fate);
+        [Choice::Default]
+            .into_iter()
+            .chain(fates)
+            .chain([Choice::Late, Choice::LookupFails])
+            .collect()
     }
 
-    /// The fate the k-th attempt sent met.
-    pub fn fate(&self, k: usize) -> Fate {
-        self.fates.get(k).copied().unwrap_or(Fate::Delivered)
+    /// Whether it is a fault: anything but the default.
+    pub fn is_fault(self) -> bool {
+        self != Choice::Default
     }
+}
+
+/// A point where a run chose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Point {
+    /// An attempt sent, with the wait its timer was set to (`None`: no timer).
+    Attempt {
+        tool: usize,
+        intent: u64,
+        attempt: u32,
+        wait: Option<Tick>,
+    },
+    /// A lookup of an intent's key before a resend.
+    Lookup { tool: usize, intent: u64 },
+}
+
+impl Point {
+    pub fn tool(self) -> usize {
+        match self {
+            Point::Attempt { tool, .. } | Point::Lookup { tool, .. } => tool,
+        }
+    }
+
+    pub fn intent(self) -> u64 {
+        match self {
+            Point::Attempt { intent, .. } | Point::Lookup { intent, .. } => intent,
+        }
+    }
+}
+
+/// The choices a run meets, and the points it met.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Choices {
+    pub made: Vec<Choice>,
+    pub met: Vec<Point>,
+}
+
+impl Choices {
+    pub fn new(made: Vec<Choice>) -> Choices {
+        Choices {
+            made,
+            met: Vec::new(),
+        }
+    }
+
+    /// The choice at the next point, `point`, which is recorded.
+    pub(crate) fn next(&mut self, point: Point) -> Choice {
+        let k = self.met.len();
+        self.met.push(point);
+        self.choice(k)
+    }
+
+    /// The choice met at the k-th point.
+    pub fn choice(&self, k: usize) -> Choice {
+        self.made.get(k).copied().unwrap_or(Choice::Default)
+    }
+}
+
+/// An attempt's draw as `choice` makes it: a fault's fate (with the tool's Retry-After for a
+/// 429), or a delivery whose service time puts its reply before the timer `wait` (on time) or
+/// at it (late); the latencies otherwise as drawn.
+pub fn draw(
+    drawn: AttemptDraw,
+    choice: Choice,
+    wait: Option<Tick>,
+    retry_after: Option<Tick>,
+) -> AttemptDraw {
+    let mut d = drawn;
+    match choice {
+        Choice::Fate(fate) => {
+            d.fate = fate;
+            d.retry_after = retry_after.filter(|_| fate == Fate::Throttled);
+        }
+        Choice::Default | Choice::Late | Choice::LookupFails => {
+            d.fate = Fate::Delivered;
+            d.retry_after = None;
+            if let Some(wait) = wait {
+                let budget = wait.0.saturating_sub(d.request.0 + d.reply.0);
+                d.service = match choice {
+                    Choice::Late => Tick(budget),
+                    _ => Tick(d.service.0.min(budget.saturating_sub(1))),
+                };
+            }
+        }
+    }
+    d
 }

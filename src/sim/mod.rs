@@ -1,6 +1,6 @@
 //! One run: a configuration of an experiment driven through the workload on the engine.
 
-mod choices;
+pub mod choices;
 mod intent;
 mod slab;
 mod tree;
@@ -12,7 +12,7 @@ use crate::engine::rng::Streams;
 use crate::engine::{self, Scheduler};
 use crate::experiment::Experiment;
 use crate::metrics::{AttemptRecord, IntentRecord, Totals};
-pub use choices::{Choices, Sent};
+pub use choices::{Choice, Choices, Point};
 
 /// Which run of a sweep: a point, a configuration (policy index) and a replication.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,14 +3,13 @@
 //! the key or the lookup makes them hold.
 
 use retrysim::config::{Origin, Source};
-use retrysim::experiment::Experiment;
 use retrysim::explore::invariant::Invariant;
-use retrysim::explore::{self, Spec};
+use retrysim::explore::{self, Explorable, Spec};
 use retrysim::policy::{Attempts, KeyScope};
 use retrysim::sim::{self, Job};
 use retrysim::theory::closed_forms;
 
-fn experiment(text: &str) -> Experiment {
+fn experiment(text: &str) -> Explorable {
     let source = Source {
         name: "t.toml".into(),
         text: text.into(),
@@ -19,7 +18,7 @@ fn experiment(text: &str) -> Experiment {
     explore::fixed(&source.sweep().unwrap_or_else(|e| panic!("{e}")).base)
 }
 
-fn one_order(a: f64, b: f64, attempts: u32, key: &str) -> Experiment {
+fn one_order(a: f64, b: f64, attempts: u32, key: &str) -> Explorable {
     experiment(&format!(
         "name = \"t\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"orders\"\nrequest_loss = {a}\nreply_loss = {b}\n\
          [[policy]]\nname = \"p\"\nmax_attempts = {attempts}\nidempotency_key = \"{key}\"\n"
@@ -85,8 +84,8 @@ fn a_lost_reply_and_a_resend_is_the_minimal_double_order() {
     // The probability of two or more effects: a lost reply before a later commit, b·(1 − …).
     assert!(one.probability > 0.0);
     // Its replay through `run`: the config it writes, read as any config, makes two effects.
-    let config = explore::replay(&plain, 0, &invariants[0], c);
-    let exp = experiment(&config);
+    let config = explore::replay(&plain.exp, 0, &invariants[0], c);
+    let exp = experiment(&config).exp;
     let mut effects = Vec::new();
     sim::simulate(
         &exp,
@@ -105,4 +104,86 @@ fn a_lost_reply_and_a_resend_is_the_minimal_double_order() {
         "{:?}",
         found.violations
     );
+}
+
+/// A timeout on a long-tailed tool: each attempt's reply is late with P(round trip ≥ timeout),
+/// a branch of its own weighed so; walked to as many faults as attempts, the expectations are
+/// the closed forms with the late replies counted as lost ones (b + P(late)·(1 − a − b)).
+#[test]
+fn late_replies_are_explored_and_weighed_by_the_latency_tail() {
+    let text = "name = \"t\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"orders\"\nrequest_loss = 0.1\nreply_loss = 0.1\n\
+                service_time = { dist = \"lognormal\", median = \"100ms\", p99 = \"2s\" }\n\
+                [[policy]]\nname = \"p\"\nmax_attempts = 3\ntimeout = \"500ms\"\n";
+    let source = Source {
+        name: "t.toml".into(),
+        text: text.into(),
+        origin: Origin::Text,
+    };
+    let exp = source.sweep().unwrap().base;
+    let theory =
+        retrysim::theory::for_policy(&exp, &exp.policies[0]).expect("closed forms with a timeout");
+    let e = explore::fixed(&exp);
+    let found = explore::explore(&e, 0, 3, &[]);
+    assert!((found.explored - 1.0).abs() < 1e-12, "{}", found.explored);
+    assert!(
+        (found.attempts - theory.attempts).abs() < 1e-12,
+        "{} vs {}",
+        found.attempts,
+        theory.attempts
+    );
+    assert!(
+        (found.duplicates - theory.duplicates).abs() < 1e-12,
+        "{} vs {}",
+        found.duplicates,
+        theory.duplicates
+    );
+}
+
+/// Every counterexample the shipped exploration wrote replays through the config reader and
+/// the simulator to the same violation, by the same intent.
+#[test]
+fn every_shipped_counterexample_replays_to_its_violation() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("out/exactly-one-order.explore/counterexamples");
+    let mut replayed = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let invariant = Invariant::DEFAULT
+            .into_iter()
+            .find(|n| stem.ends_with(&n.replace('_', "-")))
+            .and_then(Invariant::named)
+            .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let intent: u64 = text
+            .split("intent ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let exp = Source::read(&path).unwrap().sweep().unwrap().base;
+        let mut records = Vec::new();
+        sim::simulate(
+            &exp,
+            Job {
+                point: 0,
+                policy: 0,
+                replication: 0,
+            },
+            |r, _| records.push(*r),
+        );
+        assert_eq!(
+            invariant.violated(&exp, &exp.policies[0], &records),
+            Some(intent),
+            "{stem}"
+        );
+        replayed += 1;
+    }
+    assert!(replayed >= 2, "{replayed}");
 }

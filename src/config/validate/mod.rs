@@ -17,8 +17,9 @@ mod workload;
 use super::check::{Check, Result};
 use super::{Origin, Source, raw};
 use crate::experiment::{ChartFormat, ChartKind, Experiment, OutputOptions};
-use crate::model::{Fate, Tool};
+use crate::model::Tool;
 use crate::policy::{KeyScope, Policy, Wait, safety};
+use crate::sim::Choice;
 use crate::time::Tick;
 use policy::{TIMEOUT_HELP, policy, refuse_endless_retries};
 use tool::tool;
@@ -239,17 +240,25 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
     })
 }
 
-/// The `schedule` of fates, each a script's outcome name.
+/// The `schedule` of choices, each a script's outcome name, `late` or `lookup_failed`.
 fn schedule(
     check: &Check,
     raw: Option<&toml::Spanned<Vec<toml::Spanned<String>>>>,
-) -> Result<Option<Vec<Fate>>> {
+) -> Result<Option<Vec<Choice>>> {
     let Some(list) = raw else {
         return Ok(None);
     };
-    let all = &Fate::ALL;
+    let all = Choice::all();
     (list.get_ref().iter().enumerate())
-        .map(|(i, f)| check.named(Some(f), &format!("schedule[{i}]"), all, Fate::name, all[0]))
+        .map(|(i, f)| {
+            check.named(
+                Some(f),
+                &format!("schedule[{i}]"),
+                &all,
+                Choice::name,
+                all[0],
+            )
+        })
         .collect::<Result<Vec<_>>>()
         .map(Some)
 }

@@ -122,11 +122,22 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         };
         let tool = &self.tools[intent.tool];
         let lookup = u64::from(intent.client.lookups) - 1;
-        let failed = tool.lookup.failure > 0.0
-            && happens(
-                self.streams.word_at(Source::Lookups, intent.id, lookup),
-                tool.lookup.failure,
-            );
+        let failed = match &mut self.choices {
+            Some(choices) => {
+                let point = crate::sim::Point::Lookup {
+                    tool: intent.tool,
+                    intent: intent.id,
+                };
+                choices.next(point) == crate::sim::Choice::LookupFails
+            }
+            None => {
+                tool.lookup.failure > 0.0
+                    && happens(
+                        self.streams.word_at(Source::Lookups, intent.id, lookup),
+                        tool.lookup.failure,
+                    )
+            }
+        };
         let policy = self.policies[usize::from(intent.edge)];
         let key = policy.key.key(intent.id, 0);
         let found = !failed

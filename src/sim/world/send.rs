@@ -70,16 +70,18 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         );
         let (attempt, mut draw) =
             intent.draw_attempt(&self.streams, tool, replica, (now, granted), policy.resume);
-        if let Some(choices) = &mut self.choices {
-            let sent = crate::sim::Sent {
+        // The explorer's choice, where it walks the run; a scripted tool keeps its script.
+        if let (Some(choices), None) = (&mut self.choices, &tool.script) {
+            let point = crate::sim::Point::Attempt {
                 tool: intent.tool,
                 intent: intent.id,
                 attempt,
+                wait,
             };
-            let fate = choices.next(sent);
-            if fate != draw.fate {
-                draw.fate = fate;
-                draw.retry_after = tool.faults.retry_after.filter(|_| fate == Fate::Throttled);
+            let choice = choices.next(point);
+            let chosen = crate::sim::choices::draw(draw, choice, wait, tool.faults.retry_after);
+            if chosen != draw {
+                draw = chosen;
                 intent.choose(attempt, draw);
             }
         }
