@@ -31,6 +31,7 @@ TAMPERS = {
     "08": ("layered-retries/edges.csv", "calls_per_intent"),
     "09": ("broken-streams/summary.csv", "cost_per_task"),
     "10": ("compare-demo-after/runs.csv", "attempts_per_intent"),
+    "11": ("exactly-one-order.explore/explore.csv", "violation_probability"),
 }
 
 

@@ -42,6 +42,11 @@ pub fn config(data: &[u8]) {
             return;
         }
     };
+    // An [explore] table is read; a refusal must display.
+    if let Err(e) = crate::explore::Spec::read(&source) {
+        let _ = e.to_string();
+        return;
+    }
     // A [tune] table is read and every candidate it makes is built; a refusal must display.
     match source.tune() {
         Ok(Some(spec)) => {
