@@ -60,6 +60,21 @@ pub fn into_folder(
         &folder_name(&e.exp.name),
         crate::output::Mark::Output,
     )?;
+    for p in 0..e.exp.policies.len() {
+        let least = schedules_at_least(&e, p, spec.faults);
+        if least > MOST_SCHEDULES {
+            let message = format!(
+                "configuration \"{}\" to {} fault(s) has at least {least:.3e} schedules, more \
+                 than the {MOST_SCHEDULES:.0e} the explorer walks (each is a run)",
+                e.exp.policies[p].name, spec.faults
+            );
+            return Err(Error::Config(
+                crate::config::ConfigError::at(source, 0..0, "explore.faults", message).allowed(
+                    "fewer faults (--faults), or a smaller workload (--set workload.tasks=2)",
+                ),
+            ));
+        }
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads.unwrap_or(0))
         .build()
@@ -71,6 +86,27 @@ pub fn into_folder(
     });
     let staging = write::into_staging(&e.exp, source, spec, &found, root)?;
     Ok((e.exp, found, staging))
+}
+
+/// The most schedules an exploration walks: past it, refused before any is run.
+pub const MOST_SCHEDULES: f64 = 5e6;
+
+/// A lower bound on the schedules of configuration `policy` to `faults` faults, from its
+/// fault-free run: choosing j of its n points and one of their non-default choices, each.
+/// (Faults make more attempts, so there are more.)
+pub fn schedules_at_least(e: &Explorable, policy: usize, faults: usize) -> f64 {
+    let root = walk(e, policy, Vec::new());
+    let n = root.choices.met.len() as f64;
+    let most = (root.choices.met.iter())
+        .map(|&p| choices(&e.original, p).len().saturating_sub(1))
+        .max()
+        .unwrap_or(0) as f64;
+    let (mut sum, mut term) = (1.0, 1.0);
+    for j in 1..=faults {
+        term *= (n - (j - 1) as f64).max(0.0) / j as f64 * most;
+        sum += term;
+    }
+    sum
 }
 
 /// The faults a tool's attempt can meet, each with its probability.

@@ -114,3 +114,21 @@ fn a_bad_explore_table_is_located_and_run_ignores_a_good_one() {
         text(&o.stderr)
     );
 }
+
+/// A workload too large to walk is refused before any schedule runs, saying how to shrink it.
+#[test]
+fn an_exploration_too_large_is_refused_with_a_way_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = configs().join("lost-reply.toml");
+    let o = retrysim(
+        &["explore", config.to_str().unwrap(), "--faults", "4"],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("schedules") && err.contains("workload.tasks"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("out").exists());
+}
