@@ -475,19 +475,16 @@ fn differences(policy: &Policy, back: &Policy, library: &str) -> Vec<String> {
     differ("Retry-After", pushback(policy), pushback(back));
     differ(
         "should-retry header",
-        format!("{:?}", policy.should_retry),
-        format!("{:?}", back.should_retry),
+        policy.should_retry.name().to_string(),
+        back.should_retry.name().to_string(),
     );
     differ(
         "retry budget",
-        format!("{:?}", policy.retry_budget),
-        format!("{:?}", back.retry_budget),
+        budget(policy.retry_budget.as_ref()),
+        budget(back.retry_budget.as_ref()),
     );
-    differ(
-        "throttle backoff",
-        format!("{:?}", policy.throttle_backoff),
-        format!("{:?}", back.throttle_backoff),
-    );
+    let throttle = |p: &Policy| p.throttle_backoff.as_ref().map_or("none".into(), describe);
+    differ("throttle backoff", throttle(policy), throttle(back));
     differ("timeout", wait(policy.timeout), wait(back.timeout));
     let deadline = |p: &Policy| p.limits.deadline.map_or("none".into(), |d| d.to_string());
     differ("deadline", deadline(policy), deadline(back));
@@ -526,6 +523,34 @@ fn pushback(p: &Policy) -> String {
     out
 }
 
+/// A retry budget in words.
+fn budget(b: Option<&crate::policy::BudgetRule>) -> String {
+    use crate::policy::BudgetRule;
+    match b {
+        None => "none".into(),
+        Some(BudgetRule::TokenBucket {
+            max_tokens,
+            token_ratio,
+            ..
+        }) => format!("a token bucket of {max_tokens} tokens, {token_ratio} back per success"),
+        Some(BudgetRule::AwsStandard {
+            capacity,
+            retry_cost,
+            timeout_cost,
+            throttle_cost,
+            ..
+        }) => {
+            let throttle =
+                throttle_cost.map_or(String::new(), |c| format!(", {c} after a throttle"));
+            format!(
+                "the AWS quota: {capacity} tokens, {retry_cost} a retry, {timeout_cost} after a \
+                 timeout{throttle}"
+            )
+        }
+        Some(other) => format!("a {} budget", other.name()),
+    }
+}
+
 /// A backoff in words, every rule of it that applies.
 fn describe(b: &Backoff) -> String {
     let mut out = format!(
@@ -540,7 +565,12 @@ fn describe(b: &Backoff) -> String {
         }
         None => out.push_str(", uncapped"),
     }
-    let _ = write!(out, ", {} jitter", b.jitter.name());
+    match b.jitter {
+        Jitter::None => out.push_str(", no jitter"),
+        j => {
+            let _ = write!(out, ", {} jitter", j.name());
+        }
+    }
     match b.jitter {
         Jitter::Proportional | Jitter::Reduced => {
             let _ = write!(out, " (factor {})", b.jitter_factor);
