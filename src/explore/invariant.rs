@@ -72,7 +72,13 @@ impl Invariant {
                     && r.business_state == BusinessState::Unknown
             }
             Invariant::WithinLimits => {
-                let cap = policy.on_edge(r.edge).retry.max_attempts.cap();
+                // Nested layers multiply their caps; the innermost's alone bounds nothing.
+                let rule = policy.on_edge(r.edge);
+                let cap = rule
+                    .retry
+                    .max_attempts
+                    .cap()
+                    .filter(|_| rule.layers.is_none());
                 let attempts = r.attempts - r.hedges;
                 let late = policy
                     .limits

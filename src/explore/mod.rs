@@ -54,6 +54,12 @@ pub fn into_folder(
             "a sweep has many points: explore one; pin every swept key with --set",
         )));
     }
+    if let Some(why) = unsupported(&sweep.base) {
+        return Err(Error::Config(
+            crate::config::ConfigError::at(source, 0..0, "explore", format!("cannot explore: {why}"))
+                .allowed("tools without a model, replicas' own faults or random network legs under a timeout"),
+        ));
+    }
     let e = fixed(&sweep.base);
     crate::output::Staging::check_target(
         root,
@@ -96,17 +102,51 @@ pub const MOST_SCHEDULES: f64 = 5e6;
 /// (Faults make more attempts, so there are more.)
 pub fn schedules_at_least(e: &Explorable, policy: usize, faults: usize) -> f64 {
     let root = walk(e, policy, Vec::new());
-    let n = root.choices.met.len() as f64;
-    let most = (root.choices.met.iter())
-        .map(|&p| choices(&e.original, p).len().saturating_sub(1))
-        .max()
-        .unwrap_or(0) as f64;
-    let (mut sum, mut term) = (1.0, 1.0);
-    for j in 1..=faults {
-        term *= (n - (j - 1) as f64).max(0.0) / j as f64 * most;
-        sum += term;
+    // ways[j]: the schedules with faults at j of the run's points, each point offering its
+    // own number of faults.
+    let mut ways = vec![0.0; faults + 1];
+    ways[0] = 1.0;
+    for &p in &root.choices.met {
+        let m = choices(&e.original, p).len().saturating_sub(1) as f64;
+        for j in (1..=faults).rev() {
+            ways[j] += ways[j - 1] * m;
+        }
     }
-    sum
+    ways.iter().sum()
+}
+
+/// Why the explorer cannot walk `exp` exactly, if it cannot: what it would otherwise weigh
+/// or fix wrongly.
+pub fn unsupported(exp: &Experiment) -> Option<String> {
+    for t in &exp.tools {
+        if t.provider.is_some() {
+            return Some(format!(
+                "tool \"{}\" is a model, whose broken streams the explorer does not walk",
+                t.name
+            ));
+        }
+        if t.replicas.iter().any(|r| r.faults != t.faults) {
+            return Some(format!(
+                "tool \"{}\" has replicas with faults of their own, which the explorer does not weigh",
+                t.name
+            ));
+        }
+    }
+    let timed = exp
+        .policies
+        .iter()
+        .any(|p| p.timeout != crate::policy::Wait::None);
+    if let Some(t) = exp
+        .tools
+        .iter()
+        .find(|t| timed && t.times_out(crate::time::Tick(1)).is_none())
+    {
+        return Some(format!(
+            "tool \"{}\" has random network legs, so a timeout's late replies cannot be weighed exactly",
+            t.name
+        ));
+    }
+    None
 }
 
 /// The faults a tool's attempt can meet, each with its probability.

@@ -390,10 +390,13 @@ fn envoy(p: &Policy) -> (Value, String) {
     let mut on = Vec::new();
     if has(p, C::ServerError) {
         on.push("5xx");
-    } else if has(p, C::Reset) {
-        on.push("reset");
-    } else if has(p, C::Connect) {
-        on.push("connect-failure");
+    } else {
+        if has(p, C::Reset) {
+            on.push("reset");
+        }
+        if has(p, C::Connect) {
+            on.push("connect-failure");
+        }
     }
     if has(p, C::Conflict) {
         on.push("retriable-4xx");

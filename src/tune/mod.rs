@@ -201,6 +201,7 @@ pub fn tune(source: &Source, spec: Spec, options: &Options) -> Result<Tuned, Err
     let finalists: Vec<(usize, Observed)> = alive.into_iter().zip(ran).collect();
     let chosen = (finalists.iter())
         .filter(|(_, obs)| search::holds(&spec.constraints, |f| obs.estimate(f)))
+        .filter(|(_, obs)| standing(obs).cost.is_finite())
         .min_by(|(x, a), (y, b)| standing(a).cost.total_cmp(&standing(b).cost).then(x.cmp(y)))
         .map(|(i, _)| *i);
     Ok(Tuned {

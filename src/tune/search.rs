@@ -43,6 +43,16 @@ impl Observed {
     /// Wilson interval of every trial together, so replications that all saw 100 % still
     /// leave room for the failures they were too few to see, rather than claiming ± 0.
     pub fn estimate(&self, f: Figure) -> Estimate {
+        // A replication that did not measure the figure (a cost per success with no success)
+        // leaves it unknown, never better: its mean is NaN, which meets no constraint and
+        // ranks last.
+        if self.runs.iter().any(|r| r[f as usize].is_none()) {
+            return Estimate {
+                mean: f64::NAN,
+                half_width: f64::INFINITY,
+                std_error: f64::INFINITY,
+            };
+        }
         let m: Moments = self.runs.iter().filter_map(|r| r[f as usize]).collect();
         let e = Estimate::from_sample(&m);
         let trials = |r: &(u64, u64)| match f {
@@ -96,9 +106,10 @@ impl Standing {
             missed += usize::from(!c.met(e.mean));
         }
         let mean = estimate(spec.objective.figure).mean;
-        let cost = match spec.objective.goal {
-            Better::Lower => mean,
-            Better::Higher => -mean,
+        let cost = match (spec.objective.goal, mean.is_nan()) {
+            (_, true) => f64::INFINITY,
+            (Better::Lower, false) => mean,
+            (Better::Higher, false) => -mean,
         };
         Standing {
             hopeless,

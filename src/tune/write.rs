@@ -158,11 +158,22 @@ fn edited(t: &Tuned, source: &Source, chosen: usize, settings: &str) -> Option<S
     let policy = policies.get_mut(0)?;
     policy["name"] = value(format!("{}-tuned", t.spec.policy));
     for (key, v) in t.spec.keys.iter().zip(&t.candidates[chosen].values) {
-        let mut item = &mut policy[key.path.split('.').next()?];
-        for segment in key.path.split('.').skip(1) {
-            item = &mut item[segment];
+        // Walked without indexing, which panics on a list: a path this cannot follow writes
+        // no recommended.toml rather than ending the run. The last key is added if absent.
+        let (parents, last) = match key.path.rsplit_once('.') {
+            Some((parents, last)) => (Some(parents), last),
+            None => (None, key.path.as_str()),
+        };
+        let chosen = value(v.to_string().parse::<toml_edit::Value>().ok()?);
+        let Some(parents) = parents else {
+            policy.insert(last, chosen);
+            continue;
+        };
+        let mut item = policy.get_mut(parents.split('.').next()?)?;
+        for segment in parents.split('.').skip(1) {
+            item = item.as_table_like_mut()?.get_mut(segment)?;
         }
-        *item = value(v.to_string().parse::<toml_edit::Value>().ok()?);
+        item.as_table_like_mut()?.insert(last, chosen);
     }
     Some(doc.to_string())
 }
