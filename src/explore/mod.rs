@@ -151,22 +151,10 @@ pub fn unsupported(exp: &Experiment) -> Option<String> {
 
 /// The faults a tool's attempt can meet, each with its probability.
 pub fn faults(tool: &Tool) -> Vec<(Fate, f64)> {
-    let f = &tool.faults;
-    [
-        (f.request_loss, Fate::LostRequest),
-        (f.server_error, Fate::ServerError),
-        (f.reply_loss, Fate::LostReply),
-        (f.throttled, Fate::Throttled),
-        (f.forbidden, Fate::Forbidden),
-        (f.invalid, Fate::Invalid),
-        (f.connect_failure, Fate::ConnectFailed),
-        (f.error_after_commit, Fate::ErrorAfterCommit),
-        (f.overloaded, Fate::Overloaded),
-    ]
-    .into_iter()
-    .filter(|(p, _)| *p > 0.0)
-    .map(|(p, fate)| (fate, p))
-    .collect()
+    (tool.faults.stretches().into_iter())
+        .filter(|(p, _)| *p > 0.0)
+        .map(|(p, fate)| (fate, p))
+        .collect()
 }
 
 /// Every choice at `point`, each with its probability under the tools as configured

@@ -139,7 +139,19 @@ impl Faults {
     pub fn fate(&self, word: u64) -> Fate {
         let u = unit(word);
         let mut upto = 0.0;
-        for (p, fate) in [
+        for (p, fate) in self.stretches() {
+            upto += p;
+            if u < upto {
+                return fate;
+            }
+        }
+        Fate::Delivered
+    }
+
+    /// Each fault's probability with its fate, in the order [`Faults::fate`] splits [0, 1)
+    /// into them: the explorer weighs its branches by the same table.
+    pub fn stretches(&self) -> [(f64, Fate); 9] {
+        [
             (self.request_loss, Fate::LostRequest),
             (self.server_error, Fate::ServerError),
             (self.reply_loss, Fate::LostReply),
@@ -149,13 +161,7 @@ impl Faults {
             (self.connect_failure, Fate::ConnectFailed),
             (self.error_after_commit, Fate::ErrorAfterCommit),
             (self.overloaded, Fate::Overloaded),
-        ] {
-            upto += p;
-            if u < upto {
-                return fate;
-            }
-        }
-        Fate::Delivered
+        ]
     }
 }
 
