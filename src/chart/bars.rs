@@ -30,7 +30,13 @@ pub struct Panel {
     at_most: Option<f64>,
     scale: f64,
     decimals: usize,
+    /// Panels with the same name here show one quantity (a median and a tail, both ms) and
+    /// share one scale, so their bars compare.
+    share: Option<&'static str>,
 }
+
+/// The figures per intent that count one call of a task's, not the calls it causes below.
+const PER_CALL: [&str; 2] = ["attempts_per_intent", "duplicates_per_intent"];
 
 /// The most points a chart of bars shows, evenly spaced: a group of bars each, with its label
 /// under it, fits about this many across.
@@ -76,6 +82,7 @@ const CALLS: Panel = Panel {
     at_most: None,
     scale: 1.0,
     decimals: 3,
+    share: None,
 };
 
 /// Success, load, refusals, duplicates, time and money: what each configuration buys and what
@@ -93,6 +100,7 @@ pub const COMPARISON: [Panel; 6] = [
         at_most: Some(1.0),
         scale: 100.0,
         decimals: 1,
+        share: None,
     },
     CALLS,
     Panel {
@@ -105,6 +113,7 @@ pub const COMPARISON: [Panel; 6] = [
         at_most: None,
         scale: 1.0,
         decimals: 3,
+        share: None,
     },
     Panel {
         title: "duplicates per intent",
@@ -116,17 +125,19 @@ pub const COMPARISON: [Panel; 6] = [
         at_most: None,
         scale: 1.0,
         decimals: 3,
+        share: None,
     },
     Panel {
         title: "mean time to answer (s)",
         mean: "mean_completion_s",
-        ci: Interval::None,
+        ci: Interval::HalfWidth("mean_completion_s_ci95"),
         theory: Some("theory_mean_completion_s"),
         per: None,
         in_sweeps: false,
         at_most: None,
         scale: 1.0,
         decimals: 3,
+        share: None,
     },
     // Drawn only where a tool has a price: the column is empty otherwise.
     Panel {
@@ -139,6 +150,7 @@ pub const COMPARISON: [Panel; 6] = [
         at_most: None,
         scale: 1000.0,
         decimals: 2,
+        share: None,
     },
 ];
 
@@ -158,6 +170,7 @@ pub const TASKS: [Panel; 4] = [
         at_most: Some(1.0),
         scale: 100.0,
         decimals: 1,
+        share: None,
     },
     Panel {
         title: "calls per task",
@@ -169,9 +182,10 @@ pub const TASKS: [Panel; 4] = [
         at_most: None,
         scale: 1.0,
         decimals: 2,
+        share: None,
     },
     Panel {
-        title: "calls to a tool that was down",
+        title: "calls to a tool while down (all tasks)",
         mean: "calls_while_down",
         ci: Interval::None,
         theory: None,
@@ -180,6 +194,7 @@ pub const TASKS: [Panel; 4] = [
         at_most: None,
         scale: 1.0,
         decimals: 0,
+        share: None,
     },
     Panel {
         title: "duplicate effects per task",
@@ -191,6 +206,7 @@ pub const TASKS: [Panel; 4] = [
         at_most: None,
         scale: 1.0,
         decimals: 3,
+        share: None,
     },
 ];
 
@@ -206,6 +222,7 @@ pub const LATENCY: [Panel; 3] = [
         at_most: None,
         scale: 1e-3,
         decimals: 1,
+        share: Some("completion"),
     },
     Panel {
         title: "99th percentile completion (ms)",
@@ -217,6 +234,7 @@ pub const LATENCY: [Panel; 3] = [
         at_most: None,
         scale: 1e-3,
         decimals: 1,
+        share: Some("completion"),
     },
     CALLS,
 ];
@@ -373,18 +391,33 @@ pub fn draw<DB: DrawingBackend>(
     for (i, (area, (panel, bars))) in areas.iter().zip(&drawn).enumerate() {
         // Stacked panels share one axis title, under the last.
         let last = !swept || i + 1 == drawn.len();
-        draw_panel(root, area, data, &layout, (panel, bars), last)?;
+        // Panels of one quantity share the highest of their tops.
+        let top = (drawn.iter())
+            .filter(|(p, _)| {
+                std::ptr::eq(*p, *panel) || (p.share.is_some() && p.share == panel.share)
+            })
+            .map(|(_, b)| top_of(b))
+            .fold(0.0, f64::max);
+        draw_panel(root, area, data, &layout, (panel, bars, top), last)?;
     }
     Ok(())
 }
 
 /// The caption of a panel, and its size: four or five panels side by side leave room for
 /// shorter captions only.
-fn caption_of(panel: &Panel, bars: &[Bar], layout: &Layout) -> (String, u32) {
-    let text = if bars.iter().any(|b| b.theory.is_some()) {
-        format!("{} (◇ theory)", panel.title)
+fn caption_of(panel: &Panel, bars: &[Bar], layout: &Layout, data: &Data) -> (String, u32) {
+    // Where tools call tools, a figure per intent is the task's own call's: the calls below
+    // are on the call graph's chart.
+    let own = data.services && PER_CALL.contains(&panel.mean);
+    let title = if own {
+        format!("{}, top hop", panel.title)
     } else {
         panel.title.to_string()
+    };
+    let text = if bars.iter().any(|b| b.theory.is_some()) {
+        format!("{title} (◇ theory)")
+    } else {
+        title
     };
     let size = match layout.panels {
         5.. => style::NOTE - 2,
@@ -394,19 +427,23 @@ fn caption_of(panel: &Panel, bars: &[Bar], layout: &Layout) -> (String, u32) {
     (text, size)
 }
 
+/// The highest a panel's bars reach: a bar, its interval or its closed form.
+fn top_of(bars: &[Bar]) -> f64 {
+    (bars.iter())
+        .map(|b| b.hi.max(b.theory.unwrap_or(0.0)))
+        .fold(0.0, f64::max)
+}
+
 fn draw_panel<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     area: &DrawingArea<DB, Shift>,
     data: &Data,
     layout: &Layout,
-    (panel, bars): (&Panel, &[Bar]),
+    (panel, bars, top): (&Panel, &[Bar], f64),
     last: bool,
 ) -> Result<(), String> {
-    let top = (bars.iter())
-        .map(|b| b.hi.max(b.theory.unwrap_or(0.0)))
-        .fold(0.0, f64::max);
     let top = if top > 0.0 { top * 1.15 } else { 1.0 };
-    let (caption, size) = caption_of(panel, bars, layout);
+    let (caption, size) = caption_of(panel, bars, layout, data);
     let area = frame::caption(area, &caption, size)?;
     let groups = &layout.groups;
     let mut chart = ChartBuilder::on(&area)
@@ -414,13 +451,15 @@ fn draw_panel<DB: DrawingBackend>(
         .x_label_area_size(match (layout.swept, last) {
             (false, _) if layout.upright => 16 + 11 * layout.longest as u32,
             (false, _) => 40,
-            (true, false) => 32,
-            (true, true) => 64,
+            (true, false) => 50,
+            (true, true) => 82,
         })
         .y_label_area_size(70)
         .build_cartesian_2d(-0.5..(groups.len() as f64 - 0.5), 0.0..top)
         .map_err(|e| e.to_string())?;
-    let names: Vec<String> = if layout.upright {
+    // Upright names, and a sweep's point labels (under the configurations' shapes), are
+    // drawn here rather than by the mesh.
+    let names: Vec<String> = if layout.upright || layout.swept {
         Vec::new()
     } else {
         groups.iter().map(|g| g.join(" / ")).collect()
@@ -429,11 +468,12 @@ fn draw_panel<DB: DrawingBackend>(
         |x: &f64| frame::category(&names, *x),
         |y: &f64| super::tick(*y),
     );
+    // A tick label about every 45 pixels of the plot, so short stacked panels keep theirs apart.
+    let y_ticks = (chart.plotting_area().dim_in_pixel().1 as usize / 45).clamp(2, 10);
     let mut mesh = chart.configure_mesh();
     mesh.disable_x_mesh()
         .x_labels(groups.len() * 2 + 1)
-        // A tick label about every 45 pixels, so short stacked panels keep theirs apart.
-        .y_labels((area.dim_in_pixel().1 as usize / 45).clamp(2, 10))
+        .y_labels(y_ticks)
         .x_label_formatter(&x_label)
         .y_label_formatter(&y_label);
     frame::styled(&mut mesh, style::TICK, style::NOTE);
@@ -467,13 +507,22 @@ fn draw_panel<DB: DrawingBackend>(
             )
         }))
         .map_err(|e| e.to_string())?;
-    for b in bars {
-        let x = layout.middle(b);
-        if layout.swept {
-            // Each configuration's shape at the foot of its bars, as in the legend, so that
-            // the bars are told apart without their colour.
-            let (px, py) = chart.backend_coord(&(x, 0.0));
-            legend::shape(root, b.colour, (px, py - 12))?;
+    if layout.swept {
+        // Each configuration's shape under its bar, as in the legend, so that the bars are
+        // told apart without their colour; the point's label under the shapes. Under the axis,
+        // not inside the bar, a shape cannot be read as a value.
+        for b in bars {
+            let (px, py) = chart.backend_coord(&(layout.middle(b), 0.0));
+            legend::shape(root, b.colour, (px, py + 17))?;
+        }
+        let style = (FONT, style::TICK)
+            .into_font()
+            .into_text_style(root)
+            .pos(Pos::new(HPos::Center, VPos::Top));
+        for (g, name) in groups.iter().enumerate() {
+            let (x, y) = chart.backend_coord(&(g as f64, 0.0));
+            root.draw(&Text::new(name.join(" / "), (x, y + 28), style.clone()))
+                .map_err(|e| e.to_string())?;
         }
     }
     if !matches!(panel.ci, Interval::None) {

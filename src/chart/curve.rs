@@ -233,13 +233,17 @@ pub fn draw<DB: DrawingBackend>(
         true => super::tick(significant(10f64.powf(*y))),
         false => super::tick(*y),
     };
+    // Where tools call tools, attempts and duplicates per intent are the task's own call's.
+    let own = match measure {
+        Measure::Attempts | Measure::Duplicates if data.services => {
+            ", the task's own call (top hop)"
+        }
+        _ => "",
+    };
+    let log_note = if log { " (log scale)" } else { "" };
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(style::axis_title(&axis.path))
-        .y_desc(if log {
-            format!("{} (log scale)", measure.axis())
-        } else {
-            measure.axis().to_string()
-        })
+        .y_desc(format!("{}{own}{log_note}", measure.axis()))
         .x_labels(if categorical {
             axis.values.len() * 2 + 1
         } else {

@@ -63,6 +63,9 @@ pub struct Data {
     stories: Option<Stories>,
     /// The call graph and `edges.csv`, where a chart draws them.
     pub graph: Option<Graph>,
+    /// Some tool calls others: a figure per intent counts the task's own calls only, and the
+    /// calls below are on the call graph's chart.
+    pub services: bool,
 }
 
 /// The call graph as the callgraph chart draws it.
@@ -172,6 +175,7 @@ impl Data {
         let mut data = Data {
             stories,
             graph,
+            services: exp.graph.has_services(),
             name: exp.name.clone(),
             description: exp.description.clone(),
             axes,

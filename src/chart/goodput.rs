@@ -1,5 +1,5 @@
 //! Goodput over time: a panel per configuration (and tool, where a task calls several), the
-//! calls sent each second — retries stacked on first tries — under the load the clients offered
+//! calls sent each second — first tries, and retries as a line of their own — under the load the clients offered
 //! and the goodput they got, the calls a breaker refused without sending, the trigger and
 //! outages shaded, and the moment goodput recovered marked. A retry storm reads at a glance: calls far above the offered load, goodput on the
 //! floor, long after the shaded trigger has passed.
@@ -89,7 +89,7 @@ fn keyed<DB: DrawingBackend>(
 ) -> Result<DrawingArea<DB, Shift>, String> {
     let mut entries = vec![
         ("first tries", Key::Fill(FIRST)),
-        ("retries (on top)", Key::Fill(RETRY)),
+        ("retries", Key::Line(RETRY)),
         ("offered", Key::Dashed(OFFERED)),
         ("goodput", Key::Line(GOODPUT)),
     ];
@@ -185,12 +185,19 @@ impl Panel<'_> {
                 .flat_map(|b| [(b.from_s, floor(value(b))), (b.to_s, floor(value(b)))])
                 .collect()
         };
-        let sent = (|b: &Bin| b.first_tries + b.retries) as fn(&Bin) -> f64;
-        for (value, color) in [(sent, RETRY), (|b: &Bin| b.first_tries, FIRST)] {
-            chart
-                .draw_series(AreaSeries::new(steps(value), y_lo, color.filled()))
-                .map_err(|e| e.to_string())?;
-        }
+        // First tries as an area, retries as a line of their own, not stacked on them: on a
+        // logarithmic axis the upper part of a stack shows the ratio of the two, not the
+        // retries' size.
+        chart
+            .draw_series(AreaSeries::new(
+                steps(|b| b.first_tries),
+                y_lo,
+                FIRST.filled(),
+            ))
+            .map_err(|e| e.to_string())?;
+        chart
+            .draw_series(LineSeries::new(steps(|b| b.retries), RETRY.stroke_width(3)))
+            .map_err(|e| e.to_string())?;
         let offered = steps(|b| b.offered);
         chart
             .draw_series(DashedLineSeries::new(
@@ -224,15 +231,9 @@ impl Panel<'_> {
 /// above zero (a tenth at the least, so a near-empty bin does not stretch it) to above the
 /// largest.
 fn scale(bins: &[Bin]) -> (f64, f64) {
-    let rates = bins.iter().flat_map(|b| {
-        [
-            b.first_tries + b.retries,
-            b.first_tries,
-            b.offered,
-            b.goodput,
-            b.refused,
-        ]
-    });
+    let rates = bins
+        .iter()
+        .flat_map(|b| [b.retries, b.first_tries, b.offered, b.goodput, b.refused]);
     let (lo, hi) = rates.fold((f64::INFINITY, 0.0_f64), |(lo, hi), r| {
         (if r > 0.0 { lo.min(r) } else { lo }, hi.max(r))
     });

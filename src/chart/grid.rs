@@ -95,7 +95,12 @@ impl Map<'_> {
         let v = self.data.number(r, self.measure.1)?;
         let lines = if self.recovery {
             let time = self.data.number(r, "time_to_recover_s");
-            let time = time.map_or("—".to_string(), |t| format!("{} s", super::tick(t)));
+            // No run recovered: the cell says so in words, not with a dash a reader may skip.
+            let time = match time {
+                _ if v == 0.0 => "never".to_string(),
+                Some(t) => format!("{} s", super::tick(t)),
+                None => "—".to_string(),
+            };
             vec![format!("{:.0} %", 100.0 * v), time]
         } else {
             vec![super::tick_fixed(v)]

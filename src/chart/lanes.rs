@@ -209,30 +209,46 @@ impl<DB: DrawingBackend> Canvas<'_, DB> {
             .and_then(|_| body.draw(&Rectangle::new([(x0, y0), (x1, y1)], outline)))
             .map_err(|e| e.to_string())?;
         if let BarKind::Attempt {
-            committed: true, ..
-        } = bar.kind
+            committed: true,
+            outcome,
+        } = &bar.kind
         {
-            // A commit: a black diamond on the bar's end.
-            body.draw(&Polygon::new(
-                vec![(x1, y0 - 4), (x1 + 6, mid), (x1, y1 + 4), (x1 - 6, mid)],
-                BLACK.filled(),
-            ))
-            .map_err(|e| e.to_string())?;
+            // A commit: a black diamond on the bar's end, within which it happened; hollow
+            // where the client stopped waiting first, as the commit may come after the bar.
+            let corners = vec![(x1, y0 - 4), (x1 + 6, mid), (x1, y1 + 4), (x1 - 6, mid)];
+            let mark = if gave_up(outcome) {
+                let edge: Vec<(i32, i32)> =
+                    corners.iter().chain(corners.first()).copied().collect();
+                EmptyElement::at((0, 0))
+                    + Polygon::new(corners, WHITE.filled())
+                    + PathElement::new(edge, BLACK.stroke_width(2))
+            } else {
+                EmptyElement::at((0, 0))
+                    + Polygon::new(corners.clone(), BLACK.filled())
+                    + PathElement::new(corners, BLACK.stroke_width(1))
+            };
+            body.draw(&mark).map_err(|e| e.to_string())?;
         }
-        let ink_colour = if matches!(bar.kind, BarKind::Span) {
+        let ink_colour = if matches!(bar.kind, BarKind::Span | BarKind::Lookup { .. }) {
             BLACK
         } else {
             WHITE
         };
         let inside = ink(14, false).color(&ink_colour);
         // The attempt's number and outcome where both fit, its number where only it does.
-        let named = match &bar.kind {
-            BarKind::Attempt { outcome, .. } if !bar.label.is_empty() => {
-                format!("{} {}", bar.label, outcome.replace('_', " "))
+        // A lookup says what it found, so a failed one reads apart from one that found nothing.
+        let (named, short) = match &bar.kind {
+            BarKind::Attempt { outcome, .. } if !bar.label.is_empty() => (
+                format!("{} {}", bar.label, outcome.replace('_', " ")),
+                bar.label.clone(),
+            ),
+            BarKind::Lookup { answer } => {
+                let answer = answer.replace('_', " ");
+                (format!("lookup: {answer}"), answer)
             }
-            _ => bar.label.clone(),
+            _ => (bar.label.clone(), bar.label.clone()),
         };
-        for text in [named, bar.label.clone()] {
+        for text in [named, short] {
             let w = self.text_width(&text, &inside)?;
             if !text.is_empty() && w + 6 <= x1 - x0 {
                 self.label(&text, ((x0 + x1 - w) / 2, mid), inside.clone())?;
@@ -354,7 +370,7 @@ fn legend<DB: DrawingBackend>(
             keys.push((name.to_string(), colour));
         }
     };
-    let mut committed = false;
+    let (mut committed, mut committed_late) = (false, false);
     for bar in blocks.iter().flat_map(|b| &b.lanes).flat_map(|l| &l.bars) {
         match &bar.kind {
             BarKind::Attempt {
@@ -362,7 +378,8 @@ fn legend<DB: DrawingBackend>(
                 committed: c,
             } => {
                 add(&outcome.replace('_', " "), outcome_colour(outcome));
-                committed |= c;
+                committed |= *c && !gave_up(outcome);
+                committed_late |= *c && gave_up(outcome);
             }
             BarKind::Span => add("outer layer's attempt", RGBColor(235, 235, 235)),
             BarKind::Lookup { .. } => add("lookup", style::PALETTE[5]),
@@ -375,6 +392,12 @@ fn legend<DB: DrawingBackend>(
         keys.into_iter().map(|(n, c)| (n, Some(c))).collect();
     if committed {
         entries.push(("◆ committed a side effect".into(), None));
+    }
+    if committed_late {
+        entries.push((
+            "◇ committed, the client no longer waiting (maybe after the bar)".into(),
+            None,
+        ));
     }
     for (name, colour) in entries {
         let (w, _) = area
@@ -465,6 +488,12 @@ fn round_step(span: u64, most: u64) -> u64 {
         }
         power = power.saturating_mul(10);
     }
+}
+
+/// Whether an attempt ended because the client stopped waiting, not with the server's word: a
+/// commit it made is not placed in time by the trace, and may come after the bar.
+fn gave_up(outcome: &str) -> bool {
+    matches!(outcome, "timeout" | "cancelled")
 }
 
 #[cfg(test)]
