@@ -234,6 +234,26 @@ pub fn set_scan(data: &[u8]) {
     }
 }
 
+/// What the classroom page posts (`{"sets": ["PATH=VALUE", …]}`), read as `retrysim serve`
+/// reads it and made to a config: the changes validated, not run, as for [`set_scan`].
+pub fn page_request(data: &[u8]) {
+    let changes = match Change::posted(data) {
+        Ok(changes) => changes,
+        Err(e) => {
+            let _ = e.to_string();
+            return;
+        }
+    };
+    let source = Source {
+        name: "tiny.toml".into(),
+        text: TINY.into(),
+        origin: Origin::Text,
+    };
+    if let Err(e) = source.changed(&changes) {
+        let _ = e.to_string();
+    }
+}
+
 /// One line as the change it stands for.
 fn change(line: &str) -> Option<Change> {
     if let Some(flag) = line.strip_prefix("set ") {

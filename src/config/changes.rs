@@ -38,6 +38,21 @@ impl fmt::Display for Change {
     }
 }
 
+impl Change {
+    /// The changes the classroom page (`retrysim serve`) posts, `{"sets": ["PATH=VALUE", …]}`:
+    /// each a `--set` flag, so a value is checked, and refused, as the command line's would be.
+    pub fn posted(body: &[u8]) -> Result<Vec<Change>, String> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Posted {
+            sets: Vec<String>,
+        }
+        serde_json::from_slice::<Posted>(body)
+            .map(|p| p.sets.into_iter().map(Change::Set).collect())
+            .map_err(|e| format!("the request is not {{\"sets\": [\"PATH=VALUE\", …]}}: {e}"))
+    }
+}
+
 /// A `--set` or `--scan` flag read: the flag as a source errors can point into, its path, and
 /// the byte range of its value.
 struct Flag {

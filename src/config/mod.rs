@@ -9,6 +9,7 @@ mod latency;
 pub(crate) mod path;
 pub(crate) mod raw;
 mod resolve;
+pub mod shipped;
 mod validate;
 
 pub use changes::Change;

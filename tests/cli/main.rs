@@ -12,6 +12,7 @@ mod folders;
 mod hardening;
 mod refusals;
 mod run;
+mod serve;
 mod shards;
 #[path = "../shipped/mod.rs"]
 mod shipped;

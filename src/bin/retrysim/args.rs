@@ -43,6 +43,10 @@ pub enum Command {
     /// Walk every fault schedule with at most K faults, check each invariant, and write the
     /// minimal counterexamples: <out>/<name>.explore/.
     Explore(ExploreArgs),
+    /// Serve a classroom page on this machine: every shipped experiment (and CONFIG, if named)
+    /// with controls for its main keys, its charts and table redrawn from a fresh run at each
+    /// change.
+    Serve(ServeArgs),
     /// Print the closed forms for given losses, without simulating.
     Theory(TheoryArgs),
     /// Tell one intent's story (or one task's) from the per-attempt trace: a text timeline,
@@ -197,6 +201,21 @@ pub struct CompareArgs {
     pub fail_if: Vec<crate::compare::FailIf>,
     #[command(flatten)]
     pub pace: Pace,
+}
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// A config of your own to offer first, beside the shipped experiments (which are built in).
+    pub config: Option<PathBuf>,
+    /// The port to listen on; 0 takes any free one (the address is printed).
+    #[arg(long, default_value_t = 8420)]
+    pub port: u16,
+    /// The address to listen on: this machine only, unless you name another.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
+    /// Worker threads for each run (default: one per core).
+    #[arg(long, value_parser = threads)]
+    pub threads: Option<u16>,
 }
 
 #[derive(Args)]

@@ -8,6 +8,7 @@ mod calibrate;
 mod compare;
 mod explore;
 mod progress;
+mod serve;
 mod terminal;
 mod trace;
 mod tune;
@@ -94,6 +95,7 @@ fn main() -> ExitCode {
         Some(Command::Compare(args)) => compare::command(&args),
         Some(Command::Tune(args)) => tune::command(&args),
         Some(Command::Explore(args)) => explore::command(&args),
+        Some(Command::Serve(args)) => serve::command(&args),
         Some(Command::Theory(args)) => theory_command(&args),
         Some(Command::Trace(args)) => trace::command(&args),
         Some(Command::Calibrate(args)) => calibrate::command(&args),

@@ -1,0 +1,278 @@
+//! What a page lets a reader change: the main keys a config sets, read from its TOML, each with
+//! the input that suits it and the `--set` path a change goes through, so a value the page sends
+//! is checked, and refused, exactly as the command line's would be.
+
+use retrysim::policy::{Jitter, KeyScope};
+use toml::{Table, Value};
+
+/// How a key is edited on the page.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Input {
+    /// A probability: a slider over [0, 0.95] in steps of 0.01.
+    Share,
+    /// Attempts counting the first: a slider from 1 to 10.
+    Attempts,
+    /// A whole number of at least 1 (tasks, clients, replications, failures).
+    Count,
+    /// Any number (a multiplier, a rate).
+    Number,
+    /// A duration as a config writes one (`"200ms"`, `"2s"`).
+    Duration,
+    /// One of the words a key accepts.
+    Choice(Vec<&'static str>),
+}
+
+/// One key a page shows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Control {
+    /// The `--set` path: `tool.charge.reply_loss`.
+    pub path: String,
+    /// What the page calls it: `charge · reply loss (b)`.
+    pub label: String,
+    /// The value as the config writes it.
+    pub written: String,
+    /// The value the page starts from: the written one, or a teaching size (see [`TEACHING`]).
+    pub start: String,
+    pub input: Input,
+}
+
+/// The largest workload a page starts from, so a change is redrawn within a second: at most
+/// this many replications and tasks. A reader sets them back to the config's own for its
+/// full run; the page says what the config writes beside each.
+pub const TEACHING: [(&str, u64); 2] = [("replications", 5), ("workload.tasks", 2000)];
+
+/// The keys of a tool, of a policy and of the workload a page offers, where the config sets them.
+fn tool_keys() -> [(&'static str, &'static str, Input); 3] {
+    [
+        ("request_loss", "request loss (a)", Input::Share),
+        ("reply_loss", "reply loss (b)", Input::Share),
+        ("server_error", "5xx share", Input::Share),
+    ]
+}
+
+fn policy_keys() -> [(&'static str, &'static str, Input); 8] {
+    let jitters = Jitter::ALL.iter().map(|j| j.name()).collect();
+    let keys = KeyScope::ALL.iter().map(|k| k.name()).collect();
+    [
+        ("max_attempts", "attempts", Input::Attempts),
+        ("timeout", "timeout", Input::Duration),
+        ("idempotency_key", "idempotency key", Input::Choice(keys)),
+        (
+            "backoff.initial_delay",
+            "backoff: first delay",
+            Input::Duration,
+        ),
+        ("backoff.max_delay", "backoff: cap", Input::Duration),
+        ("backoff.multiplier", "backoff: multiplier", Input::Number),
+        ("backoff.jitter", "jitter", Input::Choice(jitters)),
+        (
+            "breaker.consecutive_failures",
+            "breaker: failures to open",
+            Input::Count,
+        ),
+    ]
+}
+
+fn workload_keys() -> [(&'static str, &'static str, Input); 4] {
+    [
+        ("tasks", "tasks", Input::Count),
+        ("clients", "clients", Input::Count),
+        (
+            "mean_interarrival",
+            "mean time between tasks",
+            Input::Duration,
+        ),
+        ("rate", "arrival rate (per second)", Input::Number),
+    ]
+}
+
+/// The controls for a config's TOML: its replications, workload, each tool's losses and each
+/// policy's retry keys, in that order, where the config sets them. A key a sweep axis moves is
+/// left out: setting it would collapse the sweep to one point.
+pub fn controls(config: &Table) -> Vec<Control> {
+    let swept = swept_paths(config);
+    let mut out = Vec::new();
+    let mut offer = |path: String, label: String, value: &Value, input: Input| {
+        if swept.contains(&path) || !fits(&input, value) {
+            return;
+        }
+        let written = shown(value);
+        let start = TEACHING
+            .iter()
+            .find(|(p, _)| *p == path)
+            .and_then(|(_, most)| value.as_integer().map(|v| (v as u64).min(*most)))
+            .map_or_else(|| written.clone(), |v| v.to_string());
+        out.push(Control {
+            path,
+            label,
+            written,
+            start,
+            input,
+        });
+    };
+    if let Some(v) = config.get("replications") {
+        offer(
+            "replications".into(),
+            "replications".into(),
+            v,
+            Input::Count,
+        );
+    }
+    if let Some(Value::Table(workload)) = config.get("workload") {
+        for (key, label, input) in workload_keys() {
+            if let Some(v) = lookup(workload, key) {
+                offer(format!("workload.{key}"), label.into(), v, input);
+            }
+        }
+    }
+    for (section, keys) in [
+        ("tool", tool_keys().to_vec()),
+        ("policy", policy_keys().to_vec()),
+    ] {
+        for (name, table) in named(config, section) {
+            for (key, label, input) in &keys {
+                if let Some(v) = lookup(table, key) {
+                    let path = format!("{section}.{name}.{key}");
+                    offer(path, format!("{name} · {label}"), v, input.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The `[[tool]]` or `[[policy]]` tables with their names.
+fn named<'a>(config: &'a Table, section: &str) -> Vec<(&'a str, &'a Table)> {
+    let Some(Value::Array(items)) = config.get(section) else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(Value::as_table)
+        .filter_map(|t| Some((t.get("name")?.as_str()?, t)))
+        .collect()
+}
+
+/// The value at a dotted key inside `table`.
+fn lookup<'a>(table: &'a Table, dotted: &str) -> Option<&'a Value> {
+    let mut parts = dotted.split('.');
+    let mut value = table.get(parts.next()?)?;
+    for part in parts {
+        value = value.as_table()?.get(part)?;
+    }
+    Some(value)
+}
+
+/// The paths a `[sweep]` moves: `[[sweep.axis]]`'s `path`, and a zip's or grid's paths.
+pub fn swept_paths(config: &Table) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut collect = |value: &Value| {
+        let mut stack = vec![value];
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::Table(t) => {
+                    if let Some(Value::String(p)) = t.get("path") {
+                        paths.push(p.clone());
+                    }
+                    stack.extend(t.values());
+                }
+                Value::Array(items) => stack.extend(items),
+                _ => {}
+            }
+        }
+    };
+    if let Some(sweep) = config.get("sweep") {
+        collect(sweep);
+    }
+    paths
+}
+
+/// Whether the config's value is one the input can show: a page never offers a slider for a
+/// key the config gives as a table or a word it cannot hold.
+fn fits(input: &Input, value: &Value) -> bool {
+    match (input, value) {
+        (Input::Share, Value::Float(_) | Value::Integer(_)) => true,
+        (Input::Attempts, Value::Integer(_)) => true,
+        (Input::Attempts, Value::String(s)) => s == "unlimited",
+        (Input::Count, Value::Integer(n)) => *n >= 1,
+        (Input::Number, Value::Float(_) | Value::Integer(_)) => true,
+        (Input::Duration, Value::String(_)) => true,
+        (Input::Choice(words), Value::String(s)) => words.contains(&s.as_str()),
+        _ => false,
+    }
+}
+
+/// A value as `--set` takes it: numbers and words bare.
+fn shown(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(text: &str) -> Vec<Control> {
+        controls(&text.parse::<Table>().unwrap())
+    }
+
+    #[test]
+    fn offers_the_keys_a_config_sets_and_skips_what_a_sweep_moves() {
+        let found = of(r#"
+            replications = 20
+            [workload]
+            tasks = 10000
+            clients = 4
+            [[tool]]
+            name = "charge"
+            request_loss = 0.1
+            reply_loss = 0.0
+            [[policy]]
+            name = "no-key"
+            max_attempts = "unlimited"
+            backoff = { initial_delay = "200ms", jitter = "full" }
+            [[sweep.axis]]
+            path = "tool.charge.reply_loss"
+        "#);
+        let paths: Vec<&str> = found.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "replications",
+                "workload.tasks",
+                "workload.clients",
+                "tool.charge.request_loss",
+                "policy.no-key.max_attempts",
+                "policy.no-key.backoff.initial_delay",
+                "policy.no-key.backoff.jitter",
+            ]
+        );
+        // Teaching sizes: the start is capped, what the config writes is kept beside it.
+        assert_eq!(
+            (found[0].written.as_str(), found[0].start.as_str()),
+            ("20", "5")
+        );
+        assert_eq!(
+            (found[1].written.as_str(), found[1].start.as_str()),
+            ("10000", "2000")
+        );
+        assert_eq!(found[2].start, "4");
+        assert_eq!(found[4].start, "unlimited");
+        assert!(matches!(&found[6].input, Input::Choice(words) if words.contains(&"decorrelated")));
+    }
+
+    #[test]
+    fn leaves_out_values_an_input_cannot_hold() {
+        let found = of(r#"
+            [[policy]]
+            name = "p"
+            max_attempts = "forever"
+            timeout = { p99 = "2s" }
+            idempotency_key = "per_intent"
+        "#);
+        let paths: Vec<&str> = found.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(paths, ["policy.p.idempotency_key"]);
+    }
+}
