@@ -85,11 +85,11 @@ const CALLS: Panel = Panel {
     share: None,
 };
 
-/// Success, load, refusals, duplicates, time and money: what each configuration buys and what
+/// Success, load, refusals, duplicates, ghosts, time and money: what each configuration buys and what
 /// it costs. A panel zero in every row (no breaker refused anything) is left out, and named;
 /// one with no value in any row (no tool has a price) is left out silently; a sweep's stacked
 /// panels leave the time and the money out, for room (`summary.csv` has them).
-pub const COMPARISON: [Panel; 6] = [
+pub const COMPARISON: [Panel; 7] = [
     Panel {
         title: "success rate (%)",
         mean: "success_rate",
@@ -125,6 +125,19 @@ pub const COMPARISON: [Panel; 6] = [
         at_most: None,
         scale: 1.0,
         decimals: 3,
+        share: None,
+    },
+    // A ghost is a commit the client never heard of: a timeout does not cancel the work.
+    Panel {
+        title: "ghost commits (%)",
+        mean: "ghost_rate",
+        ci: Interval::HalfWidth("ghost_ci95"),
+        theory: Some("theory_ghost_rate"),
+        per: None,
+        in_sweeps: false,
+        at_most: Some(1.0),
+        scale: 100.0,
+        decimals: 1,
         share: None,
     },
     Panel {

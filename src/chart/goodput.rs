@@ -64,16 +64,12 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
     let columns = if panels.len() >= 4 { 2 } else { 1 };
     let rows = panels.len().div_ceil(columns);
     let areas = body.split_evenly((rows, columns));
-    let several_tools = panels.iter().any(|p| p.1 != panels[0].1);
     for (i, (area, &(policy, tool))) in areas.iter().zip(&panels).enumerate() {
         let mine: Vec<&Bin> = (bins.iter())
             .filter(|b| b.policy == policy && b.tool == tool)
             .collect();
-        let name = if several_tools {
-            format!("{policy} · {tool}")
-        } else {
-            policy.to_string()
-        };
+        // The tool named even where there is one: a task may call others the series leaves out.
+        let name = format!("{policy} · {tool}");
         let bottom = i + columns >= panels.len();
         panel.draw(area, &mine, (policy, tool), &name, bottom)?;
     }
