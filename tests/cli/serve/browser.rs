@@ -4,8 +4,8 @@
 //! slider is moved with the keyboard; the curve is redrawn, and its figures follow
 //! E[duplicates] = b/(1 − a − b) for the new a; a refused value shows the located error.
 //!
-//! Without Chromium and ChromeDriver the test says it is skipped and passes, so `cargo test`
-//! runs anywhere; `.ci/run` installs both and sets `RETRYSIM_BROWSER_TEST=require`, which makes
+//! Without Chromium and ChromeDriver (Debian's paths, or `RETRYSIM_CHROMIUM` and
+//! `RETRYSIM_CHROMEDRIVER`) the test says it is skipped and passes, so `cargo test` runs anywhere; `.ci/run` installs both and sets `RETRYSIM_BROWSER_TEST=require`, which makes
 //! their absence a failure.
 
 use std::net::TcpListener;
@@ -18,8 +18,18 @@ use serde_json::{Value, json};
 use super::Served;
 use super::http::request;
 
-const CHROMIUM: &str = "/usr/bin/chromium";
-const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+/// Debian's paths, unless `RETRYSIM_CHROMIUM` or `RETRYSIM_CHROMEDRIVER` names another.
+fn program(variable: &str, debian: &str) -> String {
+    std::env::var(variable).unwrap_or_else(|_| debian.to_string())
+}
+
+fn chromium() -> String {
+    program("RETRYSIM_CHROMIUM", "/usr/bin/chromium")
+}
+
+fn chromedriver() -> String {
+    program("RETRYSIM_CHROMEDRIVER", "/usr/bin/chromedriver")
+}
 
 /// A WebDriver session on a ChromeDriver of our own, both ended when dropped.
 struct Browser {
@@ -36,7 +46,7 @@ impl Browser {
             .local_addr()
             .unwrap()
             .port();
-        let driver = Command::new(CHROMEDRIVER)
+        let driver = Command::new(chromedriver())
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -55,7 +65,7 @@ impl Browser {
         let capabilities = json!({ "capabilities": { "alwaysMatch": {
             "browserName": "chrome",
             "goog:chromeOptions": {
-                "binary": CHROMIUM,
+                "binary": chromium(),
                 "args": [
                     "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                     "--no-first-run", "--disable-background-networking",
@@ -156,15 +166,17 @@ impl Drop for Browser {
 
 /// Whether the browser is here; if not, whether the run requires it.
 fn available() -> bool {
-    let here = Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists();
+    let (browser, driver) = (chromium(), chromedriver());
+    let here = Path::new(&browser).exists() && Path::new(&driver).exists();
     if !here {
         assert!(
             std::env::var("RETRYSIM_BROWSER_TEST").as_deref() != Ok("require"),
-            "RETRYSIM_BROWSER_TEST=require, but {CHROMIUM} or {CHROMEDRIVER} is missing \
+            "RETRYSIM_BROWSER_TEST=require, but {browser} or {driver} is missing \
              (apt-get install chromium chromium-driver)"
         );
         eprintln!(
-            "skipped: the browser test needs {CHROMIUM} and {CHROMEDRIVER} (apt-get install chromium chromium-driver)"
+            "skipped: the browser test needs {browser} and {driver} \
+             (apt-get install chromium chromium-driver)"
         );
     }
     here

@@ -16,6 +16,8 @@ pub enum Input {
     Count,
     /// Any number (a multiplier, a rate).
     Number,
+    /// A factor on the whole load: a slider from 0.1 to 2 in steps of 0.05.
+    Factor,
     /// A duration as a config writes one (`"200ms"`, `"2s"`).
     Duration,
     /// One of the words a key accepts.
@@ -73,16 +75,18 @@ fn policy_keys() -> [(&'static str, &'static str, Input); 8] {
     ]
 }
 
-fn workload_keys() -> [(&'static str, &'static str, Input); 4] {
+fn workload_keys() -> [(&'static str, &'static str, Input); 6] {
     [
         ("tasks", "tasks", Input::Count),
         ("clients", "clients", Input::Count),
+        ("duration", "arrivals for", Input::Duration),
         (
             "mean_interarrival",
             "mean time between tasks",
             Input::Duration,
         ),
         ("rate", "arrival rate (per second)", Input::Number),
+        ("rate_scale", "load (× the rate schedule)", Input::Factor),
     ]
 }
 
@@ -119,8 +123,13 @@ pub fn controls(config: &Table) -> Vec<Control> {
         );
     }
     if let Some(Value::Table(workload)) = config.get("workload") {
+        // A rate schedule is moved as a whole by its scale, 1 unless the config sets it.
+        let unscaled = Value::Float(1.0);
         for (key, label, input) in workload_keys() {
-            if let Some(v) = lookup(workload, key) {
+            let scaled =
+                key == "rate_scale" && matches!(workload.get("rate"), Some(Value::Array(_)));
+            let value = lookup(workload, key).or(scaled.then_some(&unscaled));
+            if let Some(v) = value {
                 offer(format!("workload.{key}"), label.into(), v, input);
             }
         }
@@ -195,7 +204,7 @@ fn fits(input: &Input, value: &Value) -> bool {
         (Input::Attempts, Value::Integer(_)) => true,
         (Input::Attempts, Value::String(s)) => s == "unlimited",
         (Input::Count, Value::Integer(n)) => *n >= 1,
-        (Input::Number, Value::Float(_) | Value::Integer(_)) => true,
+        (Input::Number | Input::Factor, Value::Float(_) | Value::Integer(_)) => true,
         (Input::Duration, Value::String(_)) => true,
         (Input::Choice(words), Value::String(s)) => words.contains(&s.as_str()),
         _ => false,
@@ -261,6 +270,23 @@ mod tests {
         assert_eq!(found[2].start, "4");
         assert_eq!(found[4].start, "unlimited");
         assert!(matches!(&found[6].input, Input::Choice(words) if words.contains(&"decorrelated")));
+    }
+
+    #[test]
+    fn a_rate_schedule_gets_a_load_slider_at_its_scale() {
+        let found = of(r#"
+            [workload]
+            duration = "120s"
+            rate = [{ at = "0s", per_second = 50 }]
+        "#);
+        let paths: Vec<&str> = found.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(paths, ["workload.duration", "workload.rate_scale"]);
+        assert_eq!(
+            (found[1].written.as_str(), found[1].input.clone()),
+            ("1.0", Input::Factor)
+        );
+        let set = of("[workload]\nrate = [{ at = \"0s\", per_second = 5 }]\nrate_scale = 0.8\n");
+        assert_eq!(set[0].written, "0.8");
     }
 
     #[test]

@@ -110,6 +110,10 @@ fn control(c: &Control) -> String {
             "<input type=\"range\" min=\"0\" max=\"0.95\" step=\"0.01\" value=\"{start}\" {attrs}>\
              <output>{start}</output>"
         ),
+        Input::Factor => format!(
+            "<input type=\"range\" min=\"0.1\" max=\"2\" step=\"0.05\" value=\"{start}\" {attrs}>\
+             <output>{start}</output>"
+        ),
         Input::Attempts if c.start != "unlimited" => format!(
             "<input type=\"range\" min=\"1\" max=\"10\" step=\"1\" value=\"{start}\" {attrs}>\
              <output>{start}</output>"
