@@ -572,17 +572,28 @@ fn value_labels<DB: DrawingBackend>(
         0.0 => "0".to_string(),
         v => format!("{v:.decimals$}"),
     };
-    let style = (FONT, style::NOTE)
-        .into_font()
-        .into_text_style(root)
-        .pos(Pos::new(HPos::Center, VPos::Bottom));
-    let fitting = (bars.iter()).filter(|b| written(b.value).len() * 12 < slot_pixels);
-    for b in fitting {
+    // The note's size where a label fits its slot, a smaller one where only that fits (about
+    // 0.6 and 0.45 of the size per character), none where neither does.
+    let size_for = |text: &str| {
+        let chars = text.chars().count();
+        [style::NOTE, style::NOTE - 5]
+            .into_iter()
+            .find(|&size| chars * (size as usize * 3 / 5) < slot_pixels)
+    };
+    for b in bars {
+        let text = written(b.value);
+        let Some(size) = size_for(&text) else {
+            continue;
+        };
+        let style = (FONT, size)
+            .into_font()
+            .into_text_style(root)
+            .pos(Pos::new(HPos::Center, VPos::Bottom));
         // Above the bar, its interval and its theory's diamond, whichever is highest.
         let above = b.hi.max(b.theory.unwrap_or(0.0));
         let (x, y) = chart.backend_coord(&(layout.middle(b), above));
         let clear = if b.theory.is_some() { 12 } else { 4 };
-        root.draw(&Text::new(written(b.value), (x, y - clear), style.clone()))
+        root.draw(&Text::new(text, (x, y - clear), style))
             .map_err(|e| e.to_string())?;
     }
     Ok(())
