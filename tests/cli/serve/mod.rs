@@ -41,7 +41,19 @@ impl Served {
 }
 
 impl Drop for Served {
+    /// Stops the server as a reader does, with Ctrl-C (SIGINT), so it removes its scratch
+    /// folder; killed outright only if it has not stopped within five seconds.
     fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status();
+        let started = std::time::Instant::now();
+        while started.elapsed() < std::time::Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
