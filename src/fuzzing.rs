@@ -224,14 +224,7 @@ pub fn set_scan(data: &[u8]) {
         return;
     };
     let changes: Vec<Change> = text.lines().filter_map(change).collect();
-    let source = Source {
-        name: "tiny.toml".into(),
-        text: TINY.into(),
-        origin: Origin::Text,
-    };
-    if let Err(e) = source.changed(&changes) {
-        let _ = e.to_string();
-    }
+    changed_tiny(&changes);
 }
 
 /// What the classroom page posts (`{"sets": ["PATH=VALUE", …]}`), read as `retrysim serve`
@@ -244,12 +237,17 @@ pub fn page_request(data: &[u8]) {
             return;
         }
     };
+    changed_tiny(&changes);
+}
+
+/// `changes` made to the small config and validated, not run; a refusal must display.
+fn changed_tiny(changes: &[Change]) {
     let source = Source {
         name: "tiny.toml".into(),
         text: TINY.into(),
         origin: Origin::Text,
     };
-    if let Err(e) = source.changed(&changes) {
+    if let Err(e) = source.changed(changes) {
         let _ = e.to_string();
     }
 }

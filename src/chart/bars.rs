@@ -401,16 +401,14 @@ pub fn draw<DB: DrawingBackend>(
     } else {
         area.split_evenly((1, drawn.len().max(1)))
     };
+    let tops: Vec<f64> = drawn.iter().map(|(_, bars)| top_of(bars)).collect();
     for (i, (area, (panel, bars))) in areas.iter().zip(&drawn).enumerate() {
         // Stacked panels share one axis title, under the last.
         let last = !swept || i + 1 == drawn.len();
         // Panels of one quantity share the highest of their tops.
-        let top = (drawn.iter())
-            .filter(|(p, _)| {
-                std::ptr::eq(*p, *panel) || (p.share.is_some() && p.share == panel.share)
-            })
-            .map(|(_, b)| top_of(b))
-            .fold(0.0, f64::max);
+        let top = (drawn.iter().zip(&tops))
+            .filter(|((p, _), _)| p.share.is_some() && p.share == panel.share)
+            .fold(tops[i], |top, (_, t)| top.max(*t));
         draw_panel(root, area, data, &layout, (panel, bars, top), last)?;
     }
     Ok(())

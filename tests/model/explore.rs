@@ -7,7 +7,7 @@ use retrysim::explore::invariant::Invariant;
 use retrysim::explore::{self, Explorable, Spec};
 use retrysim::policy::{Attempts, KeyScope};
 use retrysim::sim::{self, Job};
-use retrysim::theory::closed_forms;
+use retrysim::theory::{ClosedForms, closed_forms};
 
 fn experiment(text: &str) -> Explorable {
     let source = Source {
@@ -46,24 +46,30 @@ fn the_exact_expectations_are_the_closed_forms() {
         let exp = one_order(a, b, n, "none");
         let found = explore::explore(&exp, 0, n as usize, &[]);
         let theory = closed_forms(a, b, Attempts::AtMost(n), KeyScope::None);
-        assert!(
-            (found.explored - 1.0).abs() < 1e-12,
-            "a {a} b {b} N {n}: {}",
-            found.explored
-        );
-        assert!(
-            (found.attempts - theory.attempts).abs() < 1e-12,
-            "{} vs {}",
-            found.attempts,
-            theory.attempts
-        );
-        assert!(
-            (found.duplicates - theory.duplicates).abs() < 1e-12,
-            "{} vs {}",
-            found.duplicates,
-            theory.duplicates
-        );
+        exactly(&found, &theory, &format!("a {a} b {b} N {n}"));
     }
+}
+
+/// Every schedule walked (their probabilities add up to 1), and the expected attempts and
+/// duplicates the closed forms', to 1e-12.
+fn exactly(found: &explore::Explored, theory: &ClosedForms, what: &str) {
+    assert!(
+        (found.explored - 1.0).abs() < 1e-12,
+        "{what}: {}",
+        found.explored
+    );
+    assert!(
+        (found.attempts - theory.attempts).abs() < 1e-12,
+        "{what}: {} vs {}",
+        found.attempts,
+        theory.attempts
+    );
+    assert!(
+        (found.duplicates - theory.duplicates).abs() < 1e-12,
+        "{what}: {} vs {}",
+        found.duplicates,
+        theory.duplicates
+    );
 }
 
 /// Without a key a lost reply then a resend is two orders: the minimal counterexample is that
@@ -124,19 +130,7 @@ fn late_replies_are_explored_and_weighed_by_the_latency_tail() {
         retrysim::theory::for_policy(&exp, &exp.policies[0]).expect("closed forms with a timeout");
     let e = explore::fixed(&exp);
     let found = explore::explore(&e, 0, 3, &[]);
-    assert!((found.explored - 1.0).abs() < 1e-12, "{}", found.explored);
-    assert!(
-        (found.attempts - theory.attempts).abs() < 1e-12,
-        "{} vs {}",
-        found.attempts,
-        theory.attempts
-    );
-    assert!(
-        (found.duplicates - theory.duplicates).abs() < 1e-12,
-        "{} vs {}",
-        found.duplicates,
-        theory.duplicates
-    );
+    exactly(&found, &theory, "late replies");
 }
 
 /// Every counterexample the shipped exploration wrote replays through the config reader and

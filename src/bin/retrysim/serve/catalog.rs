@@ -3,7 +3,7 @@
 //! the repository, from whatever folder the server was started in; and the reader's own config,
 //! if one was named, read where it lies.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use retrysim::Error;
 use retrysim::config::shipped::{SHIPPED, SHIPPED_DATA};
@@ -123,9 +123,10 @@ impl Experiment {
 
 /// A config's file stem, its page's address.
 fn stem(path: &Path) -> String {
-    path.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| PathBuf::from(path).display().to_string())
+    path.file_stem().map_or_else(
+        || path.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    )
 }
 
 /// The comment a config opens with, its `# ` marks taken off: what the experiment shows.
