@@ -6,8 +6,8 @@ use std::fmt::Write;
 use crate::metrics::{Estimate, Measure, Sample, StopReason};
 use crate::model::{Tool, Workload};
 use crate::policy::{
-    Backoff, Cap, FirstRetry, Hedging, LimitRule, Policy, Propagation, Refuses, ShouldRetry, Trip,
-    Wait,
+    Backoff, Cap, FirstRetry, Hedging, LimitRule, Policy, Propagation, Refuses, RetryAfterFrom,
+    ShouldRetry, Trip, Wait,
 };
 use crate::run::{PolicyResult, Results};
 use crate::time::Tick;
@@ -157,6 +157,9 @@ fn describe(p: &Policy) -> String {
             format!("{} ", r.max)
         };
         let _ = write!(text, ", re-plans {max}{times} from the {}", r.from.name());
+    }
+    if p.pushback.from == RetryAfterFrom::Reset {
+        text.push_str(", waits for a 429's reset");
     }
     if let Some((most, over)) = p.pushback.limit {
         let _ = write!(text, ", a Retry-After over {most}: {}", over.name());

@@ -147,6 +147,7 @@ pub struct Model {
     pub first_token: Spanned<Latency>,
     pub tokens_per_second: Spanned<f64>,
     pub stream_break: Option<Spanned<f64>>,
+    pub stream_break_per_token: Option<Spanned<f64>>,
 }
 
 /// `tokens_per_minute = { limit = 200000, burst = 200000, scope = "tool" }`.
@@ -297,6 +298,7 @@ pub struct Policy {
     pub retry_after_retries: Option<Spanned<bool>>,
     pub retry_after_limit: Option<Spanned<Value>>,
     pub retry_after_over_limit: Option<Spanned<String>>,
+    pub retry_after_from: Option<Spanned<String>>,
     pub scope: Option<Spanned<String>>,
     pub throttle_backoff: Option<Spanned<Backoff>>,
     pub timeout_tie: Option<Spanned<String>>,

@@ -1,7 +1,7 @@
 //! A server's rate limiter: a token bucket of `burst` tokens refilled at one token every
 //! `interval`, as LLM providers and API gateways run them. A request that finds a token goes
 //! on; one that finds none is refused at once with a 429 whose Retry-After says when the next
-//! token comes.
+//! token comes, and whose reset says when the bucket is full again.
 //!
 //! Kept as the generic cell rate algorithm (GCRA) on integer ticks: one number per bucket, the
 //! theoretical arrival time `tat` of the next request, so a bucket costs one word and every
@@ -35,6 +35,36 @@ impl LimitScope {
         match self {
             LimitScope::Tool => "tool",
             LimitScope::Caller => "caller",
+        }
+    }
+}
+
+/// A limiter's refusal as its 429 carries it, each wait rounded up to the limit's unit: the
+/// Retry-After, when the request would pass, and the reset, when the bucket is full again (what
+/// OpenAI's `x-ratelimit-reset-requests` / `-tokens` and Anthropic's
+/// `anthropic-ratelimit-*-reset` say). A bucket refilled continuously lets a request through
+/// long before it is full, so a client that waits for the reset waits longer than it must.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub retry_after: Tick,
+    pub reset: Tick,
+}
+
+impl Refusal {
+    /// Two limits refused a request: it passes when both would let it, and they are both full
+    /// when the later of them is.
+    pub fn and(self, other: Refusal) -> Refusal {
+        Refusal {
+            retry_after: self.retry_after.max(other.retry_after),
+            reset: self.reset.max(other.reset),
+        }
+    }
+
+    /// A refusal whose waits are one (a capacity window: nothing passes before it ends).
+    pub fn until(wait: Tick) -> Refusal {
+        Refusal {
+            retry_after: wait,
+            reset: wait,
         }
     }
 }
@@ -89,12 +119,15 @@ pub struct Bucket {
 
 impl Bucket {
     /// A request at `now`: `Ok` takes a token; `Err` carries the Retry-After, the wait until
-    /// one is there rounded up to the limit's unit.
-    pub fn take(&mut self, limit: &RateLimit, now: Tick) -> Result<(), Tick> {
+    /// one is there, and the reset, the wait until all `burst` are (when `tat` is past).
+    pub fn take(&mut self, limit: &RateLimit, now: Tick) -> Result<(), Refusal> {
         let tat = self.tat.max(now);
         let earliest = Tick(tat.0.saturating_sub(limit.tolerance()));
         if earliest > now {
-            return Err(limit.retry_after(earliest.since(now)));
+            return Err(Refusal {
+                retry_after: limit.retry_after(earliest.since(now)),
+                reset: limit.retry_after(tat.since(now)),
+            });
         }
         self.tat = tat.after(limit.interval);
         Ok(())
@@ -113,11 +146,18 @@ mod tests {
         for _ in 0..3 {
             assert_eq!(b.take(&limit, Tick(0)), Ok(()));
         }
-        // The fourth must wait for the first token to come back.
-        assert_eq!(b.take(&limit, Tick(0)), Err(Tick(100_000)));
-        assert_eq!(b.take(&limit, Tick(40_000)), Err(Tick(60_000)));
+        // The fourth must wait for the first token to come back, and the bucket is full when
+        // all three have.
+        let refused = |retry_after, reset| {
+            Err(Refusal {
+                retry_after: Tick(retry_after),
+                reset: Tick(reset),
+            })
+        };
+        assert_eq!(b.take(&limit, Tick(0)), refused(100_000, 300_000));
+        assert_eq!(b.take(&limit, Tick(40_000)), refused(60_000, 260_000));
         assert_eq!(b.take(&limit, Tick(100_000)), Ok(()));
-        assert_eq!(b.take(&limit, Tick(100_000)), Err(Tick(100_000)));
+        assert_eq!(b.take(&limit, Tick(100_000)), refused(100_000, 300_000));
         // After a long quiet spell the bucket is full again, and no fuller.
         for _ in 0..3 {
             assert_eq!(b.take(&limit, Tick(10_000_000)), Ok(()));
@@ -130,7 +170,7 @@ mod tests {
         };
         assert_eq!(
             b.take(&seconds, Tick(10_000_000)),
-            Err(Tick(TICKS_PER_SECOND))
+            refused(TICKS_PER_SECOND, TICKS_PER_SECOND)
         );
     }
 

@@ -28,7 +28,7 @@ pub use capacity::CapacityWindow;
 pub use fault::{AttemptDraw, Fate, Faults};
 pub use graph::{Call, Edge, Graph, Stage};
 pub use latency::Latency;
-pub use limiter::{LimitScope, RateLimit};
+pub use limiter::{LimitScope, RateLimit, Refusal};
 pub use outage::{Outage, OutageMode};
 pub use price::{Bill, IntentBill, Price};
 pub use provider::{Provider, Sizes};

@@ -14,7 +14,7 @@
 //! come back when the shortfall has refilled; admitted, it moves `tat` to `max(tat, t) + w`. Over
 //! any window of length W at most `per_minute · W / 1 min + burst` tokens are admitted.
 
-use super::limiter::LimitScope;
+use super::limiter::{LimitScope, Refusal};
 use crate::time::Tick;
 
 /// Ticks in a minute: the period the limit is quoted for.
@@ -58,18 +58,24 @@ pub struct TokenBucket {
 
 impl TokenBucket {
     /// A request that needs `tokens` at `now`: `Ok` takes them; `Err` carries the Retry-After,
-    /// the wait until the bucket holds them, rounded up to the limit's unit. A request larger
-    /// than the whole bucket can never pass: it is told to wait for a full bucket, and refused
-    /// again then (the provider's 429 for a request over the limit).
-    pub fn take(&mut self, limit: &TokenLimit, now: Tick, tokens: u64) -> Result<(), Tick> {
+    /// the wait until the bucket holds them, and the reset, the wait until it is full, each
+    /// rounded up to the limit's unit. A request larger than the whole bucket can never pass:
+    /// it is told to wait for its shortfall as if the bucket could hold it, and refused again
+    /// then (the provider's 429 for a request over the limit).
+    pub fn take(&mut self, limit: &TokenLimit, now: Tick, tokens: u64) -> Result<(), Refusal> {
         let now_s = limit.scaled(now);
         let from = self.tat.max(now_s);
         let after = from + TokenLimit::weight(tokens);
         let earliest = after.saturating_sub(TokenLimit::weight(limit.burst));
         if earliest > now_s {
-            let short = (earliest - now_s).div_ceil(u128::from(limit.per_minute));
-            let wait = u64::try_from(short).unwrap_or(u64::MAX);
-            return Err(limit.retry_after(Tick(wait)));
+            let wait = |until: u128| {
+                let short = (until - now_s).div_ceil(u128::from(limit.per_minute));
+                limit.retry_after(Tick(u64::try_from(short).unwrap_or(u64::MAX)))
+            };
+            return Err(Refusal {
+                retry_after: wait(earliest),
+                reset: wait(from),
+            });
         }
         self.tat = after;
         Ok(())
@@ -114,9 +120,21 @@ mod tests {
         assert_eq!(b.level(&l, Tick(0)), 10_000);
         assert_eq!(b.take(&l, Tick(0), 8_000), Ok(()));
         assert_eq!(b.level(&l, Tick(0)), 2_000);
-        // 3 000 more need 1 000 to refill: a second.
-        assert_eq!(b.take(&l, Tick(0), 3_000), Err(Tick(TICKS_PER_SECOND)));
-        assert_eq!(b.take(&l, Tick(400_000), 3_000), Err(Tick(600_000)));
+        // 3 000 more need 1 000 to refill: a second; the bucket is full in eight.
+        let refused = |retry_after, reset| {
+            Err(Refusal {
+                retry_after: Tick(retry_after),
+                reset: Tick(reset),
+            })
+        };
+        assert_eq!(
+            b.take(&l, Tick(0), 3_000),
+            refused(TICKS_PER_SECOND, 8_000_000)
+        );
+        assert_eq!(
+            b.take(&l, Tick(400_000), 3_000),
+            refused(600_000, 7_600_000)
+        );
         assert_eq!(b.take(&l, Tick(TICKS_PER_SECOND), 3_000), Ok(()));
         // It generated 500 of a 2 000 reservation: 1 500 come back.
         b.give_back(1_500);
@@ -145,8 +163,51 @@ mod tests {
         };
         let mut b = TokenBucket::default();
         assert_eq!(b.take(&l, Tick(0), 1_000), Ok(()));
-        // One token is a millisecond away: the header says a second.
-        assert_eq!(b.take(&l, Tick(0), 1), Err(Tick(TICKS_PER_SECOND)));
+        // One token is a millisecond away, a full bucket a second: the headers say a second.
+        let second = Tick(TICKS_PER_SECOND);
+        let told = Refusal {
+            retry_after: second,
+            reset: second,
+        };
+        assert_eq!(b.take(&l, Tick(0), 1), Err(told));
+    }
+
+    /// What a refusal says, held to the bucket itself over random requests: the request passes
+    /// after its Retry-After and not a tick before, and the bucket is full after the reset and
+    /// not a tick before — so the reset is never sooner than the Retry-After.
+    #[test]
+    fn a_refusal_says_when_the_request_passes_and_when_the_bucket_is_full() {
+        use crate::engine::rng::{Source, Streams};
+        use crate::variate::integer_in;
+        let streams = Streams {
+            seed: 31,
+            point: 0,
+            replication: 0,
+        };
+        let word = |i: u64| streams.word_at(Source::Arrivals, 0, i);
+        let l = limit(7_000, 5_000);
+        let mut b = TokenBucket::default();
+        let (mut now, mut refusals) = (0, 0);
+        for i in 0..5_000 {
+            now += integer_in(word(2 * i), 0, 2 * TICKS_PER_SECOND);
+            let tokens = integer_in(word(2 * i + 1), 1, 5_000);
+            let before = b;
+            let Err(told) = b.take(&l, Tick(now), tokens) else {
+                continue;
+            };
+            refusals += 1;
+            assert!(told.reset >= told.retry_after);
+            let at = |wait: Tick, less: u64| Tick(now + wait.0 - less);
+            assert_eq!(before.level(&l, at(told.reset, 0)), l.burst);
+            assert!(before.level(&l, at(told.reset, 1)) < l.burst);
+            let passes = |t: Tick| {
+                let mut probe = before;
+                probe.take(&l, t, tokens).is_ok()
+            };
+            assert!(passes(at(told.retry_after, 0)));
+            assert!(!passes(at(told.retry_after, 1)));
+        }
+        assert!(refusals > 500, "{refusals}: the bucket must refuse often");
     }
 
     /// A rate that is no whole number of ticks a token (7 tokens a minute) is kept exactly:

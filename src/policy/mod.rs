@@ -35,7 +35,7 @@ pub use layers::{Layer, Layers, Tries};
 pub use limits::{Admission, Limits, Propagation};
 pub use replan::{LoopState, Replan, ReplanFrom, Step};
 pub use retry::{Attempts, Retry, RetryDecision, RetryOn};
-pub use retry_after::{OverLimit, Pushback, RetryAfter};
+pub use retry_after::{OverLimit, Pushback, RetryAfter, RetryAfterFrom};
 pub use send_rate::{SendRate, SendRateRule, SendTokens};
 pub use state::{RetryState, Scope};
 pub use timeout::{Tie, Wait, Waits};

@@ -1,6 +1,7 @@
 //! A server's Retry-After, as a client follows it: whether it waits, retries, stops or holds
-//! the call (`retry_after`), and how the wait is jittered, clamped and combined with the
-//! backoff. The six settings are one value, [`Pushback`], so the retry decision reads one rule.
+//! the call (`retry_after`), which of a 429's words it reads as the wait (`retry_after_from`),
+//! and how the wait is jittered, clamped and combined with the backoff. The settings are one
+//! value, [`Pushback`], so the retry decision reads one rule.
 
 use crate::time::Tick;
 use crate::variate::integer_in;
@@ -93,11 +94,36 @@ impl OverLimit {
     }
 }
 
+/// Which of a 429's words a client reads as its wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryAfterFrom {
+    /// The Retry-After header: when the request would pass.
+    Header,
+    /// The rate limit's reset headers (OpenAI's `x-ratelimit-reset-requests` / `-tokens`,
+    /// Anthropic's `anthropic-ratelimit-*-reset`): when the limits that refused it are full
+    /// again. A refusal that carries none (a 429 drawn from a tool's `throttled`) is read by its
+    /// Retry-After.
+    Reset,
+}
+
+impl RetryAfterFrom {
+    pub const ALL: [RetryAfterFrom; 2] = [RetryAfterFrom::Header, RetryAfterFrom::Reset];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RetryAfterFrom::Header => "header",
+            RetryAfterFrom::Reset => "reset",
+        }
+    }
+}
+
 /// Everything a policy does with a server's Retry-After.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pushback {
     /// What the wait means to the client.
     pub mode: RetryAfter,
+    /// Where the client reads the wait: the Retry-After, or the limits' reset.
+    pub from: RetryAfterFrom,
     /// A wait drawn uniformly up to this long, added to a Retry-After the policy heeds, so
     /// that clients told the same time do not all come back at once.
     pub jitter: Tick,
@@ -123,6 +149,7 @@ impl Default for Pushback {
     fn default() -> Self {
         Pushback {
             mode: RetryAfter::Honour,
+            from: RetryAfterFrom::Header,
             jitter: Tick::ZERO,
             max: None,
             over_backoff: None,

@@ -17,7 +17,7 @@ use toml::{Table, Value};
 
 use crate::config::{Origin, Source};
 use crate::model::FailureClass as C;
-use crate::policy::{Attempts, Backoff, Growth, Jitter, Policy, RetryAfter, Wait};
+use crate::policy::{Attempts, Backoff, Growth, Jitter, Policy, RetryAfter, RetryAfterFrom, Wait};
 use crate::time::{TICKS_PER_SECOND, Tick};
 
 /// The libraries, by their preset's name.
@@ -522,6 +522,9 @@ fn pushback(p: &Policy) -> String {
     }
     if let Some((m, over)) = b.limit {
         let _ = write!(out, ", a wait over {m}: {}", over.name());
+    }
+    if b.from == RetryAfterFrom::Reset {
+        out.push_str(", read from the limit's reset");
     }
     out
 }

@@ -248,6 +248,50 @@ fn model_providers_are_checked() {
     }
 }
 
+/// A stream's breaks are said a second or a token, not both, and a token's chance is below 1; a
+/// policy reads a 429's Retry-After or its reset, and only where it waits on one.
+#[test]
+fn a_break_per_token_and_a_wait_read_from_the_reset_are_checked() {
+    let tool = |extra: &str| error("name = \"t\"\n", &format!("name = \"t\"\n{extra}\n"));
+    let policy = |extra: &str| error("name = \"p\"\n", &format!("name = \"p\"\n{extra}\n"));
+    let model = "model = { input_tokens = { dist = \"constant\", value = 100 }, \
+                 output_tokens = { dist = \"constant\", value = 50 }, max_tokens = 64, \
+                 first_token = { dist = \"constant\", value = \"100ms\" }, tokens_per_second = 50 }";
+    let cases = [
+        (
+            tool(&format!(
+                "kind = \"model\"\n{}",
+                model.replace(
+                    "tokens_per_second = 50",
+                    "tokens_per_second = 50, stream_break = 0.01, stream_break_per_token = 0.001"
+                )
+            )),
+            vec!["tool[0].model.stream_break_per_token", "not both"],
+        ),
+        (
+            tool(&format!(
+                "kind = \"model\"\n{}",
+                model.replace(
+                    "tokens_per_second = 50",
+                    "tokens_per_second = 50, stream_break_per_token = 1"
+                )
+            )),
+            vec!["tool[0].model.stream_break_per_token", "below 1"],
+        ),
+        (
+            policy("retry_after_from = \"resets\""),
+            vec!["policy[0].retry_after_from", "\"header\"", "\"reset\""],
+        ),
+        (
+            policy("retry_after = \"ignore\"\nretry_after_from = \"reset\""),
+            vec!["policy[0].retry_after_from", "\"ignore\""],
+        ),
+    ];
+    for (message, says) in cases {
+        assert_says(&message, &says);
+    }
+}
+
 /// An agent loop runs over a list whose first call is a model's, for at least one turn; a
 /// re-plan needs a loop and names where it starts.
 #[test]

@@ -7,7 +7,7 @@ use retrysim::model::{FailureClass, LimitScope};
 use retrysim::policy::GateScope;
 use retrysim::time::{TICKS_PER_SECOND, Tick};
 
-use crate::common::{self, shipped};
+use crate::common::{self, experiment, shipped, traced};
 
 /// Every request the limiter let through, for each configuration: over every window of length
 /// W, fewer than W / T + burst (T the interval between tokens). The network leg is a constant
@@ -122,4 +122,68 @@ fn goodput_never_exceeds_the_load_offered_so_far() {
             }
         }
     }
+}
+
+/// A 429 says two waits, and `retry_after_from` picks the one a client reads: a batch of four
+/// calls at tick 0 meets a bucket that holds three. At a rate limit of 10 a second with a burst
+/// of 3, the fourth could pass 100 ms later and the bucket is full 300 ms later; at a model's
+/// 60 000 tokens a minute with a burst of 6 000, where each request reserves 1 000 input and
+/// 1 000 `max_tokens` and generates all of them (nothing given back), 2 s and 6 s. The refused
+/// call's retry goes out exactly then under `retry_after = "replace"`, nothing on the way.
+#[test]
+fn a_refusal_is_read_by_its_retry_after_or_by_its_reset() {
+    let instant = "request_latency = { dist = \"constant\", value = \"0s\" }\n\
+                   reply_latency = { dist = \"constant\", value = \"0s\" }";
+    let requests = format!(
+        "service_time = {{ dist = \"constant\", value = \"10ms\" }}\n{instant}\n\
+         rate_limit = {{ per_second = 10, burst = 3, retry_after_unit = \"1ms\" }}"
+    );
+    let tokens = format!(
+        "kind = \"model\"\n{instant}\nmodel = {{ input_tokens = {{ dist = \"constant\", value = 1000 }}, \
+         output_tokens = {{ dist = \"constant\", value = 1000 }}, max_tokens = 1000, \
+         first_token = {{ dist = \"constant\", value = \"100ms\" }}, tokens_per_second = 1000 }}\n\
+         tokens_per_minute = {{ limit = 60000, burst = 6000, retry_after_unit = \"1ms\" }}"
+    );
+    // The dispatch of every retry, in milliseconds.
+    let retries = |tool: &str, from: &str| -> Vec<u64> {
+        let exp = experiment(&format!(
+            "name = \"r\"\n[workload]\ntasks = 4\n[[tool]]\nname = \"t\"\n{tool}\n\
+             [[policy]]\nname = \"p\"\nmax_attempts = 2\nretry_after = \"replace\"\n\
+             retry_after_from = \"{from}\"\n"
+        ));
+        let mut at: Vec<u64> = traced(&exp, 0)
+            .iter()
+            .flat_map(|(_, attempts)| attempts.iter().skip(1))
+            .map(|a| a.dispatch.0 / 1_000)
+            .collect();
+        at.sort_unstable();
+        at
+    };
+    assert_eq!(retries(&requests, "header"), [100]);
+    assert_eq!(retries(&requests, "reset"), [300]);
+    assert_eq!(retries(&tokens, "header"), [2_000]);
+    assert_eq!(retries(&tokens, "reset"), [6_000]);
+}
+
+/// A 429 drawn from a tool's `throttled` carries a Retry-After and no reset: a client that reads
+/// the reset reads the Retry-After there.
+#[test]
+fn a_drawn_429_has_no_reset_to_read() {
+    let gaps = |from: &str| {
+        let exp = experiment(&format!(
+            "name = \"r\"\n[workload]\ntasks = 200\n[[tool]]\nname = \"t\"\n\
+             throttled = 0.5\nretry_after = \"2s\"\n\
+             [[policy]]\nname = \"p\"\nmax_attempts = 2\nretry_after = \"replace\"\n\
+             retry_after_from = \"{from}\"\n"
+        ));
+        traced(&exp, 0)
+            .iter()
+            .filter(|(_, a)| a.len() == 2)
+            .map(|(_, a)| a[1].dispatch.0 - a[0].end.0)
+            .collect::<Vec<u64>>()
+    };
+    let header = gaps("header");
+    assert!(header.len() > 50, "{}", header.len());
+    assert!(header.iter().all(|&g| g == 2 * TICKS_PER_SECOND));
+    assert_eq!(gaps("reset"), header);
 }

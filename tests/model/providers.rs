@@ -87,6 +87,33 @@ fn an_overloaded_provider_refuses_its_share_and_bills_nothing() {
     assert_eq!(tool.bill.cost, u128::from(ok) * u128::from(price(500, 100)));
 }
 
+/// A break written per token: with a chance p = 0.0005 that a token is the last before a cut,
+/// an answer of n = 1 000 tokens arrives whole with (1 − p)ⁿ = 0.606, whatever the decode rate.
+/// Unretried, the share of broken answers lies in its binomial 99.9 % interval around
+/// 1 − (1 − p)ⁿ, at 100 and at 25 tokens a second.
+#[test]
+fn a_break_per_token_cuts_an_answer_of_n_tokens_with_one_minus_q_to_the_n() {
+    let (p, n): (f64, i32) = (0.0005, 1_000);
+    let broken = 1.0 - (1.0 - p).powi(n);
+    for rate in [100.0, 25.0] {
+        let toml = model(500, n as u32, rate, "", "");
+        let written = format!("tokens_per_second = {rate} }}");
+        assert!(toml.contains(&written));
+        let toml = toml.replace(
+            &written,
+            &format!("tokens_per_second = {rate}, stream_break_per_token = {p} }}"),
+        );
+        let tool = run_one(experiment(&toml)).policies[0].tool_totals(0);
+        let share = tool.outcomes[Outcome::StreamBroken.index()] as f64 / tool.calls as f64;
+        let se = (broken * (1.0 - broken) / tool.calls as f64).sqrt();
+        assert_eq!(tool.calls, 3_000);
+        assert!(
+            (share - broken).abs() < 3.29 * se,
+            "{share} against {broken}"
+        );
+    }
+}
+
 /// A call's answer streams for D = 10 s and breaks at λ = 0.1 a second of streaming (λD = 1).
 /// Started over: e attempts, (e^λD − 1)/λ seconds streamed and that many seconds' tokens
 /// billed; resumed: 1 + λD attempts, the answer generated exactly once, and the received
@@ -160,7 +187,9 @@ fn broken_streams_cost_what_their_closed_forms_say() {
 }
 
 /// The shipped tokens-per-minute experiment: a client-side bucket of the key's tokens meets
-/// the fewest 429s, and honouring the Retry-After fewer than ignoring it.
+/// the fewest 429s, waiting for the reset fewer than honouring the Retry-After, and honouring
+/// it fewer than ignoring it; waiting for a full bucket makes the longest waits of the three
+/// that read the 429.
 #[test]
 fn a_client_side_token_bucket_meets_the_fewest_429s() {
     let exp = shipped("tokens-per-minute.toml");
@@ -169,10 +198,19 @@ fn a_client_side_token_bucket_meets_the_fewest_429s() {
     let by_policy: Vec<u64> = (result.policies.iter())
         .map(|p| p.all_tools().outcomes[throttled])
         .collect();
-    let [ignore, honour, client] = by_policy[..] else {
-        panic!("three configurations")
+    let [ignore, honour, client, reset] = by_policy[..] else {
+        panic!("four configurations")
     };
-    assert!(client < honour && honour < ignore, "{by_policy:?}");
+    assert!(
+        client < reset && reset < honour && honour < ignore,
+        "{by_policy:?}"
+    );
+    let time = |i: usize| result.policies[i].estimate(Measure::Completion);
+    let (honoured, awaited) = (time(1), time(3));
+    assert!(
+        awaited.mean - awaited.half_width > honoured.mean + honoured.half_width,
+        "{awaited:?} against {honoured:?}"
+    );
     assert!(ignore > 1_000, "the limit must bite: {by_policy:?}");
     // Every configuration is billed for its tokens and nothing for its 429s; the calls the
     // client-side bucket holds back wait rather than fail.

@@ -361,6 +361,10 @@ fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
         retry_after_over_backoff: pushback.over_backoff.and_then(ticks),
         retry_after_limit: pushback.limit.and_then(|l| ticks(l.0)),
         retry_after_over_limit: pushback.limit.and_then(|l| text(l.1.name())),
+        retry_after_from: when(
+            pushback.from != base.pushback.from,
+            pushback.from.name().into(),
+        ),
         retry_after_retries: when(pushback.retries, true),
         scope: when(p.scope != base.scope, p.scope.name().into()),
         throttle_backoff: p.throttle_backoff.as_ref().map(|b| at(backoff(b))),

@@ -246,7 +246,9 @@ fn provider(
             max_tokens: at(p.max_tokens),
             first_token: at(latency(&p.first_token)),
             tokens_per_second: at(p.tokens_per_second),
+            // A break per token is resolved to its rate a second.
             stream_break: when(p.stream_break > 0.0, p.stream_break),
+            stream_break_per_token: None,
         })
     });
     let tokens_per_minute = t.server.token_limit.map(|l| {

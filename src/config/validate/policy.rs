@@ -12,8 +12,8 @@ use crate::model::FailureClass;
 use crate::model::{Fate, Tool};
 use crate::policy::{
     Admission, Attempts, Balancer, Ejection, GateScope, KeyScope, Layer, Layers, Limits, OverLimit,
-    Policy, Propagation, Pushback, Replan, ReplanFrom, Retry, RetryAfter, RetryHost, RetryOn,
-    ShouldRetry, Tie, Wait,
+    Policy, Propagation, Pushback, Replan, ReplanFrom, Retry, RetryAfter, RetryAfterFrom,
+    RetryHost, RetryOn, ShouldRetry, Tie, Wait,
 };
 use crate::time::{Tick, parse_duration};
 use toml::{Spanned, Value};
@@ -183,6 +183,19 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
         )?,
         pushback: Pushback {
             mode: retry_after,
+            from: match &raw.retry_after_from {
+                None => base.pushback.from,
+                Some(v) => {
+                    waits_on_retry_after(check, v.span(), "retry_after_from", retry_after, path)?;
+                    check.named(
+                        Some(v),
+                        &format!("{path}.retry_after_from"),
+                        &RetryAfterFrom::ALL,
+                        RetryAfterFrom::name,
+                        base.pushback.from,
+                    )?
+                }
+            },
             jitter: match &raw.retry_after_jitter {
                 None => base.pushback.jitter,
                 Some(v) => {

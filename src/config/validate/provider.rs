@@ -75,28 +75,60 @@ pub(super) fn provider(
         1,
         "a request allowed 0 output tokens generates nothing",
     )?;
+    let tokens_per_second = check.number(
+        Some(&m.tokens_per_second),
+        &at("tokens_per_second"),
+        0.0,
+        |r| r.is_finite() && r > 0.0,
+        "a decode rate",
+        "output tokens a second, above 0 (50 to 200 for today's large models)",
+    )?;
     Ok(Some(Provider {
         input_tokens: tokens(check, &m.input_tokens, &at("input_tokens"))?,
         output_tokens: tokens(check, &m.output_tokens, &at("output_tokens"))?,
         max_tokens,
         first_token: latency(check, &m.first_token, &at("first_token"))?,
-        tokens_per_second: check.number(
-            Some(&m.tokens_per_second),
-            &at("tokens_per_second"),
-            0.0,
-            |r| r.is_finite() && r > 0.0,
-            "a decode rate",
-            "output tokens a second, above 0 (50 to 200 for today's large models)",
-        )?,
-        stream_break: check.number(
+        tokens_per_second,
+        stream_break: stream_break(check, m, &at, tokens_per_second)?,
+    }))
+}
+
+/// How often a stream breaks, a second of streaming: `stream_break` says it so, and
+/// `stream_break_per_token`, the chance p that a token is the last before a cut, is the rate
+/// −ln(1 − p) × the decode rate, so that an answer of n tokens is whole with (1 − p)ⁿ either way.
+fn stream_break(
+    check: &Check,
+    m: &raw::Model,
+    at: &dyn Fn(&str) -> String,
+    tokens_per_second: f64,
+) -> Result<f64> {
+    let Some(p) = &m.stream_break_per_token else {
+        return check.number(
             m.stream_break.as_ref(),
             &at("stream_break"),
             0.0,
             |r| r.is_finite() && r >= 0.0,
             "a rate of breaks",
             "breaks a second of streaming, 0 or more (0.01: one stream in a hundred breaks within a second)",
-        )?,
-    }))
+        );
+    };
+    if m.stream_break.is_some() {
+        return check.error_allowing(
+            p.span(),
+            &at("stream_break_per_token"),
+            "a stream's breaks said twice, a second and a token".into(),
+            "`stream_break` (a second of streaming) or `stream_break_per_token`, not both",
+        );
+    }
+    let p = check.number(
+        Some(p),
+        &at("stream_break_per_token"),
+        0.0,
+        |p| (0.0..1.0).contains(&p),
+        "a chance of a break",
+        "the chance a token is the last before a cut, at least 0 and below 1 (0.0001: one answer of 1000 tokens in ten breaks)",
+    )?;
+    Ok(-libm::log1p(-p) * tokens_per_second)
 }
 
 /// `tokens_per_minute = { limit, burst, scope, retry_after_unit }`: a bucket of `burst` tokens

@@ -11,7 +11,7 @@ pub use keys::{KeyStore, Processed};
 
 use super::capacity::{self, CapacityWindow};
 use super::foresight::Foresight;
-use super::limiter::{Bucket, LimitScope, RateLimit};
+use super::limiter::{Bucket, LimitScope, RateLimit, Refusal};
 use super::outage::{self, Outage, OutageMode};
 use super::record::{Record, VersionCheck};
 use super::station::{Door, Line, Station};
@@ -193,8 +193,9 @@ pub struct Write {
 /// What the server does with a request at its door.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arrival<T> {
-    /// Its rate limiter refused it: a 429 at once, to come back after the wait.
-    Throttled(Tick),
+    /// Its rate limiter refused it: a 429 at once, saying when to come back and when the
+    /// limits are full again.
+    Throttled(Refusal),
     /// The server is down.
     Down(OutageMode),
     /// The record's version moved on, or another write holds its lock: refused at the door.
@@ -311,8 +312,8 @@ impl<T: Copy> Server<T> {
         write: Option<Write>,
         ticket: T,
     ) -> Arrival<T> {
-        if let Err(wait) = self.admit(spec, now, caller, tokens) {
-            return Arrival::Throttled(wait);
+        if let Err(refusal) = self.admit(spec, now, caller, tokens) {
+            return Arrival::Throttled(refusal);
         }
         if let Some(mode) = outage::down_at(&spec.outages, self.zone, now) {
             return Arrival::Down(mode);
@@ -336,14 +337,15 @@ impl<T: Copy> Server<T> {
 
     /// The rate limiters' say on a request: it passes only if every limit has room for it, and
     /// then takes from each; refused, it takes from none, and waits for the limit that frees
-    /// last. A capacity window scales the requests' rate (see [`capacity::rate_limit`]).
+    /// last (the reset, for the refusing limit that fills last). A capacity window scales the
+    /// requests' rate (see [`capacity::rate_limit`]).
     fn admit(
         &mut self,
         spec: &ServerSpec,
         now: Tick,
         caller: u32,
         tokens: u64,
-    ) -> Result<(), Tick> {
+    ) -> Result<(), Refusal> {
         if spec.rate_limit.is_none() && spec.token_limit.is_none() {
             return Ok(());
         }
@@ -360,7 +362,7 @@ impl<T: Copy> Server<T> {
                 None => {
                     let until =
                         capacity::window_at(windows, self.zone, now).map_or(now, |w| w.until);
-                    Err(limit.retry_after(until.since(now)))
+                    Err(Refusal::until(limit.retry_after(until.since(now))))
                 }
             };
             (i, bucket, taken)
@@ -371,13 +373,13 @@ impl<T: Copy> Server<T> {
             let taken = bucket.take(&limit, now, tokens);
             (i, bucket, taken)
         });
-        let wait = [requests.map(|r| r.2), token_room.map(|r| r.2)]
+        let refusal = [requests.map(|r| r.2), token_room.map(|r| r.2)]
             .into_iter()
             .flatten()
             .filter_map(Result::err)
-            .max();
-        if let Some(wait) = wait {
-            return Err(wait);
+            .reduce(Refusal::and);
+        if let Some(refusal) = refusal {
+            return Err(refusal);
         }
         if let Some((i, bucket, _)) = requests {
             self.buckets[i] = bucket;

@@ -8,7 +8,7 @@ use crate::metrics::{AttemptRecord, Count, IntentRecord};
 use crate::model::outage::OutageMode;
 use crate::model::server::{Arrival, Request, Write};
 use crate::model::{Fate, LossSignal};
-use crate::policy::KeyScope;
+use crate::policy::{KeyScope, RetryAfterFrom};
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// A worker takes the attempt up: its drawn service time, slowed by the load it finds. A
@@ -83,8 +83,13 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             intent.wrote();
         }
         match arrival {
-            Arrival::Throttled(wait) => {
-                // A 429 at once, no work done, and when to come back.
+            Arrival::Throttled(refusal) => {
+                // A 429 at once, no work done, and when to come back: the header the client
+                // reads, which is all it keeps of the answer.
+                let wait = match self.policies[usize::from(intent.edge)].pushback.from {
+                    RetryAfterFrom::Header => refusal.retry_after,
+                    RetryAfterFrom::Reset => refusal.reset,
+                };
                 intent.throttle(at.attempt, wait);
                 self.answer(at, sched);
             }
