@@ -266,7 +266,7 @@ pub fn table(results: &Results) -> String {
         out.push_str(&verdict_key(comparisons));
     }
     let _ = writeln!(out);
-    if exp.workload.calls.len() > 1 {
+    if exp.workload.many_calls() {
         out.push_str(&tasks(results));
         let _ = writeln!(out);
     }

@@ -420,10 +420,12 @@ fn caption_of(panel: &Panel, bars: &[Bar], layout: &Layout, data: &Data) -> (Str
     // Where tools call tools, a figure per intent is the task's own call's: the calls below
     // are on the call graph's chart.
     let own = data.services && PER_CALL.contains(&panel.mean);
-    let title = if own {
-        format!("{}, top hop", panel.title)
-    } else {
-        panel.title.to_string()
+    // Where a task makes several calls, its success is apart from its calls' (the tasks chart).
+    let call = data.many_calls && panel.mean == "success_rate";
+    let title = match (own, call) {
+        (true, _) => format!("{}, top hop", panel.title),
+        (_, true) => format!("{}, per call", panel.title),
+        _ => panel.title.to_string(),
     };
     let text = if bars.iter().any(|b| b.theory.is_some()) {
         format!("{title} (◇ theory)")

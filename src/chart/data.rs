@@ -66,6 +66,8 @@ pub struct Data {
     /// Some tool calls others: a figure per intent counts the task's own calls only, and the
     /// calls below are on the call graph's chart.
     pub services: bool,
+    /// A task makes more than one call: a success rate per intent is a call's.
+    pub many_calls: bool,
 }
 
 /// The call graph as the callgraph chart draws it.
@@ -176,6 +178,7 @@ impl Data {
             stories,
             graph,
             services: exp.graph.has_services(),
+            many_calls: exp.workload.many_calls(),
             name: exp.name.clone(),
             description: exp.description.clone(),
             axes,
