@@ -94,6 +94,33 @@ impl Experiment {
         policy.calls.as_deref().unwrap_or(&self.workload.calls)
     }
 
+    /// Whether each tool is one a configuration's tasks can reach: one they call, one a tool
+    /// they reach calls, or a fallback a reached call falls back to under the configuration's
+    /// policy on its edge. Known from the config alone, so a tool's row is there whether or not
+    /// a run happened to call it.
+    pub fn reached_by(&self, policy: &Policy) -> Vec<bool> {
+        let mut reached = vec![false; self.tools.len()];
+        for &t in self.calls_of(policy) {
+            reached[t] = true;
+        }
+        let mut grew = true;
+        while grew {
+            grew = false;
+            for (e, edge) in self.graph.edges.iter().enumerate() {
+                let from = edge.caller.map_or(reached[edge.callee], |c| reached[c]);
+                if !from {
+                    continue;
+                }
+                let fallbacks = &policy.on_edge(e).fallback.tools;
+                for t in std::iter::once(edge.callee).chain(fallbacks.iter().copied()) {
+                    grew |= !reached[t];
+                    reached[t] = true;
+                }
+            }
+        }
+        reached
+    }
+
     /// The tools in `calls`, each once, in order of first call, by index.
     pub fn called<'a>(&'a self, calls: &'a [usize]) -> impl Iterator<Item = usize> + 'a {
         calls

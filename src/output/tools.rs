@@ -1,4 +1,4 @@
-//! `tools.csv`: one row per sweep point × configuration × tool that it calls, summed over
+//! `tools.csv`: one row per sweep point × configuration × tool that it reaches, summed over
 //! replications — where the calls went and what became of them. One table: each column with
 //! its type and how a row gives its value. Columns are documented in `out/README.md`.
 
@@ -58,8 +58,9 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
     let exp = &point.experiment;
     let mut rows = Vec::new();
     for (policy, result) in exp.policies.iter().zip(&result.policies) {
+        let reached = exp.reached_by(policy);
         for (t, tool) in exp.tools.iter().enumerate() {
-            if !exp.calls_of(policy).contains(&t) {
+            if !reached[t] {
                 continue;
             }
             let row = Row {

@@ -657,3 +657,31 @@ fn a_task_calls_in_stages_and_passes_an_optional_failure() {
         "{err}"
     );
 }
+
+/// `tools.csv` has a row for every tool a configuration can reach, known from the config: the
+/// layers below the task's call, and a fallback only where the configuration's policy names it.
+#[test]
+fn a_configuration_reaches_the_tools_below_its_calls_and_its_fallbacks() {
+    let reached = |file: &str| {
+        let exp = common::shipped(file);
+        (exp.policies.iter())
+            .map(|p| {
+                let reached = exp.reached_by(p);
+                (exp.tools.iter().zip(reached))
+                    .filter(|(_, r)| *r)
+                    .map(|(t, _)| t.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        reached("model-fallback.toml"),
+        ["primary", "primary large", "primary large"]
+    );
+    assert!(
+        reached("layered-retries.toml")
+            .iter()
+            .all(|r| r == "api service db")
+    );
+}
