@@ -79,7 +79,7 @@ impl RetryAfter {
 pub enum OverLimit {
     /// Backs off by its own rule, as if the server had said nothing (Anthropic's SDK).
     Backoff,
-    /// Does not retry at all (OpenAI's SDK since v2.3, openai-python #3555).
+    /// Does not retry at all (OpenAI's Python SDK since openai-python #3555, 2026-07-30).
     Stop,
 }
 

@@ -30,8 +30,9 @@ fn price(input: u64, output: u64) -> u64 {
     input * 3_000_000 + output * 15_000_000
 }
 
-/// Every attempt that reached the model (a reply, or a reply lost after the work) pays its
-/// whole prompt and answer; a 429, a 503 and a lost request pay nothing. The bill of each
+/// Every attempt that reached the model (a reply, a reply lost after the work, a 5xx sent after
+/// it) pays its whole prompt and answer; a 429, a 503, a 5xx before the work and a lost request
+/// pay nothing. The bill of each
 /// intent, its retries' part (every billed attempt after the first billed one) and its wasted
 /// part (every billed attempt but the one whose answer was used) are recomputed from the trace.
 #[test]
@@ -40,17 +41,26 @@ fn each_attempt_that_reached_the_model_is_billed_and_no_other() {
         1_000,
         200,
         100.0,
-        "reply_loss = 0.2\nthrottled = 0.15\noverloaded = 0.1\nrequest_loss = 0.05",
+        "reply_loss = 0.2\nthrottled = 0.15\noverloaded = 0.1\nrequest_loss = 0.05\n\
+         server_error = 0.1\nerror_after_commit = 0.05",
         "max_attempts = 8",
     ));
     let one = price(1_000, 200);
-    let (mut checked, mut free) = (0, 0);
+    let (mut checked, mut free, mut fives) = (0, 0, 0);
     for (record, attempts) in traced(&exp, 0) {
         let billed = attempts
             .iter()
-            .filter(|a| matches!(a.outcome, Outcome::Ok | Outcome::LostReply))
+            .filter(|a| {
+                matches!(
+                    a.outcome,
+                    Outcome::Ok | Outcome::LostReply | Outcome::ServerErrorAfterCommit
+                )
+            })
             .count() as u64;
         free += attempts.len() as u64 - billed;
+        fives += (attempts.iter())
+            .filter(|a| a.outcome == Outcome::ServerError)
+            .count();
         let used = u64::from(record.status == Status::Succeeded);
         assert_eq!(record.bill.cost, billed * one, "{record:?}");
         assert_eq!(record.bill.retries, billed.saturating_sub(1) * one);
@@ -63,6 +73,7 @@ fn each_attempt_that_reached_the_model_is_billed_and_no_other() {
     }
     assert_eq!(checked, 3_000);
     assert!(free > 1_000, "only {free} attempts went unbilled");
+    assert!(fives > 200, "only {fives} 5xx before the work");
 }
 
 /// An overloaded provider (529 / 503) refuses a share p of attempts before any work: the share
