@@ -724,9 +724,10 @@ fn tasks(results: &Results) -> String {
 }
 
 /// What the tasks cost, where a tool has a price: dollars per thousand tasks with their 95 %
-/// interval (across replications) and the closed forms' where they apply, per thousand
-/// successful tasks, what retries added and what
-/// paid for work never used, and the model tokens a task read and generated.
+/// interval (across replications) and the closed forms' where they apply, with whether they
+/// agree; per thousand successful tasks; what retries added and what paid for work never used,
+/// each in dollars with its interval and as a share of the bill; and the model tokens a task
+/// read and generated.
 fn costs(results: &Results) -> Option<String> {
     let billed =
         (results.shown()).any(|(_, result)| result.policies.iter().any(|r| r.costs.billed));
@@ -743,6 +744,7 @@ fn costs(results: &Results) -> Option<String> {
             "configuration",
             "$ / 1000 tasks",
             "theory",
+            "agrees",
             "$ / 1000 successes",
             "retries add",
             "wasted",
@@ -762,20 +764,25 @@ fn costs(results: &Results) -> Option<String> {
         for (policy, r) in point.experiment.policies.iter().zip(&result.policies) {
             let c = &r.costs;
             let mut row: Vec<String> = point.params.iter().map(ToString::to_string).collect();
-            let share = |m: &crate::metrics::Moments| match c.per_task.mean() {
-                0.0 => "—".to_string(),
-                all => percent(m.mean() / all),
+            // Dollars a thousand tasks with their interval, and their share of the bill.
+            let part = |m: &crate::metrics::Moments| match c.per_task.mean() {
+                0.0 => thousand(m),
+                all => format!("{} ({})", thousand(m), percent(m.mean() / all)),
             };
             row.extend([
                 policy.name.clone(),
                 thousand(&c.per_task),
                 (r.cost_theory).map_or("—".into(), |t| format!("{:.2}", 1e3 * t.cost_per_task)),
+                match r.cost_agrees() {
+                    "none" => "—".into(),
+                    word => word.into(),
+                },
                 match c.per_success.mean().is_finite() {
                     true => thousand(&c.per_success),
                     false => "—".into(),
                 },
-                share(&c.retries),
-                share(&c.wasted),
+                part(&c.retries),
+                part(&c.wasted),
                 match (c.input_tokens.mean(), c.output_tokens.mean()) {
                     (0.0, 0.0) => "—".into(),
                     (input, output) => format!("{input:.0} / {output:.0}"),

@@ -124,30 +124,6 @@ impl Row<'_> {
     }
 }
 
-impl Row<'_> {
-    /// Whether the cost form lies inside the 95 % interval of the cost per task, and the
-    /// completion form, where there is one, inside the mean completion's (`agrees`' words).
-    fn cost_agrees(&self) -> &'static str {
-        let Some(theory) = self.result.cost_theory else {
-            return "none";
-        };
-        let cost = Estimate::from_sample(&self.result.costs.per_task);
-        let completion = self.est(Measure::Completion);
-        let timed = theory.completion.is_some();
-        if !cost.half_width.is_finite() || timed && !completion.half_width.is_finite() {
-            return "too_few";
-        }
-        let ticks = |s: f64| s * crate::time::TICKS_PER_SECOND as f64;
-        let on_time = theory
-            .completion
-            .is_none_or(|s| completion.contains(ticks(s)));
-        match cost.contains(theory.cost_per_task) && on_time {
-            true => "yes",
-            false => "no",
-        }
-    }
-}
-
 /// A column and how a row gives its value: one entry of the file's table.
 pub struct Field(pub Column, pub for<'a> fn(&Row<'a>) -> String);
 
@@ -408,7 +384,7 @@ pub const FIELDS: [Field; 92] = [
             .map_or(String::new(), fixed)
     }),
     Field(col("cost_agrees", Word(&AGREES)), |r| {
-        r.cost_agrees().to_string()
+        r.result.cost_agrees().to_string()
     }),
     Field(col("task_success_ci95", NumberOrEmpty), |r| {
         r.figure_ci(Figure::TaskSuccess)

@@ -106,6 +106,29 @@ impl PolicyResult {
         self.events += run.events;
     }
 
+    /// Whether the cost form lies inside the 95 % interval of the cost per task, and the
+    /// completion form, where there is one, inside the mean completion's: `yes` or `no`,
+    /// `too_few` without an interval, `none` without a form (`summary.csv`'s `cost_agrees`).
+    pub fn cost_agrees(&self) -> &'static str {
+        let Some(theory) = self.cost_theory else {
+            return "none";
+        };
+        let cost = Estimate::from_sample(&self.costs.per_task);
+        let completion = self.estimate(Measure::Completion);
+        let timed = theory.completion.is_some();
+        if !cost.half_width.is_finite() || timed && !completion.half_width.is_finite() {
+            return "too_few";
+        }
+        let ticks = |s: f64| s * crate::time::TICKS_PER_SECOND as f64;
+        let on_time = theory
+            .completion
+            .is_none_or(|s| completion.contains(ticks(s)));
+        match cost.contains(theory.cost_per_task) && on_time {
+            true => "yes",
+            false => "no",
+        }
+    }
+
     /// The estimate of `m` with its 95 % interval: across intents for one replication, across
     /// replication means for several.
     pub fn estimate(&self, m: Measure) -> Estimate {

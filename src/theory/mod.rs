@@ -49,7 +49,8 @@ pub struct CostForms {
     pub completion: Option<f64>,
 }
 
-/// The cost forms of `policy` in `exp`: a model's broken streams ([`stream`]), or — a task of
+/// The cost forms of `policy` in `exp`: a model's broken streams or classic faults
+/// ([`stream`]), or — a task of
 /// one call to a tool priced per call, under the closed forms `forms` — E\[attempts\]·(1 − a)
 /// billed attempts (Wald's identity: each attempt reaches the work with 1 − a, whatever came
 /// before it) at its price.

@@ -11,12 +11,15 @@
 //! once, λD/2 answers' worth of received tokens sent back as input. Each attempt also waits
 //! for its first token and the network. A cut bills the whole tokens streamed before it; the
 //! forms count the fraction of a token too, an overstatement below one token per break.
+//!
+//! A model whose stream never breaks but whose attempts meet the classic faults (lost requests,
+//! 5xx before the work, lost replies) costs the classic forms' attempts, (1 − a) of them billed.
 
 use super::CostForms;
 use crate::experiment::Experiment;
 use crate::model::provider::BrokenStream;
-use crate::model::{FailureClass, Latency};
-use crate::policy::{Attempts, Backoff, Policy, Wait};
+use crate::model::{FailureClass, Latency, Tool};
+use crate::policy::{Attempts, Backoff, KeyScope, Policy, Wait};
 use crate::time::Tick;
 
 /// A cap the forms of a resumed stream ignore: one whose chance to bind, P(K ≥ N) for the
@@ -41,8 +44,7 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
     let network = constant(&tool.request_latency)?.after(constant(&tool.reply_latency)?);
     let per_attempt = network.after(constant(&provider.first_token)?).seconds();
     let s = &tool.server;
-    let plain_tool = tool.faults.total() == 0.0
-        && tool.script.is_none()
+    let plain_tool = tool.script.is_none()
         && tool.replicas.is_empty()
         && s.rate_limit.is_none()
         && s.token_limit.is_none()
@@ -59,8 +61,15 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
         && policy.send_rate.is_none()
         && policy.send_tokens.is_none()
         && policy.waits[t].timeout.is_none()
-        && policy.backoff == Backoff::IMMEDIATE;
+        && policy.fallback.tools.is_empty()
+        && exp.workload.agent.is_none();
     if !plain_tool || !plain_policy {
+        return None;
+    }
+    if tool.faults.total() > 0.0 {
+        return classic(tool, policy, (input.0 as f64, output.0 as f64));
+    }
+    if policy.backoff != Backoff::IMMEDIATE {
         return None;
     }
     let cap = match policy.retry.retry_on.contains(FailureClass::StreamBroken) {
@@ -88,6 +97,39 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
         cost_per_task: price.dollars(tokens_in, tokens_out)
             + (forms.attempts - 1.0) * price.call as f64 / crate::model::price::PICO,
         completion: Some(forms.attempts * per_attempt + forms.streaming),
+    })
+}
+
+/// A model whose stream never breaks, under the classic faults alone — a = lost requests and
+/// 5xx before the work, b = lost replies — retried on both: the attempts of the classic forms,
+/// each reaching the work with 1 − a and billed its prompt and answer then (Wald's identity, as
+/// for a tool priced per call). The backoff decides the time, which has no form here.
+fn classic(tool: &Tool, policy: &Policy, (input, output): (f64, f64)) -> Option<CostForms> {
+    let f = &tool.faults;
+    let others = [
+        f.throttled,
+        f.forbidden,
+        f.invalid,
+        f.connect_failure,
+        f.error_after_commit,
+        f.overloaded,
+    ];
+    if tool.provider.as_ref()?.stream_break > 0.0 || others.iter().any(|&p| p > 0.0) {
+        return None;
+    }
+    let retried = [FailureClass::Reset, FailureClass::ServerError]
+        .iter()
+        .all(|&c| policy.retry.retry_on.contains(c));
+    let cap = match (retried, policy.retry.max_attempts) {
+        (true, cap) => cap,
+        (false, Attempts::AtMost(1)) => Attempts::AtMost(1),
+        (false, _) => return None,
+    };
+    let a = f.request_loss + f.server_error;
+    let forms = super::closed_forms(a, f.reply_loss, cap, KeyScope::None);
+    Some(CostForms {
+        cost_per_task: forms.attempts * (1.0 - a) * tool.price.dollars(input, output),
+        completion: None,
     })
 }
 

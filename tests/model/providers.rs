@@ -309,3 +309,38 @@ fn a_call_priced_per_attempt_costs_its_billed_attempts() {
     let form = p.cost_theory.expect("the closed forms apply").cost_per_task;
     assert!((form - expected).abs() < 1e-12, "{form}");
 }
+
+/// A model under the classic faults — lost requests 0.05 and 5xx before the work 0.05 (a = 0.1),
+/// lost replies 0.2 (b) — retried up to 4 attempts, its stream whole: E[attempts] =
+/// Σ_{k<4} (a + b)^k, each reaching the model with 1 − a and billed 1 000 input and 200 output
+/// tokens at $3 and $15 a million. The mean bill of 3 000 tasks lies in its 99.9 % interval
+/// around that, and the program's own form equals it.
+#[test]
+fn a_model_under_the_classic_faults_costs_the_attempts_of_the_forms() {
+    let exp = experiment(&model(
+        1_000,
+        200,
+        100.0,
+        "request_loss = 0.05\nserver_error = 0.05\nreply_loss = 0.2",
+        "max_attempts = 4",
+    ));
+    let (a, q): (f64, f64) = (0.1, 0.3);
+    let attempts: f64 = (0..4).map(|k| q.powi(k)).sum();
+    let expected = attempts * (1.0 - a) * price(1_000, 200) as f64 / 1e12;
+    let bills: Vec<f64> = traced(&exp, 0)
+        .iter()
+        .map(|(r, _)| r.bill.cost as f64 / 1e12)
+        .collect();
+    let n = bills.len() as f64;
+    let mean = bills.iter().sum::<f64>() / n;
+    let var = bills.iter().map(|b| (b - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let se = (var / n).sqrt();
+    assert!(
+        (mean - expected).abs() < 3.29 * se,
+        "{mean} ± {se} vs {expected}"
+    );
+    let result = run_one(exp);
+    let form = result.policies[0].cost_theory.expect("the forms apply");
+    assert!((form.cost_per_task - expected).abs() < 1e-15, "{form:?}");
+    assert_eq!(form.completion, None);
+}
