@@ -187,3 +187,96 @@ fn a_drawn_429_has_no_reset_to_read() {
     assert!(header.iter().all(|&g| g == 2 * TICKS_PER_SECOND));
     assert_eq!(gaps("reset"), header);
 }
+
+/// A model's tokens-per-minute bucket, rebuilt from the trace alone and held to every decision
+/// the run made. Every call sends 1 000 tokens and may generate `max_tokens` = 1 000, and
+/// generates 300: an attempt that reaches the provider (10 ms after its dispatch) is admitted
+/// only with 2 000 tokens in the bucket, which it takes; answered (10 ms before its end), it
+/// gives back the 700 it did not generate; swallowed by the outage from 60 s to 80 s, it
+/// generated nothing and gives back all 1 000 at once. The bucket refills at 60 000 a minute, a
+/// token a millisecond, and holds 20 000. Rebuilt on integers (a tick is a thousandth of a
+/// token), it must admit every attempt the run admitted and refuse every 429; and over every
+/// minute the tokens let through, taken less given back, stay within the limit plus the burst.
+#[test]
+fn a_models_token_bucket_rebuilt_from_the_trace_makes_every_decision_the_run_made() {
+    let exp = experiment(
+        "name = \"tpm\"\nseed = 5\nreplications = 1\nhorizon = \"10m\"\n\
+         [workload]\narrival = \"poisson\"\nduration = \"3m\"\nclients = 100000\n\
+         rate = [{ at = \"0s\", per_second = 1.5 }]\n\
+         [[tool]]\nname = \"llm\"\nkind = \"model\"\n\
+         request_latency = { dist = \"constant\", value = \"10ms\" }\n\
+         reply_latency = { dist = \"constant\", value = \"10ms\" }\n\
+         model = { input_tokens = { dist = \"constant\", value = 1000 }, \
+         output_tokens = { dist = \"constant\", value = 300 }, max_tokens = 1000, \
+         first_token = { dist = \"constant\", value = \"200ms\" }, tokens_per_second = 100 }\n\
+         tokens_per_minute = { limit = 60000, burst = 20000, retry_after_unit = \"1ms\" }\n\
+         outages = [{ from = \"60s\", until = \"80s\", mode = \"hang\" }]\n\
+         [[policy]]\nname = \"p\"\nmax_attempts = 6\ntimeout = \"5s\"\n",
+    );
+    let leg = 10_000;
+    // (tick, order, milli-tokens needed, milli-tokens taken): within a tick, what was given back
+    // first, then admissions, then refusals — a refusal takes nothing, so an admission in the
+    // same tick came before it. A swallowed attempt takes 2 000 and gives 1 000 back at once.
+    let mut events: Vec<(u64, u8, i64, i64)> = Vec::new();
+    let (mut admitted, mut refused, mut swallowed) = (0, 0, 0);
+    for (_, attempts) in traced(&exp, 0) {
+        for a in attempts {
+            let arrival = a.dispatch.0 + leg;
+            match a.outcome {
+                Outcome::Refused(FailureClass::Throttled) => {
+                    refused += 1;
+                    events.push((arrival, 2, 2_000_000, 0));
+                }
+                Outcome::Ok => {
+                    admitted += 1;
+                    events.push((arrival, 1, 2_000_000, 2_000_000));
+                    events.push((a.end.0 - leg, 0, 0, -700_000));
+                }
+                Outcome::Timeout => {
+                    swallowed += 1;
+                    assert!((60_000_000..80_000_000).contains(&arrival), "{a:?}");
+                    events.push((arrival, 1, 2_000_000, 1_000_000));
+                }
+                other => panic!("{other:?}: only answers, 429s and the outage's silence"),
+            }
+        }
+    }
+    assert!(admitted > 100 && refused > 100 && swallowed > 5);
+    events.sort_unstable();
+    let full = 20_000_000i64;
+    let (mut level, mut at) = (full, 0u64);
+    for &(tick, order, need, taken) in &events {
+        level = (level + (tick - at) as i64).min(full);
+        at = tick;
+        match order {
+            0 => level = (level - taken).min(full),
+            1 => {
+                assert!(
+                    level >= need,
+                    "admitted at {tick} with {level} in the bucket"
+                );
+                level -= taken;
+            }
+            _ => assert!(level < need, "refused at {tick} with {level}"),
+        }
+    }
+    // Over every minute: taken at admission less given back.
+    let moves: Vec<(u64, i64)> = (events.iter())
+        .filter(|e| e.3 != 0)
+        .map(|e| (e.0, e.3))
+        .collect();
+    let (mut window, mut start, mut busiest) = (0i64, 0, 0i64);
+    for end in 0..moves.len() {
+        window += moves[end].1;
+        while moves[end].0 - moves[start].0 >= 60 * TICKS_PER_SECOND {
+            window -= moves[start].1;
+            start += 1;
+        }
+        busiest = busiest.max(window);
+    }
+    assert!(busiest <= 80_000_000, "{busiest} milli-tokens in a minute");
+    assert!(
+        busiest > 60_000_000,
+        "{busiest}: the limit was never approached"
+    );
+}

@@ -671,11 +671,24 @@ fn to_server(server: &mut Server<AttemptRef>, intent: &mut Intent, attempt: u32)
     server.sent();
 }
 
-/// Attempt `attempt` of `intent` is done at the server: answered, dropped, swallowed by an
-/// outage, or never sent on after its read.
-fn off_server(server: &mut Server<AttemptRef>, intent: &mut Intent, attempt: u32) {
+/// Attempt `attempt` of `intent` is done at `tool`'s server: answered, dropped, swallowed by an
+/// outage, or never sent on after its read. A reservation it holds in a tokens-per-minute
+/// bucket is settled: the part of its `max_tokens` it did not generate goes back, all of it
+/// where it generated nothing (dropped, or swallowed).
+fn off_server(
+    server: &mut Server<AttemptRef>,
+    tool: &Tool,
+    intent: &mut Intent,
+    (attempt, generated): (u32, u32),
+) {
     intent.at_server(attempt, false);
     server.left();
+    if let Some(provider) = &tool.provider
+        && intent.sent(attempt).reserved
+    {
+        let unused = provider.max_tokens.saturating_sub(generated);
+        server.settle(&tool.server, intent.caller, u64::from(unused));
+    }
 }
 
 /// The record of an intent the client is done with.

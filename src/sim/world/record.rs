@@ -41,7 +41,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             return;
         }
         let (tool, r) = (intent.tool, usize::from(intent.draw(at.attempt).replica));
-        off_server(&mut self.servers[tool][r], intent, at.attempt);
+        let server = &mut self.servers[tool][r];
+        off_server(server, &self.tools[tool], intent, (at.attempt, 0));
         if intent.is_over() {
             self.close(at.intent.slot);
         }

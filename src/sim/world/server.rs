@@ -44,7 +44,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 }
                 return;
             }
-            off_server(server, intent, at.attempt);
+            off_server(server, tool, intent, (at.attempt, 0));
             // A dropped write lets go of the record it held.
             server.release((intent.id, at.attempt));
             if intent.is_over() {
@@ -104,7 +104,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                         self.answer(at, sched);
                     }
                     OutageMode::Hang => {
-                        off_server(&mut self.servers[t][r], intent, at.attempt);
+                        let tool = &self.tools[t];
+                        off_server(&mut self.servers[t][r], tool, intent, (at.attempt, 0));
                         if intent.is_over() {
                             self.close(at.intent.slot);
                         }
@@ -193,7 +194,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let tool = &self.tools[t];
         let draw = intent.draw(at.attempt);
         let server = &mut self.servers[t][usize::from(draw.replica)];
-        off_server(server, intent, at.attempt);
+        // What it generated of its `max_tokens`: the rest goes back to the bucket.
+        let generated = if draw.fate.did_work() { draw.output } else { 0 };
+        off_server(server, tool, intent, (at.attempt, generated));
         let policy = self.policies[usize::from(intent.edge)];
         let request = Request {
             key: request_key(policy, intent, at.attempt),
@@ -212,16 +215,6 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             _ => &mut intent.server.keys,
         };
         let answer = server.answer(&tool.server, sched.now(), draw.fate, request, keys);
-        if tool.server.token_limit.is_some() && intent.sent(at.attempt).reserved {
-            // What it did not generate of its `max_tokens` goes back to the bucket.
-            let max = tool.provider.as_ref().map_or(0, |p| p.max_tokens);
-            let generated = if draw.fate.did_work() { draw.output } else { 0 };
-            server.settle(
-                &tool.server,
-                intent.caller,
-                u64::from(max.saturating_sub(generated)),
-            );
-        }
         if answer.committed {
             let first = intent.server.effects == 0;
             intent.commit(at.attempt);
