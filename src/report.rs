@@ -158,8 +158,10 @@ fn describe(p: &Policy) -> String {
         };
         let _ = write!(text, ", re-plans {max}{times} from the {}", r.from.name());
     }
-    if p.pushback.from == RetryAfterFrom::Reset {
-        text.push_str(", waits for a 429's reset");
+    match p.pushback.from {
+        RetryAfterFrom::Header => {}
+        RetryAfterFrom::HeaderMs => text.push_str(", reads retry-after-ms first"),
+        RetryAfterFrom::Reset => text.push_str(", waits for a 429's reset"),
     }
     if let Some((most, over)) = p.pushback.limit {
         let _ = write!(text, ", a Retry-After over {most}: {}", over.name());

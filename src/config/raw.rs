@@ -120,6 +120,7 @@ pub struct Tool {
     pub connect_failure: Option<Spanned<f64>>,
     pub error_after_commit: Option<Spanned<f64>>,
     pub should_retry_header: Option<Spanned<bool>>,
+    pub retry_after_ms: Option<Spanned<bool>>,
     pub zones: Option<Spanned<Vec<Spanned<String>>>>,
     pub replicas: Option<Spanned<u32>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

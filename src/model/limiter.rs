@@ -48,6 +48,9 @@ impl LimitScope {
 pub struct Refusal {
     pub retry_after: Tick,
     pub reset: Tick,
+    /// The Retry-After to the tick, before it is rounded to the limit's unit: what a
+    /// `retry-after-ms` header says, to the millisecond.
+    pub exact: Tick,
 }
 
 impl Refusal {
@@ -57,6 +60,7 @@ impl Refusal {
         Refusal {
             retry_after: self.retry_after.max(other.retry_after),
             reset: self.reset.max(other.reset),
+            exact: self.exact.max(other.exact),
         }
     }
 
@@ -65,6 +69,7 @@ impl Refusal {
         Refusal {
             retry_after: wait,
             reset: wait,
+            exact: wait,
         }
     }
 }
@@ -127,6 +132,7 @@ impl Bucket {
             return Err(Refusal {
                 retry_after: limit.retry_after(earliest.since(now)),
                 reset: limit.retry_after(tat.since(now)),
+                exact: earliest.since(now),
             });
         }
         self.tat = tat.after(limit.interval);
@@ -148,29 +154,31 @@ mod tests {
         }
         // The fourth must wait for the first token to come back, and the bucket is full when
         // all three have.
-        let refused = |retry_after, reset| {
+        let refused = |retry_after, reset, exact| {
             Err(Refusal {
                 retry_after: Tick(retry_after),
                 reset: Tick(reset),
+                exact: Tick(exact),
             })
         };
-        assert_eq!(b.take(&limit, Tick(0)), refused(100_000, 300_000));
-        assert_eq!(b.take(&limit, Tick(40_000)), refused(60_000, 260_000));
+        let tick = |n| refused(n, n + 200_000, n);
+        assert_eq!(b.take(&limit, Tick(0)), tick(100_000));
+        assert_eq!(b.take(&limit, Tick(40_000)), tick(60_000));
         assert_eq!(b.take(&limit, Tick(100_000)), Ok(()));
-        assert_eq!(b.take(&limit, Tick(100_000)), refused(100_000, 300_000));
+        assert_eq!(b.take(&limit, Tick(100_000)), tick(100_000));
         // After a long quiet spell the bucket is full again, and no fuller.
         for _ in 0..3 {
             assert_eq!(b.take(&limit, Tick(10_000_000)), Ok(()));
         }
         assert!(b.take(&limit, Tick(10_000_000)).is_err());
-        // In whole seconds, as an HTTP header says it.
+        // In whole seconds, as an HTTP header says it; to the tick where `retry-after-ms` does.
         let seconds = RateLimit {
             unit: Tick(TICKS_PER_SECOND),
             ..limit
         };
         assert_eq!(
             b.take(&seconds, Tick(10_000_000)),
-            refused(TICKS_PER_SECOND, TICKS_PER_SECOND)
+            refused(TICKS_PER_SECOND, TICKS_PER_SECOND, 100_000)
         );
     }
 

@@ -70,11 +70,12 @@ impl TokenBucket {
         if earliest > now_s {
             let wait = |until: u128| {
                 let short = (until - now_s).div_ceil(u128::from(limit.per_minute));
-                limit.retry_after(Tick(u64::try_from(short).unwrap_or(u64::MAX)))
+                Tick(u64::try_from(short).unwrap_or(u64::MAX))
             };
             return Err(Refusal {
-                retry_after: wait(earliest),
-                reset: wait(from),
+                retry_after: limit.retry_after(wait(earliest)),
+                reset: limit.retry_after(wait(from)),
+                exact: wait(earliest),
             });
         }
         self.tat = after;
@@ -125,6 +126,7 @@ mod tests {
             Err(Refusal {
                 retry_after: Tick(retry_after),
                 reset: Tick(reset),
+                exact: Tick(retry_after),
             })
         };
         assert_eq!(
@@ -168,6 +170,7 @@ mod tests {
         let told = Refusal {
             retry_after: second,
             reset: second,
+            exact: Tick(1_000),
         };
         assert_eq!(b.take(&l, Tick(0), 1), Err(told));
     }
@@ -197,6 +200,8 @@ mod tests {
             };
             refusals += 1;
             assert!(told.reset >= told.retry_after);
+            // A unit of one tick rounds nothing away.
+            assert_eq!(told.exact, told.retry_after);
             let at = |wait: Tick, less: u64| Tick(now + wait.0 - less);
             assert_eq!(before.level(&l, at(told.reset, 0)), l.burst);
             assert!(before.level(&l, at(told.reset, 1)) < l.burst);

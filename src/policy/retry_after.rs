@@ -97,8 +97,11 @@ impl OverLimit {
 /// Which of a 429's words a client reads as its wait.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RetryAfterFrom {
-    /// The Retry-After header: when the request would pass.
+    /// The `Retry-After` header: when the request would pass, in the limit's unit.
     Header,
+    /// `retry-after-ms` where the server sends it, its wait to the millisecond, and the
+    /// `Retry-After` where it does not: the Stainless SDKs' order (OpenAI's and Anthropic's).
+    HeaderMs,
     /// The rate limit's reset headers (OpenAI's `x-ratelimit-reset-requests` / `-tokens`,
     /// Anthropic's `anthropic-ratelimit-*-reset`): when the limits that refused it are full
     /// again. A refusal that carries none (a 429 drawn from a tool's `throttled`) is read by its
@@ -107,11 +110,16 @@ pub enum RetryAfterFrom {
 }
 
 impl RetryAfterFrom {
-    pub const ALL: [RetryAfterFrom; 2] = [RetryAfterFrom::Header, RetryAfterFrom::Reset];
+    pub const ALL: [RetryAfterFrom; 3] = [
+        RetryAfterFrom::Header,
+        RetryAfterFrom::HeaderMs,
+        RetryAfterFrom::Reset,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
-            RetryAfterFrom::Header => "header",
+            RetryAfterFrom::Header => "retry-after",
+            RetryAfterFrom::HeaderMs => "retry-after-ms",
             RetryAfterFrom::Reset => "reset",
         }
     }

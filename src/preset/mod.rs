@@ -25,7 +25,9 @@ use toml::{Spanned, Value};
 use crate::config::check::{Check, Result};
 use crate::config::raw;
 use crate::model::FailureClass;
-use crate::policy::{Cap, FirstRetry, Growth, Hedging, Jitter, OverLimit, RetryAfter, ShouldRetry};
+use crate::policy::{
+    Cap, FirstRetry, Growth, Hedging, Jitter, OverLimit, RetryAfter, RetryAfterFrom, ShouldRetry,
+};
 use crate::time::{TICKS_PER_SECOND, Tick};
 
 /// `preset = { <library> = { … } }`: exactly one library's settings.
@@ -60,6 +62,8 @@ struct Rules {
     retry_after_resets: bool,
     /// The longest Retry-After heeded, and what a longer one does.
     retry_after_limit: Option<(Tick, OverLimit)>,
+    /// Which of a 429's headers the client reads first.
+    retry_after_from: Option<RetryAfterFrom>,
     /// What the client does with the server's should-retry header.
     should_retry: Option<ShouldRetry>,
     retry_budget: Option<Budget>,
@@ -312,6 +316,13 @@ impl Fill<'_> {
             self.put(&mut out.retry_after_limit, "retry_after_limit", ticks(most))?;
             let key = "retry_after_over_limit";
             self.put(&mut out.retry_after_over_limit, key, over.name().into())?;
+        }
+        if let Some(from) = rules.retry_after_from {
+            self.put(
+                &mut out.retry_after_from,
+                "retry_after_from",
+                from.name().into(),
+            )?;
         }
         if let Some(rule) = rules.should_retry {
             self.put(&mut out.should_retry, "should_retry", rule.name().into())?;

@@ -13,8 +13,10 @@
 //!   delay itself; one over it the Anthropic SDK ignores, backing off (limit 60 s), and the
 //!   OpenAI SDK takes for a refusal to retry at all (limit 120 s, since #3555).
 //!
-//! A 408 is a timeout to retrysim, and a 409 either of its conflicts; the unit a server's
-//! Retry-After is counted in (`retry_after_unit`, seconds or milliseconds) is the server's.
+//! A 408 is a timeout to retrysim, and a 409 either of its conflicts. `retry-after-ms` is read
+//! before `Retry-After` (`retry_after_from = "retry-after-ms"`) where the server sends it
+//! (`retry_after_ms = true` at its tool); the HTTP-date form of `Retry-After` has no place in a
+//! simulation that has no wall clock, and is not read.
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -22,7 +24,7 @@ use toml::Spanned;
 use super::{Attempts, Curve, Rules, attempts_after, seconds};
 use crate::config::check::{Check, Result};
 use crate::model::FailureClass;
-use crate::policy::{Jitter, OverLimit, RetryAfter, ShouldRetry};
+use crate::policy::{Jitter, OverLimit, RetryAfter, RetryAfterFrom, ShouldRetry};
 use crate::time::{TICKS_PER_SECOND, Tick};
 
 /// The client's arguments: `OpenAI(max_retries=..., timeout=...)`, and Anthropic's alike.
@@ -101,6 +103,7 @@ pub(super) fn expand(
         }),
         retry_after: Some(RetryAfter::ReplaceUnlessZero),
         retry_after_limit: Some(sdk.retry_after_limit()),
+        retry_after_from: Some(RetryAfterFrom::HeaderMs),
         should_retry: Some(ShouldRetry::Obey),
         timeout: Some(timeout),
         ..Rules::default()

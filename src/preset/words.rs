@@ -523,8 +523,8 @@ fn pushback(p: &Policy) -> String {
     if let Some((m, over)) = b.limit {
         let _ = write!(out, ", a wait over {m}: {}", over.name());
     }
-    if b.from == RetryAfterFrom::Reset {
-        out.push_str(", read from the limit's reset");
+    if b.from != RetryAfterFrom::Header {
+        let _ = write!(out, ", read from {}", b.from.name());
     }
     out
 }

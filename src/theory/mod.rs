@@ -293,6 +293,8 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         version_check: _,
         // Advice changes nothing until a policy obeys it (see `for_policy`).
         should_retry_header: _,
+        // A header of a rate limit's, which the forms leave out.
+        retry_after_ms: _,
     } = &tool.server;
     let unlike = workers.is_some()
         || key_retention.is_some()

@@ -280,11 +280,24 @@ fn a_break_per_token_and_a_wait_read_from_the_reset_are_checked() {
         ),
         (
             policy("retry_after_from = \"resets\""),
-            vec!["policy[0].retry_after_from", "\"header\"", "\"reset\""],
+            vec![
+                "policy[0].retry_after_from",
+                "\"retry-after\"",
+                "\"retry-after-ms\"",
+                "\"reset\"",
+            ],
         ),
         (
             policy("retry_after = \"ignore\"\nretry_after_from = \"reset\""),
             vec!["policy[0].retry_after_from", "\"ignore\""],
+        ),
+        (
+            tool("retry_after_ms = true"),
+            vec![
+                "tool[0].retry_after_ms",
+                "no rate limit",
+                "tokens_per_minute",
+            ],
         ),
     ];
     for (message, says) in cases {

@@ -159,9 +159,9 @@ fn a_refusal_is_read_by_its_retry_after_or_by_its_reset() {
         at.sort_unstable();
         at
     };
-    assert_eq!(retries(&requests, "header"), [100]);
+    assert_eq!(retries(&requests, "retry-after"), [100]);
     assert_eq!(retries(&requests, "reset"), [300]);
-    assert_eq!(retries(&tokens, "header"), [2_000]);
+    assert_eq!(retries(&tokens, "retry-after"), [2_000]);
     assert_eq!(retries(&tokens, "reset"), [6_000]);
 }
 
@@ -182,7 +182,7 @@ fn a_drawn_429_has_no_reset_to_read() {
             .map(|(_, a)| a[1].dispatch.0 - a[0].end.0)
             .collect::<Vec<u64>>()
     };
-    let header = gaps("header");
+    let header = gaps("retry-after");
     assert!(header.len() > 50, "{}", header.len());
     assert!(header.iter().all(|&g| g == 2 * TICKS_PER_SECOND));
     assert_eq!(gaps("reset"), header);
@@ -279,4 +279,41 @@ fn a_models_token_bucket_rebuilt_from_the_trace_makes_every_decision_the_run_mad
         busiest > 60_000_000,
         "{busiest}: the limit was never approached"
     );
+}
+
+/// `retry-after-ms` before `Retry-After`, as the OpenAI and Anthropic SDKs read them: three
+/// calls at tick 0 reserve 2 500 tokens each from a bucket of 6 000 that refills 1 000 a
+/// second; the third is 1 500 short, so it could pass 1.5 s later. The `Retry-After` says 2 s
+/// (whole seconds); where the tool sends `retry-after-ms` too, it says 1 500. A client that reads
+/// it first comes back at 1.5 s — the SDKs' preset among them — and one that reads the
+/// `Retry-After` at 2 s; without the header, every client reads the `Retry-After`.
+#[test]
+fn retry_after_ms_is_read_before_retry_after_where_the_server_sends_it() {
+    let retry = |sends_ms: bool, policy: &str| -> Vec<u64> {
+        let exp = experiment(&format!(
+            "name = \"r\"\n[workload]\ntasks = 3\n[[tool]]\nname = \"t\"\nkind = \"model\"\n\
+             request_latency = {{ dist = \"constant\", value = \"0s\" }}\n\
+             reply_latency = {{ dist = \"constant\", value = \"0s\" }}\n\
+             model = {{ input_tokens = {{ dist = \"constant\", value = 500 }}, \
+             output_tokens = {{ dist = \"constant\", value = 2000 }}, max_tokens = 2000, \
+             first_token = {{ dist = \"constant\", value = \"100ms\" }}, tokens_per_second = 1000 }}\n\
+             tokens_per_minute = {{ limit = 60000, burst = 6000 }}\nretry_after_ms = {sends_ms}\n\
+             [[policy]]\nname = \"p\"\n{policy}\n"
+        ));
+        (traced(&exp, 0).iter())
+            .flat_map(|(_, attempts)| attempts.iter().skip(1))
+            .map(|a| a.dispatch.0 / 1_000)
+            .collect()
+    };
+    let reads = |from: &str| {
+        format!("max_attempts = 2\nretry_after = \"replace\"\nretry_after_from = \"{from}\"")
+    };
+    let openai = "preset.openai = { max_retries = 2 }";
+    let anthropic = "preset.anthropic = { max_retries = 2 }";
+    assert_eq!(retry(true, &reads("retry-after")), [2_000]);
+    assert_eq!(retry(true, &reads("retry-after-ms")), [1_500]);
+    assert_eq!(retry(true, openai), [1_500]);
+    assert_eq!(retry(true, anthropic), [1_500]);
+    assert_eq!(retry(false, &reads("retry-after-ms")), [2_000]);
+    assert_eq!(retry(false, openai), [2_000]);
 }

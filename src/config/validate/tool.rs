@@ -128,6 +128,17 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             .should_retry_header
             .as_ref()
             .is_some_and(|h| *h.get_ref()),
+        retry_after_ms: match &raw.retry_after_ms {
+            Some(v) if raw.rate_limit.is_none() && raw.tokens_per_minute.is_none() => {
+                return check.error_allowing(
+                    v.span(),
+                    &format!("{path}.retry_after_ms"),
+                    "a header of a rate limit's 429, and this tool has no rate limit".into(),
+                    "`rate_limit` or `tokens_per_minute` beside it",
+                );
+            }
+            v => v.as_ref().is_some_and(|v| *v.get_ref()),
+        },
         rate_limit: match &raw.rate_limit {
             None => None,
             Some(r) => Some(rate_limit(check, r, &format!("{path}.rate_limit"))?),

@@ -59,6 +59,9 @@ pub struct ServerSpec {
     /// Every failed response says whether to retry, as Stripe's `Stripe-Should-Retry` and the
     /// `x-should-retry` of OpenAI's and Anthropic's APIs do (see [`ServerSpec::advice`]).
     pub should_retry_header: bool,
+    /// A rate limit's 429 carries `retry-after-ms`, its wait to the millisecond, beside the
+    /// `Retry-After` in the limit's unit (the Stainless SDKs read the first where it is there).
+    pub retry_after_ms: bool,
 }
 
 /// What a call does at the server.
@@ -115,6 +118,7 @@ impl ServerSpec {
             abandon_at_deadline: false,
             version_check: VersionCheck::Arrival,
             should_retry_header: false,
+            retry_after_ms: false,
         }
     }
 

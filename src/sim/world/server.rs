@@ -9,6 +9,7 @@ use crate::model::outage::OutageMode;
 use crate::model::server::{Arrival, Request, Write};
 use crate::model::{Fate, LossSignal};
 use crate::policy::{KeyScope, RetryAfterFrom};
+use crate::time::{TICKS_PER_SECOND, Tick};
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// A worker takes the attempt up: its drawn service time, slowed by the load it finds. A
@@ -87,7 +88,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 // A 429 at once, no work done, and when to come back: the header the client
                 // reads, which is all it keeps of the answer.
                 let wait = match self.policies[usize::from(intent.edge)].pushback.from {
-                    RetryAfterFrom::Header => refusal.retry_after,
+                    RetryAfterFrom::HeaderMs if spec.retry_after_ms => {
+                        Tick(refusal.exact.0.next_multiple_of(TICKS_PER_SECOND / 1_000))
+                    }
+                    RetryAfterFrom::Header | RetryAfterFrom::HeaderMs => refusal.retry_after,
                     RetryAfterFrom::Reset => refusal.reset,
                 };
                 intent.throttle(at.attempt, wait);
