@@ -146,6 +146,7 @@ pub struct Model {
     pub output_tokens: Spanned<Latency>,
     pub max_tokens: Spanned<u32>,
     pub first_token: Spanned<Latency>,
+    pub prefill_tokens_per_second: Option<Spanned<f64>>,
     pub tokens_per_second: Spanned<f64>,
     pub stream_break: Option<Spanned<f64>>,
     pub stream_break_per_token: Option<Spanned<f64>>,

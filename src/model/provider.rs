@@ -4,7 +4,8 @@
 //! A call's prompt and the length of its answer are the call's own — the same question asked
 //! again has the same size — so they are drawn once per intent; each attempt draws its time to
 //! the first token and where, if anywhere, its stream is cut. An attempt's service time is the
-//! time to the first token plus its output tokens at the decode rate. A stream is cut after a
+//! time to the first token (and, where `prefill` is set, its input at the prefill rate) plus its
+//! output tokens at the decode rate. A stream is cut after a
 //! time drawn from an exponential distribution of rate `stream_break` a second of streaming:
 //! the tokens streamed by then are billed, and the client sees the connection drop. Started
 //! over, the next attempt pays the prompt and generates the whole answer again; resumed, it
@@ -24,8 +25,12 @@ pub struct Provider {
     /// The request's `max_tokens`: the most it may generate, reserved against a
     /// tokens-per-minute limit at admission.
     pub max_tokens: u32,
-    /// Time to the first token: queueing inside the provider and the prompt's prefill.
+    /// Time to the first token: queueing inside the provider, and the prompt's prefill where
+    /// `prefill` leaves it out.
     pub first_token: Latency,
+    /// Input tokens read a second before the first token, where the prefill is apart from
+    /// `first_token`: a longer prompt (a resumed stream's, an agent's late turn) waits longer.
+    pub prefill: Option<f64>,
     /// Output tokens streamed a second once the first has come.
     pub tokens_per_second: f64,
     /// Breaks a second of streaming: the rate of the exponential time to a cut (0: never).
@@ -65,6 +70,14 @@ impl Provider {
         }
     }
 
+    /// Ticks to read `input` tokens before the first comes out, rounded up: none where the
+    /// first token's latency stands for the prefill too.
+    pub fn prefilling(&self, input: u32) -> Tick {
+        self.prefill.map_or(Tick::ZERO, |rate| {
+            Tick(libm::ceil(f64::from(input) * TICKS_PER_SECOND as f64 / rate) as u64)
+        })
+    }
+
     /// Ticks to stream `tokens` at the decode rate, rounded up.
     pub fn streaming(&self, tokens: u32) -> Tick {
         let ticks = f64::from(tokens) * TICKS_PER_SECOND as f64 / self.tokens_per_second;
@@ -80,7 +93,7 @@ impl Provider {
             sizes.input.saturating_add(resumed),
             sizes.output - resumed.min(sizes.output),
         );
-        let first = self.first_token.sample(word);
+        let first = self.first_token.sample(word).after(self.prefilling(input));
         let whole = self.streaming(wanted);
         let cut = (self.stream_break > 0.0).then(|| {
             let seconds = -libm::log(unit_open_low(splitmix(word))) / self.stream_break;
@@ -180,6 +193,7 @@ mod tests {
             output_tokens: Latency::Constant(Tick(1_000)),
             max_tokens: 4_096,
             first_token: Latency::Constant(Tick::from_millis(500)),
+            prefill: None,
             tokens_per_second: 50.0,
             stream_break,
         }

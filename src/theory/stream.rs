@@ -42,7 +42,12 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
         constant(&provider.output_tokens)?.min(Tick(u64::from(provider.max_tokens))),
     );
     let network = constant(&tool.request_latency)?.after(constant(&tool.reply_latency)?);
-    let per_attempt = network.after(constant(&provider.first_token)?).seconds();
+    // A prefill apart from the first token reads each attempt's input: the prompt, started
+    // over; more with every resumption, which the forms below do not follow.
+    let prefill = provider.prefilling(input.0 as u32);
+    let per_attempt = (network.after(constant(&provider.first_token)?))
+        .after(prefill)
+        .seconds();
     let s = &tool.server;
     let plain_tool = tool.script.is_none()
         && tool.replicas.is_empty()
@@ -80,6 +85,9 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
         provider.stream_break,
         provider.streaming(output.0 as u32).seconds(),
     );
+    if policy.resume && provider.prefill.is_some() {
+        return None;
+    }
     let forms = match (policy.resume, cap) {
         (true, Attempts::Unlimited) => BrokenStream::resumed(rate, seconds),
         (true, Attempts::AtMost(n)) if poisson_tail(rate * seconds, n) < NEGLIGIBLE => {

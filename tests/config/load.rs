@@ -292,6 +292,16 @@ fn a_break_per_token_and_a_wait_read_from_the_reset_are_checked() {
             vec!["policy[0].retry_after_from", "\"ignore\""],
         ),
         (
+            tool(&format!(
+                "kind = \"model\"\n{}",
+                model.replace(
+                    "tokens_per_second = 50",
+                    "tokens_per_second = 50, prefill_tokens_per_second = 0"
+                )
+            )),
+            vec!["tool[0].model.prefill_tokens_per_second", "above 0"],
+        ),
+        (
             tool("retry_after_ms = true"),
             vec![
                 "tool[0].retry_after_ms",

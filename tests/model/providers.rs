@@ -344,3 +344,63 @@ fn a_model_under_the_classic_faults_costs_the_attempts_of_the_forms() {
     assert!((form.cost_per_task - expected).abs() < 1e-15, "{form:?}");
     assert_eq!(form.completion, None);
 }
+
+/// A prefill apart from the first token: a model reading 2 000 input tokens a second waits
+/// input/2 000 s more before its first token, so an agent loop's later turns, reading more
+/// context, take longer — 100, 170 and 240 tokens: 50, 85 and 120 ms on top of 200 ms to the
+/// first token, 500 ms of answer and 20 ms of network. Started over after broken streams,
+/// each attempt pays the prompt's 0.5 s again: the mean completion lies in its 99.9 % interval
+/// around attempts × (0.22 + 0.5) s + the time streamed, the program's own form equal to it.
+#[test]
+fn a_prefill_makes_a_longer_prompt_wait_longer_for_its_first_token() {
+    let prefill = |toml: String| {
+        assert!(toml.contains(", tokens_per_second = 100"));
+        toml.replace(
+            ", tokens_per_second = 100",
+            ", prefill_tokens_per_second = 2000, tokens_per_second = 100",
+        )
+    };
+    let exp = experiment(
+        &prefill(model(100, 50, 100.0, "", ""))
+            .replace("[workload]\ntasks = 3000\n", "[workload]\ntasks = 50\ncalls = [\"llm\", \"t\"]\nagent = { turns = { dist = \"constant\", value = 3 }, result_tokens = 20 }\n")
+            .replace("[[policy]]", "[[tool]]\nname = \"t\"\nkind = \"read_only\"\n[[policy]]"),
+    );
+    let mut waits: Vec<u64> = (traced(&exp, 0).iter())
+        .filter(|(r, _)| r.tool == 0)
+        .flat_map(|(_, attempts)| attempts.iter().map(|a| (a.end.0 - a.dispatch.0) / 1_000))
+        .collect();
+    waits.sort_unstable();
+    waits.dedup();
+    assert_eq!(waits, [770, 805, 840]);
+
+    let (breaks, seconds) = (0.1, 10.0);
+    let exp = experiment(&prefill(
+        model(
+            1_000,
+            1_000,
+            100.0,
+            "",
+            "max_attempts = 100\nretry_on = [\"stream_broken\"]",
+        )
+        .replace(
+            "tokens_per_second = 100 }",
+            &format!("tokens_per_second = 100, stream_break = {breaks} }}"),
+        ),
+    ));
+    let theory = BrokenStream::from_scratch(breaks, seconds, None);
+    let expected = theory.attempts * (0.22 + 0.5) + theory.streaming;
+    let times: Moments = (traced(&exp, 0).iter())
+        .map(|(r, _)| r.end.since(r.start).seconds())
+        .collect();
+    let half = 3.29 * (times.variance() / times.count() as f64).sqrt();
+    assert!(
+        (times.mean() - expected).abs() < half,
+        "{} ± {half} against {expected}",
+        times.mean()
+    );
+    let form = run_one(exp).policies[0]
+        .cost_theory
+        .expect("the forms apply");
+    let completion = form.completion.expect("a time form");
+    assert!((completion - expected).abs() < 1e-9, "{completion}");
+}

@@ -246,6 +246,7 @@ fn provider(
             output_tokens: at(tokens(&p.output_tokens)),
             max_tokens: at(p.max_tokens),
             first_token: at(latency(&p.first_token)),
+            prefill_tokens_per_second: p.prefill.map(at),
             tokens_per_second: at(p.tokens_per_second),
             // A break per token is resolved to its rate a second.
             stream_break: when(p.stream_break > 0.0, p.stream_break),

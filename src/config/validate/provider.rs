@@ -88,6 +88,17 @@ pub(super) fn provider(
         output_tokens: tokens(check, &m.output_tokens, &at("output_tokens"))?,
         max_tokens,
         first_token: latency(check, &m.first_token, &at("first_token"))?,
+        prefill: match &m.prefill_tokens_per_second {
+            None => None,
+            Some(r) => Some(check.number(
+                Some(r),
+                &at("prefill_tokens_per_second"),
+                0.0,
+                |r| r.is_finite() && r > 0.0,
+                "a prefill rate",
+                "input tokens read a second before the first token, above 0 (thousands for today's large models)",
+            )?),
+        },
         tokens_per_second,
         stream_break: stream_break(check, m, &at, tokens_per_second)?,
     }))
