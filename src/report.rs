@@ -268,7 +268,7 @@ pub fn table(results: &Results) -> String {
         out.push_str(&verdict_key(comparisons));
     }
     let _ = writeln!(out);
-    if exp.workload.many_calls() {
+    if exp.many_calls() {
         out.push_str(&tasks(results));
         let _ = writeln!(out);
     }

@@ -36,6 +36,12 @@ impl Tick {
         Tick(self.0.saturating_add(span.0))
     }
 
+    /// Rounded up to a whole number of `unit`s, as a header counts a wait: a Retry-After in
+    /// seconds, a `retry-after-ms` in milliseconds.
+    pub fn rounded_up_to(self, unit: Tick) -> Tick {
+        Tick(self.0.div_ceil(unit.0).saturating_mul(unit.0))
+    }
+
     /// The span from `earlier` to `self` (zero if `earlier` is later).
     pub fn since(self, earlier: Tick) -> Tick {
         Tick(self.0.saturating_sub(earlier.0))

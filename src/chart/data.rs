@@ -178,7 +178,7 @@ impl Data {
             stories,
             graph,
             services: exp.graph.has_services(),
-            many_calls: exp.workload.many_calls(),
+            many_calls: exp.many_calls(),
             name: exp.name.clone(),
             description: exp.description.clone(),
             axes,

@@ -94,31 +94,33 @@ impl Experiment {
         policy.calls.as_deref().unwrap_or(&self.workload.calls)
     }
 
-    /// Whether each tool is one a configuration's tasks can reach: one they call, one a tool
-    /// they reach calls, or a fallback a reached call falls back to under the configuration's
-    /// policy on its edge. Known from the config alone, so a tool's row is there whether or not
-    /// a run happened to call it.
+    /// Whether each tool is one a configuration's tasks can reach, as a run follows calls: a
+    /// tool its tasks call, a fallback of such a call under the policy on that call's edge, and
+    /// likewise every call a reached service makes. Known from the config alone, so a tool's
+    /// row is there whether or not a run happened to call it.
     pub fn reached_by(&self, policy: &Policy) -> Vec<bool> {
         let mut reached = vec![false; self.tools.len()];
-        for &t in self.calls_of(policy) {
-            reached[t] = true;
-        }
-        let mut grew = true;
-        while grew {
-            grew = false;
-            for (e, edge) in self.graph.edges.iter().enumerate() {
-                let from = edge.caller.map_or(reached[edge.callee], |c| reached[c]);
-                if !from {
-                    continue;
-                }
-                let fallbacks = &policy.on_edge(e).fallback.tools;
-                for t in std::iter::once(edge.callee).chain(fallbacks.iter().copied()) {
-                    grew |= !reached[t];
+        // First-choice edges still to follow: a fallback goes over an edge of its own, but its
+        // list is the first choice's.
+        let mut edges: Vec<usize> = (self.calls_of(policy).iter())
+            .map(|&t| self.graph.top(t))
+            .collect();
+        while let Some(e) = edges.pop() {
+            let fallbacks = policy.on_edge(e).fallback.tools.iter().copied();
+            for t in std::iter::once(self.graph.edges[e].callee).chain(fallbacks) {
+                if !reached[t] {
                     reached[t] = true;
+                    edges.extend(self.graph.stages[t].iter().flatten().map(|c| c.edge));
                 }
             }
         }
         reached
+    }
+
+    /// Whether some configuration's task makes more than one call (a list, or an agent's
+    /// turns): a figure per intent is then a call's, and a task's are apart from it.
+    pub fn many_calls(&self) -> bool {
+        self.workload.agent.is_some() || (self.policies.iter()).any(|p| self.calls_of(p).len() > 1)
     }
 
     /// The tools in `calls`, each once, in order of first call, by index.

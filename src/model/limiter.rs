@@ -107,7 +107,7 @@ impl RateLimit {
 
     /// A wait as its Retry-After says it: rounded up to a whole number of the limit's unit.
     pub fn retry_after(&self, wait: Tick) -> Tick {
-        Tick(wait.0.div_ceil(self.unit.0) * self.unit.0)
+        wait.rounded_up_to(self.unit)
     }
 
     /// τ: how far ahead of time a burst may run.

@@ -28,15 +28,15 @@ pub struct TokenLimit {
     /// Tokens it holds when full: by default a minute's worth, as the providers' buckets.
     pub burst: u64,
     pub scope: LimitScope,
-    /// The Retry-After is rounded up to a whole number of these (1 s for `retry-after`, 1 ms
-    /// for `retry-after-ms`).
+    /// The Retry-After and the reset are rounded up to a whole number of these (1 s, as HTTP
+    /// counts; a tool's `retry_after_ms` sends the wait to the millisecond beside them).
     pub unit: Tick,
 }
 
 impl TokenLimit {
     /// A wait as its Retry-After says it: rounded up to a whole number of the limit's unit.
     pub fn retry_after(&self, wait: Tick) -> Tick {
-        Tick(wait.0.div_ceil(self.unit.0) * self.unit.0)
+        wait.rounded_up_to(self.unit)
     }
 
     /// Tick `t` in the bucket's units.
@@ -72,9 +72,11 @@ impl TokenBucket {
                 let short = (until - now_s).div_ceil(u128::from(limit.per_minute));
                 Tick(u64::try_from(short).unwrap_or(u64::MAX))
             };
+            // A request larger than the bucket is told to wait past a full bucket: its reset
+            // is never sooner than its Retry-After.
             return Err(Refusal {
                 retry_after: limit.retry_after(wait(earliest)),
-                reset: limit.retry_after(wait(from)),
+                reset: limit.retry_after(wait(from.max(earliest))),
                 exact: wait(earliest),
             });
         }
@@ -177,7 +179,8 @@ mod tests {
 
     /// What a refusal says, held to the bucket itself over random requests: the request passes
     /// after its Retry-After and not a tick before, and the bucket is full after the reset and
-    /// not a tick before — so the reset is never sooner than the Retry-After.
+    /// not a tick before — so the reset is never sooner than the Retry-After. A request larger
+    /// than the bucket never passes, and its reset is no sooner than its Retry-After either.
     #[test]
     fn a_refusal_says_when_the_request_passes_and_when_the_bucket_is_full() {
         use crate::engine::rng::{Source, Streams};
@@ -190,10 +193,11 @@ mod tests {
         let word = |i: u64| streams.word_at(Source::Arrivals, 0, i);
         let l = limit(7_000, 5_000);
         let mut b = TokenBucket::default();
-        let (mut now, mut refusals) = (0, 0);
+        let (mut now, mut refusals, mut oversized) = (0, 0, 0);
         for i in 0..5_000 {
             now += integer_in(word(2 * i), 0, 2 * TICKS_PER_SECOND);
-            let tokens = integer_in(word(2 * i + 1), 1, 5_000);
+            // Now and then more than the bucket holds: refused whatever its level.
+            let tokens = integer_in(word(2 * i + 1), 1, 5_500);
             let before = b;
             let Err(told) = b.take(&l, Tick(now), tokens) else {
                 continue;
@@ -203,16 +207,26 @@ mod tests {
             // A unit of one tick rounds nothing away.
             assert_eq!(told.exact, told.retry_after);
             let at = |wait: Tick, less: u64| Tick(now + wait.0 - less);
-            assert_eq!(before.level(&l, at(told.reset, 0)), l.burst);
-            assert!(before.level(&l, at(told.reset, 1)) < l.burst);
             let passes = |t: Tick| {
                 let mut probe = before;
                 probe.take(&l, t, tokens).is_ok()
             };
+            if tokens > l.burst {
+                oversized += 1;
+                assert!(!passes(at(told.retry_after, 0)));
+                assert_eq!(before.level(&l, at(told.reset, 0)), l.burst);
+                continue;
+            }
+            assert_eq!(before.level(&l, at(told.reset, 0)), l.burst);
+            assert!(before.level(&l, at(told.reset, 1)) < l.burst);
             assert!(passes(at(told.retry_after, 0)));
             assert!(!passes(at(told.retry_after, 1)));
         }
         assert!(refusals > 500, "{refusals}: the bucket must refuse often");
+        assert!(
+            oversized > 20,
+            "{oversized}: some requests must be over the bucket"
+        );
     }
 
     /// A rate that is no whole number of ticks a token (7 tokens a minute) is kept exactly:

@@ -61,11 +61,3 @@ pub struct Workload {
     /// when the whole is. Breakers, budgets and rate-limit buckets can be kept per caller.
     pub callers: u32,
 }
-
-impl Workload {
-    /// Whether a task makes more than one call (a list, or an agent's turns): a figure per
-    /// intent is then a call's, and a task's are apart from it.
-    pub fn many_calls(&self) -> bool {
-        self.calls.len() > 1 || self.agent.is_some()
-    }
-}

@@ -3,7 +3,11 @@
 //! and how the wait is jittered, clamped and combined with the backoff. The settings are one
 //! value, [`Pushback`], so the retry decision reads one rule.
 
+use crate::model::Refusal;
 use crate::time::Tick;
+
+/// What `retry-after-ms` counts in.
+const MILLISECOND: Tick = Tick::from_millis(1);
 use crate::variate::integer_in;
 
 /// How a client treats a server's Retry-After.
@@ -116,6 +120,16 @@ impl RetryAfterFrom {
         RetryAfterFrom::Reset,
     ];
 
+    /// The wait a client reads from `refusal`, whose server sends `retry-after-ms` where
+    /// `sends_ms` says so.
+    pub fn read(self, refusal: &Refusal, sends_ms: bool) -> Tick {
+        match self {
+            RetryAfterFrom::HeaderMs if sends_ms => refusal.exact.rounded_up_to(MILLISECOND),
+            RetryAfterFrom::Header | RetryAfterFrom::HeaderMs => refusal.retry_after,
+            RetryAfterFrom::Reset => refusal.reset,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             RetryAfterFrom::Header => "retry-after",
@@ -201,6 +215,22 @@ impl Pushback {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A 429 1.2345 s short of room, told in whole seconds, its bucket full in 9 s: each
+    /// client reads its own header, and `retry-after-ms` only where the server sends one.
+    #[test]
+    fn each_client_reads_its_own_header() {
+        let refusal = Refusal {
+            retry_after: Tick::from_secs(2),
+            reset: Tick::from_secs(9),
+            exact: Tick(1_234_500),
+        };
+        let read = |from: RetryAfterFrom, sends_ms| from.read(&refusal, sends_ms).0;
+        assert_eq!(read(RetryAfterFrom::Header, true), 2_000_000);
+        assert_eq!(read(RetryAfterFrom::HeaderMs, true), 1_235_000);
+        assert_eq!(read(RetryAfterFrom::HeaderMs, false), 2_000_000);
+        assert_eq!(read(RetryAfterFrom::Reset, true), 9_000_000);
+    }
 
     /// The Stainless SDKs' rule: a wait of 0 < v ≤ the limit replaces the backoff; a zero is
     /// none; a longer one is ignored (Anthropic) or ends the retries (OpenAI).

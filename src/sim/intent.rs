@@ -592,9 +592,18 @@ impl Intent {
 
     /// Attempt `attempt` holds a reservation in its server's tokens-per-minute bucket.
     pub fn reserve(&mut self, attempt: u32) {
+        self.mark_reserved(attempt, true);
+    }
+
+    /// Attempt `attempt`'s reservation is settled: nothing of it is held any more.
+    pub fn settled(&mut self, attempt: u32) {
+        self.mark_reserved(attempt, false);
+    }
+
+    fn mark_reserved(&mut self, attempt: u32, reserved: bool) {
         let i = self.held(attempt);
         if let Some(sent) = self.far().sent.get_mut(i) {
-            sent.reserved = true;
+            sent.reserved = reserved;
         }
     }
 

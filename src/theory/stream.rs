@@ -18,7 +18,7 @@
 use super::CostForms;
 use crate::experiment::Experiment;
 use crate::model::provider::BrokenStream;
-use crate::model::{FailureClass, Latency, Tool};
+use crate::model::{FailureClass, Latency, LossSignal, Tool};
 use crate::policy::{Attempts, Backoff, KeyScope, Policy, Wait};
 use crate::time::Tick;
 
@@ -33,6 +33,8 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
     };
     let tool = &exp.tools[t];
     let provider = tool.provider.as_ref()?;
+    // The run follows the policy on the task's edge to the model, which may be its own.
+    let policy = policy.on_edge(exp.graph.top(t));
     let constant = |l: &Latency| match l {
         Latency::Constant(t) => Some(*t),
         _ => None,
@@ -50,6 +52,8 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
         .seconds();
     let s = &tool.server;
     let plain_tool = tool.script.is_none()
+        && exp.graph.stages[t].is_empty()
+        && tool.loss_seen_as == LossSignal::Reset
         && tool.replicas.is_empty()
         && s.rate_limit.is_none()
         && s.token_limit.is_none()
@@ -67,6 +71,7 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
         && policy.send_tokens.is_none()
         && policy.waits[t].timeout.is_none()
         && policy.fallback.tools.is_empty()
+        && !policy.lookup_before_retry
         && exp.workload.agent.is_none();
     if !plain_tool || !plain_policy {
         return None;

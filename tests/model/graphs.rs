@@ -658,8 +658,9 @@ fn a_task_calls_in_stages_and_passes_an_optional_failure() {
     );
 }
 
-/// `tools.csv` has a row for every tool a configuration can reach, known from the config: the
-/// layers below the task's call, and a fallback only where the configuration's policy names it.
+/// `tools.csv` has a row for every tool a configuration can reach (`Experiment::reached_by`),
+/// known from the config: the layers below the task's call, and a fallback only where the
+/// configuration's policy names it — a service's too; a tool nothing calls has none.
 #[test]
 fn a_configuration_reaches_the_tools_below_its_calls_and_its_fallbacks() {
     let reached = |file: &str| {
@@ -684,4 +685,21 @@ fn a_configuration_reaches_the_tools_below_its_calls_and_its_fallbacks() {
             .iter()
             .all(|r| r == "api service db")
     );
+    // A service's fallback is reached by the configuration that names it, and by no other.
+    let exp = common::experiment(
+        "name = \"g\"\n[workload]\ntasks = 10\ncalls = [\"api\"]\n\
+         [[tool]]\nname = \"api\"\ncalls = [\"db\"]\n[[tool]]\nname = \"db\"\n\
+         [[tool]]\nname = \"replica\"\n[[tool]]\nname = \"idle\"\n\
+         [[policy]]\nname = \"plain\"\n\
+         [[policy]]\nname = \"falls-back\"\nedge.\"api->db\" = { fallback = [\"replica\"] }\n",
+    );
+    let names = |p: usize| {
+        let reached = exp.reached_by(&exp.policies[p]);
+        (exp.tools.iter().zip(reached))
+            .filter(|(_, r)| *r)
+            .map(|(t, _)| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!([names(0), names(1)], ["api db", "api db replica"]);
 }

@@ -129,7 +129,9 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             .as_ref()
             .is_some_and(|h| *h.get_ref()),
         retry_after_ms: match &raw.retry_after_ms {
-            Some(v) if raw.rate_limit.is_none() && raw.tokens_per_minute.is_none() => {
+            Some(v)
+                if *v.get_ref() && raw.rate_limit.is_none() && raw.tokens_per_minute.is_none() =>
+            {
                 return check.error_allowing(
                     v.span(),
                     &format!("{path}.retry_after_ms"),

@@ -366,7 +366,11 @@ impl<T: Copy> Server<T> {
                 None => {
                     let until =
                         capacity::window_at(windows, self.zone, now).map_or(now, |w| w.until);
-                    Err(Refusal::until(limit.retry_after(until.since(now))))
+                    let wait = until.since(now);
+                    Err(Refusal {
+                        exact: wait,
+                        ..Refusal::until(limit.retry_after(wait))
+                    })
                 }
             };
             (i, bucket, taken)

@@ -688,6 +688,7 @@ fn off_server(
     {
         let unused = provider.max_tokens.saturating_sub(generated);
         server.settle(&tool.server, intent.caller, u64::from(unused));
+        intent.settled(attempt);
     }
 }
 

@@ -8,8 +8,7 @@ use crate::metrics::{AttemptRecord, Count, IntentRecord};
 use crate::model::outage::OutageMode;
 use crate::model::server::{Arrival, Request, Write};
 use crate::model::{Fate, LossSignal};
-use crate::policy::{KeyScope, RetryAfterFrom};
-use crate::time::{TICKS_PER_SECOND, Tick};
+use crate::policy::KeyScope;
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// A worker takes the attempt up: its drawn service time, slowed by the load it finds. A
@@ -87,13 +86,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Arrival::Throttled(refusal) => {
                 // A 429 at once, no work done, and when to come back: the header the client
                 // reads, which is all it keeps of the answer.
-                let wait = match self.policies[usize::from(intent.edge)].pushback.from {
-                    RetryAfterFrom::HeaderMs if spec.retry_after_ms => {
-                        Tick(refusal.exact.0.next_multiple_of(TICKS_PER_SECOND / 1_000))
-                    }
-                    RetryAfterFrom::Header | RetryAfterFrom::HeaderMs => refusal.retry_after,
-                    RetryAfterFrom::Reset => refusal.reset,
-                };
+                let from = self.policies[usize::from(intent.edge)].pushback.from;
+                let wait = from.read(&refusal, spec.retry_after_ms);
                 intent.throttle(at.attempt, wait);
                 self.answer(at, sched);
             }
