@@ -63,15 +63,6 @@ impl Refusal {
             exact: self.exact.max(other.exact),
         }
     }
-
-    /// A refusal whose waits are one (a capacity window: nothing passes before it ends).
-    pub fn until(wait: Tick) -> Refusal {
-        Refusal {
-            retry_after: wait,
-            reset: wait,
-            exact: wait,
-        }
-    }
 }
 
 /// A rate limit as a tool configures it.
@@ -108,6 +99,17 @@ impl RateLimit {
     /// A wait as its Retry-After says it: rounded up to a whole number of the limit's unit.
     pub fn retry_after(&self, wait: Tick) -> Tick {
         wait.rounded_up_to(self.unit)
+    }
+
+    /// The refusal of a limit closed for `wait` (a capacity window that lets nothing through
+    /// before it ends): the bucket neither passes a request nor fills before then.
+    pub fn closed_for(&self, wait: Tick) -> Refusal {
+        let told = self.retry_after(wait);
+        Refusal {
+            retry_after: told,
+            reset: told,
+            exact: wait,
+        }
     }
 
     /// τ: how far ahead of time a burst may run.

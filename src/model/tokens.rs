@@ -104,7 +104,19 @@ impl TokenBucket {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::rng::{Source, Streams};
     use crate::time::TICKS_PER_SECOND;
+    use crate::variate::integer_in;
+
+    /// The `i`-th random word of seed `seed`'s stream: the tests' requests, drawn as a run's.
+    fn words(seed: u64) -> impl Fn(u64) -> u64 {
+        let streams = Streams {
+            seed,
+            point: 0,
+            replication: 0,
+        };
+        move |i| streams.word_at(Source::Arrivals, 0, i)
+    }
 
     fn limit(per_minute: u64, burst: u64) -> TokenLimit {
         TokenLimit {
@@ -183,14 +195,7 @@ mod tests {
     /// than the bucket never passes, and its reset is no sooner than its Retry-After either.
     #[test]
     fn a_refusal_says_when_the_request_passes_and_when_the_bucket_is_full() {
-        use crate::engine::rng::{Source, Streams};
-        use crate::variate::integer_in;
-        let streams = Streams {
-            seed: 31,
-            point: 0,
-            replication: 0,
-        };
-        let word = |i: u64| streams.word_at(Source::Arrivals, 0, i);
+        let word = words(31);
         let l = limit(7_000, 5_000);
         let mut b = TokenBucket::default();
         let (mut now, mut refusals, mut oversized) = (0, 0, 0);
@@ -248,14 +253,7 @@ mod tests {
     /// and a request the bucket cannot hold is refused, taking nothing.
     #[test]
     fn no_minute_lets_through_more_than_the_limit_plus_the_burst() {
-        use crate::engine::rng::{Source, Streams};
-        use crate::variate::integer_in;
-        let streams = Streams {
-            seed: 27,
-            point: 0,
-            replication: 0,
-        };
-        let word = |i: u64| streams.word_at(Source::Arrivals, 0, i);
+        let word = words(27);
         let (l, max_tokens) = (limit(90_000, 30_000), 2_000);
         let mut b = TokenBucket::default();
         // (time, tokens): + taken at admission, − given back at completion.

@@ -4,6 +4,21 @@
 
 use crate::reading::{assert_says, error};
 
+/// The error of the example config with its first tool's `extra` keys.
+fn tool(extra: &str) -> String {
+    error("name = \"t\"\n", &format!("name = \"t\"\n{extra}\n"))
+}
+
+/// The error of the example config with its first policy's `extra` keys.
+fn policy(extra: &str) -> String {
+    error("name = \"p\"\n", &format!("name = \"p\"\n{extra}\n"))
+}
+
+/// A valid model provider, for the model's tests to spoil one key of.
+const MODEL: &str = "model = { input_tokens = { dist = \"constant\", value = 100 }, \
+                     output_tokens = { dist = \"constant\", value = 50 }, max_tokens = 64, \
+                     first_token = { dist = \"constant\", value = \"100ms\" }, tokens_per_second = 50 }";
+
 /// A rate schedule starts at 0s, moves forward, ramps only towards a next point, and brings
 /// some task; a duration needs a stream, and a workload needs a count or a duration.
 #[test]
@@ -57,8 +72,6 @@ fn a_rate_schedule_and_a_duration_are_checked() {
 /// to its kind; scopes and callers are named or counted.
 #[test]
 fn rate_limits_scopes_and_retry_after_jitter_are_checked() {
-    let tool = |extra: &str| error("name = \"t\"\n", &format!("name = \"t\"\n{extra}\n"));
-    let policy = |extra: &str| error("name = \"p\"\n", &format!("name = \"p\"\n{extra}\n"));
     let cases = [
         (
             tool("rate_limit = { per_second = 0 }"),
@@ -153,18 +166,13 @@ fn rate_limits_scopes_and_retry_after_jitter_are_checked() {
 /// bucket is one of two.
 #[test]
 fn model_providers_are_checked() {
-    let tool = |extra: &str| error("name = \"t\"\n", &format!("name = \"t\"\n{extra}\n"));
-    let policy = |extra: &str| error("name = \"p\"\n", &format!("name = \"p\"\n{extra}\n"));
-    let model = "model = { input_tokens = { dist = \"constant\", value = 100 }, \
-                 output_tokens = { dist = \"constant\", value = 50 }, max_tokens = 64, \
-                 first_token = { dist = \"constant\", value = \"100ms\" }, tokens_per_second = 50 }";
     let cases = [
         (
             tool("kind = \"model\""),
             vec!["tool[0].model", "needs its `model` table", "max_tokens"],
         ),
         (
-            tool(model),
+            tool(MODEL),
             vec!["tool[0].model", "belongs to a model provider", "\"write\""],
         ),
         (
@@ -173,14 +181,14 @@ fn model_providers_are_checked() {
         ),
         (
             tool(&format!(
-                "kind = \"model\"\n{model}\nservice_time = {{ dist = \"constant\", value = \"1s\" }}"
+                "kind = \"model\"\n{MODEL}\nservice_time = {{ dist = \"constant\", value = \"1s\" }}"
             )),
             vec!["tool[0].service_time", "first token"],
         ),
         (
             tool(&format!(
                 "kind = \"model\"\n{}",
-                model.replace("value = 100", "value = \"100ms\"")
+                MODEL.replace("value = 100", "value = \"100ms\"")
             )),
             vec![
                 "tool[0].model.input_tokens.value",
@@ -191,26 +199,26 @@ fn model_providers_are_checked() {
         (
             tool(&format!(
                 "kind = \"model\"\n{}",
-                model.replace("max_tokens = 64", "max_tokens = 0")
+                MODEL.replace("max_tokens = 64", "max_tokens = 0")
             )),
             vec!["tool[0].model.max_tokens", "0 output tokens"],
         ),
         (
             tool(&format!(
                 "kind = \"model\"\n{}",
-                model.replace("tokens_per_second = 50", "tokens_per_second = 0")
+                MODEL.replace("tokens_per_second = 50", "tokens_per_second = 0")
             )),
             vec!["tool[0].model.tokens_per_second", "above 0"],
         ),
         (
             tool(&format!(
-                "kind = \"model\"\n{model}\ntokens_per_minute = {{ limit = 0 }}"
+                "kind = \"model\"\n{MODEL}\ntokens_per_minute = {{ limit = 0 }}"
             )),
             vec!["tool[0].tokens_per_minute.limit", "lets nothing through"],
         ),
         (
             tool(&format!(
-                "kind = \"model\"\n{model}\nreplicas = 2\n\
+                "kind = \"model\"\n{MODEL}\nreplicas = 2\n\
                  replica = [{{ index = 1, service_time = {{ dist = \"constant\", value = \"1s\" }} }}]"
             )),
             vec!["tool[0].replica[0].service_time", "provider's latency"],
@@ -252,16 +260,11 @@ fn model_providers_are_checked() {
 /// policy reads a 429's Retry-After or its reset, and only where it waits on one.
 #[test]
 fn a_break_per_token_and_a_wait_read_from_the_reset_are_checked() {
-    let tool = |extra: &str| error("name = \"t\"\n", &format!("name = \"t\"\n{extra}\n"));
-    let policy = |extra: &str| error("name = \"p\"\n", &format!("name = \"p\"\n{extra}\n"));
-    let model = "model = { input_tokens = { dist = \"constant\", value = 100 }, \
-                 output_tokens = { dist = \"constant\", value = 50 }, max_tokens = 64, \
-                 first_token = { dist = \"constant\", value = \"100ms\" }, tokens_per_second = 50 }";
     let cases = [
         (
             tool(&format!(
                 "kind = \"model\"\n{}",
-                model.replace(
+                MODEL.replace(
                     "tokens_per_second = 50",
                     "tokens_per_second = 50, stream_break = 0.01, stream_break_per_token = 0.001"
                 )
@@ -271,7 +274,7 @@ fn a_break_per_token_and_a_wait_read_from_the_reset_are_checked() {
         (
             tool(&format!(
                 "kind = \"model\"\n{}",
-                model.replace(
+                MODEL.replace(
                     "tokens_per_second = 50",
                     "tokens_per_second = 50, stream_break_per_token = 1"
                 )
@@ -294,7 +297,7 @@ fn a_break_per_token_and_a_wait_read_from_the_reset_are_checked() {
         (
             tool(&format!(
                 "kind = \"model\"\n{}",
-                model.replace(
+                MODEL.replace(
                     "tokens_per_second = 50",
                     "tokens_per_second = 50, prefill_tokens_per_second = 0"
                 )
@@ -319,10 +322,6 @@ fn a_break_per_token_and_a_wait_read_from_the_reset_are_checked() {
 /// re-plan needs a loop and names where it starts.
 #[test]
 fn agent_loops_are_checked() {
-    let policy = |extra: &str| error("name = \"p\"\n", &format!("name = \"p\"\n{extra}\n"));
-    let model = "model = { input_tokens = { dist = \"constant\", value = 100 }, \
-                 output_tokens = { dist = \"constant\", value = 50 }, max_tokens = 64, \
-                 first_token = { dist = \"constant\", value = \"100ms\" }, tokens_per_second = 50 }";
     let cases = [
         (
             policy("replan = { from = \"start\" }"),
@@ -340,7 +339,7 @@ fn agent_loops_are_checked() {
                 "tasks = 10\n[[tool]]\nname = \"t\"\n",
                 &format!(
                     "tasks = 10\ncalls = [\"t\"]\nagent = {{ turns = {{ dist = \"constant\", value = 0 }} }}\n\
-                     [[tool]]\nname = \"t\"\nkind = \"model\"\n{model}\n"
+                     [[tool]]\nname = \"t\"\nkind = \"model\"\n{MODEL}\n"
                 ),
             ),
             vec!["workload.agent.turns", "0 turns"],
@@ -350,7 +349,7 @@ fn agent_loops_are_checked() {
                 "tasks = 10\n[[tool]]\nname = \"t\"\n[[policy]]\nname = \"p\"\n",
                 &format!(
                     "tasks = 10\ncalls = [\"t\"]\nagent = {{ turns = {{ dist = \"constant\", value = 2 }} }}\n\
-                     [[tool]]\nname = \"t\"\nkind = \"model\"\n{model}\n\
+                     [[tool]]\nname = \"t\"\nkind = \"model\"\n{MODEL}\n\
                      [[policy]]\nname = \"p\"\nreplan = {{ from = \"middle\" }}\n"
                 ),
             ),

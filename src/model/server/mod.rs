@@ -366,11 +366,7 @@ impl<T: Copy> Server<T> {
                 None => {
                     let until =
                         capacity::window_at(windows, self.zone, now).map_or(now, |w| w.until);
-                    let wait = until.since(now);
-                    Err(Refusal {
-                        exact: wait,
-                        ..Refusal::until(limit.retry_after(wait))
-                    })
+                    Err(limit.closed_for(until.since(now)))
                 }
             };
             (i, bucket, taken)
