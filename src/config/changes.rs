@@ -10,7 +10,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
-use super::{ConfigError, Origin, Source, path};
+use super::{ConfigError, Origin, Source, integers, path};
 use crate::experiment::ChartKind;
 use crate::sweep::Sweep;
 
@@ -100,11 +100,19 @@ impl Flag {
                 format!("`{path}` cannot be changed here: {what}"),
             ));
         }
-        Ok(Flag {
+        let flag = Flag {
             source,
             path,
             value: eq + 1..text.len(),
-        })
+        };
+        // An integer TOML cannot hold would otherwise be read as a string.
+        let pieces = flag.value_text().split([':', ',']).map(str::trim);
+        if let Some(big) = pieces.into_iter().find(|p| outside_integers(p)) {
+            return Err(flag
+                .error(&flag.path, integers::outside(big))
+                .allowed(integers::ALLOWED));
+        }
+        Ok(flag)
     }
 
     fn value_text(&self) -> &str {
@@ -120,6 +128,14 @@ impl Flag {
     fn path_error(&self, message: String) -> ConfigError {
         ConfigError::at(&self.source, 0..self.value.start - 1, &self.path, message)
     }
+}
+
+/// Whether `text` is an integer literal outside TOML's integers.
+fn outside_integers(text: &str) -> bool {
+    matches!(
+        toml::de::DeValue::parse(text).map(toml::Spanned::into_inner),
+        Ok(toml::de::DeValue::Integer(i)) if i64::from_str_radix(i.as_str(), i.radix()).is_err()
+    )
 }
 
 /// A value as TOML reads it (`0.3`, `5`, `true`, `"2s"`, `["a"]`), or else as a string, so
@@ -144,6 +160,21 @@ pub fn apply(source: &Source, changes: &[Change]) -> Result<Sweep, ConfigError> 
     let mut seed = None;
     for change in changes {
         if let Change::Seed(s) = change {
+            if *s > integers::LARGEST {
+                let text = s.to_string();
+                let flag = Source {
+                    name: "the command line (--seed)".into(),
+                    text: text.clone(),
+                    origin: Origin::Text,
+                };
+                return Err(ConfigError::at(
+                    &flag,
+                    0..text.len(),
+                    "seed",
+                    integers::outside(&text),
+                )
+                .allowed(integers::ALLOWED));
+            }
             seed = Some(*s);
             names.push(format!("seed={s}"));
             continue;

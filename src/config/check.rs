@@ -206,6 +206,28 @@ impl Check<'_> {
         }
     }
 
+    /// A count from 1 to `most`, for a count that sizes memory or work up front; `default` when
+    /// absent. `bound` says what the most stands for.
+    pub fn count_to<T: Copy + Default + PartialEq + Into<u64>>(
+        &self,
+        value: Option<&Spanned<T>>,
+        path: &str,
+        (default, zero): (T, &str),
+        most: u64,
+        bound: &str,
+    ) -> Result<T> {
+        let n = self.count(value, path, default, zero)?;
+        match value {
+            Some(v) if n.into() > most => self.error_allowing(
+                v.span(),
+                path,
+                format!("{} is more than {bound}", n.into()),
+                &format!("1 to {most}"),
+            ),
+            _ => Ok(n),
+        }
+    }
+
     /// A number that must pass `valid`; `default` when absent. `what` ends the message "x is
     /// not …" and `allowed` says what would do.
     pub fn number(

@@ -137,10 +137,17 @@ fn distribution(
         );
     }
     let dur = |v: &Option<Spanned<Value>>, key: &str| {
-        check.duration(
-            v.as_ref().expect("presence checked above"),
-            &format!("{path}.{key}"),
-        )
+        let v = v.as_ref().expect("presence checked above");
+        let at = format!("{path}.{key}");
+        match quantity {
+            Quantity::Duration => check.duration(v, &at),
+            Quantity::Tokens => token_count(check, v, &at),
+        }
+    };
+    // A count of tokens is shown as one, a duration as one.
+    let shown = |t: Tick| match quantity {
+        Quantity::Duration => t.to_string(),
+        Quantity::Tokens => t.0.to_string(),
     };
     let positive = |v: &Option<Spanned<f64>>, key: &str| {
         let valid: fn(f64) -> bool = |x| x.is_finite() && x > 0.0;
@@ -162,7 +169,7 @@ fn distribution(
                 return check.error(
                     raw.max.as_ref().expect("checked").span(),
                     &format!("{path}.max"),
-                    format!("max ({max}) is below min ({min})"),
+                    format!("max ({}) is below min ({})", shown(max), shown(min)),
                 );
             }
             Latency::Uniform { min, max }
@@ -170,7 +177,7 @@ fn distribution(
         "exponential" => Latency::Exponential {
             mean: dur(&raw.mean, "mean")?.0 as f64,
         },
-        "lognormal" => lognormal(check, spanned, path)?,
+        "lognormal" => lognormal(check, spanned, path, quantity)?,
         "gamma" => {
             let shape = positive(&raw.shape, "shape")?;
             Latency::Gamma(GammaQuantiles::new(
@@ -203,10 +210,48 @@ fn distribution(
     })
 }
 
+/// The most tokens a token distribution's value may be: far past any model's context, and
+/// small enough that a context grown over every turn an agent may take is counted exactly.
+pub const MOST_TOKENS: u64 = 1_000_000_000_000;
+
+/// A whole number of tokens, 0 to [`MOST_TOKENS`] (the integer was checked as one already).
+fn token_count(check: &Check, value: &Spanned<Value>, path: &str) -> Result<Tick> {
+    match value.get_ref() {
+        Value::Integer(n) if (0..=MOST_TOKENS as i64).contains(n) => Ok(Tick(*n as u64)),
+        Value::Integer(n) if *n < 0 => check.error_allowing(
+            value.span(),
+            path,
+            format!("{n} is negative; token counts are zero or more"),
+            "a whole number of tokens, such as 1200",
+        ),
+        Value::Integer(n) => check.error_allowing(
+            value.span(),
+            path,
+            format!("{n} tokens is more than a token count may be"),
+            &format!("a whole number of tokens from 0 to {MOST_TOKENS}"),
+        ),
+        other => check.error_allowing(
+            value.span(),
+            path,
+            format!("expected a number of tokens, found {}", other.type_str()),
+            "a whole number of tokens, such as 1200",
+        ),
+    }
+}
+
 /// By median and spread σ, or by median and 99th percentile (σ = ln(p99/median)/Φ⁻¹(0.99)).
-fn lognormal(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Result<Latency> {
+fn lognormal(
+    check: &Check,
+    spanned: &Spanned<raw::Latency>,
+    path: &str,
+    quantity: Quantity,
+) -> Result<Latency> {
     let raw = spanned.get_ref();
-    let median = check.duration(
+    let value = |v: &Spanned<Value>, at: &str| match quantity {
+        Quantity::Duration => check.duration(v, at),
+        Quantity::Tokens => token_count(check, v, at),
+    };
+    let median = value(
         raw.median.as_ref().expect("checked"),
         &format!("{path}.median"),
     )?;
@@ -220,8 +265,12 @@ fn lognormal(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Resu
             "a finite number ≥ 0",
         )?,
         (None, Some(p99)) => {
-            let p = check.duration(p99, &format!("{path}.p99"))?;
+            let p = value(p99, &format!("{path}.p99"))?;
             if p < median || median == Tick::ZERO {
+                let (p, median) = match quantity {
+                    Quantity::Duration => (p.to_string(), median.to_string()),
+                    Quantity::Tokens => (format!("{} tokens", p.0), format!("{} tokens", median.0)),
+                };
                 return check.error_allowing(
                     p99.span(),
                     &format!("{path}.p99"),
@@ -316,6 +365,11 @@ fn read_samples(
         let line = record.position().map_or(0, |p| p.line());
         let cell = record.get(column).unwrap_or("").trim();
         let tick = match (cell.parse::<u64>(), quantity) {
+            (Ok(t), Quantity::Tokens) if t > MOST_TOKENS => {
+                return Err(format!(
+                    "{shown}:{line}: {t} tokens is more than a token count may be; write a whole number from 0 to {MOST_TOKENS}"
+                ));
+            }
             (Ok(t), _) => Tick(t),
             (Err(_), Quantity::Tokens) => {
                 return Err(format!(

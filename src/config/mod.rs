@@ -5,6 +5,7 @@ mod axes;
 mod changes;
 pub(crate) mod check;
 mod error;
+pub mod integers;
 mod latency;
 pub(crate) mod path;
 pub(crate) mod raw;
@@ -218,6 +219,7 @@ pub(crate) fn parse_raw(source: &Source) -> Result<raw::Config, ConfigError> {
 fn parse(source: &Source) -> Result<raw::Config, ConfigError> {
     let de = toml::Deserializer::parse(&source.text)
         .map_err(|e| ConfigError::from_toml(source, "", &e))?;
+    integers::in_range(source)?;
     serde_path_to_error::deserialize(de)
         .map_err(|e| ConfigError::from_toml(source, &e.path().to_string(), e.inner()))
 }

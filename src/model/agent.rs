@@ -20,6 +20,7 @@ impl AgentLoop {
 
     /// A task's turns, from one word of its own stream.
     pub fn turns(&self, word: u64) -> u32 {
+        // Validation holds the distribution's largest value to MOST_TURNS.
         self.turns.sample(word).0.clamp(1, Self::MOST_TURNS) as u32
     }
 }

@@ -34,9 +34,12 @@ impl Price {
         *self == Price::default()
     }
 
-    /// An attempt that reached the server and read `input` tokens and generated `output`.
-    pub fn of(&self, input: u32, output: u32) -> u64 {
-        self.call + u64::from(input) * self.input + u64::from(output) * self.output
+    /// An attempt that reached the server and read `input` tokens and generated `output`:
+    /// exact, in u128 (a price is at most 10¹⁸ pd, a token count at most 2⁶⁴).
+    pub fn of(&self, input: u64, output: u64) -> u128 {
+        u128::from(self.call)
+            + u128::from(input) * u128::from(self.input)
+            + u128::from(output) * u128::from(self.output)
     }
 
     /// The price of one attempt with `input` and `output` tokens, in dollars.
@@ -60,44 +63,41 @@ pub struct Bill<T> {
     pub output_tokens: T,
 }
 
-/// One intent's bill.
-pub type IntentBill = Bill<u64>;
+/// One intent's bill, in u128: one call's bill can pass 2⁶⁴ picodollars ($1.8·10⁷).
+pub type IntentBill = Bill<u128>;
 
-/// The bills of many intents, summed exactly (u128: a large sweep passes 2⁶⁴ picodollars).
+/// The bills of many intents. Every sum is exact below 2¹²⁸ picodollars ($3.4·10²⁶) and
+/// tokens, and stops there (saturates) rather than wrap: no run a machine can finish comes near.
 pub type BillTotals = Bill<u128>;
 
 impl IntentBill {
     /// Adds an attempt's charge: `input` and `output` tokens for `cost`, `retry` where an
     /// attempt of the call was billed before.
-    pub fn charge(&mut self, cost: u64, (input, output): (u32, u32), retry: bool) {
-        self.cost += cost;
+    pub fn charge(&mut self, cost: u128, (input, output): (u64, u64), retry: bool) {
+        self.cost = self.cost.saturating_add(cost);
         if retry {
-            self.retries += cost;
+            self.retries = self.retries.saturating_add(cost);
         }
-        self.input_tokens += u64::from(input);
-        self.output_tokens += u64::from(output);
+        self.input_tokens = self.input_tokens.saturating_add(u128::from(input));
+        self.output_tokens = self.output_tokens.saturating_add(u128::from(output));
     }
 
     /// This bill and `later`'s, as one call's.
     pub fn then(&self, later: &IntentBill) -> IntentBill {
-        IntentBill {
-            cost: self.cost + later.cost,
-            retries: self.retries + later.retries,
-            wasted: self.wasted + later.wasted,
-            input_tokens: self.input_tokens + later.input_tokens,
-            output_tokens: self.output_tokens + later.output_tokens,
-        }
+        let mut both = *self;
+        both.add(later);
+        both
     }
 }
 
 impl BillTotals {
     /// Adds an intent's bill, or another total's.
-    pub fn add<T: Into<u128> + Copy>(&mut self, other: &Bill<T>) {
-        self.cost += other.cost.into();
-        self.retries += other.retries.into();
-        self.wasted += other.wasted.into();
-        self.input_tokens += other.input_tokens.into();
-        self.output_tokens += other.output_tokens.into();
+    pub fn add(&mut self, other: &Bill<u128>) {
+        self.cost = self.cost.saturating_add(other.cost);
+        self.retries = self.retries.saturating_add(other.retries);
+        self.wasted = self.wasted.saturating_add(other.wasted);
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
     }
 
     /// Picodollars as dollars.

@@ -41,18 +41,18 @@ pub struct Provider {
 /// has delivered that a resumed attempt need not generate again.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sizes {
-    pub input: u32,
-    pub output: u32,
-    pub received: u32,
+    pub input: u64,
+    pub output: u64,
+    pub received: u64,
 }
 
 /// What one attempt at the model reads, generates and takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Generation {
     /// Input tokens it sends: the prompt, and for a resumed stream what was received before.
-    pub input: u32,
+    pub input: u64,
     /// Output tokens it generates before it ends or breaks.
-    pub output: u32,
+    pub output: u64,
     /// From the request's arrival to its last token (or the break).
     pub service: Tick,
     /// The stream broke before the answer was whole.
@@ -62,25 +62,24 @@ pub struct Generation {
 impl Provider {
     /// A call's sizes, from two words of its own stream.
     pub fn sizes(&self, words: [u64; 2]) -> Sizes {
-        let count = |t: Tick| u32::try_from(t.0).unwrap_or(u32::MAX);
         Sizes {
-            input: count(self.input_tokens.sample(words[0])),
-            output: count(self.output_tokens.sample(words[1])).min(self.max_tokens),
+            input: self.input_tokens.sample(words[0]).0,
+            output: (self.output_tokens.sample(words[1]).0).min(u64::from(self.max_tokens)),
             received: 0,
         }
     }
 
     /// Ticks to read `input` tokens before the first comes out, rounded up: none where the
     /// first token's latency stands for the prefill too.
-    pub fn prefilling(&self, input: u32) -> Tick {
+    pub fn prefilling(&self, input: u64) -> Tick {
         self.prefill.map_or(Tick::ZERO, |rate| {
-            Tick(libm::ceil(f64::from(input) * TICKS_PER_SECOND as f64 / rate) as u64)
+            Tick(libm::ceil(input as f64 * TICKS_PER_SECOND as f64 / rate) as u64)
         })
     }
 
     /// Ticks to stream `tokens` at the decode rate, rounded up.
-    pub fn streaming(&self, tokens: u32) -> Tick {
-        let ticks = f64::from(tokens) * TICKS_PER_SECOND as f64 / self.tokens_per_second;
+    pub fn streaming(&self, tokens: u64) -> Tick {
+        let ticks = tokens as f64 * TICKS_PER_SECOND as f64 / self.tokens_per_second;
         Tick(libm::ceil(ticks) as u64)
     }
 
@@ -102,7 +101,7 @@ impl Provider {
         match cut.filter(|&c| c < whole) {
             Some(c) => Generation {
                 input,
-                output: (libm::floor(c.seconds() * self.tokens_per_second) as u32).min(wanted),
+                output: (libm::floor(c.seconds() * self.tokens_per_second) as u64).min(wanted),
                 service: first.after(c),
                 broken: true,
             },
@@ -117,8 +116,8 @@ impl Provider {
 
     /// The tokens a request reserves against a tokens-per-minute limit: what it sends and all it
     /// may generate.
-    pub fn reservation(&self, input: u32) -> u64 {
-        u64::from(input) + u64::from(self.max_tokens)
+    pub fn reservation(&self, input: u64) -> u64 {
+        input.saturating_add(u64::from(self.max_tokens))
     }
 }
 
@@ -248,7 +247,7 @@ mod tests {
                 broken += 1;
                 let streamed = g.service.since(Tick::from_millis(500));
                 assert!(g.output < 1_000);
-                assert_eq!(g.output, (streamed.seconds() * 50.0).floor() as u32);
+                assert_eq!(g.output, (streamed.seconds() * 50.0).floor() as u64);
             }
         }
         let expected = -libm::expm1(-0.05 * 20.0);

@@ -41,8 +41,8 @@ pub struct LoopState {
     pub place: usize,
     /// Tokens of earlier answers and tool results the next model call reads, and their count
     /// as the turn under way began.
-    pub context: u32,
-    pub turn_context: u32,
+    pub context: u64,
+    pub turn_context: u64,
     /// Re-plans made.
     pub replans: u32,
     /// Calls started, for their numbers.
@@ -81,7 +81,7 @@ impl LoopState {
 
     /// The call at `place` of a turn of `per_turn` calls ended: `Some(tokens)` it succeeded,
     /// adding that many tokens to the context; `None` it failed for good. What comes next.
-    pub fn after(&mut self, per_turn: usize, added: Option<u32>, replan: Option<Replan>) -> Step {
+    pub fn after(&mut self, per_turn: usize, added: Option<u64>, replan: Option<Replan>) -> Step {
         let Some(tokens) = added else {
             return match replan {
                 Some(r) if self.replans < r.max => {

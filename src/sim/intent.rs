@@ -70,7 +70,7 @@ struct Far {
 /// its server's tokens-per-minute bucket, settled when it is answered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sent {
-    pub input: u32,
+    pub input: u64,
     pub reserved: bool,
 }
 
@@ -413,7 +413,9 @@ impl Intent {
         if let Some(provider) = &tool.provider {
             let sizes = self.sizes(streams, provider);
             let generation = provider.attempt(words[2], &sizes, resume);
-            (draw.service, draw.output) = (generation.service, generation.output);
+            // At most the call's answer, and so at most its `max_tokens`, a u32.
+            let output = u32::try_from(generation.output).expect("at most max_tokens");
+            (draw.service, draw.output) = (generation.service, output);
             if generation.broken && draw.fate == Fate::Delivered {
                 draw.fate = Fate::StreamBroken;
             }
@@ -575,7 +577,7 @@ impl Intent {
 
     /// Its call at a model `provider` is an agent loop's turn: its input is its own prompt and
     /// the `context` earlier turns built.
-    pub fn read_context(&mut self, streams: &Streams, provider: &Provider, context: u32) {
+    pub fn read_context(&mut self, streams: &Streams, provider: &Provider, context: u64) {
         self.sizes(streams, provider);
         if let Some(sizes) = &mut self.far().sizes {
             sizes.input = sizes.input.saturating_add(context);
@@ -620,7 +622,7 @@ impl Intent {
         if !draw.fate.did_work() {
             return;
         }
-        let tokens = (self.sent(attempt).input, draw.output);
+        let tokens = (self.sent(attempt).input, u64::from(draw.output));
         let cost = tool.price.of(tokens.0, tokens.1);
         let far = self.far();
         // What retries added: every billed attempt after the call's first billed one (a 429
@@ -629,16 +631,16 @@ impl Intent {
         let bill = &mut far.bill;
         bill.charge(cost, tokens, again);
         if !used {
-            bill.wasted += cost;
+            bill.wasted = bill.wasted.saturating_add(cost);
         } else if draw.fate == Fate::StreamBroken {
             // The tokens received are the answer's start; the prompt sent for them is spent.
-            bill.wasted += tool.price.of(tokens.0, 0);
+            bill.wasted = bill.wasted.saturating_add(tool.price.of(tokens.0, 0));
         }
     }
 
     /// A broken stream delivered `tokens` more of the call's answer, which a resumed attempt
     /// sends back rather than generating again.
-    pub fn received(&mut self, tokens: u32) {
+    pub fn received(&mut self, tokens: u64) {
         if let Some(sizes) = &mut self.far().sizes {
             sizes.received = sizes.received.saturating_add(tokens).min(sizes.output);
         }

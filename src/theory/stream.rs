@@ -46,7 +46,7 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
     let network = constant(&tool.request_latency)?.after(constant(&tool.reply_latency)?);
     // A prefill apart from the first token reads each attempt's input: the prompt, started
     // over; more with every resumption, which the forms below do not follow.
-    let prefill = provider.prefilling(input.0 as u32);
+    let prefill = provider.prefilling(input.0);
     let per_attempt = (network.after(constant(&provider.first_token)?))
         .after(prefill)
         .seconds();
@@ -88,7 +88,7 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
     };
     let (rate, seconds) = (
         provider.stream_break,
-        provider.streaming(output.0 as u32).seconds(),
+        provider.streaming(output.0).seconds(),
     );
     if policy.resume && provider.prefill.is_some() {
         return None;

@@ -26,7 +26,7 @@ fn model(input: u32, output: u32, rate: f64, extra: &str, policy: &str) -> Strin
 }
 
 /// Picodollars for `input` and `output` tokens at $3 and $15 a million.
-fn price(input: u64, output: u64) -> u64 {
+fn price(input: u128, output: u128) -> u128 {
     input * 3_000_000 + output * 15_000_000
 }
 
@@ -56,12 +56,12 @@ fn each_attempt_that_reached_the_model_is_billed_and_no_other() {
                     Outcome::Ok | Outcome::LostReply | Outcome::ServerErrorAfterCommit
                 )
             })
-            .count() as u64;
-        free += attempts.len() as u64 - billed;
+            .count() as u128;
+        free += attempts.len() as u128 - billed;
         fives += (attempts.iter())
             .filter(|a| a.outcome == Outcome::ServerError)
             .count();
-        let used = u64::from(record.status == Status::Succeeded);
+        let used = u128::from(record.status == Status::Succeeded);
         assert_eq!(record.bill.cost, billed * one, "{record:?}");
         assert_eq!(record.bill.retries, billed.saturating_sub(1) * one);
         assert_eq!(record.bill.wasted, (billed - used) * one);
@@ -191,7 +191,7 @@ fn broken_streams_cost_what_their_closed_forms_say() {
             assert!(
                 traces
                     .iter()
-                    .all(|(r, _)| r.bill.output_tokens == u64::from(output))
+                    .all(|(r, _)| r.bill.output_tokens == u128::from(output))
             );
         }
     }
@@ -246,7 +246,7 @@ fn an_agent_loops_context_grows_with_its_turns() {
     );
     let records = traced(&exp, 0);
     assert_eq!(records.len(), 200 * 5);
-    let mut per_task = std::collections::BTreeMap::<u64, (u64, u64, u32)>::new();
+    let mut per_task = std::collections::BTreeMap::<u64, (u128, u128, u32)>::new();
     for (r, _) in &records {
         let e = per_task.entry(r.intent >> 20).or_default();
         e.0 += r.bill.input_tokens;

@@ -288,6 +288,23 @@ pub fn attempts(s: &str) -> Result<Attempts, String> {
     }
 }
 
+/// A seed, held to the integers a config holds, in the words a config's seed is.
+pub fn seed(s: &str) -> Result<u64, String> {
+    use retrysim::config::integers;
+    match s.parse::<u64>() {
+        Ok(n) if n <= integers::LARGEST => Ok(n),
+        _ if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => Err(format!(
+            "{}; allowed: {}",
+            integers::outside(s),
+            integers::ALLOWED
+        )),
+        _ => Err(format!(
+            "`{s}` is not a seed: write a whole number from 0 to {}",
+            integers::LARGEST
+        )),
+    }
+}
+
 pub fn probability(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
@@ -359,7 +376,7 @@ impl Changes {
 #[derive(Args)]
 pub struct Settings {
     /// Run with this seed instead of the config's.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
+    #[arg(long, value_parser = seed)]
     pub seed: Option<u64>,
     /// Set any config key: PATH=VALUE, such as tool.charge.reply_loss=0.3 (repeatable).
     #[arg(long, value_name = "PATH=VALUE")]

@@ -16,20 +16,24 @@ const CALL_HELP: &str = "a tool's name (\"db\"), a list of names called together
     ([\"db\", \"cache\"]), or { call = \"db\", optional = true, times = 10 }; for example \
     calls = [\"auth\", [\"db\", \"cache\"]]";
 
-/// Every tool's stages, by tool; a plain tool has none.
+/// Every tool's stages, by tool (a plain tool has none), and the calls one call of each leads
+/// to below it.
 pub(super) fn stages(
     check: &Check,
     raw: &[Spanned<raw::Tool>],
     tools: &[Tool],
     fallen: &[super::fallback::Fallen],
-) -> Result<Vec<Stages>> {
+) -> Result<(Vec<Stages>, Vec<u64>)> {
     let mut all = Vec::new();
     let mut spans = Vec::new();
+    let mut counted = Vec::new();
+    let mut written_calls: u64 = 0;
     for (t, spanned) in raw.iter().enumerate() {
         let path = format!("tool[{t}].calls");
         let Some(list) = &spanned.get_ref().calls else {
             all.push(Vec::new());
             spans.push(Vec::new());
+            counted.push(Vec::new());
             continue;
         };
         if list.get_ref().is_empty() {
@@ -50,6 +54,7 @@ pub(super) fn stages(
         }
         let mut stages = Vec::new();
         let mut written = Vec::new();
+        let mut own = Vec::new();
         for (i, step) in list.get_ref().iter().enumerate() {
             let mut stage = Vec::new();
             for (value, at, call, times) in stage_of(check, step, &format!("{path}[{i}]"), tools)? {
@@ -61,13 +66,26 @@ pub(super) fn stages(
                         "a call to another tool",
                     );
                 }
+                written_calls += times as u64;
+                if written_calls > MOST_WRITTEN_CALLS {
+                    return check.error_allowing(
+                        value.span(),
+                        &at,
+                        format!(
+                            "the services' calls come to more than {MOST_WRITTEN_CALLS}, `times` counted"
+                        ),
+                        "fewer calls, or smaller `times`",
+                    );
+                }
                 stage.extend(std::iter::repeat_n(call, times));
+                own.push((call.0, times as u64, value.span(), at.clone()));
                 written.push((call.0, value.span(), at));
             }
             stages.push(stage);
         }
         all.push(stages);
         spans.push(written);
+        counted.push(own);
     }
     for f in fallen {
         if let Some(caller) = f.caller {
@@ -75,7 +93,63 @@ pub(super) fn stages(
         }
     }
     acyclic(check, tools, &spans)?;
-    Ok(all)
+    let below = below(check, &counted)?;
+    Ok((all, below))
+}
+
+/// The most calls written across a config's services, each `times` counted: what their stages
+/// hold in memory.
+pub const MOST_WRITTEN_CALLS: u64 = 1_000_000;
+
+/// The most calls one call may lead to below it, over every level: two stacked fan-outs
+/// multiply, and every call beneath one task's call can be in flight at once.
+pub const MOST_CALLS_BELOW: u64 = 100_000;
+
+/// The most services one below another: a deeper chain is no service graph, and each level
+/// costs every attempt beneath it a step up the chain.
+pub const MOST_DEPTH: usize = 100;
+
+/// A service's calls as written, each with its tool, its `times`, and where it is written.
+pub(super) type Counted = Vec<(usize, u64, std::ops::Range<usize>, String)>;
+
+/// The calls one call of each tool leads to below it, over every level; refuses a graph where
+/// one leads to more than [`MOST_CALLS_BELOW`], at the call that passes it. The graph is acyclic
+/// and at most [`MOST_DEPTH`] deep, checked before.
+fn below(check: &Check, counted: &[Counted]) -> Result<Vec<u64>> {
+    fn visit(
+        t: usize,
+        counted: &[Counted],
+        known: &mut [Option<u64>],
+    ) -> std::result::Result<u64, (usize, usize)> {
+        if let Some(n) = known[t] {
+            return Ok(n);
+        }
+        let mut n: u64 = 0;
+        for (k, (callee, times, _, _)) in counted[t].iter().enumerate() {
+            let each = 1 + visit(*callee, counted, known)?;
+            n = n.saturating_add(times.saturating_mul(each));
+            if n > MOST_CALLS_BELOW {
+                return Err((t, k));
+            }
+        }
+        known[t] = Some(n);
+        Ok(n)
+    }
+    let mut known = vec![None; counted.len()];
+    for t in 0..counted.len() {
+        if let Err((caller, k)) = visit(t, counted, &mut known) {
+            let (_, _, span, at) = &counted[caller][k];
+            return check.error_allowing(
+                span.clone(),
+                at,
+                format!(
+                    "a call here leads to more than {MOST_CALLS_BELOW} calls below it: fan-outs down a path multiply"
+                ),
+                &format!("at most {MOST_CALLS_BELOW} calls below any one call, every level and `times` counted"),
+            );
+        }
+    }
+    Ok(known.into_iter().map(Option::unwrap_or_default).collect())
 }
 
 /// One call of a stage as written: its value, where it is written, the call (its tool and
@@ -192,6 +266,7 @@ fn acyclic(
         for (k, (callee, _, _)) in spans[t].iter().enumerate() {
             match state[*callee] {
                 1 => return Some((t, k)),
+                0 if way.len() >= MOST_DEPTH => return Some((t, k)),
                 0 => {
                     if let Some(found) = visit(*callee, state, way, spans) {
                         return Some(found);
@@ -210,6 +285,14 @@ fn acyclic(
         }
         if let Some((caller, k)) = visit(t, &mut state, &mut way, spans) {
             let (callee, span, at) = &spans[caller][k];
+            if way.len() >= MOST_DEPTH && state[*callee] != 1 {
+                return check.error_allowing(
+                    span.clone(),
+                    at,
+                    format!("a chain of more than {MOST_DEPTH} services, one calling the next"),
+                    &format!("at most {MOST_DEPTH} services in a chain below a task"),
+                );
+            }
             let start = way.iter().position(|w| w == callee).unwrap_or(0);
             let names: Vec<&str> = (way[start..].iter().chain([callee]))
                 .map(|&w| tools[w].name.as_str())

@@ -113,14 +113,20 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
     }
 
     let fallen = fallback::read(&check, &raw.policy, &tools)?;
-    let stages = graph::stages(&check, &raw.tool, &tools, &fallen)?;
+    let (stages, below) = graph::stages(&check, &raw.tool, &tools, &fallen)?;
     // Without a list, a task calls the tools no service calls and none falls back to: every
     // tool, without services or fallbacks.
-    let roots: Vec<usize> = (0..tools.len())
-        .filter(|t| !stages.iter().flatten().flatten().any(|c| c.0 == *t))
-        .filter(|t| !fallen.iter().any(|f| f.tools.iter().any(|c| c.0 == *t)))
-        .collect();
-    let workload = workload(&check, &raw.workload, &tools, roots)?;
+    let mut called = vec![false; tools.len()];
+    for c in stages.iter().flatten().flatten() {
+        called[c.0] = true;
+    }
+    for f in &fallen {
+        for c in &f.tools {
+            called[c.0] = true;
+        }
+    }
+    let roots: Vec<usize> = (0..tools.len()).filter(|t| !called[*t]).collect();
+    let workload = workload(&check, &raw.workload, &tools, roots, &below)?;
 
     if raw.policy.is_empty() {
         return check.error_allowing(

@@ -191,6 +191,9 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
     })
 }
 
+/// The most replicas a tool may have: each is a server with its own state, made up front.
+pub const MOST_REPLICAS: u64 = 128;
+
 /// A tool's replicas: `replicas = N` servers, each as the tool says but where its
 /// `[[tool.replica]]` entry says otherwise; none for one server without an override.
 fn replicas(
@@ -201,11 +204,12 @@ fn replicas(
     zoned: bool,
     path: &str,
 ) -> Result<Vec<Replica>> {
-    let n = check.count(
+    let n = check.count_to(
         raw.replicas.as_ref(),
         &format!("{path}.replicas"),
-        1,
-        "0 replicas serve no call",
+        (1, "0 replicas serve no call"),
+        MOST_REPLICAS,
+        "a tool's most replicas",
     )?;
     if let (Some(r), Some(_), true) = (&raw.replicas, &raw.script, n > 1) {
         return check.error_allowing(

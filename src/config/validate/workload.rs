@@ -21,6 +21,7 @@ fn task_calls(
     check: &Check,
     list: &Spanned<Vec<Spanned<toml::Value>>>,
     tools: &[Tool],
+    below: &[u64],
 ) -> Result<(Vec<usize>, Option<Stages>)> {
     let path = "workload.calls";
     let names: Option<Vec<Spanned<String>>> = (list.get_ref().iter())
@@ -35,10 +36,22 @@ fn task_calls(
         return Ok((calls(check, &names, path, tools)?, None));
     }
     let mut stages = Vec::new();
+    let mut under_task: u64 = 0;
     for (i, step) in list.get_ref().iter().enumerate() {
         let at = format!("{path}[{i}]");
         let mut stage = Vec::new();
-        for (_, _, call, times) in super::graph::stage_of(check, step, &at, tools)? {
+        for (value, at, call, times) in super::graph::stage_of(check, step, &at, tools)? {
+            let most = super::graph::MOST_CALLS_BELOW;
+            under_task =
+                under_task.saturating_add((times as u64).saturating_mul(1 + below[call.0]));
+            if under_task > most {
+                return check.error_allowing(
+                    value.span(),
+                    &at,
+                    format!("a task's calls lead to more than {most} calls: fan-outs down a path multiply"),
+                    &format!("at most {most} calls below a task, every level and `times` counted"),
+                );
+            }
             stage.extend(std::iter::repeat_n(call, times));
         }
         stages.push(stage);
@@ -74,12 +87,17 @@ pub(super) fn calls(
         .collect()
 }
 
+/// The most callers a workload may have: a limit or gate scoped to the caller keeps a state
+/// for each, made up front.
+pub const MOST_CALLERS: u64 = 100_000;
+
 /// The workload; a task without a list of calls calls `roots`.
 pub(super) fn workload(
     check: &Check,
     spanned: &Spanned<raw::Workload>,
     tools: &[Tool],
     roots: Vec<usize>,
+    below: &[u64],
 ) -> Result<Workload> {
     let raw = spanned.get_ref();
     let tasks = match &raw.tasks {
@@ -88,7 +106,7 @@ pub(super) fn workload(
     };
     let (calls, stages) = match &raw.calls {
         None => (roots, None),
-        Some(list) => task_calls(check, list, tools)?,
+        Some(list) => task_calls(check, list, tools, below)?,
     };
     let clients = check.count(
         raw.clients.as_ref(),
@@ -96,11 +114,12 @@ pub(super) fn workload(
         default::CLIENTS,
         "0 clients serve no task",
     )?;
-    let callers = check.count(
+    let callers = check.count_to(
         raw.callers.as_ref(),
         "workload.callers",
-        1,
-        "0 callers send no task",
+        (1, "0 callers send no task"),
+        MOST_CALLERS,
+        "the most callers a workload may have (each has its own buckets and gates at every tool)",
     )?;
     let arrival = arrival(check, spanned)?;
     let duration = match &raw.duration {
@@ -320,13 +339,23 @@ fn agent(
     }
     let raw = spanned.get_ref();
     let turns = tokens(check, &raw.turns, &format!("{path}.turns"))?;
-    if turns.max().is_some_and(|m| m == Tick::ZERO) {
-        return check.error_allowing(
-            raw.turns.span(),
-            &format!("{path}.turns"),
-            "a task of 0 turns calls nothing".into(),
-            "turns of 1 or more (a draw of 0 takes 1, and more than 10000 takes 10000)",
-        );
+    let most = AgentLoop::MOST_TURNS;
+    let allowed = format!(
+        "a count of turns from 1 to {most}: dist = \"constant\", \"uniform\" or \"empirical\" (a draw of 0 takes 1)"
+    );
+    let why = match turns.max() {
+        Some(Tick::ZERO) => "a task of 0 turns calls nothing".to_string(),
+        Some(m) if m.0 > most => format!(
+            "a task of {} turns is more than the {most} a task may take",
+            m.0
+        ),
+        Some(_) => String::new(),
+        None => format!(
+            "a distribution without a largest value can draw more than the {most} turns a task may take"
+        ),
+    };
+    if !why.is_empty() {
+        return check.error_allowing(raw.turns.span(), &format!("{path}.turns"), why, &allowed);
     }
     Ok(AgentLoop {
         turns,

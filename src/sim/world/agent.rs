@@ -62,7 +62,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn loop_call_ended(
         &mut self,
         task: u64,
-        added: Option<u32>,
+        added: Option<u64>,
         caller: u32,
         sched: &mut Scheduler<Event>,
     ) -> MoveOn {

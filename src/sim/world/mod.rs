@@ -506,7 +506,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             None => 0,
             Some(agent) => intent
                 .sizes_drawn()
-                .map_or(agent.result_tokens, |s| s.output),
+                .map_or(u64::from(agent.result_tokens), |s| s.output),
         };
         let calls = match self.workload.agent {
             Some(_) => agent::STRIDE,

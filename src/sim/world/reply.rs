@@ -54,13 +54,15 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if let (Some(provider), Some(_)) = (&self.tools[tool.0].provider, policy.send_tokens) {
             // The answer reports the usage: a client-side bucket settles as the provider's does.
             let unused = match failure {
-                _ if draw.fate.did_work() => provider.max_tokens.saturating_sub(draw.output),
+                _ if draw.fate.did_work() => {
+                    u64::from(provider.max_tokens.saturating_sub(draw.output))
+                }
                 Some(
                     FailureClass::Throttled | FailureClass::Overloaded | FailureClass::Connect,
-                ) => (intent.sent(at.attempt).input).saturating_add(provider.max_tokens),
+                ) => provider.reservation(intent.sent(at.attempt).input),
                 _ => 0,
             };
-            self.gates.give_back(tool, now, u64::from(unused));
+            self.gates.give_back(tool, now, unused);
         }
         self.observe(tool, failure, cost, sched);
         if late {

@@ -236,7 +236,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if !tool.price.is_free() || tool.provider.is_some() {
             let resumes = draw.fate == Fate::StreamBroken && policy.resume;
             if heard && resumes {
-                intent.received(draw.output);
+                intent.received(u64::from(draw.output));
             }
             intent.bill_attempt(tool, at.attempt, heard && (reply == Reply::Ok || resumes));
         }
