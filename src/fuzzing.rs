@@ -9,7 +9,6 @@ use std::path::PathBuf;
 use crate::Error;
 use crate::calibrate;
 use crate::config::{Change, ConfigError, Origin, Source};
-use crate::model::{AgentLoop, Arrival, Workload};
 use crate::shard::{self, Header, RunsReader, Shard};
 use crate::sim::{self, Job};
 use crate::theory;
@@ -58,22 +57,7 @@ pub fn config(data: &[u8]) {
             return;
         }
     }
-    let intents: u64 = sweep
-        .points()
-        .map(|p| {
-            let exp = &p.experiment;
-            // An agent loop makes its list of calls once a turn.
-            let turns = (exp.workload.agent.as_ref()).map_or(1, |a| {
-                a.turns.max().map_or(AgentLoop::MOST_TURNS, |t| t.0.max(1))
-            });
-            let calls = (exp.workload.calls.len() as u64).saturating_mul(turns);
-            (exp.policies.len() as u64)
-                .saturating_mul(exp.replications)
-                .saturating_mul(tasks(&exp.workload))
-                .saturating_mul(calls)
-        })
-        .fold(0, u64::saturating_add);
-    if intents > MAX_INTENTS {
+    if sweep.most_calls() > MAX_INTENTS {
         return;
     }
     // Each run on its own, as the pool would run it, without the cost of starting threads.
@@ -92,18 +76,6 @@ pub fn config(data: &[u8]) {
             }
         }
     }
-}
-
-/// The tasks a workload brings: its count, or for one bounded by time alone twice the expected
-/// arrivals (the count is a draw, and a bound must hold for almost every draw).
-fn tasks(w: &Workload) -> u64 {
-    let expected = match (w.duration, &w.arrival) {
-        (Some(d), Arrival::Poisson { mean_gap }) => d.0 as f64 / mean_gap,
-        (Some(d), Arrival::Scheduled(s)) => s.expected(0.0, d.0 as f64),
-        _ => f64::INFINITY,
-    };
-    let bound = (2.0 * expected + 10.0).min(u64::MAX as f64) as u64;
-    w.tasks.map_or(bound, |n| n.min(bound))
 }
 
 /// A config whose one policy is the gRPC preset, its service config left to follow. The tool

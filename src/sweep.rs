@@ -7,6 +7,7 @@ use std::sync::Arc;
 use toml::Value;
 
 use crate::experiment::Experiment;
+use crate::model::AgentLoop;
 
 /// A validated sweep: its axes as the config declared them, and the way each point is made.
 ///
@@ -206,6 +207,26 @@ impl Sweep {
     /// Every point in order, each made as it is reached.
     pub fn points(&self) -> impl Iterator<Item = Point> + '_ {
         (0..self.len()).map(|i| self.point(i))
+    }
+
+    /// The most calls its tasks may make, over every point, configuration and replication: what
+    /// bounds a run's work before it starts. A workload bounded by time alone counts twice its
+    /// expected arrivals (the count is a draw, and a bound must hold for almost every draw); an
+    /// agent loop makes its list of calls once a turn, up to its most turns. Saturates.
+    pub fn most_calls(&self) -> u64 {
+        self.points()
+            .map(|p| {
+                let exp = &p.experiment;
+                let turns = (exp.workload.agent.as_ref()).map_or(1, |a| {
+                    a.turns.max().map_or(AgentLoop::MOST_TURNS, |t| t.0.max(1))
+                });
+                let calls = (exp.workload.calls.len() as u64).saturating_mul(turns);
+                (exp.policies.len() as u64)
+                    .saturating_mul(exp.replications)
+                    .saturating_mul(exp.workload.most_tasks())
+                    .saturating_mul(calls)
+            })
+            .fold(0, u64::saturating_add)
     }
 
     /// The parameter column names, in axis order.

@@ -61,3 +61,17 @@ pub struct Workload {
     /// when the whole is. Breakers, budgets and rate-limit buckets can be kept per caller.
     pub callers: u32,
 }
+
+impl Workload {
+    /// The tasks it brings: its count, or for one bounded by time alone twice the expected
+    /// arrivals and ten (the count is a draw, and a bound must hold for almost every draw).
+    pub fn most_tasks(&self) -> u64 {
+        let expected = match (self.duration, &self.arrival) {
+            (Some(d), Arrival::Poisson { mean_gap }) => d.0 as f64 / mean_gap,
+            (Some(d), Arrival::Scheduled(s)) => s.expected(0.0, d.0 as f64),
+            _ => f64::INFINITY,
+        };
+        let bound = (2.0 * expected + 10.0).min(u64::MAX as f64) as u64;
+        self.tasks.map_or(bound, |n| n.min(bound))
+    }
+}

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::Served;
-use super::http::request;
+use super::http::{request, try_request};
 
 /// Debian's paths, unless `RETRYSIM_CHROMIUM` or `RETRYSIM_CHROMEDRIVER` names another.
 fn program(variable: &str, debian: &str) -> String {
@@ -33,7 +33,7 @@ fn chromedriver() -> String {
 
 /// A WebDriver session on a ChromeDriver of our own, both ended when dropped.
 struct Browser {
-    driver: Child,
+    _driver: Driver,
     base: String,
     session: String,
     _profile: tempfile::TempDir,
@@ -46,12 +46,15 @@ impl Browser {
             .local_addr()
             .unwrap()
             .port();
-        let driver = Command::new(chromedriver())
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver starts");
+        // Held from here on, so a failure before the session stops the driver too.
+        let driver = Driver(
+            Command::new(chromedriver())
+                .arg(format!("--port={port}"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("chromedriver starts"),
+        );
         let base = format!("http://127.0.0.1:{port}");
         let started = Instant::now();
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -84,7 +87,7 @@ impl Browser {
         let answer: Value = serde_json::from_str(&text).unwrap();
         let session = answer["value"]["sessionId"].as_str().unwrap().to_string();
         Browser {
-            driver,
+            _driver: driver,
             base,
             session,
             _profile: profile,
@@ -154,13 +157,22 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        let _ = request(
+        // Nothing here may panic: the driver is stopped whatever the session's end says.
+        let _ = try_request(
             "DELETE",
             &format!("{}/session/{}", self.base, self.session),
             None,
         );
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
+    }
+}
+
+/// The ChromeDriver process, stopped when dropped: on every path, a failed assertion included.
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 

@@ -1,55 +1,63 @@
 //! Just enough HTTP/1.1 for the tests to talk to `retrysim serve` and to ChromeDriver: one
 //! request per connection, the answer read to its end.
 
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
 /// Sends `method` to `url` (`http://127.0.0.1:PORT/path`) with an optional JSON body; the
-/// status and the body.
+/// status and the body. Panics, naming the request, where it cannot be made.
 pub fn request(method: &str, url: &str, body: Option<&str>) -> (u16, String) {
+    try_request(method, url, body).unwrap_or_else(|e| panic!("{method} {url}: {e}"))
+}
+
+/// [`request`], with what went wrong as an error: for a caller that must not panic (a `Drop`).
+/// A read or write a signal interrupts is made again, as `read` and `write` must be.
+pub fn try_request(method: &str, url: &str, body: Option<&str>) -> io::Result<(u16, String)> {
     let rest = url.strip_prefix("http://").expect("an http:// address");
     let (host, path) = rest
         .split_once('/')
         .map_or((rest, "/".to_string()), |(h, p)| (h, format!("/{p}")));
-    let mut stream = TcpStream::connect(host).expect("the server listens");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
+    let mut stream = TcpStream::connect(host)?;
+    stream.set_read_timeout(Some(Duration::from_secs(180)))?;
     let body = body.unwrap_or("");
     write!(
         stream,
         "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
          Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
-    )
-    .unwrap();
+    )?;
     // A WebDriver server may keep the connection open whatever the request says: the body
     // is read to its length, or to its last chunk.
     let mut raw = Vec::new();
     let mut buf = [0u8; 64 * 1024];
     loop {
-        let n = stream.read(&mut buf).unwrap();
+        let n = match stream.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
         raw.extend_from_slice(&buf[..n]);
         if n == 0 || complete(&raw) {
             break;
         }
     }
     let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP answer");
+    let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("{what}: {text:?}"));
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| bad("no HTTP answer"))?;
     let status = head
         .split(' ')
         .nth(1)
         .and_then(|s| s.parse().ok())
-        .expect("a status");
-    (
-        status,
-        if chunked(head) {
-            unchunk(body)
-        } else {
-            body.to_string()
-        },
-    )
+        .ok_or_else(|| bad("no status"))?;
+    let body = if chunked(head) {
+        unchunk(body)
+    } else {
+        body.to_string()
+    };
+    Ok((status, body))
 }
 
 /// Whether `raw` holds a whole answer: its head, and its body to the length the head gives.

@@ -3,6 +3,7 @@
 
 mod browser;
 mod http;
+mod limits;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -12,31 +13,50 @@ use serde_json::Value;
 
 /// A server on a free port, stopped when dropped.
 pub struct Served {
-    child: Child,
+    pub child: Child,
     pub url: String,
 }
 
 impl Served {
     /// Starts `retrysim serve --port 0` in `dir` with `args` and reads back its address.
     pub fn start(dir: &Path, args: &[&str]) -> Served {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        Served::start_with(dir, args, &[])
+    }
+
+    /// [`Served::start`] with `env` set for the server (its `TMPDIR`, where its scratch goes).
+    pub fn start_with(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Served {
+        let child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
             .args(["serve", "--port", "0"])
             .args(args)
+            .envs(env.iter().copied())
             .current_dir(dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .expect("the binary runs");
+        // Held from here on, so a failure to read the address stops the server too.
+        let mut served = Served {
+            child,
+            url: String::new(),
+        };
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
+        BufReader::new(served.child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
-        let url = line
+        served.url = line
             .split_whitespace()
             .find(|w| w.starts_with("http://"))
             .unwrap_or_else(|| panic!("no address in {line:?}"))
             .to_string();
-        Served { child, url }
+        served
+    }
+
+    /// Stops the server as a reader does (Ctrl-C) and waits for it: its exit status.
+    pub fn stop(mut self) -> std::process::ExitStatus {
+        let _ = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status();
+        self.child.wait().expect("the server ends")
     }
 }
 
@@ -44,6 +64,9 @@ impl Drop for Served {
     /// Stops the server as a reader does, with Ctrl-C (SIGINT), so it removes its scratch
     /// folder; killed outright only if it has not stopped within five seconds.
     fn drop(&mut self) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
         let _ = Command::new("kill")
             .args(["-INT", &self.child.id().to_string()])
             .status();

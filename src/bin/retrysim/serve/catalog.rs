@@ -3,7 +3,8 @@
 //! the repository, from whatever folder the server was started in; and the reader's own config,
 //! if one was named, read where it lies.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use retrysim::Error;
 use retrysim::config::shipped::{SHIPPED, SHIPPED_DATA};
@@ -18,6 +19,12 @@ pub struct Experiment {
     pub id: String,
     /// The config as a reader would name it: `configs/duplicate-curve.toml`.
     pub source: Source,
+    /// Where its text lies on disk, for a run of its own: the reader's file, or a shipped
+    /// config's copy in the scratch folder.
+    pub path: PathBuf,
+    /// The most calls the config as written makes (see [`retrysim::Sweep::most_calls`]),
+    /// counted at its first run.
+    most_calls: OnceLock<u64>,
     /// The config's `name`, `description` and the comment it opens with.
     pub name: String,
     pub description: String,
@@ -60,7 +67,9 @@ impl Catalog {
                      without one, such as its recommended.toml",
                 )));
             }
-            experiments.push(Experiment::new(stem(path), source, true));
+            let at = std::path::absolute(path)
+                .map_err(Error::io(format!("cannot find {}", path.display())))?;
+            experiments.push(Experiment::new(stem(path), source, at, true));
         }
         for (path, text) in SHIPPED {
             let id = stem(Path::new(path));
@@ -68,13 +77,17 @@ impl Catalog {
                 continue;
             }
             let folder = scratch.join(Path::new(path).parent().unwrap_or(Path::new("")));
+            let at = scratch.join(path);
+            std::fs::create_dir_all(&folder)
+                .and_then(|()| std::fs::write(&at, text))
+                .map_err(Error::io(format!("cannot write {}", at.display())))?;
             let source = Source {
                 name: (*path).to_string(),
                 text: (*text).to_string(),
                 origin: Origin::Folder(folder),
             };
             if source.tune().ok().flatten().is_none() {
-                experiments.push(Experiment::new(id, source, false));
+                experiments.push(Experiment::new(id, source, at, false));
             }
         }
         Ok(Catalog { experiments })
@@ -86,7 +99,16 @@ impl Catalog {
 }
 
 impl Experiment {
-    fn new(id: String, source: Source, own: bool) -> Experiment {
+    /// The most calls the config as written makes: what a page's run of it may make.
+    pub fn most_calls(&self) -> u64 {
+        *self
+            .most_calls
+            .get_or_init(|| self.source.sweep().map_or(0, |s| s.most_calls()))
+    }
+}
+
+impl Experiment {
+    fn new(id: String, source: Source, path: PathBuf, own: bool) -> Experiment {
         let table: Table = source.text.parse().unwrap_or_default();
         let word = |key: &str| {
             table
@@ -113,6 +135,8 @@ impl Experiment {
             description: word("description"),
             about: opening_comment(&source.text),
             source,
+            path,
+            most_calls: OnceLock::new(),
             controls,
             swept,
             charts,

@@ -70,7 +70,8 @@ pub fn experiment(e: &Experiment) -> String {
          <details><summary>What the experiment shows</summary><pre class=\"about\">{about}</pre></details>\n\
          <div class=\"layout\">\n\
          <form id=\"controls\" data-run=\"/x/{id}/run\" autocomplete=\"off\">\n{form}\
-         <button type=\"button\" id=\"restart\">Back to the start</button>\n</form>\n\
+         <button type=\"button\" id=\"restart\">Back to the start</button>\n\
+         <p class=\"limits\">{limits}</p>\n</form>\n\
          <section id=\"result\" data-runs=\"0\">\n\
          <p id=\"status\" role=\"status\">Running…</p>\n\
          <pre id=\"error\" hidden></pre>\n<div id=\"charts\"></div>\n<pre id=\"table\"></pre>\n\
@@ -80,8 +81,20 @@ pub fn experiment(e: &Experiment) -> String {
         path = escape(&e.source.name),
         about = escape(&e.about),
         id = escape(&e.id),
+        limits = escape(&limits(e)),
     );
     frame(&format!("retrysim: {}", e.name), &body)
+}
+
+/// What a run on the page may do: the server's limits, said where the reader moves the
+/// controls.
+fn limits(e: &Experiment) -> String {
+    let calls = e.most_calls().max(super::TEACHING_CALLS);
+    format!(
+        "A run here may make up to {calls} calls and take up to {} s; the server runs one \
+         reader's run at a time. `retrysim run` on the command line has no such limits.",
+        super::RUN_TIME.as_secs()
+    )
 }
 
 /// A page not found, with the way back.
