@@ -199,6 +199,27 @@ pub fn set_scan(data: &[u8]) {
     changed_tiny(&changes);
 }
 
+/// The bytes of an HTTP request as `retrysim serve` receives them, read a byte at a time and
+/// whole, as it reads a head come in pieces: the head read or refused, its bounds held.
+pub fn http_request(data: &[u8]) {
+    use crate::request_head::{MOST_BODY, MOST_HEAD, read};
+    let whole = read(data);
+    for end in 0..data.len().min(MOST_HEAD + 8) {
+        if let Ok(Some(head)) = read(&data[..end]) {
+            assert_eq!(
+                Ok(Some(head)),
+                whole,
+                "a head read early reads the same whole"
+            );
+            break;
+        }
+    }
+    if let Ok(Some(head)) = whole {
+        assert!(head.length <= MOST_BODY && head.body_at <= data.len());
+        assert!(head.body_at - 4 <= MOST_HEAD);
+    }
+}
+
 /// What the classroom page posts (`{"sets": ["PATH=VALUE", …]}`), read as `retrysim serve`
 /// reads it and made to a config: the changes validated, not run, as for [`set_scan`].
 pub fn page_request(data: &[u8]) {

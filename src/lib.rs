@@ -73,6 +73,7 @@ pub use preset::words;
 pub mod produce;
 pub mod report;
 pub mod reproduce;
+pub mod request_head;
 pub mod run;
 pub mod shard;
 pub mod sim;

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use toml::Value;
 
 use crate::experiment::Experiment;
-use crate::model::AgentLoop;
 
 /// A validated sweep: its axes as the config declared them, and the way each point is made.
 ///
@@ -217,14 +216,9 @@ impl Sweep {
         self.points()
             .map(|p| {
                 let exp = &p.experiment;
-                let turns = (exp.workload.agent.as_ref()).map_or(1, |a| {
-                    a.turns.max().map_or(AgentLoop::MOST_TURNS, |t| t.0.max(1))
-                });
-                let calls = (exp.workload.calls.len() as u64).saturating_mul(turns);
                 (exp.policies.len() as u64)
                     .saturating_mul(exp.replications)
-                    .saturating_mul(exp.workload.most_tasks())
-                    .saturating_mul(calls)
+                    .saturating_mul(exp.most_calls_per_run())
             })
             .fold(0, u64::saturating_add)
     }

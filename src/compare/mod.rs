@@ -89,6 +89,9 @@ pub struct Comparison {
     /// Figures of matched configurations that were not compared, with why (no interval, not
     /// measured in one of them).
     pub skipped: Vec<(Key, Figure, &'static str)>,
+    /// Configurations at points found in one folder only, with which: a configuration that
+    /// vanished (or appeared) is said, never dropped without a word.
+    pub unmatched: Vec<(Key, &'static str)>,
 }
 
 /// Compares folder `b` with folder `a` (the baseline).
@@ -96,8 +99,18 @@ pub fn folders(a: &Path, b: &Path) -> Result<Comparison, Error> {
     let (fa, fb) = (Folder::read(a)?, Folder::read(b)?);
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
+    let in_b: std::collections::BTreeMap<&Key, &read::Summary> =
+        fb.rows.iter().map(|(k, s)| (k, s)).collect();
+    let in_a: std::collections::BTreeSet<&Key> = fa.rows.iter().map(|(k, _)| k).collect();
+    let mut unmatched: Vec<(Key, &'static str)> = Vec::new();
+    for (key, _) in &fb.rows {
+        if !in_a.contains(key) {
+            unmatched.push((key.clone(), "only in B"));
+        }
+    }
     for (key, sa) in &fa.rows {
-        let Some((_, sb)) = fb.rows.iter().find(|(k, _)| k == key) else {
+        let Some(&sb) = in_b.get(key) else {
+            unmatched.push((key.clone(), "only in A"));
             continue;
         };
         let paired =
@@ -151,6 +164,7 @@ pub fn folders(a: &Path, b: &Path) -> Result<Comparison, Error> {
         b: b.display().to_string(),
         rows,
         skipped,
+        unmatched,
     })
 }
 
@@ -243,6 +257,11 @@ fn nothing_in_common(a: &Folder, b: &Folder) -> String {
 }
 
 impl Comparison {
+    /// Whether a configuration at some point is in one folder only.
+    pub fn missing(&self) -> bool {
+        !self.unmatched.is_empty()
+    }
+
     /// Whether any row of figure `f` (any figure, for `None`) got worse.
     pub fn worse(&self, f: Option<Figure>) -> bool {
         (self.rows.iter()).any(|r| r.verdict == Verdict::Worse && f.is_none_or(|f| r.figure == f))

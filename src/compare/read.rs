@@ -55,23 +55,33 @@ impl Folder {
         };
         let (policy, reps) = (table.at("policy"), table.at("replications"));
         let (intents, tasks) = (table.at("intents"), table.at("tasks"));
-        let rows = table
-            .rows()
-            .map(|(_, cells)| {
-                let count = |at: usize| cells[at].parse::<u64>().unwrap_or(0);
-                let row = Summary {
-                    replications: count(reps),
-                    intents: count(intents),
-                    tasks: count(tasks),
-                    values: Figure::ALL.map(|f| number(&cells[table.at(f.column())])),
-                    half_widths: Figure::ALL.map(|f| number(&cells[table.at(f.interval_column())])),
-                };
-                (key(cells, policy), row)
-            })
-            .collect();
+        let mut rows: Vec<(Key, Summary)> = Vec::new();
+        let mut seen: BTreeMap<Key, u64> = BTreeMap::new();
+        for (line, cells) in table.rows() {
+            let key = key(cells, policy);
+            if let Some(first) = seen.insert(key.clone(), line) {
+                return Err(Error::BadOutput(format!(
+                    "{}:{line}: a second row for {} (the first is on line {first}): a summary has \
+                     one row for each configuration at each point",
+                    dir.join("summary.csv").display(),
+                    super::render::label(&key),
+                )));
+            }
+            let count = |at: usize| cells[at].parse::<u64>().unwrap_or(0);
+            let row = Summary {
+                replications: count(reps),
+                intents: count(intents),
+                tasks: count(tasks),
+                values: Figure::ALL.map(|f| number(&cells[table.at(f.column())])),
+                half_widths: Figure::ALL.map(|f| number(&cells[table.at(f.interval_column())])),
+            };
+            rows.push((key, row));
+        }
         let mut runs: BTreeMap<Key, Vec<_>> = BTreeMap::new();
+        // Every run writes runs.csv: the paired test reads it, and without it a comparison
+        // would fall back to Welch's without a word.
         let runs_path = dir.join("runs.csv");
-        if runs_path.is_file() {
+        {
             let columns = runs::columns();
             let at = |name: &str| {
                 paths.len()

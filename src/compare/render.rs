@@ -125,6 +125,16 @@ impl Comparison {
             );
         }
         out.push('\n');
+        if !self.unmatched.is_empty() {
+            let listed: Vec<String> = (self.unmatched.iter())
+                .map(|(key, side)| format!("{} ({side})", label(key)))
+                .collect();
+            let _ = writeln!(
+                out,
+                "not compared, in one folder only: {} (`--fail-if missing` fails on this)",
+                listed.join(", ")
+            );
+        }
         out
     }
 
@@ -171,8 +181,12 @@ impl Comparison {
                 })
             })
             .collect();
-        let skipped: Vec<Value> = (self.skipped.iter())
-            .map(|(key, f, why)| json!({ "configuration": label(key), "figure": f.column(), "why": why }))
+        let unmatched = (self.unmatched.iter())
+            .map(|(key, side)| json!({ "configuration": label(key), "figure": null, "why": side }));
+        let skipped: Vec<Value> = unmatched
+            .chain((self.skipped.iter()).map(
+                |(key, f, why)| json!({ "configuration": label(key), "figure": f.column(), "why": why }),
+            ))
             .collect();
         let doc = json!({
             "a": self.a,

@@ -245,7 +245,7 @@ impl Check<'_> {
             Some(v) => self.error_allowing(
                 v.span(),
                 path,
-                format!("{} is not {what}", v.get_ref()),
+                format!("{} is not {what}", shown(*v.get_ref())),
                 allowed,
             ),
         }
@@ -300,5 +300,16 @@ impl Check<'_> {
             );
         }
         Ok(())
+    }
+}
+
+/// A number as an error quotes it: as written for an ordinary size, in scientific notation for
+/// a very large or very small one (1e300 is not three hundred digits).
+pub fn shown(x: f64) -> String {
+    let size = x.abs();
+    if size != 0.0 && size.is_finite() && !(1e-4..1e15).contains(&size) {
+        format!("{x:e}")
+    } else {
+        x.to_string()
     }
 }

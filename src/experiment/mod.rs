@@ -117,6 +117,21 @@ impl Experiment {
         reached
     }
 
+    /// The most calls one run (a configuration's replication) makes at the tasks' level: its
+    /// tasks (see [`crate::model::Workload::most_tasks`]) times their calls, an agent loop's
+    /// once a turn, up to its most turns. Saturates.
+    pub fn most_calls_per_run(&self) -> u64 {
+        let w = &self.workload;
+        let turns = (w.agent.as_ref()).map_or(1, |a| {
+            a.turns
+                .max()
+                .map_or(crate::model::AgentLoop::MOST_TURNS, |t| t.0.max(1))
+        });
+        (w.calls.len() as u64)
+            .saturating_mul(turns)
+            .saturating_mul(w.most_tasks())
+    }
+
     /// Whether some configuration's task makes more than one call (a list, or an agent's
     /// turns): a figure per intent is then a call's, and a task's are apart from it.
     pub fn many_calls(&self) -> bool {

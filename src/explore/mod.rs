@@ -23,6 +23,8 @@ pub mod invariant;
 pub mod spec;
 mod write;
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
 use rayon::prelude::*;
 
 use crate::config::{Change, Source};
@@ -35,6 +37,31 @@ use invariant::{Invariant, Violations};
 pub use spec::Spec;
 pub use write::{folder_name, replay};
 
+/// How an exploration goes: its threads, a flag set from outside (Ctrl-C) that stops it, and a
+/// count of the schedules walked, for a progress display.
+#[derive(Clone, Copy, Default)]
+pub struct Pace<'a> {
+    pub threads: Option<usize>,
+    pub cancel: Option<&'a AtomicBool>,
+    pub walked: Option<&'a AtomicU64>,
+}
+
+impl Pace<'_> {
+    fn cancelled(&self) -> bool {
+        self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
+    fn walked_one(&self) {
+        if let Some(w) = self.walked {
+            w.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The most calls an exploration may make, over every schedule of every configuration (each
+/// schedule is a run): past it, refused before any schedule is run. About a minute's work.
+pub const MOST_EXPLORED_CALLS: f64 = 5e7;
+
 /// Explores every configuration of `source` with `changes` made, as `spec` says, on
 /// `threads` workers (the result is the same for any number), and writes the folder into a
 /// staging folder under `root`.
@@ -43,7 +70,7 @@ pub fn into_folder(
     changes: &[Change],
     spec: &Spec,
     root: &std::path::Path,
-    threads: Option<usize>,
+    pace: &Pace,
 ) -> Result<(Experiment, Vec<Explored>, crate::output::Staging), Error> {
     let sweep = source.changed(changes)?;
     if sweep.len() != 1 || !sweep.axes.is_empty() {
@@ -66,8 +93,19 @@ pub fn into_folder(
         &folder_name(&e.exp.name),
         crate::output::Mark::Output,
     )?;
+    // A run's size is known before any is made: one too large is refused before the first.
+    let per_run = e.exp.most_calls_per_run() as f64;
+    let policies = e.exp.policies.len() as f64;
+    if per_run * policies > MOST_EXPLORED_CALLS {
+        return Err(too_much(source, per_run, policies, spec.faults));
+    }
+    let mut work = 0.0;
     for p in 0..e.exp.policies.len() {
         let least = schedules_at_least(&e, p, spec.faults);
+        work += least * per_run;
+        if work > MOST_EXPLORED_CALLS {
+            return Err(too_much(source, per_run, work / per_run, spec.faults));
+        }
         if least > MOST_SCHEDULES {
             let message = format!(
                 "configuration \"{}\" to {} fault(s) has at least {least:.3e} schedules, more \
@@ -82,16 +120,36 @@ pub fn into_folder(
         }
     }
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
+        .num_threads(pace.threads.unwrap_or(0))
         .build()
         .map_err(|e| Error::io("cannot start the workers")(std::io::Error::other(e)))?;
     let found: Vec<Explored> = pool.install(|| {
         (0..e.exp.policies.len())
-            .map(|p| explore(&e, p, spec.faults, &spec.invariants))
+            .map(|p| explore(&e, p, spec.faults, &spec.invariants, pace))
             .collect()
     });
+    if pace.cancelled() {
+        return Err(Error::Io {
+            doing: "exploring".into(),
+            source: std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted"),
+        });
+    }
     let staging = write::into_staging(&e.exp, source, spec, &found, root)?;
     Ok((e.exp, found, staging))
+}
+
+/// The refusal of an exploration past [`MOST_EXPLORED_CALLS`]: `runs` schedules (at least) of
+/// `per_run` calls each.
+fn too_much(source: &Source, per_run: f64, runs: f64, faults: usize) -> Error {
+    let message = format!(
+        "exploring to {faults} fault(s) runs at least {runs:.3e} schedules of {per_run:.0} calls \
+         each, {:.3e} calls in all, more than the {MOST_EXPLORED_CALLS:.0e} an exploration makes",
+        runs * per_run
+    );
+    Error::Config(
+        crate::config::ConfigError::at(source, 0..0, "explore.faults", message)
+            .allowed("fewer faults (--faults), or a smaller workload (--set workload.tasks=2)"),
+    )
 }
 
 /// The most schedules an exploration walks: past it, refused before any is run.
@@ -224,6 +282,14 @@ pub struct Explored {
     pub duplicates: f64,
 }
 
+impl Explored {
+    /// The probability of the schedules beyond the bound, to the twelve decimals
+    /// `explore.csv` writes: what is left of 1 by rounding is no probability.
+    pub fn beyond(&self) -> f64 {
+        libm::round((1.0 - self.explored).max(0.0) * 1e12) / 1e12
+    }
+}
+
 /// One schedule run: its choices, the points it met, its weight and what it ended as.
 pub struct Walked {
     pub choices: Choices,
@@ -234,7 +300,13 @@ pub struct Walked {
 /// Explores configuration `policy` of `e` to at most `faults` faults, checking `invariants`;
 /// the same result on any number of threads: the branches of the first fault are walked in
 /// parallel, each depth first, and gathered in order.
-pub fn explore(e: &Explorable, policy: usize, faults: usize, invariants: &[Invariant]) -> Explored {
+pub fn explore(
+    e: &Explorable,
+    policy: usize,
+    faults: usize,
+    invariants: &[Invariant],
+    pace: &Pace,
+) -> Explored {
     let empty = || Explored {
         violations: vec![Violations::default(); invariants.len()],
         ..Explored::default()
@@ -242,6 +314,7 @@ pub fn explore(e: &Explorable, policy: usize, faults: usize, invariants: &[Invar
     let root = walk(e, policy, Vec::new());
     let mut total = empty();
     absorb(&mut total, e, policy, &root, invariants);
+    pace.walked_one();
     if faults == 0 {
         return total;
     }
@@ -249,7 +322,7 @@ pub fn explore(e: &Explorable, policy: usize, faults: usize, invariants: &[Invar
         .into_par_iter()
         .map(|prefix| {
             let mut part = empty();
-            depth_first(e, policy, prefix, faults - 1, invariants, &mut part);
+            depth_first(e, policy, prefix, faults - 1, invariants, &mut part, pace);
             part
         })
         .collect();
@@ -280,15 +353,20 @@ fn depth_first(
     faults: usize,
     invariants: &[Invariant],
     into: &mut Explored,
+    pace: &Pace,
 ) {
+    if pace.cancelled() {
+        return;
+    }
     let from = prefix.len();
     let walked = walk(e, policy, prefix);
     absorb(into, e, policy, &walked, invariants);
+    pace.walked_one();
     if faults == 0 {
         return;
     }
     for child in children(e, &walked.choices, from) {
-        depth_first(e, policy, child, faults - 1, invariants, into);
+        depth_first(e, policy, child, faults - 1, invariants, into, pace);
     }
 }
 

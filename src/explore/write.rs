@@ -163,7 +163,7 @@ pub fn into_staging(
                 v.schedules.to_string(),
                 format!("{:.12}", v.probability),
                 format!("{:.12}", explored.explored),
-                format!("{:.12}", (1.0 - explored.explored).max(0.0)),
+                format!("{:.12}", explored.beyond()),
                 fixed(explored.attempts),
                 fixed(explored.duplicates),
                 minimal.map_or(String::new(), |c| c.faults.to_string()),

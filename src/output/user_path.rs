@@ -27,6 +27,46 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     }
 }
 
+/// Checks, before any work, that `path` can be written as [`write`] would: not a folder, in a
+/// folder that is there, and none of `inputs`, the files the command reads — an export never
+/// writes over its own input, as `cp` refuses to copy a file onto itself.
+pub fn check(path: &Path, inputs: &[PathBuf]) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let target = follow_links(path)?;
+    let folder = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !fs::metadata(&folder).is_ok_and(|m| m.is_dir()) {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("there is no folder {}", folder.display()),
+        ));
+    }
+    let Ok(meta) = fs::metadata(&target) else {
+        return Ok(());
+    };
+    if meta.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "it is a folder: name a file in it",
+        ));
+    }
+    let same = |input: &PathBuf| {
+        fs::metadata(input).is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
+    };
+    match inputs.iter().find(|i| same(i)) {
+        Some(input) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "it is {}, which this command reads: an export never writes over its own input",
+                input.display()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The path `path` names once every link on its last component is followed (the links may
 /// dangle: the last one's target is where a new file goes).
 fn follow_links(path: &Path) -> io::Result<PathBuf> {

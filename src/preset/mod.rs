@@ -44,7 +44,8 @@ pub struct Preset {
     pub envoy: Option<Spanned<envoy::RetryPolicy>>,
     /// The OpenAI Python SDK's own retries, as of v3.3.1+30.
     pub openai: Option<Spanned<stainless::Client>>,
-    /// The Anthropic Python SDK's own retries, as of v0.121.0+2.
+    /// The Anthropic Python SDK's own retries, as of its current release, 2.17.0 (or an older
+    /// one named by `version`).
     pub anthropic: Option<Spanned<stainless::Client>>,
 }
 

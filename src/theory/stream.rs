@@ -90,9 +90,9 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
         provider.stream_break,
         provider.streaming(output.0).seconds(),
     );
-    if policy.resume && provider.prefill.is_some() {
-        return None;
-    }
+    // A resumed stream's later prompts are longer, and with a prefill apart they wait longer:
+    // the time has no form then, but the bill, which counts tokens, keeps its own.
+    let timed = !(policy.resume && provider.prefill.is_some());
     let forms = match (policy.resume, cap) {
         (true, Attempts::Unlimited) => BrokenStream::resumed(rate, seconds),
         (true, Attempts::AtMost(n)) if poisson_tail(rate * seconds, n) < NEGLIGIBLE => {
@@ -109,7 +109,7 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
     Some(CostForms {
         cost_per_task: price.dollars(tokens_in, tokens_out)
             + (forms.attempts - 1.0) * price.call as f64 / crate::model::price::PICO,
-        completion: Some(forms.attempts * per_attempt + forms.streaming),
+        completion: timed.then_some(forms.attempts * per_attempt + forms.streaming),
     })
 }
 

@@ -95,6 +95,37 @@ fn base(source: &Source, spec: &Spec) -> (Table, Table) {
     (doc, policy)
 }
 
+/// Refuses, before any search, a searched value the config would not take: each value of each
+/// key set alone in the searched policy, and the error placed at the key in `[tune.search]`.
+fn check_values(source: &Source, spec: &Spec, doc: &Table, policy: &Table) -> Result<(), Error> {
+    for key in &spec.keys {
+        for value in &key.values {
+            let mut table = policy.clone();
+            let placed = crate::config::path::set(&mut table, &key.path, value);
+            let checked = placed.map_err(|why| (why, None)).and_then(|()| {
+                let round = search::document(doc, vec![table], 0, 2);
+                search::check(source, &round)
+                    .map(|_| ())
+                    .map_err(|e| (format!("{}: {}", e.path, e.message), e.allowed.clone()))
+            });
+            if let Err((why, allowed)) = checked {
+                let shown = spec::plain(value);
+                let e = ConfigError::at(
+                    source,
+                    key.span.clone(),
+                    &format!("tune.search.{}", key.path),
+                    format!("the searched value {shown} is not one the policy takes: {why}"),
+                );
+                return Err(Error::Config(match allowed {
+                    Some(a) => e.allowed(a),
+                    None => e,
+                }));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Tunes `source` into a staging folder for `<root>/<name>`, to be committed whole: refused
 /// before any work if something retrysim did not write is there.
 pub fn into_folder(
@@ -141,6 +172,9 @@ pub fn tune(source: &Source, spec: Spec, options: &Options) -> Result<Tuned, Err
                 why,
             ))
         })?;
+    check_values(source, &spec, &doc, &base_policy)?;
+    search::check(source, &search::document(&doc, tables.clone(), seed, 2))
+        .map_err(|e| Error::Config(search::blame(source, &spec.search_span, &e)))?;
     let n = candidates.len();
     let finalists = (spec.finalists as usize).min(n);
     let rounds_planned = (n as f64 / finalists as f64).log2().ceil().max(1.0) as u64;
@@ -155,6 +189,7 @@ pub fn tune(source: &Source, spec: Spec, options: &Options) -> Result<Tuned, Err
         let policies = alive.iter().map(|&i| tables[i].clone()).collect();
         let ran = search::evaluate(
             source,
+            &spec.search_span,
             &search::document(&doc, policies, round_seed, replications),
             options,
         )?;
@@ -193,6 +228,7 @@ pub fn tune(source: &Source, spec: Spec, options: &Options) -> Result<Tuned, Err
     policies.push(base_policy.clone());
     let mut ran = search::evaluate(
         source,
+        &spec.search_span,
         &search::document(&doc, policies, validation_seed, spec.validation),
         options,
     )?;

@@ -198,30 +198,38 @@ impl Observer for Collect {
 
 /// Runs `policies` as one experiment of the config `doc` came from: each one's figures in
 /// every replication.
-pub fn evaluate(source: &Source, doc: &Table, options: &Options) -> Result<Vec<Observed>, Error> {
-    let text = toml::to_string(doc).expect("a TOML table serializes");
-    let round = Source {
-        name: source.name.clone(),
-        text,
-        origin: source.origin.clone(),
-    };
-    let sweep = round
-        .sweep()
-        .map_err(|e| Error::Config(blame(source, &e)))?;
+pub fn evaluate(
+    source: &Source,
+    search: &std::ops::Range<usize>,
+    doc: &Table,
+    options: &Options,
+) -> Result<Vec<Observed>, Error> {
+    let sweep = check(source, doc).map_err(|e| Error::Config(blame(source, search, &e)))?;
     let n = sweep.base.policies.len();
     let mut collect = Collect(vec![Observed::default(); n]);
     run::jobs(sweep, options, &mut collect).map_err(Error::io("cannot run the search"))?;
     Ok(collect.0)
 }
 
-/// An error in a candidate's config, told as the `[tune]` table's: the values it was made of
-/// are in the message.
-fn blame(source: &Source, e: &ConfigError) -> ConfigError {
+/// The config `doc` made of `source` for a round, validated.
+pub fn check(source: &Source, doc: &Table) -> Result<crate::sweep::Sweep, ConfigError> {
+    let text = toml::to_string(doc).expect("a TOML table serializes");
+    let round = Source {
+        name: source.name.clone(),
+        text,
+        origin: source.origin.clone(),
+    };
+    round.sweep()
+}
+
+/// An error in a candidate's config, told as the `[tune.search]` table's, placed there: the
+/// values it was made of are in the message.
+pub fn blame(source: &Source, search: &std::ops::Range<usize>, e: &ConfigError) -> ConfigError {
     let message = format!(
         "a candidate the search made is not a valid config: {}: {}",
         e.path, e.message
     );
-    let mut out = ConfigError::at(source, 0..0, "tune.search", message);
+    let mut out = ConfigError::at(source, search.clone(), "tune.search", message);
     if let Some(a) = &e.allowed {
         out = out.allowed(a.clone());
     }

@@ -31,6 +31,11 @@ pub const BUDGET: u64 = 400;
 pub const VALIDATION: u64 = 20;
 /// Candidates the search hands to the validation.
 pub const FINALISTS: u64 = 3;
+/// The most replications a search may spend, and a validation give each finalist: the search
+/// keeps every replication's figures (about a quarter of a kilobyte each) to compare candidates
+/// on common random numbers, so these bound its memory (about 27 MB at the most).
+pub const MOST_BUDGET: u64 = 100_000;
+pub const MOST_VALIDATION: u64 = 10_000;
 /// The most candidates a search may have: the values' product.
 pub const MOST_CANDIDATES: usize = 4096;
 
@@ -83,6 +88,8 @@ impl Constraint {
 pub struct Key {
     pub path: String,
     pub values: Vec<Value>,
+    /// Where the key is written in the `[tune.search]` table, for an error about its values.
+    pub span: std::ops::Range<usize>,
 }
 
 /// The `[tune]` table, validated.
@@ -146,6 +153,7 @@ impl Spec {
             keys.push(Key {
                 path: path.clone(),
                 values,
+                span: key_span(source, raw.search.span(), path),
             });
         }
         if keys.is_empty() {
@@ -163,11 +171,17 @@ impl Spec {
             )
             .allowed("fewer values, or fewer points on a range"));
         }
-        let positive = |v: &Option<Spanned<u64>>, path: &str, default: u64, least: u64| match v {
+        let positive = |v: &Option<Spanned<u64>>, path: &str, default: u64, (least, most)| match v {
             Some(n) if *n.get_ref() < least => {
                 Err(err(n.span(), path, format!("{} is too few", n.get_ref()))
-                    .allowed(format!("a whole number from {least}")))
+                    .allowed(format!("a whole number from {least} to {most}")))
             }
+            Some(n) if *n.get_ref() > most => Err(err(
+                n.span(),
+                path,
+                format!("{} is more than a search may spend", n.get_ref()),
+            )
+            .allowed(format!("a whole number from {least} to {most}"))),
             Some(n) => Ok(*n.get_ref()),
             None => Ok(default),
         };
@@ -177,9 +191,19 @@ impl Spec {
             search_span: raw.search.span(),
             objective,
             constraints,
-            budget: positive(&raw.budget, "tune.budget", BUDGET, 2)?,
-            validation: positive(&raw.validation, "tune.validation", VALIDATION, 2)?,
-            finalists: positive(&raw.finalists, "tune.finalists", FINALISTS, 1)?,
+            budget: positive(&raw.budget, "tune.budget", BUDGET, (2, MOST_BUDGET))?,
+            validation: positive(
+                &raw.validation,
+                "tune.validation",
+                VALIDATION,
+                (2, MOST_VALIDATION),
+            )?,
+            finalists: positive(
+                &raw.finalists,
+                "tune.finalists",
+                FINALISTS,
+                (1, MOST_CANDIDATES as u64),
+            )?,
         })
     }
 
@@ -193,6 +217,30 @@ impl Spec {
         }
         v
     }
+}
+
+/// Where `key` is written in the search table that starts at `table`: the first line from there
+/// to the next table's header that sets it (bare or quoted), else the table.
+fn key_span(source: &Source, table: std::ops::Range<usize>, key: &str) -> std::ops::Range<usize> {
+    let text = source.text.get(table.start..).unwrap_or_default();
+    let mut at = 0;
+    for (n, line) in text.split_inclusive('\n').enumerate() {
+        if n > 0 && line.trim_start().starts_with('[') {
+            break;
+        }
+        let written = line.trim_start();
+        let bare = written.strip_prefix(key);
+        let quoted = written.strip_prefix(&format!("\"{key}\""));
+        if bare
+            .or(quoted)
+            .is_some_and(|rest| rest.trim_start().starts_with('='))
+        {
+            let start = table.start + at + (line.len() - written.len());
+            return start..start + line.trim_end().len() - (line.len() - written.len());
+        }
+        at += line.len();
+    }
+    table
 }
 
 /// A value as a person writes it in a table or a CSV cell: a string without its quotes.

@@ -330,3 +330,154 @@ fn the_shipped_demo_finds_its_change() {
             .all(|(_, v)| v == "no_difference")
     );
 }
+
+/// A configuration found in one folder only is named in the table and in the JSON's
+/// `not_compared` (`"figure": null`), and `--fail-if missing` fails on it, where `worse:any`
+/// alone passes.
+#[test]
+fn a_configuration_in_one_folder_only_is_said_and_can_fail_the_job() {
+    let tmp = setup();
+    run(tmp.path(), "a", &[]);
+    let one = ORDERS.replace(
+        "[[policy]]\nname = \"key\"",
+        "[[policy]]\nname = \"renamed\"",
+    );
+    fs::write(tmp.path().join("orders.toml"), one).unwrap();
+    run(tmp.path(), "b", &[]);
+    let args = ["compare", "a/orders", "b/orders", "--export-json", "c.json"];
+    let o = retrysim(&args, tmp.path());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let table = text(&o.stdout);
+    assert!(
+        table.contains("not compared, in one folder only: key (only in A), renamed (only in B)")
+            || table.contains("renamed (only in B), key (only in A)"),
+        "{table}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(tmp.path().join("c.json")).unwrap()).unwrap();
+    let missing: Vec<&serde_json::Value> = (json["not_compared"].as_array().unwrap().iter())
+        .filter(|n| n["figure"].is_null())
+        .collect();
+    assert_eq!(missing.len(), 2, "{json}");
+    assert!(
+        missing
+            .iter()
+            .any(|n| n["configuration"] == "key" && n["why"] == "only in A")
+    );
+    let passes = retrysim(
+        &[
+            "compare",
+            "a/orders",
+            "b/orders",
+            "--quiet",
+            "--fail-if",
+            "worse:any",
+        ],
+        tmp.path(),
+    );
+    assert_eq!(passes.status.code(), Some(0), "{}", text(&passes.stderr));
+    let fails = retrysim(
+        &[
+            "compare",
+            "a/orders",
+            "b/orders",
+            "--quiet",
+            "--fail-if",
+            "missing",
+        ],
+        tmp.path(),
+    );
+    assert_eq!(fails.status.code(), Some(1));
+    assert!(text(&fails.stderr).contains("missing: 2 configuration(s) in one folder only"));
+}
+
+/// A summary with a configuration's row twice is refused, naming the row; a folder without
+/// runs.csv is refused, naming the file, rather than compared by Welch's test without a word.
+#[test]
+fn a_row_twice_or_a_missing_runs_file_is_refused_by_name() {
+    let tmp = setup();
+    run(tmp.path(), "a", &[]);
+    run(tmp.path(), "b", &[]);
+    let summary = tmp.path().join("b/orders/summary.csv");
+    let text_of = fs::read_to_string(&summary).unwrap();
+    let second = text_of.lines().nth(1).unwrap().to_string();
+    fs::write(&summary, format!("{text_of}{second}\n")).unwrap();
+    let o = retrysim(&["compare", "a/orders", "b/orders"], tmp.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("summary.csv:4: a second row for no-key (the first is on line 2)"),
+        "{err}"
+    );
+    fs::write(&summary, text_of).unwrap();
+    fs::remove_file(tmp.path().join("a/orders/runs.csv")).unwrap();
+    let o = retrysim(&["compare", "a/orders", "b/orders"], tmp.path());
+    assert_ne!(o.status.code(), Some(0));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("runs.csv") && err.contains("cannot read"),
+        "{err}"
+    );
+}
+
+/// An export may not name what the command reads — the config, a compared summary — and is
+/// checked before the run: nothing is run, nothing overwritten.
+#[test]
+fn an_export_never_writes_over_the_commands_input() {
+    let tmp = setup();
+    let before = fs::read(tmp.path().join("orders.toml")).unwrap();
+    let o = retrysim(
+        &[
+            "run",
+            "orders.toml",
+            "--quiet",
+            "--out",
+            "a",
+            "--export-json",
+            "orders.toml",
+        ],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("which this command reads"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(fs::read(tmp.path().join("orders.toml")).unwrap(), before);
+    assert!(!tmp.path().join("a").exists(), "nothing ran");
+    run(tmp.path(), "a", &[]);
+    run(tmp.path(), "b", &[]);
+    let summary = fs::read(tmp.path().join("b/orders/summary.csv")).unwrap();
+    for flag in ["--export-json", "--export-markdown"] {
+        let o = retrysim(
+            &[
+                "compare",
+                "a/orders",
+                "b/orders",
+                flag,
+                "b/orders/summary.csv",
+            ],
+            tmp.path(),
+        );
+        assert_eq!(o.status.code(), Some(2), "{flag}: {}", text(&o.stderr));
+        assert_eq!(
+            fs::read(tmp.path().join("b/orders/summary.csv")).unwrap(),
+            summary
+        );
+    }
+    let o = retrysim(
+        &[
+            "run",
+            "orders.toml",
+            "--quiet",
+            "--out",
+            "c",
+            "--export-json",
+            "no/such/x.json",
+        ],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(!tmp.path().join("c").exists(), "checked before the run");
+}

@@ -3,6 +3,7 @@
 
 mod arguments;
 mod binary;
+mod bounds;
 mod broken_output;
 mod calibrate;
 mod changes;

@@ -229,7 +229,7 @@ fn model_providers_are_checked() {
         ),
         (
             tool("price = { per_call = -1 }"),
-            vec!["tool[0].price.per_call", "0 or more"],
+            vec!["tool[0].price.per_call", "from 0 to 1000000"],
         ),
         (
             tool("rate_limit = { per_second = 5, per_minute = 300 }"),

@@ -510,17 +510,22 @@ fn stainless_delay(
     Some(sleep * (1.0 - 0.25 * u))
 }
 
-/// `preset.openai = {}` and `preset.anthropic = {}`: three attempts, 408/409/429/5xx,
-/// connection errors and timeouts retried, a 600 s timeout, `x-should-retry` obeyed; and every
-/// delay — the backoff for retries 1 to 8 over a thousand random words, and the Retry-After
-/// around each SDK's limit — held against the SDK's own computation, to the tick its
-/// fractional seconds round to.
+/// `preset.openai = {}` and `preset.anthropic = {}` (and its 0.121.0): three attempts,
+/// 408/409/429/5xx, connection errors and timeouts retried, a 600 s timeout, `x-should-retry`
+/// obeyed; and every delay — the backoff for retries 1 to 8 over a thousand random words, and
+/// the Retry-After around each SDK's limit — held against the SDK's own computation, to the
+/// tick its fractional seconds round to. The current Anthropic SDK (2.17.0) has no limit: 90,
+/// 120, 121 and 150 s are waited, as measured against it.
 #[test]
 fn the_openai_and_anthropic_sdks_retry_as_their_code_does() {
     use retrysim::engine::rng::{Source as Stream, Streams, word};
     use retrysim::policy::{OverLimit, Previous, ShouldRetry};
-    for (sdk, limit, stops_over) in [("openai", 120.0, true), ("anthropic", 60.0, false)] {
-        let p = policy(&format!("preset.{sdk} = {{}}"));
+    for (sdk, settings, limit, stops_over) in [
+        ("openai", "", 120.0, true),
+        ("anthropic", "version = \"0.121.0\"", 60.0, false),
+        ("anthropic", "", f64::INFINITY, false),
+    ] {
+        let p = policy(&format!("preset.{sdk} = {{ {settings} }}"));
         assert_eq!(p.retry.max_attempts, Attempts::AtMost(3), "{sdk}");
         assert_eq!(
             classes(&p),
@@ -564,7 +569,7 @@ fn the_openai_and_anthropic_sdks_retry_as_their_code_does() {
         }
         // The backoff stands for the SDK's own first one at u = ½: 0.5 s · 0.875.
         let backoff = Tick(437_500);
-        for asked in [0.0, 0.5, 30.0, 60.0, 61.0, 120.0, 121.0, 600.0] {
+        for asked in [0.0, 0.5, 30.0, 60.0, 61.0, 90.0, 120.0, 121.0, 150.0, 600.0] {
             let theirs = stainless_delay(limit, stops_over, 0, 0.5, Some(asked));
             let told = Tick((asked * 1e6) as u64);
             let ours = match p.pushback.over_limit(told) {
@@ -574,4 +579,17 @@ fn the_openai_and_anthropic_sdks_retry_as_their_code_does() {
             assert_eq!(ours, theirs, "{sdk} with Retry-After {asked} s");
         }
     }
+}
+
+/// The Anthropic preset names the release it follows, the current one by default; an unknown
+/// one is refused with the releases it knows, and the OpenAI preset takes none.
+#[test]
+fn the_anthropic_preset_names_its_release() {
+    let e = refused("preset.anthropic = { version = \"2.17\" }");
+    assert!(
+        e.contains("preset.anthropic.version") && e.contains("\"2.17.0\", \"0.121.0\""),
+        "{e}"
+    );
+    let e = refused("preset.openai = { version = \"3.3.1\" }");
+    assert!(e.contains("takes no version"), "{e}");
 }

@@ -30,9 +30,15 @@ fn one_order(a: f64, b: f64, attempts: u32, key: &str) -> Explorable {
 #[test]
 fn schedules_are_counted_as_by_hand() {
     let exp = one_order(0.1, 0.2, 2, "none");
-    assert_eq!(explore::explore(&exp, 0, 0, &[]).schedules, 1);
-    assert_eq!(explore::explore(&exp, 0, 1, &[]).schedules, 3);
-    let all = explore::explore(&exp, 0, 2, &[]);
+    assert_eq!(
+        explore::explore(&exp, 0, 0, &[], &explore::Pace::default()).schedules,
+        1
+    );
+    assert_eq!(
+        explore::explore(&exp, 0, 1, &[], &explore::Pace::default()).schedules,
+        3
+    );
+    let all = explore::explore(&exp, 0, 2, &[], &explore::Pace::default());
     assert_eq!(all.schedules, 7);
     // Every schedule of two attempts is there: their probabilities add up to 1.
     assert!((all.explored - 1.0).abs() < 1e-12, "{}", all.explored);
@@ -44,7 +50,7 @@ fn schedules_are_counted_as_by_hand() {
 fn the_exact_expectations_are_the_closed_forms() {
     for (a, b, n) in [(0.1, 0.2, 4), (0.3, 0.1, 3), (0.0, 0.25, 5), (0.2, 0.0, 2)] {
         let exp = one_order(a, b, n, "none");
-        let found = explore::explore(&exp, 0, n as usize, &[]);
+        let found = explore::explore(&exp, 0, n as usize, &[], &explore::Pace::default());
         let theory = closed_forms(a, b, Attempts::AtMost(n), KeyScope::None);
         exactly(&found, &theory, &format!("a {a} b {b} N {n}"));
     }
@@ -78,7 +84,7 @@ fn exactly(found: &explore::Explored, theory: &ClosedForms, what: &str) {
 fn a_lost_reply_and_a_resend_is_the_minimal_double_order() {
     let invariants = Spec::default().invariants;
     let plain = one_order(0.05, 0.1, 3, "none");
-    let found = explore::explore(&plain, 0, 3, &invariants);
+    let found = explore::explore(&plain, 0, 3, &invariants, &explore::Pace::default());
     let one = &found.violations[0];
     assert_eq!(invariants[0], Invariant::OneEffect);
     let c = one.minimal.as_ref().expect("a counterexample");
@@ -104,7 +110,7 @@ fn a_lost_reply_and_a_resend_is_the_minimal_double_order() {
     );
     assert_eq!(effects, [2], "{config}");
     let keyed = one_order(0.05, 0.1, 3, "per_intent");
-    let found = explore::explore(&keyed, 0, 3, &invariants);
+    let found = explore::explore(&keyed, 0, 3, &invariants, &explore::Pace::default());
     assert!(
         found.violations.iter().all(|v| v.schedules == 0),
         "{:?}",
@@ -129,7 +135,7 @@ fn late_replies_are_explored_and_weighed_by_the_latency_tail() {
     let theory =
         retrysim::theory::for_policy(&exp, &exp.policies[0]).expect("closed forms with a timeout");
     let e = explore::fixed(&exp);
-    let found = explore::explore(&e, 0, 3, &[]);
+    let found = explore::explore(&e, 0, 3, &[], &explore::Pace::default());
     exactly(&found, &theory, "late replies");
 }
 

@@ -95,7 +95,7 @@ fn an_overloaded_provider_refuses_its_share_and_bills_nothing() {
     assert!((share - 0.3).abs() < 3.29 * se, "{share}");
     let ok = tool.outcomes[Outcome::Ok.index()];
     assert_eq!(ok, 3_000);
-    assert_eq!(tool.bill.cost, u128::from(ok) * u128::from(price(500, 100)));
+    assert_eq!(tool.bill.cost, u128::from(ok) * price(500, 100));
 }
 
 /// A break written per token: with a chance p = 0.0005 that a token is the last before a cut,

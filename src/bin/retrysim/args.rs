@@ -196,8 +196,9 @@ pub struct CompareArgs {
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
     /// Exit 1 if a figure got worse in any configuration: worse:FIGURE, such as
-    /// worse:attempts_per_intent, or worse:any (repeatable).
-    #[arg(long, value_name = "worse:FIGURE", value_parser = crate::compare::fail_if)]
+    /// worse:attempts_per_intent, or worse:any; or if a configuration is in one folder only:
+    /// missing (repeatable).
+    #[arg(long, value_name = "worse:FIGURE|missing", value_parser = crate::compare::fail_if)]
     pub fail_if: Vec<crate::compare::FailIf>,
     #[command(flatten)]
     pub pace: Pace,

@@ -10,23 +10,53 @@ use crate::args::CompareArgs;
 use crate::terminal::say;
 use crate::{Failure, Scratch, print, produce};
 
-/// A `--fail-if` condition: a figure that must not get worse (`None`: any figure).
+/// A `--fail-if` condition.
 #[derive(Clone, Copy)]
-pub struct FailIf(pub Option<Figure>);
+pub enum FailIf {
+    /// A figure that must not get worse (`None`: any figure).
+    Worse(Option<Figure>),
+    /// No configuration may be in one folder only.
+    Missing,
+}
 
-/// Reads `worse:FIGURE` (or `worse:any`).
+impl FailIf {
+    /// Whether `comparison` fails the condition.
+    fn fails(self, comparison: &compare::Comparison) -> bool {
+        match self {
+            FailIf::Worse(f) => comparison.worse(f),
+            FailIf::Missing => comparison.missing(),
+        }
+    }
+
+    /// What failed, in words: the figure that got worse, or the configurations in one folder.
+    fn said(self, comparison: &compare::Comparison) -> String {
+        match self {
+            FailIf::Worse(f) => format!("worse: {} (--fail-if)", f.map_or("any", Figure::column)),
+            FailIf::Missing => format!(
+                "missing: {} configuration(s) in one folder only (--fail-if missing)",
+                comparison.unmatched.len()
+            ),
+        }
+    }
+}
+
+/// Reads `worse:FIGURE` (or `worse:any`), or `missing`.
 pub fn fail_if(text: &str) -> Result<FailIf, String> {
     let names = || Figure::ALL.map(Figure::column).join(", ");
+    if text == "missing" {
+        return Ok(FailIf::Missing);
+    }
     let Some(name) = text.strip_prefix("worse:") else {
         return Err(format!(
-            "`{text}` is not a condition: write worse:FIGURE, such as worse:attempts_per_intent"
+            "`{text}` is not a condition: write worse:FIGURE, such as worse:attempts_per_intent, \
+             or missing (a configuration in one folder only)"
         ));
     };
     if name == "any" {
-        return Ok(FailIf(None));
+        return Ok(FailIf::Worse(None));
     }
     match Figure::named(name) {
-        Some(f) => Ok(FailIf(Some(f))),
+        Some(f) => Ok(FailIf::Worse(Some(f))),
         None => {
             let guess = retrysim::suggest::closest(name, Figure::ALL.map(Figure::column))
                 .map_or(String::new(), |g| format!("did you mean `{g}`? "));
@@ -45,6 +75,16 @@ pub fn command(args: &CompareArgs) -> Result<(), Failure> {
             "--seed and --set change the config of a fresh run: give --fresh CONFIG".into(),
         ));
     }
+    // The exports are checked before any work: neither may write over what is compared.
+    let mut inputs = Vec::new();
+    for folder in [Some(&args.a), args.b.as_ref()].into_iter().flatten() {
+        for file in ["summary.csv", "runs.csv", "manifest.toml"] {
+            inputs.push(folder.join(file));
+        }
+    }
+    inputs.extend(args.fresh.iter().cloned());
+    crate::check_export(args.export_markdown.as_ref(), &inputs)?;
+    crate::check_export(args.export_json.as_ref(), &inputs)?;
     // A fresh B is run in a scratch folder of its own and dropped afterwards.
     let (scratch, staged);
     let b = match (&args.b, &args.fresh) {
@@ -88,13 +128,15 @@ pub fn command(args: &CompareArgs) -> Result<(), Failure> {
     if !args.pace.quiet {
         print(&comparison.table())?;
     }
-    let failed: Vec<&str> = (args.fail_if.iter())
-        .filter(|c| comparison.worse(c.0))
-        .map(|c| c.0.map_or("any", Figure::column))
+    let failed: Vec<String> = (args.fail_if.iter())
+        .filter(|c| c.fails(&comparison))
+        .map(|c| c.said(&comparison))
         .collect();
     if failed.is_empty() {
         return Ok(());
     }
-    say!("worse: {} (--fail-if)", failed.join(", "));
+    for line in failed {
+        say!("{line}");
+    }
     Err(Failure::Worse)
 }

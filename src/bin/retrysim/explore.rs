@@ -5,23 +5,66 @@ use retrysim::config::Source;
 use retrysim::explore::{self, Spec};
 use retrysim::output::Staging;
 
-use crate::args::ExploreArgs;
-use crate::{Failure, print};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::args::{ExploreArgs, Pace};
+use crate::progress::{Mode, Progress};
+use crate::terminal::say;
+use crate::{CANCEL, Failure, print};
+
+/// Shows the schedules walked until `done`: a count on a bar, or a plain line a second, as a
+/// run's progress is shown. How many schedules there are is not known before they are walked.
+fn show(walked: &AtomicU64, done: &AtomicBool, pace: &Pace) {
+    let mode = if pace.quiet {
+        Mode::None
+    } else {
+        pace.progress
+    };
+    let mut progress = Progress::schedules(mode);
+    let started = Instant::now();
+    while !done.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(100));
+        progress.schedules_walked(walked.load(Ordering::Relaxed), started);
+    }
+    progress.finish();
+}
 
 /// Explores `source` as its `[explore]` table (and `faults`, if given) says, into a staging
-/// folder under `root`.
+/// folder under `root`, with the schedules walked shown as `pace` asks; Ctrl-C ends it with
+/// nothing written.
 pub fn produce(
     source: &Source,
     changes: &[retrysim::config::Change],
     faults: Option<usize>,
     root: &std::path::Path,
-    threads: Option<usize>,
+    pace: &Pace,
 ) -> Result<(String, Staging), Failure> {
     let mut spec = Spec::read(source)?;
     if let Some(k) = faults {
         spec.faults = k;
     }
-    let (exp, found, staging) = explore::into_folder(source, changes, &spec, root, threads)?;
+    crate::catch_ctrl_c();
+    let walked = AtomicU64::new(0);
+    let done = AtomicBool::new(false);
+    let explored = std::thread::scope(|scope| {
+        scope.spawn(|| show(&walked, &done, pace));
+        let how = explore::Pace {
+            threads: pace.threads.map(usize::from),
+            cancel: Some(&CANCEL),
+            walked: Some(&walked),
+        };
+        let explored = explore::into_folder(source, changes, &spec, root, &how);
+        done.store(true, Ordering::SeqCst);
+        explored
+    });
+    let (exp, found, staging) = match explored {
+        Err(_) if CANCEL.load(Ordering::SeqCst) => {
+            say!("interrupted: nothing was written");
+            return Err(Failure::Interrupted);
+        }
+        other => other?,
+    };
     let mut rows = vec![
         [
             "configuration",
@@ -50,7 +93,7 @@ pub fn produce(
             ]);
         }
     }
-    let beyond = found.iter().map(|f| 1.0 - f.explored).fold(0.0, f64::max);
+    let beyond = found.iter().map(|f| f.beyond()).fold(0.0, f64::max);
     let table = format!(
         "{} explored to {} fault(s), every latency at its median; the schedules beyond carry at most {beyond:.3e} of the probability\n\n{}",
         exp.name,
@@ -65,9 +108,8 @@ pub fn command(args: &ExploreArgs) -> Result<(), Failure> {
         Some(path) => Source::read(path)?,
         None => Source::builtin(),
     };
-    let threads = args.pace.threads.map(usize::from);
     let faults = args.faults.map(usize::from);
-    let (table, staging) = produce(&source, &args.changes.list(), faults, &args.out, threads)?;
+    let (table, staging) = produce(&source, &args.changes.list(), faults, &args.out, &args.pace)?;
     let dir = staging.commit()?;
     if !args.pace.quiet {
         print(&table)?;

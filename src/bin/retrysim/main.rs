@@ -14,7 +14,7 @@ mod trace;
 mod tune;
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -152,6 +152,15 @@ pub fn produce(
     Ok((results, staging, started.elapsed().as_secs_f64()))
 }
 
+/// Refuses, before any work, an export to `path` that could not be written or would write over
+/// one of `inputs`, the files the command reads.
+pub fn check_export(path: Option<&PathBuf>, inputs: &[PathBuf]) -> Result<(), Failure> {
+    match path.map(|p| (p, output::user_path::check(p, inputs))) {
+        Some((p, Err(e))) => Err(Failure::Usage(format!("cannot write {}: {e}", p.display()))),
+        _ => Ok(()),
+    }
+}
+
 /// Reads the config a run names; a missing one spelt like a command (`retrysim rn`) was
 /// probably that command.
 fn read_config(path: &Path) -> Result<Source, Failure> {
@@ -196,6 +205,10 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
         return shard_command(&request, &sweep, share, &args);
     }
     output::Staging::check_target(&args.out, &sweep.base.name, output::Mark::Output)?;
+    check_export(
+        args.export_json.as_ref(),
+        &args.config.iter().cloned().collect::<Vec<_>>(),
+    )?;
     let (results, staging, secs) = produce(&source, sweep, &args.out, &args.pace)?;
     if !results.complete() {
         let kept = staging.keep_interrupted()?;
@@ -353,9 +366,13 @@ fn check_command(args: &CheckArgs) -> Result<(), Failure> {
     let explored =
         reference.with_file_name(retrysim::explore::folder_name(&source.sweep()?.base.name));
     if args.against.is_none() && explored.is_dir() {
-        let threads = args.pace.threads.map(usize::from);
+        let quiet = Pace {
+            threads: args.pace.threads,
+            progress: progress::Mode::None,
+            quiet: true,
+        };
         let (_, fresh) =
-            explore::produce(&source, &args.changes.list(), None, scratch.path(), threads)?;
+            explore::produce(&source, &args.changes.list(), None, scratch.path(), &quiet)?;
         differences.extend(
             reproduce::folders(&explored, fresh.path())
                 .map_err(Error::io("cannot compare the exploration"))?,

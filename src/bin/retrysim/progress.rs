@@ -124,6 +124,40 @@ impl Progress {
         }
     }
 
+    /// The display of an exploration, whose schedules are counted as they are walked: a spinner
+    /// with the count on a terminal, plain lines otherwise.
+    pub fn schedules(mode: Mode) -> Progress {
+        match Progress::new(mode, 0, 0, Vec::new()) {
+            Progress::Bar { .. } => {
+                let style = ProgressStyle::with_template(
+                    "{elapsed_precise} {spinner} {pos} schedules walked",
+                )
+                .expect("the template is valid");
+                let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
+                    .with_style(style);
+                Progress::Bar { bar, points: 0 }
+            }
+            other => other,
+        }
+    }
+
+    /// `walked` schedules have been walked since `started`.
+    pub fn schedules_walked(&mut self, walked: u64, started: Instant) {
+        match self {
+            Progress::Bar { bar, .. } => bar.set_position(walked),
+            Progress::Plain { last, .. } => {
+                if last.elapsed() >= Duration::from_secs(1) {
+                    *last = Instant::now();
+                    say!(
+                        "retrysim: {walked} schedules walked · {:.1} s",
+                        started.elapsed().as_secs_f64()
+                    );
+                }
+            }
+            Progress::Silent => {}
+        }
+    }
+
     /// Clears the bar, so the table prints on a clean line.
     pub fn finish(&self) {
         if let Progress::Bar { bar, .. } = self {

@@ -15,6 +15,19 @@ use crate::{Failure, Scratch, print, produce};
 pub fn command(args: &TraceArgs) -> Result<(), Failure> {
     let scratch;
     let changes = args.changes.list();
+    // The output is checked before any work: it may not write over what the story is read from.
+    let inputs: Vec<PathBuf> = if args.target.is_dir() {
+        let files = [
+            "manifest.toml",
+            "intents.csv",
+            "attempts.csv",
+            "summary.csv",
+        ];
+        files.iter().map(|f| args.target.join(f)).collect()
+    } else {
+        vec![args.target.clone()]
+    };
+    crate::check_export(args.output.as_ref(), &inputs)?;
     let dir = if args.target.is_dir() {
         if let Some(change) = changes.first() {
             return Err(Failure::Usage(format!(

@@ -172,6 +172,10 @@ pub(super) fn token_limit(
     })
 }
 
+/// The most a price may be, in dollars: a call or a million tokens. Kept so that a bill in
+/// picodollars is exact (see [`crate::model::price`]).
+const MOST_PRICE: f64 = 1e6;
+
 /// `price = { input_per_million, output_per_million, per_call }`, in dollars; token prices only
 /// at a model.
 pub(super) fn price(
@@ -203,9 +207,9 @@ pub(super) fn price(
             v.as_ref(),
             &format!("{path}.{key}"),
             0.0,
-            |d| d.is_finite() && (0.0..=1e6).contains(&d),
-            "a price",
-            "dollars, 0 or more (a model's prices are quoted per million tokens)",
+            |d| d.is_finite() && (0.0..=MOST_PRICE).contains(&d),
+            "a price here",
+            "dollars from 0 to 1000000 (a model's prices are quoted per million tokens)",
         )
     };
     Ok(Price::quoted(

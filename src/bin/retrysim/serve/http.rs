@@ -1,6 +1,6 @@
 //! Just enough HTTP/1.1 for one classroom, every part of it bounded: at most
 //! [`MOST_CONNECTIONS`] open at once (one more is told 503 and closed), a request's head and body
-//! read within [`READ_TIME`] and at most [`MOST_HEAD`] and [`MOST_BODY`] bytes, one request a
+//! read within [`READ_TIME`] and at most 16 and 64 KiB ([`request_head`]), one request a
 //! connection, each answer closing it. Kept this small so that the server holds every socket
 //! it reads: it can see a reader who went away mid-run, and close every connection when it
 //! stops.
@@ -9,12 +9,10 @@ use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::{Duration, Instant};
 
+use retrysim::request_head;
+
 /// The most connections open at once: a classroom's readers, each with a page and a run.
 pub const MOST_CONNECTIONS: usize = 64;
-/// The most bytes of a request's head (its line and headers).
-const MOST_HEAD: usize = 16 * 1024;
-/// The most bytes of a request's body: a page sends a few dozen short flags.
-pub const MOST_BODY: usize = 64 * 1024;
 /// How long a request may take to arrive, head and body together.
 pub const READ_TIME: Duration = Duration::from_secs(10);
 
@@ -33,50 +31,31 @@ pub enum Unread {
     Silent,
 }
 
-/// Reads one request from `stream` within [`READ_TIME`].
+/// Reads one request from `stream` within [`READ_TIME`]; its head as [`request_head::read`]
+/// takes it.
 pub fn read(stream: &mut TcpStream) -> Result<Request, Unread> {
     let deadline = Instant::now() + READ_TIME;
     let mut raw = Vec::new();
-    let end = loop {
-        if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end;
-        }
-        if raw.len() > MOST_HEAD {
-            return Err(Unread::Answer(
-                431,
-                "the request's head is larger than 16 KiB",
-            ));
+    let head = loop {
+        match request_head::read(&raw) {
+            Ok(Some(head)) => break head,
+            Ok(None) => {}
+            Err(request_head::Refused(status, why)) => return Err(Unread::Answer(status, why)),
         }
         if fill(stream, &mut raw, deadline)? == 0 {
             return Err(Unread::Silent);
         }
     };
-    let head = String::from_utf8_lossy(&raw[..end]).into_owned();
-    let mut lines = head.lines();
-    let mut words = lines.next().unwrap_or_default().split(' ');
-    let (Some(method), Some(target)) = (words.next(), words.next()) else {
-        return Err(Unread::Answer(400, "not an HTTP request"));
-    };
-    let length = lines
-        .filter_map(|l| l.split_once(':'))
-        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
-        .map(|(_, n)| n.trim().parse::<usize>());
-    let length = match length {
-        None => 0,
-        Some(Ok(n)) if n <= MOST_BODY => n,
-        Some(Ok(_)) => return Err(Unread::Answer(413, "the request is larger than 64 KiB")),
-        Some(Err(_)) => return Err(Unread::Answer(400, "a Content-Length that is no number")),
-    };
-    let mut body = raw.split_off(end + 4);
-    while body.len() < length {
+    let mut body = raw.split_off(head.body_at);
+    while body.len() < head.length {
         if fill(stream, &mut body, deadline)? == 0 {
             return Err(Unread::Silent);
         }
     }
-    body.truncate(length);
+    body.truncate(head.length);
     Ok(Request {
-        method: method.to_string(),
-        path: target.split('?').next().unwrap_or("/").to_string(),
+        method: head.method,
+        path: head.path,
         body,
     })
 }
