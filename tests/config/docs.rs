@@ -361,3 +361,15 @@ fn the_licence_file_is_the_declared_one() {
     );
     assert!(read("LICENSE").starts_with("MIT License\n"));
 }
+
+/// The README's cost form under the classic faults names the 5xx before the work beside the
+/// lost requests, as the code's form does (`theory::stream`): 1 − a − e, not 1 − a.
+#[test]
+fn the_readmes_cost_form_names_every_fault_it_lists() {
+    let readme = read("README.md");
+    assert!(
+        !readme.contains("E[attempts]·(1 − a) billed"),
+        "a form without e"
+    );
+    assert!(readme.contains("E[attempts]·(1 − a − e) billed"));
+}

@@ -187,3 +187,18 @@ fn every_shipped_counterexample_replays_to_its_violation() {
     }
     assert!(replayed >= 2, "{replayed}");
 }
+
+/// What is left of 1 by rounding is no probability: the table says what `explore.csv` says.
+#[test]
+fn the_probability_beyond_the_bound_is_what_the_csv_says() {
+    let all = explore::Explored {
+        explored: 1.0 - 1.1e-16,
+        ..explore::Explored::default()
+    };
+    assert_eq!(all.beyond(), 0.0);
+    let some = explore::Explored {
+        explored: 0.75,
+        ..explore::Explored::default()
+    };
+    assert_eq!(some.beyond(), 0.25);
+}

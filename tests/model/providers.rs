@@ -404,3 +404,33 @@ fn a_prefill_makes_a_longer_prompt_wait_longer_for_its_first_token() {
     let completion = form.completion.expect("a time form");
     assert!((completion - expected).abs() < 1e-9, "{completion}");
 }
+
+/// A resumed stream with a prefill apart keeps its cost form — the bill counts tokens, which
+/// the prefill does not change — though its time has none (later prompts are longer, and wait
+/// longer): the same cost form as without the prefill.
+#[test]
+fn a_resumed_stream_with_a_prefill_keeps_its_cost_form() {
+    let config = |prefill: &str| {
+        model(
+            1_000,
+            400,
+            100.0,
+            "",
+            "max_attempts = 100\nretry_on = [\"stream_broken\"]\nresume = true",
+        )
+        .replace(
+            "tokens_per_second = 100 }",
+            &format!("tokens_per_second = 100, stream_break = 0.2{prefill} }}"),
+        )
+    };
+    let forms = |text: &str| {
+        let exp = experiment(text);
+        retrysim::theory::stream::for_policy(&exp, &exp.policies[0]).expect("a cost form")
+    };
+    let (plain, prefilled) = (
+        forms(&config("")),
+        forms(&config(", prefill_tokens_per_second = 5000")),
+    );
+    assert!((plain.cost_per_task - prefilled.cost_per_task).abs() < 1e-15);
+    assert!(plain.completion.is_some() && prefilled.completion.is_none());
+}

@@ -27,8 +27,12 @@ pub fn try_request(method: &str, url: &str, body: Option<&str>) -> io::Result<(u
          Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )?;
-    // A WebDriver server may keep the connection open whatever the request says: the body
-    // is read to its length, or to its last chunk.
+    answer(&mut stream)
+}
+
+/// Reads an answer from `stream`. A WebDriver server may keep the connection open whatever the
+/// request says: the body is read to its length, or to its last chunk.
+fn answer(stream: &mut impl Read) -> io::Result<(u16, String)> {
     let mut raw = Vec::new();
     let mut buf = [0u8; 64 * 1024];
     loop {
@@ -93,4 +97,41 @@ fn unchunk(mut body: &str) -> String {
         body = rest[size..].trim_start_matches("\r\n");
     }
     out
+}
+
+/// A stream that answers in pieces, each read but the last interrupted first, as a signal
+/// interrupts a read on a busy machine.
+struct Interrupting {
+    pieces: Vec<&'static [u8]>,
+    interrupt: bool,
+}
+
+impl Read for Interrupting {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.interrupt = !self.interrupt;
+        if self.interrupt {
+            return Err(io::Error::from(io::ErrorKind::Interrupted));
+        }
+        match self.pieces.is_empty() {
+            true => Ok(0),
+            false => {
+                let piece = self.pieces.remove(0);
+                buf[..piece.len()].copy_from_slice(piece);
+                Ok(piece.len())
+            }
+        }
+    }
+}
+
+#[test]
+fn an_interrupted_read_is_made_again() {
+    let mut stream = Interrupting {
+        pieces: vec![
+            b"HTTP/1.1 200 OK\r\nContent-Le",
+            b"ngth: 5\r\n\r\nhel",
+            b"lo",
+        ],
+        interrupt: false,
+    };
+    assert_eq!(answer(&mut stream).unwrap(), (200, "hello".to_string()));
 }
