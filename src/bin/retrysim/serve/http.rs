@@ -109,7 +109,10 @@ pub fn respond(
         503 => "Service Unavailable",
         _ => "",
     };
-    stream.set_write_timeout(Some(READ_TIME))?;
+    // A reader who does not read holds a write no longer than a request may take to come.
+    if stream.write_timeout()?.is_none() {
+        stream.set_write_timeout(Some(READ_TIME))?;
+    }
     write!(
         stream,
         "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\

@@ -19,7 +19,7 @@ mod page;
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -51,7 +51,6 @@ struct Shared {
     next: AtomicU64,
     /// Connections open now, each with a handle the server can close when it stops.
     open: Mutex<Vec<(u64, TcpStream)>>,
-    count: AtomicUsize,
 }
 
 pub fn command(args: &ServeArgs) -> Result<(), Failure> {
@@ -84,7 +83,6 @@ pub fn command(args: &ServeArgs) -> Result<(), Failure> {
         running: Mutex::new(()),
         next: AtomicU64::new(0),
         open: Mutex::new(Vec::new()),
-        count: AtomicUsize::new(0),
     };
     std::thread::scope(|scope| {
         let mut id = 0;
@@ -137,23 +135,21 @@ fn bind_error(args: &ServeArgs, e: &std::io::Error) -> String {
 impl Shared {
     /// Takes a connection in, or tells it the server is full and closes it.
     fn admit(&self, id: u64, mut stream: TcpStream) -> Option<TcpStream> {
-        if self.count.load(Ordering::SeqCst) >= http::MOST_CONNECTIONS {
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        if open.len() >= http::MOST_CONNECTIONS {
+            drop(open);
             let body = refusal("the server has as many readers as it takes; try again shortly");
             let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
             let _ = http::respond(&mut stream, 503, JSON, &body);
             return None;
         }
-        let handle = stream.try_clone().ok()?;
-        self.count.fetch_add(1, Ordering::SeqCst);
-        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        open.push((id, handle));
+        open.push((id, stream.try_clone().ok()?));
         Some(stream)
     }
 
     fn leave(&self, id: u64) {
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         open.retain(|(i, _)| *i != id);
-        self.count.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
