@@ -135,6 +135,17 @@ fn cases() -> Vec<Case> {
             ],
         ),
         case(
+            "a fan-out at its bound, a hundred tasks at once",
+            services("calls = [{ call = \"b\", times = 9 }]")
+                .replace("tasks = 1\n", "tasks = 100\n"),
+            &[],
+            &[
+                "workload.clients",
+                "could hold",
+                "calls in flight, more than the 1000000",
+            ],
+        ),
+        case(
             "times past TOML's integers",
             services(&format!("calls = [{{ call = \"b\", times = {BIG} }}]")),
             &[],

@@ -157,7 +157,7 @@ pub(super) fn workload(
         None => None,
         Some(a) => Some(agent(check, a, raw, &calls, tools)?),
     };
-    Ok(Workload {
+    let workload = Workload {
         tasks,
         duration,
         calls,
@@ -166,7 +166,49 @@ pub(super) fn workload(
         arrival,
         clients,
         callers,
-    })
+    };
+    in_flight(check, spanned, &workload, below)?;
+    Ok(workload)
+}
+
+/// The most calls a workload may have in flight at once: each holds about a kilobyte, so this
+/// is about a gigabyte.
+pub const MOST_IN_FLIGHT: u64 = 1_000_000;
+
+/// Refuses a workload that could have more than [`MOST_IN_FLIGHT`] calls in flight at once:
+/// its clients (or its tasks, where fewer) each with the calls one task has out together —
+/// a call and every call below it, the calls of a stage together.
+fn in_flight(
+    check: &Check,
+    spanned: &Spanned<raw::Workload>,
+    w: &Workload,
+    below: &[u64],
+) -> Result<()> {
+    let call = |c: usize| 1u64.saturating_add(below[c]);
+    let per_task = match &w.stages {
+        None => w.calls.iter().map(|&c| call(c)).max().unwrap_or(1),
+        Some(stages) => (stages.iter())
+            .map(|s| s.iter().map(|c| call(c.0)).fold(0, u64::saturating_add))
+            .max()
+            .unwrap_or(1),
+    };
+    let at_once = u64::from(w.clients).min(w.most_tasks());
+    let calls = at_once.saturating_mul(per_task);
+    if calls <= MOST_IN_FLIGHT {
+        return Ok(());
+    }
+    let raw = spanned.get_ref();
+    let span = (raw.clients.as_ref()).map_or_else(|| spanned.span(), Spanned::span);
+    check.error_allowing(
+        span,
+        "workload.clients",
+        format!(
+            "{at_once} tasks at once, each with up to {per_task} calls out together, could hold \
+             {calls} calls in flight, more than the {MOST_IN_FLIGHT} a run holds (about a \
+             kilobyte each)"
+        ),
+        &format!("clients × a task's calls out together at most {MOST_IN_FLIGHT}: fewer clients or smaller fan-outs"),
+    )
 }
 
 /// When tasks arrive: `batch` (the default), or `poisson` with a mean gap or a rate schedule.

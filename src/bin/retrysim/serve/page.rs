@@ -81,18 +81,19 @@ pub fn experiment(e: &Experiment) -> String {
         path = escape(&e.source.name),
         about = escape(&e.about),
         id = escape(&e.id),
-        limits = escape(&limits(e)),
+        limits = limits(e),
     );
     frame(&format!("retrysim: {}", e.name), &body)
 }
 
 /// What a run on the page may do: the server's limits, said where the reader moves the
-/// controls.
+/// controls (as HTML: nothing in it comes from the reader).
 fn limits(e: &Experiment) -> String {
     let calls = e.most_calls().max(super::TEACHING_CALLS);
     format!(
         "A run here may make up to {calls} calls and take up to {} s; the server runs one \
-         reader's run at a time. `retrysim run` on the command line has no such limits.",
+         reader's run at a time. <code>retrysim run</code> on the command line has no such \
+         limits.",
         super::RUN_TIME.as_secs()
     )
 }
