@@ -27,7 +27,7 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     }
 }
 
-/// Checks, before any work, that `path` can be written as [`write`] would: not a folder, in a
+/// Checks, before any work, that `path` can be written as [`write()`] would: not a folder, in a
 /// folder that is there, and none of `inputs`, the files the command reads — an export never
 /// writes over its own input, as `cp` refuses to copy a file onto itself.
 pub fn check(path: &Path, inputs: &[PathBuf]) -> io::Result<()> {
