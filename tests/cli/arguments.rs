@@ -86,6 +86,16 @@ fn argument_cases() -> Vec<Case> {
             says: vec!["more than 1"],
         },
         Case {
+            name: "a misspelt command with a config after it",
+            files: good(),
+            args: args(&["chek", "c.toml"]),
+            code: 2,
+            says: vec![
+                "`chek` is neither a command nor a config file",
+                "retrysim check",
+            ],
+        },
+        Case {
             name: "plot of no folder",
             files: vec![],
             args: args(&["plot", "nowhere"]),
@@ -101,4 +111,44 @@ fn bad_arguments_are_refused() {
         let tmp = tempfile::tempdir().unwrap();
         refused(&case, tmp.path());
     }
+}
+
+/// The flags every command shares may come before the command's name, and the common ones have
+/// short forms: `retrysim -q -j 1 run c.toml -o elsewhere` runs as `retrysim run c.toml --quiet
+/// --threads 1 --out elsewhere` does.
+#[test]
+fn shared_flags_come_anywhere_and_have_short_forms() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("c.toml"), GOOD).unwrap();
+    for args in [
+        vec!["-q", "-j", "1", "run", "c.toml", "-o", "a"],
+        vec!["--quiet", "run", "c.toml", "--out", "b"],
+        vec!["run", "c.toml", "-q", "-j1", "-o", "c"],
+    ] {
+        let out = crate::binary::retrysim(&args, tmp.path());
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            crate::binary::text(&out.stderr)
+        );
+        assert!(out.stdout.is_empty(), "{args:?}: quiet");
+        let folder = args[args.len() - 1];
+        assert!(
+            tmp.path().join(folder).join("good/summary.csv").is_file(),
+            "{args:?}"
+        );
+    }
+}
+
+/// `--help` and the manual page end with examples and what each exit code means.
+#[test]
+fn help_and_the_manual_give_examples_and_exit_codes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let help = crate::binary::text(&crate::binary::retrysim(&["--help"], tmp.path()).stdout);
+    assert!(help.contains("Examples:\n  retrysim "), "{help}");
+    assert!(help.contains("Exit status:\n  0    done"), "{help}");
+    let man = crate::binary::text(&crate::binary::retrysim(&["man"], tmp.path()).stdout);
+    assert!(man.contains(".SH \"EXAMPLES\"") && man.contains(".SH \"EXIT STATUS\""));
+    assert!(man.contains("130  interrupted by Ctrl-C or SIGTERM"));
 }

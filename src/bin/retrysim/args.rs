@@ -9,9 +9,27 @@ use retrysim::policy::Attempts;
 
 use crate::progress;
 
+/// What `--help` and the manual page end with: examples, and what each exit code means.
+pub const EXAMPLES: &str = "  retrysim                                   run the built-in experiment into out/reliability-layer/
+  retrysim run configs/duplicate-curve.toml -q
+  retrysim run configs/lost-reply.toml --set tool.order.reply_loss=0.3
+  retrysim run configs/closed-forms.toml --scan tool.charge.reply_loss=0:0.5:0.1 -j 2 -o runs
+  retrysim compare out/compare-demo out/compare-demo-after --fail-if worse:any
+  retrysim tune configs/tune-retry.toml
+  retrysim explore configs/scenarios/exactly-one-order.toml --faults 2
+  retrysim serve";
+
+pub const EXIT_STATUS: &str = "  0    done
+  1    a run that could not finish (an unwritable folder), `check` found a difference,
+       `compare --fail-if` held, or `tune` found no candidate that meets its constraints
+  2    bad arguments, a bad config, something in the way of the output, or an output
+       folder or trace that cannot be read: nothing is written
+  130  interrupted by Ctrl-C or SIGTERM";
+
 #[derive(Parser)]
 #[command(name = "retrysim", version, about, long_about = None)]
 #[command(args_conflicts_with_subcommands = true)]
+#[command(after_help = format!("Examples:\n{EXAMPLES}\n\nExit status:\n{EXIT_STATUS}"))]
 /// Deterministic simulator of retries, backoff and idempotency keys for agent tool calls.
 ///
 /// Without a command, runs an experiment as `retrysim run` does: the built-in default unless
@@ -94,7 +112,7 @@ pub struct RunArgs {
     /// The TOML config to run; without it, the built-in configs/reliability-layer.toml.
     pub config: Option<PathBuf>,
     /// The folder to write <experiment>/ into.
-    #[arg(long, default_value = "out")]
+    #[arg(long, short, default_value = "out")]
     pub out: PathBuf,
     #[command(flatten)]
     pub changes: Changes,
@@ -125,10 +143,10 @@ pub struct MergeArgs {
     #[arg(required = true)]
     pub shards: Vec<PathBuf>,
     /// The folder to write <experiment>/ into.
-    #[arg(long, default_value = "out")]
+    #[arg(long, short, default_value = "out")]
     pub out: PathBuf,
     /// Print nothing but errors; the files are still written.
-    #[arg(long)]
+    #[arg(long, short)]
     pub quiet: bool,
 }
 
@@ -137,13 +155,13 @@ pub struct MergeArgs {
 pub struct Pace {
     /// Worker threads (default: one per core; at most four per core). The output is the same
     /// for any number.
-    #[arg(long, value_parser = threads)]
+    #[arg(long, short = 'j', value_parser = threads)]
     pub threads: Option<u16>,
     /// Progress on stderr: a bar on a terminal, plain lines otherwise (auto), or none.
     #[arg(long, value_enum, default_value_t = progress::Mode::Auto)]
     pub progress: progress::Mode,
     /// Print nothing but errors; the files are still written.
-    #[arg(long)]
+    #[arg(long, short)]
     pub quiet: bool,
 }
 
@@ -215,7 +233,7 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: std::net::IpAddr,
     /// Worker threads for each run (default: one per core).
-    #[arg(long, value_parser = threads)]
+    #[arg(long, short = 'j', value_parser = threads)]
     pub threads: Option<u16>,
 }
 
@@ -224,7 +242,7 @@ pub struct TuneArgs {
     /// A config with a [tune] table.
     pub config: PathBuf,
     /// The folder to write <name>/ into.
-    #[arg(long, default_value = "out")]
+    #[arg(long, short, default_value = "out")]
     pub out: PathBuf,
     #[command(flatten)]
     pub pace: Pace,
@@ -238,7 +256,7 @@ pub struct ExploreArgs {
     #[arg(long, value_parser = clap::value_parser!(u8).range(0..=8))]
     pub faults: Option<u8>,
     /// The folder to write <name>.explore/ into.
-    #[arg(long, default_value = "out")]
+    #[arg(long, short, default_value = "out")]
     pub out: PathBuf,
     #[command(flatten)]
     pub changes: Settings,

@@ -85,8 +85,66 @@ impl Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let outcome = match cli.command {
+    let outcome = arguments().and_then(|args| command(Cli::parse_from(args)));
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            match &failure {
+                Failure::Error(e) => say!("error: {e}"),
+                Failure::Usage(msg) => say!("error: {msg}"),
+                Failure::Mismatch | Failure::Worse | Failure::Interrupted => {}
+            }
+            ExitCode::from(failure.exit_code())
+        }
+    }
+}
+
+/// The command line as clap is to read it. The flags the commands share (`-q`/`--quiet`,
+/// `-j`/`--threads N`, `--progress MODE`) may come before the command's name, as cargo's and
+/// ripgrep's may: they are moved after it. A first word that is neither a flag, a command nor a
+/// file, with more words after it, and close to a command's name, is taken for that command
+/// misspelt (`retrysim chek x.toml`).
+fn arguments() -> Result<Vec<std::ffi::OsString>, Failure> {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let names: Vec<String> = (Cli::command().get_subcommands())
+        .map(|c| c.get_name().to_string())
+        .collect();
+    let word = |args: &[std::ffi::OsString], i: usize| {
+        args.get(i).map(|a| a.to_string_lossy().into_owned())
+    };
+    let mut i = 1;
+    while let Some(a) = word(&args, i) {
+        let takes_value = matches!(a.as_str(), "-j" | "--threads" | "--progress");
+        let shared = takes_value
+            || matches!(a.as_str(), "-q" | "--quiet")
+            || a.starts_with("--threads=")
+            || a.starts_with("--progress=")
+            || (a.starts_with("-j") && a[2..].bytes().all(|b| b.is_ascii_digit()));
+        if !shared {
+            break;
+        }
+        i += 1 + usize::from(takes_value);
+    }
+    if i > 1 && word(&args, i).is_some_and(|w| names.contains(&w)) {
+        let command = args.remove(i);
+        args.insert(1, command);
+    }
+    if let Some(first) = word(&args, 1).filter(|_| args.len() > 2) {
+        let unknown = !first.starts_with('-') && !names.contains(&first);
+        let guess = suggest::closest(&first, names.iter().map(String::as_str));
+        if let (true, false, Some(command)) = (unknown, Path::new(&first).exists(), guess) {
+            return Err(Failure::Usage(format!(
+                "`{first}` is neither a command nor a config file; did you mean `retrysim \
+                 {command}`?"
+            )));
+        }
+    }
+    Ok(args)
+}
+
+/// Runs the command the command line names.
+fn command(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
         None => run_command(cli.run),
         Some(Command::Run(args)) => run_command(args),
         Some(Command::Merge(args)) => merge_command(&args),
@@ -101,17 +159,6 @@ fn main() -> ExitCode {
         Some(Command::Calibrate(args)) => calibrate::command(&args),
         Some(Command::Completions(args)) => completions(args.shell),
         Some(Command::Man) => manual(),
-    };
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(failure) => {
-            match &failure {
-                Failure::Error(e) => say!("error: {e}"),
-                Failure::Usage(msg) => say!("error: {msg}"),
-                Failure::Mismatch | Failure::Worse | Failure::Interrupted => {}
-            }
-            ExitCode::from(failure.exit_code())
-        }
     }
 }
 
@@ -429,7 +476,9 @@ fn manual() -> Result<(), Failure> {
     let rendering = || Error::io("cannot render the manual page");
     let mut page = Vec::new();
     let cli = Cli::command();
-    clap_mangen::Man::new(cli.clone())
+    // The examples and exit codes close the page as sections of their own, not as clap's
+    // after-help text.
+    clap_mangen::Man::new(cli.clone().after_help(None::<&str>))
         .render(&mut page)
         .map_err(rendering())?;
     for sub in cli.get_subcommands() {
@@ -442,6 +491,15 @@ fn manual() -> Result<(), Failure> {
         man.render_synopsis_section(&mut page)
             .map_err(rendering())?;
         man.render_options_section(&mut page).map_err(rendering())?;
+    }
+    for (title, text) in [
+        ("EXAMPLES", args::EXAMPLES),
+        ("EXIT STATUS", args::EXIT_STATUS),
+    ] {
+        page.extend(format!(".SH \"{title}\"\n.nf\n").bytes());
+        // roff reads a backslash as an escape, and a line that starts with a dot as a request.
+        page.extend(text.replace('\\', "\\e").bytes());
+        page.extend(b"\n.fi\n");
     }
     print(&String::from_utf8_lossy(&page))
 }

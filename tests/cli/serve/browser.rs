@@ -241,6 +241,16 @@ fn the_page_loads_a_slider_moves_and_the_duplicate_curve_follows_the_theory() {
     browser.go(&format!("{}x/duplicate-curve", served.url));
     let runs = |n: u32| format!("return document.getElementById('result').dataset.runs === '{n}'");
     browser.wait_for(&runs(1), "the first run");
+    // At a projector's 1280 px the page, charts and printed table included, needs no
+    // horizontal scroll: the table scrolls inside its own box.
+    let widths = browser.eval(
+        "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]",
+    );
+    let (scroll, client) = (widths[0].as_u64().unwrap(), widths[1].as_u64().unwrap());
+    assert!(
+        client <= 1280 && scroll <= client,
+        "{scroll} px wide in a {client} px window"
+    );
     let table = |b: &Browser| b.eval("return document.getElementById('table').textContent");
     let curve =
         "return document.querySelector('figure[data-chart=\"duplicate-curve\"] svg').outerHTML";
