@@ -262,12 +262,21 @@ impl Check<'_> {
         match value.get_ref() {
             Value::Integer(n) if *n >= 1 && *n <= i64::from(u32::MAX) => Ok(Some(*n as u32)),
             Value::String(s) if s == "unlimited" => Ok(None),
-            other => self.error_allowing(
-                value.span(),
-                path,
-                format!("{other} is not a number of {what}"),
-                allowed,
-            ),
+            other => {
+                let meant = match other {
+                    Value::String(s) => crate::suggest::closest(s, ["unlimited"]),
+                    _ => None,
+                };
+                let e = ConfigError::at(
+                    self.source,
+                    value.span(),
+                    path,
+                    format!("{other} is not a number of {what}"),
+                );
+                Err(e
+                    .allowed(allowed)
+                    .suggesting(meant.map(|m| format!("did you mean \"{m}\"?"))))
+            }
         }
     }
 

@@ -118,8 +118,17 @@ impl ConfigError {
             .filter(|segment| !segment.is_empty() && !segment.starts_with("$__"))
             .collect();
         let path = &path.join(".");
-        let message = e.message().trim_end().to_string();
+        let message = in_words(e.message().trim_end());
         let suggestion = crate::suggest::for_serde_message(&message);
+        // An unknown key's guess comes first, the keys allowed after it.
+        let (message, allowed) = match crate::suggest::in_serde_message(&message) {
+            Some((typed, expected)) => {
+                let what = message.split('`').next().unwrap_or("unknown ").trim_end();
+                let listed: Vec<String> = expected.iter().map(|k| format!("`{k}`")).collect();
+                (format!("{what} `{typed}`"), Some(listed.join(", ")))
+            }
+            None => (message, None),
+        };
         let error = match e.span() {
             Some(span) => ConfigError::at(source, span, path, message),
             None => ConfigError::new(Details {
@@ -132,7 +141,11 @@ impl ConfigError {
                 snippet: None,
             }),
         };
-        error.suggesting(suggestion)
+        let error = error.suggesting(suggestion);
+        match allowed {
+            Some(a) => error.allowed(a),
+            None => error,
+        }
     }
 
     /// Adds what the user probably meant, if anything.
@@ -140,6 +153,33 @@ impl ConfigError {
         self.0.suggestion = suggestion;
         self
     }
+}
+
+/// A serde message with its Rust types in words: `expected f64` is `expected a number`.
+fn in_words(message: &str) -> String {
+    const WORDS: [(&str, &str); 10] = [
+        ("expected f64", "expected a number"),
+        ("expected f32", "expected a number"),
+        ("expected u64", "expected a whole number, 0 or more"),
+        ("expected u32", "expected a whole number, 0 or more"),
+        ("expected u16", "expected a whole number, 0 or more"),
+        ("expected u8", "expected a whole number, 0 or more"),
+        ("expected usize", "expected a whole number, 0 or more"),
+        ("expected i64", "expected a whole number"),
+        ("expected i32", "expected a whole number"),
+        ("expected a boolean", "expected true or false"),
+    ];
+    let mut out = message.to_string();
+    for (rust, words) in WORDS {
+        if let Some(at) = out.find(rust) {
+            let end = at + rust.len();
+            // `expected u8` is not the start of `expected u8x`: only a whole word.
+            if !out[end..].starts_with(|c: char| c.is_ascii_alphanumeric()) {
+                out.replace_range(at..end, words);
+            }
+        }
+    }
+    out
 }
 
 /// The most characters of a source line an error quotes: a longer line is cut to a window
@@ -208,11 +248,12 @@ impl fmt::Display for ConfigError {
             let marks = "^".repeat(cols.len());
             write!(f, "\n {:>gutter$} | {pad}{marks}", "")?;
         }
-        if let Some(allowed) = &self.allowed {
-            write!(f, "\n  = allowed: {allowed}")?;
-        }
+        // The guess first: it is what the reader most likely meant; the list is the rest.
         if let Some(suggestion) = &self.suggestion {
             write!(f, "\n  = {suggestion}")?;
+        }
+        if let Some(allowed) = &self.allowed {
+            write!(f, "\n  = allowed: {allowed}")?;
         }
         Ok(())
     }

@@ -88,12 +88,16 @@ fn distribution(
             .iter()
             .map(|(n, _)| format!("\"{n}\""))
             .collect();
-        return check.error_allowing(
+        let meant = crate::suggest::closest(dist, DISTRIBUTIONS.iter().map(|(n, _)| *n));
+        let e = ConfigError::at(
+            check.source,
             raw.dist.span(),
             &format!("{path}.dist"),
             format!("unknown distribution \"{dist}\""),
-            &names.join(", "),
         );
+        return Err(e
+            .allowed(names.join(", "))
+            .suggesting(meant.map(|m| format!("did you mean \"{m}\"?"))));
     };
     let takes: Vec<&str> = match dist {
         "lognormal" => vec!["median", "sigma", "p99"],

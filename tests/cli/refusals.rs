@@ -422,3 +422,51 @@ fn bad_configs_are_refused_where_they_are_wrong() {
         refused(case, &dir);
     }
 }
+
+/// An error's guess comes before the list of what is allowed, every named value gets one
+/// (a distribution, "unlimited"), and a type is said in words, not as Rust's.
+#[test]
+fn guesses_come_first_and_types_are_in_words() {
+    let cases = [
+        (
+            GOOD.replace("reply_loss = 0.2", "reply_los = 0.2"),
+            vec![
+                "unknown field `reply_los`\n",
+                "= did you mean `reply_loss`?\n  = allowed: `name`",
+            ],
+        ),
+        (
+            GOOD.replace(
+                "value = \"1ms\"",
+                "value = \"1ms\" }\nrequest_latency = { dist = \"exponental\", mean = \"1ms\"",
+            ),
+            vec![
+                "unknown distribution \"exponental\"",
+                "= did you mean \"exponential\"?\n  = allowed:",
+            ],
+        ),
+        (
+            GOOD.replace("max_attempts = 3", "max_attempts = \"unlimted\""),
+            vec!["= did you mean \"unlimited\"?"],
+        ),
+        (
+            GOOD.replace("reply_loss = 0.2", "reply_loss = \"x\""),
+            vec!["expected a number"],
+        ),
+        (
+            GOOD.replace("tasks = 10", "tasks = \"x\""),
+            vec!["expected a whole number, 0 or more"],
+        ),
+    ];
+    for (config, says) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(tmp.path().join("c.toml"), &config).unwrap();
+        let out = retrysim(&["run", "c.toml"], tmp.path());
+        assert_eq!(out.status.code(), Some(2));
+        let err = text(&out.stderr);
+        for phrase in says {
+            assert!(err.contains(phrase), "no {phrase:?} in\n{err}");
+        }
+        assert!(!err.contains("f64") && !err.contains("u64"), "{err}");
+    }
+}
