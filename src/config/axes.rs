@@ -294,9 +294,10 @@ fn axis_spec(check: &Check, axis: &Spanned<raw::Axis>, at: &str, earlier: &[Spec
     })
 }
 
-/// The values from `start` to `stop` (included, when a whole number of steps away) by `step`:
-/// integers, decimals (kept to 12 significant places, so 0.1 steps print as 0.3, not
-/// 0.30000000000000004) or durations.
+/// The values from `start` to `stop`, both included, by `step`: integers, decimals (kept to 12
+/// significant places, so 0.1 steps print as 0.3, not 0.30000000000000004) or durations. A stop
+/// the steps do not reach is refused, saying where they stop: a range that silently ends short
+/// of what was asked reads as the whole of it.
 #[expect(
     clippy::too_many_lines,
     reason = "110 lines: to be split by what it does"
@@ -333,6 +334,15 @@ fn range(
             "stop ≥ start",
         )
     };
+    // Where the steps stop short of `stop`: refused, with the stops on either side.
+    let short = |last: String, next: String| {
+        check.error_allowing::<Vec<Value>>(
+            stop.span(),
+            &format!("{at}.stop"),
+            format!("the steps stop at {last}, short of the stop"),
+            &format!("a stop a whole number of steps from start ({last} or {next}), or a step that divides stop − start"),
+        )
+    };
     let number = |v: &Value| match v {
         Value::Integer(i) => Some(*i as f64),
         Value::Float(x) => Some(*x),
@@ -352,6 +362,10 @@ fn range(
             if n > i128::from(MAX_VALUES) {
                 return too_many(u64::try_from(n).unwrap_or(u64::MAX));
             }
+            let last = i128::from(a) + (n - 1) * i128::from(d);
+            if last != i128::from(z) {
+                return short(last.to_string(), (last + i128::from(d)).to_string());
+            }
             Ok((0..n as i64).map(|i| Value::Integer(a + i * d)).collect())
         }
         (Value::String(_), Value::String(_), Value::String(_)) => {
@@ -367,6 +381,13 @@ fn range(
             let n = (z.0 - a.0) / d.0 + 1;
             if n > MAX_VALUES {
                 return too_many(n);
+            }
+            let last = a.0 + (n - 1) * d.0;
+            if last != z.0 {
+                return short(
+                    Tick(last).to_string(),
+                    Tick(last.saturating_add(d.0)).to_string(),
+                );
             }
             Ok((0..n)
                 .map(|i| Value::String(Tick(a.0 + i * d.0).to_string()))
@@ -410,6 +431,16 @@ fn range(
                 });
             }
             let n = steps as u64 + 1;
+            let last = a + steps * d;
+            if z - last > 1e-9 * d {
+                let shown = |x: f64| {
+                    format!("{x:.12}")
+                        .trim_end_matches('0')
+                        .trim_end_matches('.')
+                        .to_string()
+                };
+                return short(shown(last), shown(last + d));
+            }
             Ok((0..n)
                 .map(|i| {
                     let x = a + i as f64 * d;

@@ -470,3 +470,34 @@ fn guesses_come_first_and_types_are_in_words() {
         assert!(!err.contains("f64") && !err.contains("u64"), "{err}");
     }
 }
+
+/// A range whose steps do not reach its stop is refused, saying where they stop, in a file and
+/// on the command line alike, rather than ending short without a word.
+#[test]
+fn a_range_that_misses_its_stop_is_refused() {
+    let sweep = "\n[sweep]\n[[sweep.axis]]\npath = \"tool.charge.reply_loss\"\nstart = 0.0\nstop = 0.5\nstep = 0.3\n";
+    for (config, args) in [
+        (format!("{GOOD}{sweep}"), vec!["run", "c.toml"]),
+        (
+            GOOD.to_string(),
+            vec![
+                "run",
+                "c.toml",
+                "--scan",
+                "tool.charge.reply_loss=0:0.5:0.3",
+            ],
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(tmp.path().join("c.toml"), &config).unwrap();
+        let out = retrysim(&args, tmp.path());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("sweep.axis[0].stop: the steps stop at 0.3, short of the stop"),
+            "{err}"
+        );
+        assert!(err.contains("(0.3 or 0.6)"), "{err}");
+        assert!(!tmp.path().join("out").exists());
+    }
+}
