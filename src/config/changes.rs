@@ -227,10 +227,33 @@ pub fn apply(source: &Source, changes: &[Change]) -> Result<Sweep, ConfigError> 
     if let Some(s) = seed {
         sweep.set_seed(s);
     }
+    // The config's own description speaks of the config as written ("a = 0.1"): a changed
+    // run's charts and exports say what it is, made from the changes.
+    sweep.base.description = described(&sweep.base.name, changes);
     let name = folder_name(&sweep.base.name, &names);
     sweep.base.name.clone_from(&name);
     sweep.changes = changes.iter().map(ToString::to_string).collect();
     Ok(sweep)
+}
+
+/// A changed run's description: the config's name and each change in words, as
+/// `lost-reply with tool.order.reply_loss = 0.3, seed 7`.
+fn described(name: &str, changes: &[Change]) -> String {
+    let said: Vec<String> = (changes.iter())
+        .map(|c| match c {
+            Change::Seed(s) => format!("seed {s}"),
+            Change::Set(t) | Change::Scan(t) => {
+                let (path, value) = t.split_once('=').unwrap_or((t, ""));
+                let between = if matches!(c, Change::Scan(_)) {
+                    "over"
+                } else {
+                    "="
+                };
+                format!("{} {between} {}", path.trim(), value.trim())
+            }
+        })
+        .collect();
+    format!("{name} with {}", said.join(", "))
 }
 
 /// Whether two flags' paths name the same key: the same path, or a key on every tool (or

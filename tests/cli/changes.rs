@@ -153,3 +153,39 @@ fn a_long_scan_prints_fifty_points_and_writes_every_row() {
     let chart = fs::read_to_string(dir.join("charts/comparison.svg")).unwrap();
     assert!(chart.contains("(12 of the 100 points, evenly spaced)"));
 }
+
+/// A changed run says what it is from its changes, not with the config's free text (which
+/// speaks of the config as written): in its printed table, its charts and its JSON export.
+#[test]
+fn a_changed_run_is_described_by_its_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = configs().join("lost-reply.toml");
+    let config = config.to_str().unwrap();
+    let args = [
+        "run",
+        config,
+        "--set",
+        "tool.order.reply_loss=0.3",
+        "--seed",
+        "7",
+        "--export-json",
+        "s.json",
+    ];
+    let o = retrysim(&args, tmp.path());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let said = "lost-reply with seed 7, tool.order.reply_loss = 0.3";
+    assert!(text(&o.stdout).contains(said), "{}", text(&o.stdout));
+    let json = fs::read_to_string(tmp.path().join("s.json")).unwrap();
+    assert!(
+        json.contains(&format!("\"description\": \"{said}\"")),
+        "{json}"
+    );
+    let chart = tmp
+        .path()
+        .join("out/lost-reply+seed=7+reply_loss=0.3/charts/comparison.svg");
+    let svg = fs::read_to_string(chart).unwrap();
+    assert!(
+        svg.contains(said) && !svg.contains("b = 0.2"),
+        "the description as written"
+    );
+}
