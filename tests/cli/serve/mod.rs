@@ -222,3 +222,34 @@ fn serves_a_readers_own_config_first_and_refuses_a_bad_one_at_the_start() {
         "{stderr}"
     );
 }
+
+/// Every loss slider of the duplicate curve's page runs at its start, its middle and its end:
+/// the page offers only values the config takes.
+#[test]
+fn every_loss_sliders_start_middle_and_end_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = Served::start(dir.path(), &[]);
+    let (_, page) = http::request("GET", &format!("{}x/duplicate-curve", served.url), None);
+    let sliders: Vec<(String, f64)> = page
+        .split("<input type=\"range\" min=\"0\" max=\"")
+        .skip(1)
+        .filter_map(|rest| {
+            let (max, rest) = rest.split_once('"')?;
+            let path = rest.split("data-path=\"").nth(1)?.split('"').next()?;
+            Some((path.to_string(), max.parse().ok()?))
+        })
+        .collect();
+    assert!(!sliders.is_empty(), "{page}");
+    for (path, max) in sliders {
+        assert!(max < 0.5, "{path} offers {max}, where b reaches 0.5");
+        for value in [0.0, max / 2.0, max] {
+            let set = format!("{path}={value:.2}");
+            let (status, ran) = post_run(
+                &served,
+                "duplicate-curve",
+                &[&set, "replications=2", "workload.tasks=200"],
+            );
+            assert_eq!(status, 200, "{set}: {ran}");
+        }
+    }
+}

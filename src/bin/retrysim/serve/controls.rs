@@ -8,8 +8,9 @@ use toml::{Table, Value};
 /// How a key is edited on the page.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Input {
-    /// A probability: a slider over [0, 0.95] in steps of 0.01.
-    Share,
+    /// A tool's fault probability: a slider from 0 to the most the config takes (below 1 less
+    /// the tool's other faults at their largest; at most 0.95), in steps of 0.01.
+    Share(f64),
     /// Attempts counting the first: a slider from 1 to 10.
     Attempts,
     /// A whole number of at least 1 (tasks, clients, replications, failures).
@@ -46,9 +47,9 @@ pub const TEACHING: [(&str, u64); 2] = [("replications", 5), ("workload.tasks", 
 /// The keys of a tool, of a policy and of the workload a page offers, where the config sets them.
 fn tool_keys() -> [(&'static str, &'static str, Input); 3] {
     [
-        ("request_loss", "request loss (a)", Input::Share),
-        ("reply_loss", "reply loss (b)", Input::Share),
-        ("server_error", "5xx share", Input::Share),
+        ("request_loss", "request loss (a)", Input::Share(0.95)),
+        ("reply_loss", "reply loss (b)", Input::Share(0.95)),
+        ("server_error", "5xx share", Input::Share(0.95)),
     ]
 }
 
@@ -142,12 +143,72 @@ pub fn controls(config: &Table) -> Vec<Control> {
             for (key, label, input) in &keys {
                 if let Some(v) = lookup(table, key) {
                     let path = format!("{section}.{name}.{key}");
-                    offer(path, format!("{name} · {label}"), v, input.clone());
+                    let input = match input {
+                        Input::Share(_) => Input::Share(most_share(config, name, table, key)),
+                        other => other.clone(),
+                    };
+                    offer(path, format!("{name} · {label}"), v, input);
                 }
             }
         }
     }
     out
+}
+
+/// A tool's fault probabilities: together they must stay below 1.
+const FAULTS: [&str; 9] = [
+    "request_loss",
+    "reply_loss",
+    "server_error",
+    "throttled",
+    "forbidden",
+    "invalid",
+    "connect_failure",
+    "error_after_commit",
+    "overloaded",
+];
+
+/// The most a slider may offer for fault `key` of tool `name`: the config takes a tool's faults
+/// only while they add up to less than 1 (retrying until a reply never ends otherwise), so it
+/// is 1 less the tool's other faults, each at its largest (a swept one at its sweep's largest
+/// value), a step below, rounded down to the slider's steps; at most 0.95.
+fn most_share(config: &Table, name: &str, tool: &Table, key: &str) -> f64 {
+    let largest = |k: &str| {
+        let written = tool.get(k).and_then(number).unwrap_or(0.0);
+        let swept = axis_values(config, &format!("tool.{name}.{k}"));
+        swept.into_iter().fold(written, f64::max)
+    };
+    let others: f64 = FAULTS
+        .iter()
+        .filter(|k| **k != key)
+        .map(|k| largest(k))
+        .sum();
+    let most = libm::floor((1.0 - others - 0.01) * 100.0 + 1e-9) / 100.0;
+    most.clamp(0.0, 0.95)
+}
+
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Float(x) => Some(*x),
+        Value::Integer(n) => Some(*n as f64),
+        _ => None,
+    }
+}
+
+/// The numbers a `[[sweep.axis]]` on `path` takes: its values, or its range's ends.
+fn axis_values(config: &Table, path: &str) -> Vec<f64> {
+    let axes = (config.get("sweep").and_then(|s| s.get("axis")))
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    (axes.iter().filter_map(Value::as_table))
+        .filter(|a| a.get("path").and_then(Value::as_str) == Some(path))
+        .flat_map(|a| {
+            let listed = a.get("values").and_then(Value::as_array).cloned();
+            let ends = ["start", "stop"].iter().filter_map(|k| a.get(*k).cloned());
+            listed.unwrap_or_default().into_iter().chain(ends)
+        })
+        .filter_map(|v| number(&v))
+        .collect()
 }
 
 /// The `[[tool]]` or `[[policy]]` tables with their names.
@@ -200,7 +261,7 @@ pub fn swept_paths(config: &Table) -> Vec<String> {
 /// key the config gives as a table or a word it cannot hold.
 fn fits(input: &Input, value: &Value) -> bool {
     match (input, value) {
-        (Input::Share, Value::Float(_) | Value::Integer(_)) => true,
+        (Input::Share(_), Value::Float(_) | Value::Integer(_)) => true,
         (Input::Attempts, Value::Integer(_)) => true,
         (Input::Attempts, Value::String(s)) => s == "unlimited",
         (Input::Count, Value::Integer(n)) => *n >= 1,
@@ -270,6 +331,32 @@ mod tests {
         assert_eq!(found[2].start, "4");
         assert_eq!(found[4].start, "unlimited");
         assert!(matches!(&found[6].input, Input::Choice(words) if words.contains(&"decorrelated")));
+    }
+
+    /// A loss's slider stops where the config would refuse it: 1 less the tool's other faults
+    /// at their largest, a swept one at its sweep's end, a step below.
+    #[test]
+    fn a_loss_slider_offers_only_what_the_config_takes() {
+        let found = of(r#"
+            [[tool]]
+            name = "charge"
+            request_loss = 0.1
+            reply_loss = 0.0
+            server_error = 0.05
+            [[sweep.axis]]
+            path = "tool.charge.reply_loss"
+            start = 0.0
+            stop = 0.5
+            step = 0.1
+        "#);
+        let most = |path: &str| match &found.iter().find(|c| c.path == path).unwrap().input {
+            Input::Share(most) => *most,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(most("tool.charge.request_loss"), 0.44);
+        assert_eq!(most("tool.charge.server_error"), 0.39);
+        let lone = of("[[tool]]\nname = \"t\"\nreply_loss = 0.0\n");
+        assert_eq!(lone[0].input, Input::Share(0.95));
     }
 
     #[test]

@@ -120,8 +120,8 @@ fn control(c: &Control) -> String {
     );
     let start = escape(&c.start);
     let input = match &c.input {
-        Input::Share => format!(
-            "<input type=\"range\" min=\"0\" max=\"0.95\" step=\"0.01\" value=\"{start}\" {attrs}>\
+        Input::Share(most) => format!(
+            "<input type=\"range\" min=\"0\" max=\"{most}\" step=\"0.01\" value=\"{start}\" {attrs}>\
              <output>{start}</output>"
         ),
         Input::Factor => format!(
