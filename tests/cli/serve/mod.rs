@@ -253,3 +253,27 @@ fn every_loss_sliders_start_middle_and_end_run() {
         }
     }
 }
+
+/// The index lists the experiments in the book's order, under the chapter that first uses each.
+#[test]
+fn the_index_follows_the_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = Served::start(dir.path(), &[]);
+    let (_, index) = http::request("GET", &served.url, None);
+    let at = |s: &str| index.find(s).unwrap_or_else(|| panic!("no {s} in {index}"));
+    let order = [
+        "<h2>Introduction</h2>",
+        "/x/lost-reply\"",
+        "<h2>A retry that charges twice</h2>",
+        "/x/duplicate-curve\"",
+        "<h2>How many attempts a call takes</h2>",
+        "/x/closed-forms\"",
+        "<h2>Retry storms</h2>",
+        "/x/retry-storm\"",
+    ];
+    let places: Vec<usize> = order.iter().map(|s| at(s)).collect();
+    assert!(
+        places.windows(2).all(|w| w[0] < w[1]),
+        "{order:?} at {places:?}"
+    );
+}

@@ -13,6 +13,7 @@
 //! at its own size and no page can post a run that holds the machine.
 mod catalog;
 mod controls;
+mod course;
 mod http;
 mod page;
 

@@ -7,23 +7,30 @@ use std::fmt::Write;
 use super::catalog::{Catalog, Experiment};
 use super::controls::{Control, Input};
 
-/// `/`: every experiment, the reader's own first.
+/// `/`: every experiment, the reader's own first, then the shipped ones in the book's order,
+/// under the chapter that first uses each, and last those no chapter uses.
 pub fn index(catalog: &Catalog) -> String {
-    let mut list = String::new();
-    for own in [true, false] {
-        let items: Vec<&Experiment> = catalog
-            .experiments
-            .iter()
-            .filter(|e| e.own == own)
+    let mut groups: Vec<(String, Vec<&Experiment>)> = Vec::new();
+    let own: Vec<&Experiment> = catalog.experiments.iter().filter(|e| e.own).collect();
+    groups.push(("Your config".into(), own));
+    let mut placed: Vec<&str> = Vec::new();
+    for (chapter, used) in super::course::chapters() {
+        let items: Vec<&Experiment> = (used.iter())
+            .filter_map(|id| catalog.find(id).filter(|e| !e.own))
             .collect();
+        placed.extend(items.iter().map(|e| e.id.as_str()));
+        groups.push((chapter, items));
+    }
+    let rest = (catalog.experiments.iter())
+        .filter(|e| !e.own && !placed.contains(&e.id.as_str()))
+        .collect();
+    groups.push(("More experiments".into(), rest));
+    let mut list = String::new();
+    for (heading, items) in groups {
         if items.is_empty() {
             continue;
         }
-        let heading = if own {
-            "Your config"
-        } else {
-            "Shipped experiments"
-        };
+        let heading = escape(&heading);
         let _ = write!(list, "<h2>{heading}</h2>\n<ul class=\"experiments\">\n");
         for e in items {
             let _ = writeln!(
@@ -41,7 +48,8 @@ pub fn index(catalog: &Catalog) -> String {
         "retrysim: experiments",
         &format!(
             "<h1>retrysim experiments</h1>\n<p>Pick an experiment: its page runs it at a teaching \
-             size and redraws its charts and table each time you move a control.</p>\n{list}"
+             size and redraws its charts and table each time you move a control. They are listed \
+             in the order the book teaches them, under the chapter that uses each.</p>\n{list}"
         ),
     )
 }
