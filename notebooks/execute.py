@@ -18,8 +18,16 @@ import os
 import sys
 from pathlib import Path
 
-import nbformat
-from nbclient import NotebookClient
+try:
+    import nbformat
+    from nbclient import NotebookClient
+except ModuleNotFoundError as missing:
+    sys.exit(
+        f"{missing.name} is not installed: the notebooks run in a virtual environment of their "
+        "own,\n  python3 -m venv target/notebook-venv\n"
+        "  target/notebook-venv/bin/pip install -r notebooks/requirements.txt\n"
+        "  target/notebook-venv/bin/python notebooks/execute.py"
+    )
 
 HERE = Path(__file__).resolve().parent
 BOOKS = sorted(HERE.glob("[0-9][0-9]-*.ipynb"))
