@@ -90,8 +90,8 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             match &failure {
-                Failure::Error(e) => say!("error: {e}"),
-                Failure::Usage(msg) => say!("error: {msg}"),
+                Failure::Error(e) => terminal::error(&e.to_string()),
+                Failure::Usage(msg) => terminal::error(msg),
                 Failure::Mismatch | Failure::Worse | Failure::Interrupted => {}
             }
             ExitCode::from(failure.exit_code())
