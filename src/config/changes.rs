@@ -100,16 +100,22 @@ impl Flag {
                 format!("`{path}` cannot be changed here: {what}"),
             ));
         }
+        let name = flag;
         let flag = Flag {
             source,
             path,
             value: eq + 1..text.len(),
         };
-        // An integer TOML cannot hold would otherwise be read as a string.
-        let pieces = flag.value_text().split([':', ',']).map(str::trim);
-        if let Some(big) = pieces.into_iter().find(|p| outside_integers(p)) {
+        // An integer TOML cannot hold would otherwise be read as a string: a --set value is
+        // one TOML value, a --scan's its pieces.
+        let big = match name {
+            "--scan" => (flag.value_text().split([':', ',']))
+                .find_map(|p| integers::first_outside(p.trim())),
+            _ => integers::first_outside(flag.value_text()),
+        };
+        if let Some(big) = big {
             return Err(flag
-                .error(&flag.path, integers::outside(big))
+                .error(&flag.path, integers::outside(&big))
                 .allowed(integers::ALLOWED));
         }
         Ok(flag)
@@ -128,14 +134,6 @@ impl Flag {
     fn path_error(&self, message: String) -> ConfigError {
         ConfigError::at(&self.source, 0..self.value.start - 1, &self.path, message)
     }
-}
-
-/// Whether `text` is an integer literal outside TOML's integers.
-fn outside_integers(text: &str) -> bool {
-    matches!(
-        toml::de::DeValue::parse(text).map(toml::Spanned::into_inner),
-        Ok(toml::de::DeValue::Integer(i)) if i64::from_str_radix(i.as_str(), i.radix()).is_err()
-    )
 }
 
 /// A value as TOML reads it (`0.3`, `5`, `true`, `"2s"`, `["a"]`), or else as a string, so

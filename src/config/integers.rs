@@ -35,6 +35,12 @@ pub fn in_range(source: &Source) -> Result<(), ConfigError> {
     }
 }
 
+/// The first integer outside TOML's range in a value as written (`--set`'s), as written.
+pub fn first_outside(value: &str) -> Option<String> {
+    let parsed = DeValue::parse(value).ok()?;
+    value_of(&parsed, &mut vec![String::new()]).map(|(_, _, written)| written)
+}
+
 type Found = (std::ops::Range<usize>, String, String);
 
 fn table(t: &DeTable<'_>, path: &mut Vec<String>) -> Option<Found> {

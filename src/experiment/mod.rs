@@ -117,9 +117,10 @@ impl Experiment {
         reached
     }
 
-    /// The most calls one run (a configuration's replication) makes at the tasks' level: its
-    /// tasks (see [`crate::model::Workload::most_tasks`]) times their calls, an agent loop's
-    /// once a turn, up to its most turns. Saturates.
+    /// The calls one run (a configuration's replication) makes at their first tries: its tasks
+    /// (see [`crate::model::Workload::most_tasks`]) times their calls and every call below
+    /// them, an agent loop's once a turn, up to its most turns. Retries come on top: this is
+    /// what a run makes without a fault. Saturates.
     pub fn most_calls_per_run(&self) -> u64 {
         let w = &self.workload;
         let turns = (w.agent.as_ref()).map_or(1, |a| {
@@ -127,7 +128,12 @@ impl Experiment {
                 .max()
                 .map_or(crate::model::AgentLoop::MOST_TURNS, |t| t.0.max(1))
         });
-        (w.calls.len() as u64)
+        let below = self.graph.calls_below();
+        let per_task = (w.calls.iter()).fold(0u64, |n, &c| {
+            n.saturating_add(1)
+                .saturating_add(below.get(c).copied().unwrap_or(0))
+        });
+        per_task
             .saturating_mul(turns)
             .saturating_mul(w.most_tasks())
     }

@@ -51,6 +51,27 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// Per tool, the calls one call of it leads to below it, over every level (0 for a plain
+    /// tool). The graph is acyclic and at most 100 deep, as validation holds it. Saturates.
+    pub fn calls_below(&self) -> Vec<u64> {
+        fn visit(g: &Graph, t: usize, known: &mut [Option<u64>]) -> u64 {
+            if let Some(n) = known[t] {
+                return n;
+            }
+            let mut n = 0u64;
+            for call in g.stages[t].iter().flatten() {
+                let below = visit(g, g.edges[call.edge].callee, known);
+                n = n.saturating_add(1).saturating_add(below);
+            }
+            known[t] = Some(n);
+            n
+        }
+        let mut known = vec![None; self.stages.len()];
+        (0..self.stages.len())
+            .map(|t| visit(self, t, &mut known))
+            .collect()
+    }
+
     /// Whether some tool is a service.
     pub fn has_services(&self) -> bool {
         self.stages.iter().any(|s| !s.is_empty())

@@ -28,16 +28,18 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// Checks, before any work, that `path` can be written as [`write()`] would: not a folder, in a
-/// folder that is there, and none of `inputs`, the files the command reads — an export never
-/// writes over its own input, as `cp` refuses to copy a file onto itself.
-pub fn check(path: &Path, inputs: &[PathBuf]) -> io::Result<()> {
+/// folder that is there (or in `made`, the folder the command itself makes), and none of
+/// `inputs`, the files the command reads — an export never writes over its own input, as `cp`
+/// refuses to copy a file onto itself.
+pub fn check(path: &Path, inputs: &[PathBuf], made: Option<&Path>) -> io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     let target = follow_links(path)?;
     let folder = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    if !fs::metadata(&folder).is_ok_and(|m| m.is_dir()) {
+    let ours = made.is_some_and(|m| folder.starts_with(m) || folder == m);
+    if !ours && !fs::metadata(&folder).is_ok_and(|m| m.is_dir()) {
         return Err(io::Error::new(
             io::ErrorKind::NotFound,
             format!("there is no folder {}", folder.display()),

@@ -95,35 +95,64 @@ fn base(source: &Source, spec: &Spec) -> (Table, Table) {
     (doc, policy)
 }
 
-/// Refuses, before any search, a searched value the config would not take: each value of each
-/// key set alone in the searched policy, and the error placed at the key in `[tune.search]`.
-fn check_values(source: &Source, spec: &Spec, doc: &Table, policy: &Table) -> Result<(), Error> {
-    for key in &spec.keys {
-        for value in &key.values {
-            let mut table = policy.clone();
-            let placed = crate::config::path::set(&mut table, &key.path, value);
-            let checked = placed.map_err(|why| (why, None)).and_then(|()| {
-                let round = search::document(doc, vec![table], 0, 2);
-                search::check(source, &round)
-                    .map(|_| ())
-                    .map_err(|e| (format!("{}: {}", e.path, e.message), e.allowed.clone()))
-            });
-            if let Err((why, allowed)) = checked {
-                let shown = spec::plain(value);
-                let e = ConfigError::at(
-                    source,
-                    key.span.clone(),
-                    &format!("tune.search.{}", key.path),
-                    format!("the searched value {shown} is not one the policy takes: {why}"),
-                );
-                return Err(Error::Config(match allowed {
-                    Some(a) => e.allowed(a),
-                    None => e,
-                }));
-            }
+/// Refuses, before any search, a candidate the config would not take: every candidate is
+/// validated, as the first round would, and the first refused is placed at the searched key
+/// the error names, with its value, or else at the search table, with the candidate's values.
+/// (Keys are checked together, not one value at a time: `initial_delay = ["4s"]` is valid
+/// beside a searched `max_delay = ["10s"]` whatever the policy's own cap.)
+fn check_candidates(
+    source: &Source,
+    spec: &Spec,
+    doc: &Table,
+    tables: &[Table],
+    candidates: &[Candidate],
+) -> Result<(), Error> {
+    let Err(e) = search::check(source, &search::document(doc, tables.to_vec(), 0, 2)) else {
+        return Ok(());
+    };
+    let blamed = (e.path.strip_prefix("policy["))
+        .and_then(|rest| rest.split_once(']'))
+        .and_then(|(i, rest)| Some((i.parse::<usize>().ok()?, rest.trim_start_matches('.'))));
+    let Some((i, rest)) = blamed.filter(|(i, _)| *i < candidates.len()) else {
+        return Err(Error::Config(search::blame(source, &spec.search_span, &e)));
+    };
+    let values = &candidates[i].values;
+    let names = |k: &spec::Key| {
+        rest == k.path
+            || rest.starts_with(&format!("{}.", k.path))
+            || rest.starts_with(&format!("{}[", k.path))
+    };
+    let refused = match spec.keys.iter().zip(values).find(|(k, _)| names(k)) {
+        Some((key, value)) => ConfigError::at(
+            source,
+            key.span.clone(),
+            &format!("tune.search.{}", key.path),
+            format!(
+                "the searched value {} is not one the policy takes: {rest}: {}",
+                spec::plain(value),
+                e.message
+            ),
+        ),
+        None => {
+            let said: Vec<String> = (spec.keys.iter().zip(values))
+                .map(|(k, v)| format!("{} = {}", k.path, spec::plain(v)))
+                .collect();
+            ConfigError::at(
+                source,
+                spec.search_span.clone(),
+                "tune.search",
+                format!(
+                    "the candidate {} is not a valid policy: {rest}: {}",
+                    said.join(", "),
+                    e.message
+                ),
+            )
         }
-    }
-    Ok(())
+    };
+    Err(Error::Config(match &e.allowed {
+        Some(a) => refused.allowed(a.clone()),
+        None => refused,
+    }))
 }
 
 /// Tunes `source` into a staging folder for `<root>/<name>`, to be committed whole: refused
@@ -172,9 +201,7 @@ pub fn tune(source: &Source, spec: Spec, options: &Options) -> Result<Tuned, Err
                 why,
             ))
         })?;
-    check_values(source, &spec, &doc, &base_policy)?;
-    search::check(source, &search::document(&doc, tables.clone(), seed, 2))
-        .map_err(|e| Error::Config(search::blame(source, &spec.search_span, &e)))?;
+    check_candidates(source, &spec, &doc, &tables, &candidates)?;
     let n = candidates.len();
     let finalists = (spec.finalists as usize).min(n);
     let rounds_planned = (n as f64 / finalists as f64).log2().ceil().max(1.0) as u64;

@@ -34,6 +34,21 @@ fn services(calls: &str) -> String {
     )
 }
 
+/// A chain of `n` services listed callee-first: each tool calls the one before it.
+fn chain_backwards(n: usize) -> String {
+    let mut text = format!(
+        "name = \"chain\"\n[workload]\ntasks = 1\ncalls = [\"s{}\"]\n",
+        n - 1
+    );
+    for i in 0..n {
+        text.push_str(&format!("[[tool]]\nname = \"s{i}\"\n"));
+        if i > 0 {
+            text.push_str(&format!("calls = [\"s{}\"]\n", i - 1));
+        }
+    }
+    text + "[[policy]]\nname = \"p\"\n"
+}
+
 /// A chain of `n` services, each calling the next.
 fn chain(n: usize) -> String {
     let mut text = String::from("name = \"chain\"\n[workload]\ntasks = 1\ncalls = [\"s0\"]\n");
@@ -154,6 +169,12 @@ fn cases() -> Vec<Case> {
         case(
             "a chain of 200 services",
             chain(200),
+            &[],
+            &["a chain of more than 100 services"],
+        ),
+        case(
+            "a chain of 200 services listed callee-first",
+            chain_backwards(200),
             &[],
             &["a chain of more than 100 services"],
         ),
@@ -344,6 +365,19 @@ fn tune_checks_its_searched_values_before_it_searches() {
     );
     assert!(err.contains("the searched value -2s"), "{err}");
     assert!(!tmp.path().join("out").exists());
+    // Keys are checked together: a first delay above the policy's own cap is fine beside a
+    // searched cap above it.
+    let together = format!(
+        "{}\n[tune]\nobjective = \"minimise attempts_per_intent\"\nbudget = 4\nvalidation = 2\n\n\
+         [tune.search]\n\"backoff.initial_delay\" = [\"4s\"]\n\"backoff.max_delay\" = [\"10s\"]\n",
+        GOOD.replace(
+            "max_attempts = 3",
+            "max_attempts = 3\nbackoff = { initial_delay = \"100ms\", max_delay = \"2s\" }"
+        )
+    );
+    fs::write(tmp.path().join("t.toml"), &together).unwrap();
+    let out = retrysim(&["tune", "t.toml", "--quiet", "-o", "tuned"], tmp.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let budget = config.replace("[tune.search]", "budget = 1000000000\n\n[tune.search]");
     fs::write(tmp.path().join("c.toml"), &budget).unwrap();
     let out = retrysim(&["tune", "c.toml", "--quiet"], tmp.path());

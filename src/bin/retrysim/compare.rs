@@ -83,8 +83,8 @@ pub fn command(args: &CompareArgs) -> Result<(), Failure> {
         }
     }
     inputs.extend(args.fresh.iter().cloned());
-    crate::check_export(args.export_markdown.as_ref(), &inputs)?;
-    crate::check_export(args.export_json.as_ref(), &inputs)?;
+    crate::check_export(args.export_markdown.as_ref(), &inputs, None)?;
+    crate::check_export(args.export_json.as_ref(), &inputs, None)?;
     // A fresh B is run in a scratch folder of its own and dropped afterwards.
     let (scratch, staged);
     let b = match (&args.b, &args.fresh) {

@@ -13,6 +13,15 @@ use crate::progress::{Mode, Progress};
 use crate::terminal::say;
 use crate::{CANCEL, Failure, print};
 
+/// Sets its flag when dropped.
+struct Done<'a>(&'a AtomicBool);
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
 /// Shows the schedules walked until `done`: a count on a bar, or a plain line a second, as a
 /// run's progress is shown. How many schedules there are is not known before they are walked.
 fn show(walked: &AtomicU64, done: &AtomicBool, pace: &Pace) {
@@ -49,14 +58,14 @@ pub fn produce(
     let done = AtomicBool::new(false);
     let explored = std::thread::scope(|scope| {
         scope.spawn(|| show(&walked, &done, pace));
+        // The display ends however the exploration does, a panic included.
+        let _done = Done(&done);
         let how = explore::Pace {
             threads: pace.threads.map(usize::from),
             cancel: Some(&CANCEL),
             walked: Some(&walked),
         };
-        let explored = explore::into_folder(source, changes, &spec, root, &how);
-        done.store(true, Ordering::SeqCst);
-        explored
+        explore::into_folder(source, changes, &spec, root, &how)
     });
     let (exp, found, staging) = match explored {
         Err(_) if CANCEL.load(Ordering::SeqCst) => {

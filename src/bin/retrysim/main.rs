@@ -162,6 +162,13 @@ fn command(cli: Cli) -> Result<(), Failure> {
     }
 }
 
+/// Ctrl-C and SIGTERM ask the server to stop, however often they come: it stops within a
+/// second, killing a run under way and removing its scratch folder, which ending the process
+/// at once would leave behind.
+pub fn catch_ctrl_c_to_stop() {
+    let _ = ctrlc::set_handler(|| CANCEL.store(true, Ordering::SeqCst));
+}
+
 /// The first Ctrl-C stops new runs and keeps the finished points; a second one ends at once.
 pub fn catch_ctrl_c() {
     let _ = ctrlc::set_handler(|| {
@@ -201,8 +208,12 @@ pub fn produce(
 
 /// Refuses, before any work, an export to `path` that could not be written or would write over
 /// one of `inputs`, the files the command reads.
-pub fn check_export(path: Option<&PathBuf>, inputs: &[PathBuf]) -> Result<(), Failure> {
-    match path.map(|p| (p, output::user_path::check(p, inputs))) {
+pub fn check_export(
+    path: Option<&PathBuf>,
+    inputs: &[PathBuf],
+    made: Option<&Path>,
+) -> Result<(), Failure> {
+    match path.map(|p| (p, output::user_path::check(p, inputs, made))) {
         Some((p, Err(e))) => Err(Failure::Usage(format!("cannot write {}: {e}", p.display()))),
         _ => Ok(()),
     }
@@ -252,10 +263,10 @@ fn run_command(args: RunArgs) -> Result<(), Failure> {
         return shard_command(&request, &sweep, share, &args);
     }
     output::Staging::check_target(&args.out, &sweep.base.name, output::Mark::Output)?;
-    check_export(
-        args.export_json.as_ref(),
-        &args.config.iter().cloned().collect::<Vec<_>>(),
-    )?;
+    // The run's own folder may hold the export: it is there once the run is.
+    let made = args.out.join(&sweep.base.name);
+    let config: Vec<PathBuf> = args.config.iter().cloned().collect();
+    check_export(args.export_json.as_ref(), &config, Some(&made))?;
     let (results, staging, secs) = produce(&source, sweep, &args.out, &args.pace)?;
     if !results.complete() {
         let kept = staging.keep_interrupted()?;

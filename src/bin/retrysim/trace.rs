@@ -27,7 +27,7 @@ pub fn command(args: &TraceArgs) -> Result<(), Failure> {
     } else {
         vec![args.target.clone()]
     };
-    crate::check_export(args.output.as_ref(), &inputs)?;
+    crate::check_export(args.output.as_ref(), &inputs, None)?;
     let dir = if args.target.is_dir() {
         if let Some(change) = changes.first() {
             return Err(Failure::Usage(format!(

@@ -113,43 +113,66 @@ pub const MOST_DEPTH: usize = 100;
 pub(super) type Counted = Vec<(usize, u64, std::ops::Range<usize>, String)>;
 
 /// The calls one call of each tool leads to below it, over every level; refuses a graph where
-/// one leads to more than [`MOST_CALLS_BELOW`], at the call that passes it. The graph is acyclic
-/// and at most [`MOST_DEPTH`] deep, checked before.
+/// one leads to more than [`MOST_CALLS_BELOW`], or a chain of services more than
+/// [`MOST_DEPTH`] deep, at the call that passes the bound. The graph is acyclic, checked
+/// before; the walk remembers each tool's count and depth, so it is linear in the calls, and
+/// goes no deeper than the cycle check's walk did (which stops at [`MOST_DEPTH`]).
 fn below(check: &Check, counted: &[Counted]) -> Result<Vec<u64>> {
+    /// A tool's calls below one call of it, and the services in its longest chain, itself
+    /// included.
+    type Known = Option<(u64, usize)>;
+    enum Past {
+        Calls(usize, usize),
+        Depth(usize, usize),
+    }
     fn visit(
         t: usize,
         counted: &[Counted],
-        known: &mut [Option<u64>],
-    ) -> std::result::Result<u64, (usize, usize)> {
-        if let Some(n) = known[t] {
-            return Ok(n);
+        known: &mut [Known],
+    ) -> std::result::Result<(u64, usize), Past> {
+        if let Some(k) = known[t] {
+            return Ok(k);
         }
-        let mut n: u64 = 0;
+        let (mut n, mut depth) = (0u64, 1usize);
         for (k, (callee, times, _, _)) in counted[t].iter().enumerate() {
-            let each = 1 + visit(*callee, counted, known)?;
-            n = n.saturating_add(times.saturating_mul(each));
+            let (below, deep) = visit(*callee, counted, known)?;
+            n = n.saturating_add(times.saturating_mul(1 + below));
             if n > MOST_CALLS_BELOW {
-                return Err((t, k));
+                return Err(Past::Calls(t, k));
+            }
+            depth = depth.max(1 + deep);
+            if depth > MOST_DEPTH {
+                return Err(Past::Depth(t, k));
             }
         }
-        known[t] = Some(n);
-        Ok(n)
+        known[t] = Some((n, depth));
+        Ok((n, depth))
     }
     let mut known = vec![None; counted.len()];
     for t in 0..counted.len() {
-        if let Err((caller, k)) = visit(t, counted, &mut known) {
-            let (_, _, span, at) = &counted[caller][k];
-            return check.error_allowing(
-                span.clone(),
-                at,
+        let (caller, k, why, allowed) = match visit(t, counted, &mut known) {
+            Ok(_) => continue,
+            Err(Past::Calls(caller, k)) => (
+                caller,
+                k,
                 format!(
                     "a call here leads to more than {MOST_CALLS_BELOW} calls below it: fan-outs down a path multiply"
                 ),
-                &format!("at most {MOST_CALLS_BELOW} calls below any one call, every level and `times` counted"),
-            );
-        }
+                format!(
+                    "at most {MOST_CALLS_BELOW} calls below any one call, every level and `times` counted"
+                ),
+            ),
+            Err(Past::Depth(caller, k)) => (
+                caller,
+                k,
+                format!("a chain of more than {MOST_DEPTH} services, one calling the next"),
+                format!("at most {MOST_DEPTH} services in a chain below a task"),
+            ),
+        };
+        let (_, _, span, at) = &counted[caller][k];
+        return check.error_allowing(span.clone(), at, why, &allowed);
     }
-    Ok(known.into_iter().map(Option::unwrap_or_default).collect())
+    Ok(known.into_iter().map(|k| k.map_or(0, |(n, _)| n)).collect())
 }
 
 /// One call of a stage as written: its value, where it is written, the call (its tool and

@@ -91,12 +91,14 @@ fn fill(stream: &mut TcpStream, into: &mut Vec<u8>, deadline: Instant) -> Result
     }
 }
 
-/// Answers with `status` and `body` of `content_type`, and closes the connection.
+/// Answers with `status` and `body` of `content_type` within `time` in all (a reader who
+/// takes a byte now and then holds the connection no longer), and closes the connection.
 pub fn respond(
     stream: &mut TcpStream,
     status: u16,
     content_type: &str,
     body: &[u8],
+    time: Duration,
 ) -> io::Result<()> {
     let reason = match status {
         200 => "OK",
@@ -109,18 +111,27 @@ pub fn respond(
         503 => "Service Unavailable",
         _ => "",
     };
-    // A reader who does not read holds a write no longer than a request may take to come.
-    if stream.write_timeout()?.is_none() {
-        stream.set_write_timeout(Some(READ_TIME))?;
-    }
-    write!(
-        stream,
+    let head = format!(
         "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
          Cache-Control: no-store\r\nConnection: close\r\n\r\n",
         body.len()
-    )?;
-    stream.write_all(body)?;
-    stream.flush()?;
+    );
+    let deadline = Instant::now() + time;
+    for mut bytes in [head.as_bytes(), body] {
+        while !bytes.is_empty() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::Error::from(io::ErrorKind::TimedOut));
+            }
+            stream.set_write_timeout(Some(left))?;
+            match stream.write(bytes) {
+                Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
+                Ok(n) => bytes = &bytes[n..],
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
     let _ = stream.shutdown(Shutdown::Write);
     Ok(())
 }

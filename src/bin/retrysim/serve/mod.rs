@@ -29,7 +29,7 @@ use retrysim::config::Change;
 use serde::Serialize;
 
 use crate::args::ServeArgs;
-use crate::{CANCEL, Failure, catch_ctrl_c, print};
+use crate::{CANCEL, Failure, catch_ctrl_c_to_stop, print};
 use catalog::{Catalog, Experiment};
 
 const SCRIPT: &str = include_str!("assets/serve.js");
@@ -76,7 +76,7 @@ pub fn command(args: &ServeArgs) -> Result<(), Failure> {
         "serving {} experiments at http://{host}:{port}/ (Ctrl-C stops)\n",
         catalog.experiments.len()
     ))?;
-    catch_ctrl_c();
+    catch_ctrl_c_to_stop();
     let shared = Shared {
         catalog,
         runs: scratch.path().join("runs"),
@@ -103,9 +103,10 @@ pub fn command(args: &ServeArgs) -> Result<(), Failure> {
             };
             let shared = &shared;
             scope.spawn(move || {
+                // The connection leaves the count however its answer ends, a panic included.
+                let _leaving = Leaving(shared, id);
                 let mut stream = stream;
                 let _ = answer(&mut stream, shared);
-                shared.leave(id);
             });
         }
         // Stopping: every connection is closed, so a thread reading a half-sent request ends
@@ -133,6 +134,15 @@ fn bind_error(args: &ServeArgs, e: &std::io::Error) -> String {
     }
 }
 
+/// Takes connection `.1` out of the server's count when dropped.
+struct Leaving<'a>(&'a Shared, u64);
+
+impl Drop for Leaving<'_> {
+    fn drop(&mut self) {
+        self.0.leave(self.1);
+    }
+}
+
 impl Shared {
     /// Takes a connection in, or tells it the server is full and closes it.
     fn admit(&self, id: u64, mut stream: TcpStream) -> Option<TcpStream> {
@@ -140,8 +150,7 @@ impl Shared {
         if open.len() >= http::MOST_CONNECTIONS {
             drop(open);
             let body = refusal("the server has as many readers as it takes; try again shortly");
-            let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-            let _ = http::respond(&mut stream, 503, JSON, &body);
+            let _ = http::respond(&mut stream, 503, JSON, &body, Duration::from_secs(1));
             return None;
         }
         open.push((id, stream.try_clone().ok()?));
@@ -162,7 +171,7 @@ fn answer(stream: &mut TcpStream, shared: &Shared) -> std::io::Result<()> {
     let request = match http::read(stream) {
         Ok(request) => request,
         Err(http::Unread::Answer(status, why)) => {
-            return http::respond(stream, status, JSON, &refusal(why));
+            return http::respond(stream, status, JSON, &refusal(why), http::READ_TIME);
         }
         Err(http::Unread::Silent) => return Ok(()),
     };
@@ -200,7 +209,7 @@ fn answer(stream: &mut TcpStream, shared: &Shared) -> std::io::Result<()> {
         },
         _ => (404, HTML, page::not_found(&path).into_bytes()),
     };
-    http::respond(stream, status, kind, &body)
+    http::respond(stream, status, kind, &body, http::READ_TIME)
 }
 
 /// What a run answers: its charts and table, or the error the command line would print.
@@ -259,7 +268,13 @@ fn run_page(
             )),
         ));
     }
-    let Ok(_slot) = shared.running.try_lock() else {
+    // A run that panicked has ended: its poisoned slot is free.
+    let slot = match shared.running.try_lock() {
+        Ok(slot) => Some(slot),
+        Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    };
+    let Some(_slot) = slot else {
         return Err((
             503,
             refused(format!(
