@@ -293,4 +293,15 @@ fn the_page_loads_a_slider_moves_and_the_duplicate_curve_follows_the_theory() {
         error.contains("workload.tasks") && error.contains("allowed"),
         "{error}"
     );
+    // Plain words first — what is wrong and what is allowed — the located detail folded below.
+    let plain = browser.eval("return document.querySelector('#error p.plain').textContent");
+    let plain = plain.as_str().unwrap();
+    assert!(
+        plain.starts_with("0 tasks run nothing") && plain.contains("allowed"),
+        "{plain}"
+    );
+    let folded = browser.eval("return document.querySelector('#error details').open");
+    assert_eq!(folded, json!(false));
+    let detail = browser.eval("return document.querySelector('#error details pre').textContent");
+    assert!(detail.as_str().unwrap().contains("^"), "{detail}");
 }

@@ -82,7 +82,7 @@ pub fn experiment(e: &Experiment) -> String {
          <p class=\"limits\">{limits}</p>\n</form>\n\
          <section id=\"result\" data-runs=\"0\">\n\
          <p id=\"status\" role=\"status\">Running…</p>\n\
-         <pre id=\"error\" hidden></pre>\n<div id=\"charts\"></div>\n<pre id=\"table\"></pre>\n\
+         <div id=\"error\" role=\"alert\" hidden></div>\n<div id=\"charts\"></div>\n<pre id=\"table\"></pre>\n\
          </section>\n</div>\n<script src=\"/assets/serve.js\"></script>\n",
         name = escape(&e.name),
         desc = escape(&e.description),

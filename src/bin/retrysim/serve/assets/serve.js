@@ -64,8 +64,7 @@ async function run() {
   }
   result.classList.remove("running");
   if (answer.error) {
-    errorBox.textContent = answer.error;
-    errorBox.hidden = false;
+    showError(answer.error);
     result.classList.add("stale");
     statusLine.textContent = "Not run: the server refused a value (below). The charts are the last run's.";
     return;
@@ -115,3 +114,29 @@ document.getElementById("restart").addEventListener("click", () => {
 });
 
 run();
+
+// An error in plain words first — what is wrong, the guess, what is allowed — and the located
+// detail (file, line, column, the line with its marks) folded below it.
+function showError(text) {
+  const lines = text.split("\n");
+  const first = lines[0].replace(/^error: /, "");
+  // "<where>:<line>:<column>: <key>: <message>": the message follows the key.
+  const parts = first.split(": ");
+  const located = /:\d+:\d+$/.test(parts[0]) && parts.length > 2;
+  const message = located ? parts.slice(2).join(": ") : first;
+  const hints = lines
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith("= "))
+    .map((line) => line.slice(2).replace(/^allowed: /, "allowed: "));
+  const plain = document.createElement("p");
+  plain.className = "plain";
+  plain.textContent = [message].concat(hints).join(" — ");
+  const details = document.createElement("details");
+  const summary = document.createElement("summary");
+  summary.textContent = located ? `Where: ${parts[0]}, at ${parts[1]}` : "The whole message";
+  const full = document.createElement("pre");
+  full.textContent = text;
+  details.append(summary, full);
+  errorBox.replaceChildren(plain, details);
+  errorBox.hidden = false;
+}
