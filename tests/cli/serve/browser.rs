@@ -251,6 +251,16 @@ fn the_page_loads_a_slider_moves_and_the_duplicate_curve_follows_the_theory() {
         client <= 1280 && scroll <= client,
         "{scroll} px wide in a {client} px window"
     );
+    // And at 1920 × 1080.
+    browser.command("POST", "/window/rect", json!({ "width": 1920, "height": 1080 }));
+    let widths = browser.eval(
+        "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]",
+    );
+    let (scroll, client) = (widths[0].as_u64().unwrap(), widths[1].as_u64().unwrap());
+    assert!(
+        client > 1280 && scroll <= client,
+        "{scroll} px wide in a {client} px window"
+    );
     let table = |b: &Browser| b.eval("return document.getElementById('table').textContent");
     let curve =
         "return document.querySelector('figure[data-chart=\"duplicate-curve\"] svg').outerHTML";
