@@ -252,7 +252,11 @@ fn the_page_loads_a_slider_moves_and_the_duplicate_curve_follows_the_theory() {
         "{scroll} px wide in a {client} px window"
     );
     // And at 1920 × 1080.
-    browser.command("POST", "/window/rect", json!({ "width": 1920, "height": 1080 }));
+    browser.command(
+        "POST",
+        "/window/rect",
+        json!({ "width": 1920, "height": 1080 }),
+    );
     let widths = browser.eval(
         "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]",
     );
