@@ -137,36 +137,24 @@ fn an_exploration_too_large_is_refused_with_a_way_out() {
 /// it at once with nothing written.
 #[test]
 fn a_long_exploration_shows_its_progress_and_stops_on_ctrl_c() {
-    use std::io::{BufRead, BufReader};
-    use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
-        .args(["explore", "--faults", "4", "--set", "workload.tasks=12"])
-        .args(["--progress", "plain"])
-        .current_dir(tmp.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    while stderr.read_line(&mut line).unwrap() > 0 && !line.contains("schedules walked") {
-        line.clear();
-    }
+    let interrupted = Instant::now();
+    let args = [
+        "explore",
+        "--faults",
+        "4",
+        "--set",
+        "workload.tasks=12",
+        "--progress",
+        "plain",
+    ];
+    let (seen, rest, status) = crate::binary::interrupted_at(&args, tmp.path(), "schedules walked");
+    let line = seen.lines().last().unwrap_or_default();
     assert!(
         line.starts_with("retrysim: ") && line.contains("schedules walked"),
-        "{line}"
+        "{seen}"
     );
-    let interrupted = Instant::now();
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
-    let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{rest}");
     assert!(rest.contains("interrupted: nothing was written"), "{rest}");
     assert!(interrupted.elapsed() < Duration::from_secs(10));

@@ -4,9 +4,8 @@
 use crate::binary;
 
 use std::fs;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use binary::{files, retrysim, text};
 
@@ -275,31 +274,11 @@ fn ctrl_c_keeps_whole_rows_of_finished_points_and_leaves_the_old_output() {
     )
     .unwrap();
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
-        .args(["run", "sweep.toml", "--progress", "plain", "--threads", "2"])
-        .current_dir(tmp.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    let mut line = String::new();
-    while stderr.read_line(&mut line).unwrap() > 0 {
-        seen.push_str(&line);
-        if line.contains("point 1/40 done") {
-            break;
-        }
-        line.clear();
-    }
-    let interrupt = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(interrupt.success());
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
-    let status = child.wait().unwrap();
+    let (seen, rest, status) = crate::binary::interrupted_at(
+        &["run", "sweep.toml", "--progress", "plain", "--threads", "2"],
+        tmp.path(),
+        "point 1/40 done",
+    );
     assert_eq!(status.code(), Some(130), "{seen}{rest}");
     assert!(rest.contains("interrupted:"), "{rest}");
 

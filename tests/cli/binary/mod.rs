@@ -43,3 +43,39 @@ pub fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out.sort();
     out
 }
+
+/// Runs retrysim with `args` in `dir`, waits for a line of its stderr that holds `cue`, then
+/// interrupts it as Ctrl-C does: what it said up to the cue, what it said after, and how it
+/// ended.
+pub fn interrupted_at(
+    args: &[&str],
+    dir: &Path,
+    cue: &str,
+) -> (String, String, std::process::ExitStatus) {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let (mut seen, mut line) = (String::new(), String::new());
+    while stderr.read_line(&mut line).unwrap() > 0 {
+        seen.push_str(&line);
+        if line.contains(cue) {
+            break;
+        }
+        line.clear();
+    }
+    let interrupt = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupt.success());
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    (seen, rest, child.wait().unwrap())
+}
