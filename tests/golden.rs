@@ -68,7 +68,7 @@ macro_rules! shipped_configs {
                 .flat_map(|dir| std::fs::read_dir(root().join(dir)).unwrap())
                 .map(|e| e.unwrap().path())
                 .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-                .filter(|p| !p.ends_with("configs/reliability-layer.toml"))
+                .filter(|p| !p.ends_with("configs/closed-forms.toml"))
                 .collect();
             shipped.sort();
             assert_eq!(listed, shipped);
@@ -76,9 +76,9 @@ macro_rules! shipped_configs {
     };
 }
 
-/// The built-in default experiment, which `out/reliability-layer` holds.
+/// The built-in default experiment, which `out/closed-forms` holds.
 #[test]
-fn reliability_layer() {
+fn closed_forms() {
     writes_its_committed_output(&Source::builtin());
 }
 
@@ -86,7 +86,6 @@ shipped_configs! {
     attempts_curve => "attempts-curve.toml",
     broken_streams => "broken-streams.toml",
     calibrated => "calibrated.toml",
-    closed_forms => "closed-forms.toml",
     concurrency_limit => "concurrency-limit.toml",
     deadline_propagation => "deadline-propagation.toml",
     duplicate_curve => "duplicate-curve.toml",
@@ -104,6 +103,7 @@ shipped_configs! {
     model_fallback => "model-fallback.toml",
     rate_limited_provider => "rate-limited-provider.toml",
     real_clients => "real-clients.toml",
+    reliability_layer => "reliability-layer.toml",
     replicas => "replicas.toml",
     retry_amplification => "retry-amplification.toml",
     retry_budgets => "retry-budgets.toml",

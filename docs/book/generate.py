@@ -16,6 +16,20 @@ exactly those files, never anything typed by hand:
                                       …); a Markdown file's headings moved two levels down, so
                                       it sits inside the chapter that includes it
 
+A Markdown file that cannot include (README.md, CONTRIBUTING.md) or a chapter that shows a
+command's own output pastes it under a marker, and the script keeps the paste true:
+
+    <!-- pasted: retrysim run configs/lost-reply.toml -->
+    ```text
+    $ retrysim run configs/lost-reply.toml
+    …what it prints: stderr (progress, errors), then stdout…
+    ```
+
+The command runs in a scratch folder holding configs/ and docs/ (linked) and a copy of out/, in
+the order the pastes come (README.md, CONTRIBUTING.md, then the chapters), so a later command sees
+what an earlier one wrote; `cargo run --release [-- ARGS]` runs the built binary with ARGS. A
+marker ending `(exit N)` expects that exit code, any other expects 0.
+
 Files under generated/ that no chapter names any longer are removed. With --check nothing is
 written: it fails, naming each file, if what is committed differs from what out/ makes now (a
 stale figure or table), as `.ci/run` does.
@@ -26,6 +40,8 @@ by its config file (configs/<file>.toml) or its output folder (out/<name>/).
 
 import argparse
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -124,6 +140,66 @@ def demoted(data):
     return "\n".join(lines).encode("utf-8")
 
 
+PASTED = re.compile(r"^<!-- pasted: (.+?)(?: \(exit (\d+)\))? -->$")
+
+
+def pasting_files():
+    """The files with pasted outputs, in the order their commands run."""
+    return [p for p in (ROOT / "README.md", ROOT / "CONTRIBUTING.md") if p.is_file()] + chapters()
+
+
+def run_pasted(retrysim, scratch, command, code):
+    """What `command` prints, as its paste shows it, or an error."""
+    words = shlex.split(command)
+    if words[:3] == ["cargo", "run", "--release"]:
+        args = words[4:] if words[3:4] == ["--"] else words[3:]
+    elif words[:1] == ["retrysim"]:
+        args = words[1:]
+    else:
+        return None, f"`{command}` is neither `retrysim …` nor `cargo run --release …`"
+    run = subprocess.run([retrysim] + args, capture_output=True, text=True, cwd=scratch)
+    if run.returncode != code:
+        return None, f"`{command}` exited {run.returncode}, not {code}: {run.stderr.strip()}"
+    return f"$ {command}\n{run.stderr}{run.stdout}".rstrip("\n") + "\n", None
+
+
+def pasted(retrysim, problems):
+    """Each file with pastes, as its pastes make it now: {path: text}."""
+    made = {}
+    with tempfile.TemporaryDirectory(prefix="retrysim-pasted-") as scratch:
+        for name in ("configs", "docs"):
+            (Path(scratch) / name).symlink_to(ROOT / name)
+        shutil.copytree(OUT, Path(scratch) / "out")
+        for path in pasting_files():
+            lines = path.read_text(encoding="utf-8").split("\n")
+            out, i, marked = [], 0, False
+            while i < len(lines):
+                out.append(lines[i])
+                marker = PASTED.match(lines[i])
+                i += 1
+                if not marker:
+                    continue
+                marked = True
+                where = f"{path.relative_to(ROOT)}:{i}"
+                if i >= len(lines) or not lines[i].startswith("```"):
+                    problems.append(f"{where}: a pasted marker must stand right above a fenced block")
+                    continue
+                end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith("```")), None)
+                if end is None:
+                    problems.append(f"{where}: the pasted block has no closing fence")
+                    continue
+                text, error = run_pasted(retrysim, scratch, marker.group(1), int(marker.group(2) or 0))
+                if error:
+                    problems.append(f"{where}: {error}")
+                    text = "\n".join(lines[i + 1:end]) + "\n"
+                out.append(lines[i])
+                out.extend(text.rstrip("\n").split("\n"))
+                i = end
+            if marked:
+                made[path] = "\n".join(out)
+    return made
+
+
 def uncovered():
     """Shipped experiments no chapter and no notebook names."""
     text = "".join(p.read_text(encoding="utf-8") for p in chapters())
@@ -153,6 +229,8 @@ def main():
                 failed.add(GENERATED / ref)
             else:
                 wanted[GENERATED / ref] = data
+    pastes = pasted(args.retrysim, problems)
+    repasted = sorted(p for p, text in pastes.items() if p.read_text(encoding="utf-8") != text)
     present = {p for p in GENERATED.rglob("*") if p.is_file()} if GENERATED.exists() else set()
     stale = sorted(p for p in wanted if not p.is_file() or p.read_bytes() != wanted[p])
     # A file whose making failed is named by a chapter: the failure is the problem, not it.
@@ -160,10 +238,12 @@ def main():
     if args.check:
         problems += [f"stale: {p.relative_to(ROOT)} differs from what out/ makes" for p in stale]
         problems += [f"stale: {p.relative_to(ROOT)} is named by no chapter" for p in extra]
+        problems += [f"stale: {p.relative_to(ROOT)} pastes an output that differs from what its command prints now"
+                     for p in repasted]
     if problems:
         for problem in problems:
             print(problem, file=sys.stderr)
-        if args.check and (stale or extra):
+        if args.check and (stale or extra or repasted):
             print("the book's generated files are stale: run python3 docs/book/generate.py", file=sys.stderr)
         return 1
     if not args.check:
@@ -174,11 +254,16 @@ def main():
             part.replace(path)
         for path in extra:
             path.unlink()
+        for path in repasted:
+            part = path.with_name(path.name + ".part")
+            part.write_text(pastes[path], encoding="utf-8")
+            part.replace(path)
         for folder in sorted((p for p in GENERATED.rglob("*") if p.is_dir()), reverse=True):
             if not any(folder.iterdir()):
                 folder.rmdir()
     print(f"{len(wanted)} generated files, {len(stale)} {'stale' if args.check else 'rewritten'}, "
-          f"{len(extra)} {'unnamed' if args.check else 'removed'}; every shipped experiment is used")
+          f"{len(extra)} {'unnamed' if args.check else 'removed'}; {len(pastes)} files with pastes, "
+          f"{len(repasted)} {'stale' if args.check else 'repasted'}; every shipped experiment is used")
     return 0
 
 

@@ -318,10 +318,10 @@ impl Data {
     }
 
     /// The text of `column` in `row`. A chart reads only the columns it names
-    /// ([`super::columns`]); any other is a mistake in the chart, which a debug build stops at.
+    /// ([`super::columns`]); any other is a mistake in the chart, which stops the run.
     pub fn text(&self, row: &Row, column: &str) -> Option<&str> {
         let i = self.columns.iter().position(|c| *c == column);
-        debug_assert!(
+        assert!(
             i.is_some() || column.is_empty(),
             "a chart reads `{column}`, which its columns leave out"
         );

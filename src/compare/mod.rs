@@ -7,7 +7,7 @@
 //!   replications: replication j of A and of B drew the same arrivals and faults (common random
 //!   numbers), so the differences d_j are taken replication by replication and the interval is
 //!   d̄ ± t(n−1)·s_d/√n. The shared noise cancels, which makes the interval far tighter than
-//!   the two runs' own (see the README for how much).
+//!   the two runs' own (see the book's reference, `reference/commands.md`, for how much).
 //! - **Welch** otherwise, from each run's own mean and interval (one replication is a valid
 //!   input: its per-intent interval): se² = se_A² + se_B², degrees of freedom by
 //!   Welch–Satterthwaite.

@@ -1,5 +1,5 @@
 //! A comparison written out: the printed table, Markdown, and JSON (in the manner of
-//! hyperfine's exporters; the JSON schema is in the README's "Comparing two runs").
+//! hyperfine's exporters; the JSON schema is in the book's reference, "Comparing two runs").
 
 use std::fmt::Write;
 

@@ -27,12 +27,12 @@ use crate::sweep::Sweep;
 use crate::time::Tick;
 
 /// The default experiment, compiled into the binary so `retrysim run` needs no file.
-pub const DEFAULT_CONFIG: &str = include_str!("../../configs/reliability-layer.toml");
+pub const DEFAULT_CONFIG: &str = include_str!("../../configs/closed-forms.toml");
 /// The largest config file read: far more than any experiment needs, and small enough that a
 /// wrong path (`/dev/zero`, a data file) is refused at once.
 pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 /// How the default experiment is named in messages.
-pub const DEFAULT_CONFIG_NAME: &str = "configs/reliability-layer.toml (built in)";
+pub const DEFAULT_CONFIG_NAME: &str = "configs/closed-forms.toml (built in)";
 
 /// The latency files a sweep's points have read, by the name the config gives them, shared by
 /// every point of one sweep (and every thread making them).

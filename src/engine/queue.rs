@@ -85,7 +85,7 @@ impl<E> Scheduler<E> {
 
     /// Schedules `event` at tick `at`, which must not be in the past.
     pub fn schedule_at(&mut self, at: Tick, event: E) {
-        debug_assert!(at >= self.now, "event scheduled in the past");
+        assert!(at >= self.now, "event scheduled in the past");
         let entry = Entry {
             at: at.0,
             seq: self.next_seq,

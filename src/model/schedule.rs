@@ -32,9 +32,9 @@ impl RateSchedule {
     /// A schedule from points validated as such: the first at tick 0, each later than the one
     /// before, rates finite and non-negative, no ramp on the last; and a positive scale.
     pub fn new(points: Vec<RatePoint>, scale: f64) -> Self {
-        debug_assert!(points.first().is_some_and(|p| p.at == Tick::ZERO));
-        debug_assert!(points.windows(2).all(|w| w[0].at < w[1].at));
-        debug_assert!(points.last().is_some_and(|p| !p.ramp));
+        assert!(points.first().is_some_and(|p| p.at == Tick::ZERO));
+        assert!(points.windows(2).all(|w| w[0].at < w[1].at));
+        assert!(points.last().is_some_and(|p| !p.ramp));
         RateSchedule { points, scale }
     }
 

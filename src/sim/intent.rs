@@ -363,7 +363,7 @@ impl Intent {
 
     /// Where attempt `attempt` is held.
     fn held(&self, attempt: u32) -> usize {
-        debug_assert!(attempt >= self.attempts.base, "attempt {attempt} is folded");
+        assert!(attempt >= self.attempts.base, "attempt {attempt} is folded");
         (attempt - self.attempts.base) as usize
     }
 

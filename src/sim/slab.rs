@@ -55,7 +55,7 @@ impl Slab {
     /// The intent in `slot`, which events of live intents are sure of.
     pub fn get(&mut self, slot: u32) -> &mut Intent {
         let entry = &mut self.slots[slot as usize];
-        debug_assert!(entry.live, "events refer to live intents only");
+        assert!(entry.live, "events refer to live intents only");
         &mut entry.intent
     }
 
@@ -87,7 +87,7 @@ impl Slab {
     /// Frees the slot of an intent that is over.
     pub fn remove(&mut self, slot: u32) {
         let entry = &mut self.slots[slot as usize];
-        debug_assert!(entry.live, "an intent ends once");
+        assert!(entry.live, "an intent ends once");
         entry.live = false;
         self.free.push(slot);
     }

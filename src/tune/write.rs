@@ -89,7 +89,7 @@ pub fn recommended(t: &Tuned, source: &Source) -> Option<String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# Written by retrysim tune from {}; see the README's \"Choosing a policy\".",
+        "# Written by retrysim tune from {}; see \"Choosing a policy\" in docs/book/src/reference/commands.md.",
         source.name
     );
     let _ = writeln!(out, "# The policy \"{}\" with {settings}", t.spec.policy);

@@ -313,10 +313,12 @@ fn a_chain_at_its_bound_runs_quickly() {
 fn explore_refuses_work_past_its_bound_before_it_starts() {
     let tmp = tempfile::tempdir().unwrap();
     let real = configs().join("real-clients.toml");
+    let layer = configs().join("reliability-layer.toml");
     for args in [
         vec!["explore", real.to_str().unwrap(), "--faults", "1"],
         vec![
             "explore",
+            layer.to_str().unwrap(),
             "--faults",
             "4",
             "--set",

@@ -34,7 +34,7 @@ fn the_shipped_config_is_the_trace_calibrated() {
     assert_eq!(
         fs::read(tmp.path().join("calibrated.toml")).unwrap(),
         fs::read(configs().join("calibrated.toml")).unwrap(),
-        "configs/calibrated.toml is not what calibrate writes: rerun the README's command"
+        "configs/calibrated.toml is not what calibrate writes: rerun the command in docs/book/src/reference/commands.md"
     );
     assert_eq!(
         files(&tmp.path().join("data/calibrated")),

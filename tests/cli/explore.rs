@@ -140,8 +140,10 @@ fn a_long_exploration_shows_its_progress_and_stops_on_ctrl_c() {
     use std::time::{Duration, Instant};
     let tmp = tempfile::tempdir().unwrap();
     let interrupted = Instant::now();
+    let config = crate::binary::configs().join("reliability-layer.toml");
     let args = [
         "explore",
+        config.to_str().unwrap(),
         "--faults",
         "4",
         "--set",

@@ -7,8 +7,10 @@ use std::process::Command;
 
 use binary::{configs, retrysim, text};
 
+/// The first table a newcomer sees puts each measurement beside its closed form: with
+/// p = a + b = 0.3 and at most four attempts, E[attempts] = 1 + p + p² + p³, recomputed here.
 #[test]
-fn the_default_run_needs_no_arguments() {
+fn the_default_run_needs_no_arguments_and_shows_theory() {
     let tmp = tempfile::tempdir().unwrap();
     let out = retrysim(&[], tmp.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -18,26 +20,28 @@ fn the_default_run_needs_no_arguments() {
         "retry-only",
         "reliable",
         "attempts/intent",
-        "tasks succeeded",
-        "search calls while down",
-        "charge duplicates",
+        "theory",
+        "verdict",
     ] {
         assert!(table.contains(name), "{name} missing from\n{table}");
     }
-    let summary = fs::read_to_string(tmp.path().join("out/reliability-layer/summary.csv")).unwrap();
-    assert_eq!(
-        summary.lines().count(),
-        4,
-        "a header and one row per configuration"
-    );
-    assert!(summary.starts_with("experiment,policy,seed,replications,tasks,intents,"));
-    for file in [
-        "manifest.toml",
-        "timeseries.csv",
-        "charts/tasks.svg",
-        "charts/goodput.svg",
-    ] {
-        let path = tmp.path().join("out/reliability-layer").join(file);
+    let summary = fs::read_to_string(tmp.path().join("out/closed-forms/summary.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(summary.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 3, "one row per configuration");
+    let p: f64 = 0.1 + 0.2;
+    for row in &rows[1..] {
+        let theory: f64 = row[column("theory_attempts_per_intent")].parse().unwrap();
+        assert!(
+            (theory - (1.0 + p + p * p + p * p * p)).abs() < 1e-6,
+            "{theory}"
+        );
+        assert!(table.contains(&format!("{theory:.4}")), "{table}");
+    }
+    for file in ["manifest.toml", "runs.csv", "charts/comparison.svg"] {
+        let path = tmp.path().join("out/closed-forms").join(file);
         assert!(path.exists(), "{}", path.display());
     }
 }
@@ -159,9 +163,5 @@ fn a_closed_stdout_is_not_an_error() {
     drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(
-        tmp.path()
-            .join("out/reliability-layer/summary.csv")
-            .exists()
-    );
+    assert!(tmp.path().join("out/closed-forms/summary.csv").exists());
 }

@@ -319,13 +319,16 @@ fn the_documented_defaults_are_the_codes() {
     assert!(compared >= 30, "only {compared} defaults compared");
 }
 
-/// The README's own example config runs under a name of its own: saving it and running it
+/// The reference's example config runs under a name of its own: saving it and running it
 /// never writes over the output of a shipped config.
 #[test]
-fn the_readmes_example_config_names_no_shipped_output() {
-    let readme = read("README.md");
-    let at = readme.find("## A config, briefly").expect("the section");
-    let block = readme[at..].split("```").nth(1).expect("its config block");
+fn the_references_example_config_names_no_shipped_output() {
+    let reference = read("docs/book/src/reference/configs.md");
+    let at = reference.find("## A config, briefly").expect("the section");
+    let block = reference[at..]
+        .split("```")
+        .nth(1)
+        .expect("its config block");
     let name = block
         .lines()
         .find_map(|l| l.strip_prefix("name = \""))
@@ -341,13 +344,64 @@ fn the_readmes_example_config_names_no_shipped_output() {
     );
     let text = block.trim_start_matches("toml\n");
     let source = retrysim::config::Source {
-        name: "README.md".into(),
+        name: "configs.md".into(),
         text: text.into(),
         origin: Origin::Text,
     };
     source
         .sweep()
-        .unwrap_or_else(|e| panic!("the README's config: {e}"));
+        .unwrap_or_else(|e| panic!("the reference's config: {e}"));
+}
+
+/// The README stays a front door: at most 400 lines, naming no file outside the repository,
+/// every file it links to present. A new feature goes to the book; the README gains a line.
+#[test]
+fn the_readme_is_short_and_links_only_what_a_clone_has() {
+    let readme = read("README.md");
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 400,
+        "README.md has {lines} lines; the book takes the rest"
+    );
+    for doc in ["README.md", "CONTRIBUTING.md"] {
+        let text = read(doc);
+        assert!(
+            !text.contains("../"),
+            "{doc} names a file outside the repository"
+        );
+        for (at, _) in text.match_indices("](") {
+            let target = text[at + 2..].split(')').next().unwrap_or_default();
+            let file = target.split('#').next().unwrap_or_default();
+            if file.is_empty() || file.starts_with("http") {
+                continue;
+            }
+            assert!(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join(file).exists(),
+                "{doc} links to {file}, which a clone lacks"
+            );
+        }
+    }
+}
+
+/// The book's reference holds every key and every column: its chapters include the two
+/// files the tests above hold to the code, rather than copies that could drift.
+#[test]
+fn the_reference_includes_every_key_and_column() {
+    let summary = read("docs/book/src/SUMMARY.md");
+    for (chapter, file) in [
+        ("reference/config-keys.md", "configs/README.md"),
+        ("reference/output-columns.md", "out/README.md"),
+    ] {
+        assert!(
+            summary.contains(&format!("]({chapter})")),
+            "{chapter} is not in the book"
+        );
+        let text = read(&format!("docs/book/src/{chapter}"));
+        assert!(
+            text.contains(&format!("{{{{#include ../../../../{file}}}}}")),
+            "{chapter} does not include {file}"
+        );
+    }
 }
 
 /// The licence a teacher reads is the one the package declares.
@@ -361,11 +415,11 @@ fn the_licence_file_is_the_declared_one() {
     assert!(read("LICENSE").starts_with("MIT License\n"));
 }
 
-/// The README's cost form under the classic faults names the 5xx before the work beside the
+/// The reference's cost form under the classic faults names the 5xx before the work beside the
 /// lost requests, as the code's form does (`theory::stream`): 1 − a − e, not 1 − a.
 #[test]
-fn the_readmes_cost_form_names_every_fault_it_lists() {
-    let readme = read("README.md");
+fn the_references_cost_form_names_every_fault_it_lists() {
+    let readme = read("docs/book/src/reference/features.md");
     assert!(
         !readme.contains("E[attempts]·(1 − a) billed"),
         "a form without e"

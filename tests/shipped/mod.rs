@@ -20,7 +20,7 @@ pub fn configs() -> Vec<Source> {
         .flat_map(|dir| fs::read_dir(root().join(dir)).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .filter(|p| !p.ends_with("configs/reliability-layer.toml"))
+        .filter(|p| !p.ends_with("configs/closed-forms.toml"))
         .collect();
     paths.sort();
     let mut sources = vec![Source::builtin()];

@@ -10,7 +10,7 @@ use retrysim::policy::Attempts;
 use crate::progress;
 
 /// What `--help` and the manual page end with: examples, and what each exit code means.
-pub const EXAMPLES: &str = "  retrysim                                   run the built-in experiment into out/reliability-layer/
+pub const EXAMPLES: &str = "  retrysim                                   run the built-in experiment into out/closed-forms/
   retrysim run configs/duplicate-curve.toml -q
   retrysim run configs/lost-reply.toml --set tool.order.reply_loss=0.3
   retrysim run configs/closed-forms.toml --scan tool.charge.reply_loss=0:0.5:0.1 -j 2 -o runs
@@ -109,7 +109,7 @@ fn name(text: &str) -> Result<String, String> {
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// The TOML config to run; without it, the built-in configs/reliability-layer.toml.
+    /// The TOML config to run; without it, the built-in configs/closed-forms.toml.
     pub config: Option<PathBuf>,
     /// The folder to write <experiment>/ into.
     #[arg(long, short, default_value = "out")]
@@ -182,8 +182,7 @@ pub enum Format {
 
 #[derive(Args)]
 pub struct CheckArgs {
-    /// The config whose output is checked; without it, the built-in
-    /// configs/reliability-layer.toml.
+    /// The config whose output is checked; without it, the built-in configs/closed-forms.toml.
     pub config: Option<PathBuf>,
     /// The reference folder (default: out/<experiment>, named for any changes).
     #[arg(long)]
@@ -210,7 +209,7 @@ pub struct CompareArgs {
     /// Also write the table as Markdown to FILE.
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
-    /// Also write the comparison as JSON to FILE (schema in the README).
+    /// Also write the comparison as JSON to FILE (schema: docs/book/src/reference/commands.md).
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
     /// Exit 1 if a figure got worse in any configuration: worse:FIGURE, such as
@@ -250,8 +249,9 @@ pub struct TuneArgs {
 
 #[derive(Args)]
 pub struct ExploreArgs {
-    /// The config to explore; without it, the built-in configs/reliability-layer.toml.
-    pub config: Option<PathBuf>,
+    /// The config to explore. It has no default: exploring needs a workload of a few calls,
+    /// and the built-in experiment's 10 000 tasks are far more (`--set workload.tasks=2`).
+    pub config: PathBuf,
     /// The most faults a schedule has (default: the config's [explore] faults, else 2).
     #[arg(long, value_parser = clap::value_parser!(u8).range(0..=8))]
     pub faults: Option<u8>,

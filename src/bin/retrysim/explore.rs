@@ -113,10 +113,7 @@ pub fn produce(
 }
 
 pub fn command(args: &ExploreArgs) -> Result<(), Failure> {
-    let source = match &args.config {
-        Some(path) => Source::read(path)?,
-        None => Source::builtin(),
-    };
+    let source = Source::read(&args.config)?;
     let faults = args.faults.map(usize::from);
     let (table, staging) = produce(&source, &args.changes.list(), faults, &args.out, &args.pace)?;
     let dir = staging.commit()?;

@@ -46,7 +46,7 @@ pub fn command(args: &TuneArgs) -> Result<(), Failure> {
     let source = Source::read(&args.config)?;
     let Some(spec) = source.tune()? else {
         return Err(Failure::Usage(format!(
-            "{} has no [tune] table: `retrysim tune` searches the policy a [tune] table names (see the README's \"Choosing a policy\"); run it with `retrysim run {}`",
+            "{} has no [tune] table: `retrysim tune` searches the policy a [tune] table names (see \"Choosing a policy\" in docs/book/src/reference/commands.md); run it with `retrysim run {}`",
             source.name, source.name
         )));
     };

@@ -64,7 +64,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(slot);
         // A call carrying its caller's deadline never starts an attempt after it: the gates
         // refuse one with no time left.
-        debug_assert!(
+        assert!(
             intent.hop().deadline.is_none_or(|d| now <= d),
             "an attempt sent at {now} past its carried deadline"
         );

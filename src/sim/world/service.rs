@@ -195,7 +195,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         };
         let handle = self.open(id, hop, who, sched.now());
         let next = self.first_attempt(handle, sched);
-        debug_assert!(matches!(next, None | Some(MoveOn::Called)));
+        assert!(matches!(next, None | Some(MoveOn::Called)));
     }
 
     /// A call of work `w` has ended, `passed` if it succeeded or may fail: the stage goes on,

@@ -264,10 +264,9 @@ fn the_index_follows_the_book() {
     let order = [
         "<h2>Introduction</h2>",
         "/x/lost-reply\"",
+        "/x/closed-forms\"",
         "<h2>A retry that charges twice</h2>",
         "/x/duplicate-curve\"",
-        "<h2>How many attempts a call takes</h2>",
-        "/x/closed-forms\"",
         "<h2>Retry storms</h2>",
         "/x/retry-storm\"",
     ];
