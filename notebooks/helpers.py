@@ -17,6 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import retrysim_io
+from retrysim_io import UNLIMITED  # noqa: F401 (the notebooks compare caps with it)
+
 ROOT = Path(__file__).resolve().parent.parent
 RETRYSIM = Path(os.environ.get("RETRYSIM", ROOT / "target" / "release" / "retrysim"))
 
@@ -28,10 +31,6 @@ Z_999 = 3.2905
 # sixth from the value it stands for, and a standard error read from a half-width as much again.
 ROUNDING = 1e-6
 
-# Columns read as text: a layer path such as "1/2" or "10" is a label, not a number.
-TEXT = {"layer": str, "key": str, "policy": str, "experiment": str}
-
-
 def out_dir(experiment, out=None):
     """The output folder of `experiment` under `out`; without one, under RETRYSIM_OUT if set,
     else the committed out/."""
@@ -39,8 +38,9 @@ def out_dir(experiment, out=None):
 
 
 def read(folder, file="summary.csv"):
-    """One CSV file of an output folder as a DataFrame."""
-    return pd.read_csv(Path(folder) / file, dtype=TEXT)
+    """One CSV file of an output folder as a DataFrame, each column typed as out/schema.json
+    says (retrysim_io.load: an unlimited cap is math.inf, not NaN)."""
+    return retrysim_io.load(folder, file)
 
 
 def settings(folder):
@@ -117,43 +117,3 @@ def agreement(rows, measure, ci95, closed):
     z = (rows[measure] - closed) / se.where(se > 0)
     return pd.DataFrame({"measured": rows[measure], "closed form": closed,
                          "standard error": se, "z": z.fillna(0.0)})
-
-
-def _schema():
-    import json
-    return json.loads((ROOT / "out" / "schema.json").read_text())
-
-
-def _parameter_type(values):
-    """A parameter column's type from its axis values, as out/schema.json says."""
-    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        return "integer"
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-        return "number"
-    return "string"
-
-
-def load(folder, file="summary.csv"):
-    """One CSV file of any output folder with the dtypes out/schema.json gives its columns (the
-    parameter columns typed by the folder's manifest.toml), one dtype per column name."""
-    import tomllib
-    folder = Path(folder)
-    fields = list(_schema()["tables"][file]["schema"]["fields"])
-    manifest = tomllib.loads((folder / "manifest.toml").read_text())
-    axes = manifest.get("resolved", {}).get("sweep", {}).get("axis", [])
-    params = [{"name": a["path"], "type": _parameter_type(a["values"])} for a in axes]
-    frame = pd.read_csv(folder / file, dtype=str, keep_default_na=False)
-    for field in params + fields:
-        column, kind = field["name"], field["type"]
-        required = field.get("constraints", {}).get("required", False)
-        cells = frame[column]
-        if kind == "string":
-            frame[column] = cells.astype("string")
-        elif kind == "boolean":
-            frame[column] = cells.map({"true": True, "false": False}).astype("boolean")
-        else:
-            # An integer that may be empty is the nullable Int64: an empty cell is <NA>, and
-            # the column stays integer.
-            dtype = "float64" if kind == "number" else ("int64" if required else "Int64")
-            frame[column] = pd.to_numeric(cells.replace("", None)).astype(dtype)
-    return frame

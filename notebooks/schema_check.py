@@ -1,11 +1,11 @@
-"""Loads every committed CSV under out/ through helpers.load and out/schema.json, and checks
+"""Loads every committed CSV under out/ through retrysim_io.load and out/schema.json, and checks
 each column came out with the one dtype its name has in every file (run by `.ci/run`)."""
 
 import subprocess
 import sys
 from pathlib import Path
 
-import helpers
+import retrysim_io
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,11 +20,19 @@ def main():
     seen, problems = {}, []
     for path in files:
         folder, file = (ROOT / path).parent, Path(path).name
-        frame = helpers.load(folder, file)
+        frame = retrysim_io.load(folder, file)
         for column, dtype in frame.dtypes.items():
             first = seen.setdefault(column, (str(dtype), path))
             if first[0] != str(dtype):
                 problems.append(f"{column}: {dtype} in {path}, {first[0]} in {first[1]}")
+    # Unlimited is a value: lost-reply's policies have no cap (max_attempts empty in the CSV),
+    # and timeout-percentile sweeps workers over ["unlimited", 1].
+    caps = retrysim_io.load(ROOT / "out" / "lost-reply").max_attempts
+    if not (caps == retrysim_io.UNLIMITED).all():
+        problems.append(f"out/lost-reply max_attempts reads {list(caps)}, not unlimited")
+    workers = retrysim_io.load(ROOT / "out" / "timeout-percentile")["tool.supplier.workers"]
+    if sorted(set(workers)) != [1.0, retrysim_io.UNLIMITED]:
+        problems.append(f"out/timeout-percentile workers read {sorted(set(workers))}")
     for p in problems:
         print(p, file=sys.stderr)
     print(f"{len(files)} files, {len(seen)} column names, {len(problems)} with two dtypes")

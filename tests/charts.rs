@@ -177,3 +177,73 @@ fn the_overlap_check_sees_two_labels_in_one_place() {
     let labels = labels(svg);
     assert_eq!(overlaps(&labels).len(), 1, "{labels:?}");
 }
+
+/// The y-axis tick labels of a chart's stacked panels, panel by panel from the top: each label's
+/// value and its vertical middle. Within a panel the values fall down the page, so a value
+/// higher than the one above it starts the next panel.
+fn stacked_ticks(svg: &str) -> Vec<Vec<(f64, f64)>> {
+    let mut ticks: Vec<(f64, f64)> = (labels(svg).iter())
+        .filter(|l| l.bounds[2] < 130.0)
+        .filter_map(|l| {
+            Some((
+                l.text.parse::<f64>().ok()?,
+                (l.bounds[1] + l.bounds[3]) / 2.0,
+            ))
+        })
+        .collect();
+    ticks.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let mut panels: Vec<Vec<(f64, f64)>> = Vec::new();
+    for tick in ticks {
+        match panels.last_mut() {
+            Some(panel) if panel.last().is_some_and(|last| tick.0 < last.0) => panel.push(tick),
+            _ => panels.push(vec![tick]),
+        }
+    }
+    panels
+}
+
+/// A sweep's comparison, tasks and latency charts stack one panel per figure, and each reads:
+/// at least four tick labels on its axis, the top and bottom ones at least 100 pixels apart
+/// (the plot is taller still: its top tick stands below the plot's top).
+#[test]
+fn a_sweeps_stacked_panels_are_tall_enough_to_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut seen = 0;
+    for dir in copy_outputs(tmp.path()) {
+        let manifest = fs::read_to_string(dir.join("manifest.toml")).unwrap();
+        if !manifest.contains("[resolved.sweep]") {
+            continue;
+        }
+        for path in chart::draw_all(&dir, Some(&[ChartFormat::Svg])).unwrap() {
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            if !["comparison", "tasks", "latency"].contains(&name.as_str()) {
+                continue;
+            }
+            let panels = stacked_ticks(&fs::read_to_string(&path).unwrap());
+            assert!(!panels.is_empty(), "{}: no panel", path.display());
+            for (i, ticks) in panels.iter().enumerate() {
+                let span = ticks.last().unwrap().1 - ticks[0].1;
+                assert!(
+                    ticks.len() >= 4 && span >= 100.0,
+                    "{} panel {i}: {} ticks over {span:.0} px: {ticks:?}",
+                    path.display(),
+                    ticks.len()
+                );
+            }
+            seen += 1;
+        }
+    }
+    assert!(seen >= 5, "only {seen} stacked charts");
+}
+
+/// The panel check sees a short panel: two ticks 60 pixels apart, as sweeps were drawn before.
+#[test]
+fn the_panel_check_sees_a_short_panel() {
+    let svg = r#"<text x="74" y="100" dy="0.5ex" text-anchor="end" font-size="18">100</text>
+<text x="74" y="160" dy="0.5ex" text-anchor="end" font-size="18">0</text>
+<text x="74" y="300" dy="0.5ex" text-anchor="end" font-size="18">2</text>
+<text x="74" y="340" dy="0.5ex" text-anchor="end" font-size="18">0</text>"#;
+    let panels = stacked_ticks(svg);
+    assert_eq!(panels.len(), 2, "{panels:?}");
+    assert!(panels.iter().all(|p| p.len() == 2));
+}

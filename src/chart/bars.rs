@@ -360,18 +360,13 @@ fn bars_of(data: &Data, layout: &Layout, panel: &Panel) -> Vec<Bar> {
     data.rows.iter().filter_map(bar).collect()
 }
 
-pub fn draw<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    data: &Data,
-    title: &str,
-    panels: &[Panel],
-) -> Result<(), String> {
-    let body = super::heading(root, &format!("{title} — {}", data.name), &data.description)?;
+/// The panels drawn, each with its bars, and the titles of those left out: a panel that is zero
+/// everywhere is named in a note instead, and a sweep draws only the panels made for one.
+fn chosen<'a>(data: &Data, panels: &'a [Panel]) -> (Vec<(&'a Panel, Vec<Bar>)>, Vec<&'a str>) {
     let swept = !data.axes.is_empty();
-    // A panel that is zero everywhere is left out and named in a note instead.
     let all = Layout::of(data, 0);
-    let mut drawn: Vec<(&Panel, Vec<Bar>)> = Vec::new();
-    let mut left_out: Vec<&str> = Vec::new();
+    let mut drawn = Vec::new();
+    let mut left_out = Vec::new();
     for panel in panels.iter().filter(|p| p.in_sweeps || !swept) {
         let bars = bars_of(data, &all, panel);
         if bars.is_empty() {
@@ -383,6 +378,29 @@ pub fn draw<DB: DrawingBackend>(
             drawn.push((panel, bars));
         }
     }
+    (drawn, left_out)
+}
+
+/// The canvas: a slide without a sweep, where the panels stand side by side; with one, where
+/// they are stacked, as tall as gives each panel's plot at least 190 pixels (340 a panel with
+/// its caption, margins and point labels, under about 230 of title and legend).
+pub fn size(data: &Data, panels: &[Panel]) -> (u32, u32) {
+    if data.axes.is_empty() {
+        return style::SIZE;
+    }
+    let stacked = chosen(data, panels).0.len() as u32;
+    (style::SIZE.0, style::SIZE.1.max(230 + 340 * stacked))
+}
+
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    data: &Data,
+    title: &str,
+    panels: &[Panel],
+) -> Result<(), String> {
+    let body = super::heading(root, &format!("{title} — {}", data.name), &data.description)?;
+    let swept = !data.axes.is_empty();
+    let (drawn, left_out) = chosen(data, panels);
     let layout = Layout::of(data, drawn.len());
     // Configurations are named under their bars without a sweep; with one, in a legend above
     // the panels, each with the shape marked at the foot of its bars.
@@ -481,8 +499,10 @@ fn draw_panel<DB: DrawingBackend>(
         |x: &f64| frame::category(&names, *x),
         |y: &f64| super::tick(*y),
     );
-    // A tick label about every 45 pixels of the plot, so short stacked panels keep theirs apart.
-    let y_ticks = (chart.plotting_area().dim_in_pixel().1 as usize / 45).clamp(2, 10);
+    // Room for a tick label about every 24 pixels of the plot. Plotters takes this as the most
+    // labels and picks round steps under it (0 to 1.4 is 0, 0.5, 1 where 7 are allowed, and
+    // 0 to 1.4 by 0.2 only where 8 are), so a stacked panel asks for eight or more.
+    let y_ticks = (chart.plotting_area().dim_in_pixel().1 as usize / 24).clamp(6, 14);
     let mut mesh = chart.configure_mesh();
     mesh.disable_x_mesh()
         .x_labels(groups.len() * 2 + 1)

@@ -269,43 +269,95 @@ pub fn draw<DB: DrawingBackend>(
             draw_band(&mut chart, s, &scale, style::color(i))?;
         }
     }
-    draw_theory(&mut chart, &series, measure, categorical, &dodge)?;
+    let lines = if categorical {
+        draw_theory_dashes(&mut chart, &series, &dodge)?;
+        Vec::new()
+    } else {
+        let lines = theory_lines(&series, measure);
+        draw_theory_lines(&mut chart, &lines)?;
+        lines
+    };
     draw_marks(&mut chart, &series, &scale, &dodge)?;
-    legend::side_legend(&column, &series, measure)
+    legend::side_legend(&column, &series, measure, &lines)
 }
 
 type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
-/// The closed forms, every line before any mark so that no line covers one: the first theory
-/// drawn widest and each later one narrower on top.
-fn draw_theory<DB: DrawingBackend>(
+/// A closed form's curve, drawn once however many series share it (three client counts under
+/// one policy share theirs): one line each keeps the band of coinciding lines legible.
+pub(super) struct TheoryLine {
+    path: Vec<(f64, f64)>,
+    /// What the legend says of it: the form, and the first series it serves where two
+    /// distinct curves share the form's words.
+    pub(super) label: String,
+}
+
+/// The distinct theory curves of `series`, in the order of the first series each serves.
+fn theory_lines(series: &[Series], measure: Measure) -> Vec<TheoryLine> {
+    let mut lines: Vec<TheoryLine> = Vec::new();
+    for s in series {
+        let Some(t) = s.marks.iter().find_map(|m| m.theory) else {
+            continue;
+        };
+        let path = theory_path(&s.marks, measure);
+        if path.is_empty() || lines.iter().any(|l| l.path == path) {
+            continue;
+        }
+        let mut label = format!("theory {}", measure.formula(t.attempts, t.key));
+        if lines.iter().any(|l| l.label == label) {
+            label = format!("{label} ({})", s.label);
+        }
+        lines.push(TheoryLine { path, label });
+    }
+    lines
+}
+
+/// Theory's colour: a dark grey apart from every series' colour, so a line reads as theory
+/// and a mark as a measurement.
+pub(super) const THEORY: RGBColor = RGBColor(60, 60, 60);
+
+/// The `k`-th distinct theory curve's dashes, as (dash, gap) in pixels: solid, dashed,
+/// dotted, long-dashed, by turns.
+pub(super) fn theory_dashes(k: usize) -> Option<(u32, u32)> {
+    [None, Some((14, 8)), Some((3, 6)), Some((28, 8))][k % 4]
+}
+
+/// The closed forms, every line before any mark so that no line covers one.
+fn draw_theory_lines<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    lines: &[TheoryLine],
+) -> Result<(), String> {
+    let style = ShapeStyle::from(THEORY.mix(0.85)).stroke_width(3);
+    for (k, line) in lines.iter().enumerate() {
+        let points = line.path.iter().copied();
+        let drawn = match theory_dashes(k) {
+            None => chart.draw_series(LineSeries::new(points, style)),
+            Some((dash, gap)) => chart.draw_series(DashedLineSeries::new(points, dash, gap, style)),
+        };
+        drawn.map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// On a categorical axis there is nothing to join: each series' theory is a dash at each
+/// category, beside its own marks, in its colour.
+fn draw_theory_dashes<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     series: &[Series],
-    measure: Measure,
-    categorical: bool,
     dodge: &dyn Fn(usize) -> f64,
 ) -> Result<(), String> {
     let n = series.len();
+    let half = 0.4 / n as f64;
     for (i, s) in series.iter().enumerate() {
-        if s.marks.iter().all(|m| m.theory.is_none()) {
-            continue;
-        }
-        let width = (2 * (n - i) as u32 + 1).min(9);
-        let line = ShapeStyle::from(style::color(i).mix(0.55)).stroke_width(width);
+        let line = ShapeStyle::from(style::color(i).mix(0.55)).stroke_width(5);
         let shift = dodge(i);
-        // Between categories there is nothing to join: theory is a dash at each one.
-        let drawn = if categorical {
-            let half = 0.4 / n as f64;
-            chart.draw_series(s.marks.iter().filter_map(|m| {
+        chart
+            .draw_series(s.marks.iter().filter_map(|m| {
                 let t = m.theory?.value;
                 let x = m.x + shift;
                 Some(PathElement::new(vec![(x - half, t), (x + half, t)], line))
             }))
-        } else {
-            let path = theory_path(&s.marks, measure);
-            chart.draw_series(LineSeries::new(path, line))
-        };
-        drawn.map_err(|e| e.to_string())?;
+            .map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -334,16 +386,16 @@ fn draw_marks<DB: DrawingBackend>(
             }
             s.marks.iter().collect()
         };
-        // A white edge keeps a mark apart from the line or the mark beneath it.
+        let (fill, line) = paint(i, color);
         let edge = |corners: Vec<(i32, i32)>| {
             let mut closed = corners.clone();
             closed.extend(corners.first().copied());
-            PathElement::new(closed, WHITE.stroke_width(2))
+            PathElement::new(closed, line)
         };
         chart
             .draw_series(marked.into_iter().map(|m| {
                 EmptyElement::at((m.x + shift, scale.at(m.mean)))
-                    + Polygon::new(marker(i, size), color.filled())
+                    + Polygon::new(marker(i, size), fill)
                     + edge(marker(i, size))
             }))
             .map_err(|e| e.to_string())?;
@@ -382,6 +434,17 @@ fn significant(y: f64) -> f64 {
     }
     let unit = 10f64.powf(y.log10().floor() - 1.0);
     (y / unit).round() * unit
+}
+
+/// How series `i`'s mark is filled and edged: the first eight filled in its colour with a white
+/// edge (which keeps a mark apart from the line or the mark beneath it), the next eight hollow,
+/// white edged in its colour. With the eight shapes that makes sixteen marks, each drawn once,
+/// so sixteen series need no colour to be told apart.
+pub(super) fn paint(i: usize, color: RGBColor) -> (ShapeStyle, ShapeStyle) {
+    match i % 16 < 8 {
+        true => (color.filled(), WHITE.stroke_width(2)),
+        false => (WHITE.filled(), color.stroke_width(3)),
+    }
 }
 
 /// Series `i`'s marker shape, as corners around its centre in pixels: a circle, square,

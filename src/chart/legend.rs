@@ -6,7 +6,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::curve::{Measure, Series, marker};
+use plotters::element::DashedPathElement;
+
+use super::curve::{Measure, Series, THEORY, TheoryLine, marker, paint, theory_dashes};
 use super::data::Data;
 use super::style::{self, FONT};
 
@@ -148,12 +150,14 @@ fn places<'a, DB: DrawingBackend>(
     Ok(places.into_iter())
 }
 
-/// The legend as a column: per series, its theory line with its marker on it and its name,
-/// the closed form beneath where it has one.
+/// The legend as a column: per series, its marker and its name; then each distinct theory
+/// curve in its dashes with its form. On a categorical axis, where each series carries its own
+/// theory dashes, a series' row shows its dash under the marker and its form beneath the name.
 pub(super) fn side_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     series: &[Series],
     measure: Measure,
+    lines: &[TheoryLine],
 ) -> Result<(), String> {
     let text = |size: u32| {
         (FONT, size)
@@ -174,25 +178,60 @@ pub(super) fn side_legend<DB: DrawingBackend>(
     };
     area.draw(&Text::new(header, (10, 16), text(style::NOTE)))
         .map_err(|e| e.to_string())?;
-    let row = if has_theory { 44 } else { 28 };
+    let own_theory = has_theory && lines.is_empty();
+    let row = if own_theory { 44 } else { 30 };
+    let draw = |e: &dyn Fn() -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>| {
+        e().map_err(|e| e.to_string())
+    };
+    let mut y = 52;
     for (i, s) in series.iter().enumerate() {
-        let y = 52 + row * i as i32;
         let color = style::color(i);
-        let theory = s.marks.iter().find_map(|m| m.theory);
+        let theory = s.marks.iter().find_map(|m| m.theory).filter(|_| own_theory);
         if theory.is_some() {
             let line = ShapeStyle::from(color.mix(0.55)).stroke_width(5);
-            area.draw(&PathElement::new(vec![(10, y), (44, y)], line))
-                .map_err(|e| e.to_string())?;
+            draw(&|| area.draw(&PathElement::new(vec![(10, y), (44, y)], line)))?;
         }
-        area.draw(&(EmptyElement::at((27, y)) + Polygon::new(marker(i, 7), color.filled())))
-            .map_err(|e| e.to_string())?;
-        area.draw(&Text::new(s.label.clone(), (54, y), text(style::NOTE)))
-            .map_err(|e| e.to_string())?;
+        let (fill, edge) = paint(i, color);
+        let corners = marker(i, 7);
+        let closed: Vec<(i32, i32)> = corners.iter().chain(corners.first()).copied().collect();
+        draw(&|| {
+            area.draw(
+                &(EmptyElement::at((27, y))
+                    + Polygon::new(corners.clone(), fill)
+                    + PathElement::new(closed.clone(), edge)),
+            )
+        })?;
+        draw(&|| area.draw(&Text::new(s.label.clone(), (54, y), text(style::NOTE))))?;
         if let Some(t) = theory {
             let formula = format!("theory {}", measure.formula(t.attempts, t.key));
-            area.draw(&Text::new(formula, (54, y + 20), text(style::NOTE - 4)))
-                .map_err(|e| e.to_string())?;
+            draw(&|| {
+                area.draw(&Text::new(
+                    formula.clone(),
+                    (54, y + 20),
+                    text(style::NOTE - 4),
+                ))
+            })?;
         }
+        y += row;
+    }
+    y += 10;
+    let style = ShapeStyle::from(THEORY.mix(0.85)).stroke_width(3);
+    for (k, line) in lines.iter().enumerate() {
+        let sample = vec![(8, y), (46, y)];
+        draw(&|| match theory_dashes(k) {
+            None => area.draw(&PathElement::new(sample.clone(), style)),
+            Some((dash, gap)) => {
+                area.draw(&DashedPathElement::new(sample.clone(), dash, gap, style))
+            }
+        })?;
+        draw(&|| {
+            area.draw(&Text::new(
+                line.label.clone(),
+                (54, y),
+                text(style::NOTE - 2),
+            ))
+        })?;
+        y += 30;
     }
     Ok(())
 }

@@ -58,6 +58,9 @@ pub fn draw_all(dir: &Path, formats: Option<&[ChartFormat]>) -> Result<Vec<PathB
         let data = Data::read(dir, kind)?;
         let size = match kind {
             ChartKind::Timeline => lanes::size(&data.blocks().map_err(Error::Chart)?),
+            ChartKind::Comparison => bars::size(&data, &bars::COMPARISON),
+            ChartKind::Latency => bars::size(&data, &bars::LATENCY),
+            ChartKind::Tasks => bars::size(&data, &bars::TASKS),
             _ => style::SIZE,
         };
         for &format in formats {

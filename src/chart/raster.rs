@@ -6,7 +6,8 @@ use std::sync::{Arc, OnceLock};
 use resvg::tiny_skia::{Pixmap, Transform};
 use resvg::usvg::{Options, Tree, fontdb};
 
-/// The embedded fonts, loaded once; `sans-serif`, the family the SVG names, is DejaVu Sans.
+/// The embedded fonts, loaded once: DejaVu Sans, the family the SVG names first (and the
+/// `sans-serif` it falls back to).
 fn fonts() -> Arc<fontdb::Database> {
     static FONTS: OnceLock<Arc<fontdb::Database>> = OnceLock::new();
     FONTS

@@ -7,8 +7,10 @@ use plotters::style::{FontStyle, RGBColor, register_font};
 
 /// 16:9, large enough for a slide without scaling text.
 pub const SIZE: (u32, u32) = (1280, 720);
-/// The one font family charts use; registered from the embedded DejaVu Sans.
-pub const FONT: &str = "sans-serif";
+/// The one font family charts use, registered from the embedded DejaVu Sans, and the family an
+/// SVG names: a viewer with DejaVu Sans lays the text out as it was measured here, and one
+/// without it falls back to its own sans-serif rather than to a serif.
+pub const FONT: &str = "DejaVu Sans, sans-serif";
 pub const TITLE: u32 = 36;
 pub const LABEL: u32 = 26;
 pub const TICK: u32 = 22;
