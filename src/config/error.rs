@@ -4,14 +4,18 @@
 use std::fmt;
 use std::ops::Range;
 
+use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
+
 use super::{Origin, Source};
 
-/// A config that cannot be used. Displayed as
+/// A config that cannot be used. Displayed (and printed after `error: `) as
 ///
 /// ```text
-/// error: configs/x.toml:7:14: tool[0].reply_loss: 1.5 is not a probability
-///    7 | reply_loss = 1.5
-///      |              ^^^
+/// configs/x.toml:7:14: tool[0].reply_loss: 1.5 is not a probability
+///   |
+/// 7 | reply_loss = 1.5
+///   |              ^^^
+///   |
 ///   = allowed: a number from 0 to 1
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -231,31 +235,48 @@ impl std::ops::Deref for ConfigError {
     }
 }
 
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
-        if let Some((line, column)) = self.location {
-            write!(f, ":{line}:{column}")?;
+impl ConfigError {
+    /// The error as a report, laid out by annotate-snippets as rustc and cargo lay theirs out:
+    /// the header (where and what), the line with the offending span marked, the guess, then
+    /// what is allowed. `renderer` is plain, or styled for a terminal.
+    pub fn render(&self, renderer: &Renderer) -> String {
+        let d = &self.0;
+        let mut header = d.file.clone();
+        if let Some((line, column)) = d.location {
+            header.push_str(&format!(":{line}:{column}"));
         }
-        if !self.path.is_empty() {
-            write!(f, ": {}", self.path)?;
+        if !d.path.is_empty() {
+            header.push_str(&format!(": {}", d.path));
         }
-        write!(f, ": {}", self.message)?;
-        if let (Some((text, cols)), Some((line, _))) = (&self.snippet, self.location) {
-            let gutter = line.to_string().len();
-            write!(f, "\n {line:>gutter$} | {text}")?;
-            let pad = " ".repeat(cols.start);
-            let marks = "^".repeat(cols.len());
-            write!(f, "\n {:>gutter$} | {pad}{marks}", "")?;
+        header.push_str(&format!(": {}", d.message));
+        // The header stands alone: whoever prints the report says "error:" before it.
+        let title = Level::ERROR.no_name().primary_title(header.as_str());
+        let mut group = Group::with_title(title);
+        if let (Some((text, cols)), Some((line, _))) = (&d.snippet, d.location) {
+            // The span is kept in characters; the renderer takes bytes.
+            let byte = |c: usize| text.char_indices().nth(c).map_or(text.len(), |(b, _)| b);
+            let span = byte(cols.start)..byte(cols.end);
+            group = group.element(
+                Snippet::source(text.as_str())
+                    .line_start(line)
+                    .fold(false)
+                    .annotation(AnnotationKind::Primary.span(span)),
+            );
         }
         // The guess first: it is what the reader most likely meant; the list is the rest.
-        if let Some(suggestion) = &self.suggestion {
-            write!(f, "\n  = {suggestion}")?;
+        if let Some(suggestion) = &d.suggestion {
+            group = group.element(Level::HELP.no_name().message(suggestion.as_str()));
         }
-        if let Some(allowed) = &self.allowed {
-            write!(f, "\n  = allowed: {allowed}")?;
+        if let Some(allowed) = &d.allowed {
+            group = group.element(Level::NOTE.with_name("allowed").message(allowed.as_str()));
         }
-        Ok(())
+        renderer.render(&[group])
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(&Renderer::plain()))
     }
 }
 

@@ -90,6 +90,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             match &failure {
+                Failure::Error(Error::Config(e)) => terminal::config_error(e),
                 Failure::Error(e) => terminal::error(&e.to_string()),
                 Failure::Usage(msg) => terminal::error(msg),
                 Failure::Mismatch | Failure::Worse | Failure::Interrupted => {}

@@ -4,7 +4,9 @@
 
 use std::io::{self, Write};
 
+use annotate_snippets::Renderer;
 use retrysim::Error;
+use retrysim::config::ConfigError;
 
 use crate::Failure;
 
@@ -28,49 +30,39 @@ pub fn err(text: &str) {
         .and_then(|()| stderr.write_all(b"\n"));
 }
 
-/// Writes an error to stderr as `error: {text}`, in colour where stderr is a terminal (and
-/// `NO_COLOR` is not set), as cargo's and clap's are: the word `error` red, the gutter and the
-/// marks under the offending text blue and red, a guess green.
-pub fn error(text: &str) {
+/// Whether stderr takes colour: a terminal, and `NO_COLOR` not set.
+fn colour() -> bool {
     use std::io::IsTerminal;
-    let plain = format!("error: {text}");
-    let colour = io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    err(&if colour { styled(&plain) } else { plain });
+    io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
 
-/// `text`, an error as [`error`] writes it, with its parts styled.
-fn styled(text: &str) -> String {
-    use anstyle::{AnsiColor, Style};
-    let red = Style::new().fg_color(Some(AnsiColor::Red.into())).bold();
-    let blue = Style::new().fg_color(Some(AnsiColor::Blue.into())).bold();
-    let green = Style::new().fg_color(Some(AnsiColor::Green.into()));
-    let paint = |style: Style, s: &str| format!("{style}{s}{style:#}");
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let gutter = line
-            .find(" | ")
-            .filter(|&at| line[..at].trim().chars().all(|c| c.is_ascii_digit()));
-        out.push(match (i, gutter) {
-            (0, _) => match line.strip_prefix("error:") {
-                Some(rest) => format!("{}{rest}", paint(red, "error:")),
-                None => line.to_string(),
-            },
-            (_, Some(at)) => {
-                let (number, rest) = line.split_at(at + 3);
-                let marks =
-                    rest.trim_start().starts_with('^') && rest.trim().chars().all(|c| c == '^');
-                let rest = if marks {
-                    paint(red, rest)
-                } else {
-                    rest.to_string()
-                };
-                format!("{}{rest}", paint(blue, number))
-            }
-            _ if line.trim_start().starts_with("= did you mean") => paint(green, line),
-            _ => line.to_string(),
-        });
+/// `error:` as it starts every error, red and bold where stderr takes colour, as cargo's and
+/// clap's is.
+fn label(colour: bool) -> String {
+    let red = anstyle::Style::new()
+        .fg_color(Some(anstyle::AnsiColor::Red.into()))
+        .bold();
+    match colour {
+        true => format!("{red}error:{red:#}"),
+        false => "error:".into(),
     }
-    out.join("\n")
+}
+
+/// Writes an error to stderr as `error: {text}`.
+pub fn error(text: &str) {
+    err(&format!("{} {text}", label(colour())));
+}
+
+/// Writes a config error to stderr as annotate-snippets lays it out (see
+/// [`ConfigError::render`]): the gutter, the marks under the offending text, the guess and the
+/// allowed values coloured where stderr takes colour, the same text without it.
+pub fn config_error(e: &ConfigError) {
+    let colour = colour();
+    let renderer = match colour {
+        true => Renderer::styled(),
+        false => Renderer::plain(),
+    };
+    err(&format!("{} {}", label(colour), e.render(&renderer)));
 }
 
 /// `eprintln!` that a closed stderr cannot make panic.
@@ -85,13 +77,23 @@ pub(crate) use say;
 mod tests {
     use super::*;
 
+    /// Styled, a config error is the plain text with escapes added, byte for byte.
     #[test]
-    fn an_error_is_styled_in_its_parts_and_reads_the_same_without_them() {
-        let text = "error: c.toml:9:1: tool[0].reply_los: unknown field `reply_los`\n 9 | reply_los = 0.2\n   | ^^^^^^^^^\n  = did you mean `reply_loss`?\n  = allowed: `name`";
-        let styled = styled(text);
-        assert!(styled.starts_with("\u{1b}["), "{styled:?}");
-        assert!(styled.contains("\u{1b}[32m  = did you mean"), "{styled:?}");
-        // Without its escapes it is the plain text, byte for byte.
+    fn a_config_error_is_styled_in_its_parts_and_reads_the_same_without_them() {
+        let source = retrysim::config::Source {
+            name: "c.toml".into(),
+            text: "reply_los = 0.2\n".into(),
+            origin: retrysim::config::Origin::Text,
+        };
+        let e = ConfigError::at(
+            &source,
+            0..9,
+            "tool[0].reply_los",
+            "unknown field `reply_los`",
+        )
+        .allowed("`reply_loss`");
+        let styled = e.render(&Renderer::styled());
+        assert!(styled.contains('\u{1b}'), "{styled:?}");
         let mut plain = String::new();
         let mut chars = styled.chars();
         while let Some(c) = chars.next() {
@@ -105,6 +107,10 @@ mod tests {
                 plain.push(c);
             }
         }
-        assert_eq!(plain, text);
+        assert_eq!(plain, e.to_string());
+        assert!(
+            plain.contains("1 | reply_los = 0.2\n  | ^^^^^^^^^"),
+            "{plain}"
+        );
     }
 }
