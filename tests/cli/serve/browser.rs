@@ -319,3 +319,78 @@ fn the_page_loads_a_slider_moves_and_the_duplicate_curve_follows_the_theory() {
     let detail = browser.eval("return document.querySelector('#error details pre').textContent");
     assert!(detail.as_str().unwrap().contains("^"), "{detail}");
 }
+
+/// Every slider on a page runs at its start, its middle and its end, the other controls at their
+/// start: a slider's range offers only values the config takes (a value it refuses would show
+/// the error box and no new run). Returns the values tried, as `path=value`.
+fn every_slider_runs(browser: &Browser) -> Vec<String> {
+    let sliders = browser.eval(
+        "return [...document.querySelectorAll('input[type=range]')].map(e => e.dataset.path)",
+    );
+    let mut tried = Vec::new();
+    for path in sliders.as_array().unwrap() {
+        let path = path.as_str().unwrap();
+        for place in ["start", "middle", "end"] {
+            // Every control back at its start without a run, then this slider moved as a
+            // reader moves it: one input event.
+            let set = browser.eval(&format!(
+                "const form = document.querySelector('form');
+                 for (const e of form.querySelectorAll('[data-start]')) {{ e.value = e.dataset.start; }}
+                 const e = form.querySelector('input[data-path=\"{path}\"]');
+                 const [min, max, step] = [Number(e.min), Number(e.max), Number(e.step)];
+                 const steps = Math.round((max - min) / step);
+                 e.value = {{ start: e.dataset.start, middle: String(min + Math.round(steps / 2) * step),
+                              end: String(max) }}['{place}'];
+                 const runs = document.getElementById('result').dataset.runs;
+                 e.dispatchEvent(new Event('input', {{ bubbles: true }}));
+                 return [e.value, runs];"
+            ));
+            let (value, runs) = (set[0].as_str().unwrap(), set[1].as_str().unwrap());
+            browser.wait_for(
+                &format!(
+                    "return document.getElementById('result').dataset.runs !== '{runs}'
+                        || !document.getElementById('error').hidden"
+                ),
+                &format!("the run with {path}={value}"),
+            );
+            let error = browser.eval(
+                "const box = document.getElementById('error');
+                 return box.hidden ? '' : box.textContent",
+            );
+            assert_eq!(error, json!(""), "{path}={value} ({place}) was refused");
+            tried.push(format!("{path}={value}"));
+        }
+    }
+    tried
+}
+
+/// On the pages of the first two chapters' experiments, every slider — losses, attempts — runs
+/// at its start, middle and end.
+#[test]
+fn every_slider_value_the_page_offers_runs() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let served = Served::start(dir.path(), &[]);
+    let browser = Browser::start();
+    let mut tried = Vec::new();
+    for experiment in ["duplicate-curve", "closed-forms"] {
+        browser.go(&format!("{}x/{experiment}", served.url));
+        browser.wait_for(
+            "return document.getElementById('result').dataset.runs === '1'",
+            "the first run",
+        );
+        tried.extend(every_slider_runs(&browser));
+    }
+    // duplicate-curve's a (b is swept); closed-forms' a, b and three policies' attempts.
+    assert_eq!(tried.len(), 3 * 6, "{tried:?}");
+    for end in [
+        "tool.charge.request_loss=0.49",
+        "tool.charge.request_loss=0.79",
+        "tool.charge.reply_loss=0.89",
+        "policy.reliable.max_attempts=10",
+    ] {
+        assert!(tried.iter().any(|t| t == end), "{end} not in {tried:?}");
+    }
+}

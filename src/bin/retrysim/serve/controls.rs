@@ -15,8 +15,9 @@ pub enum Input {
     Attempts,
     /// A whole number of at least 1 (tasks, clients, replications, failures).
     Count,
-    /// Any number (a multiplier, a rate).
-    Number,
+    /// A number of at least the least the config takes: a backoff multiplier 1 (a delay that
+    /// grows), an arrival rate 0.
+    Number(f64),
     /// A factor on the whole load: a slider from 0.1 to 2 in steps of 0.05.
     Factor,
     /// A duration as a config writes one (`"200ms"`, `"2s"`).
@@ -66,7 +67,11 @@ fn policy_keys() -> [(&'static str, &'static str, Input); 8] {
             Input::Duration,
         ),
         ("backoff.max_delay", "backoff: cap", Input::Duration),
-        ("backoff.multiplier", "backoff: multiplier", Input::Number),
+        (
+            "backoff.multiplier",
+            "backoff: multiplier",
+            Input::Number(1.0),
+        ),
         ("backoff.jitter", "jitter", Input::Choice(jitters)),
         (
             "breaker.consecutive_failures",
@@ -86,7 +91,7 @@ fn workload_keys() -> [(&'static str, &'static str, Input); 6] {
             "mean time between tasks",
             Input::Duration,
         ),
-        ("rate", "arrival rate (per second)", Input::Number),
+        ("rate", "arrival rate (per second)", Input::Number(0.0)),
         ("rate_scale", "load (× the rate schedule)", Input::Factor),
     ]
 }
@@ -265,7 +270,7 @@ fn fits(input: &Input, value: &Value) -> bool {
         (Input::Attempts, Value::Integer(_)) => true,
         (Input::Attempts, Value::String(s)) => s == "unlimited",
         (Input::Count, Value::Integer(n)) => *n >= 1,
-        (Input::Number | Input::Factor, Value::Float(_) | Value::Integer(_)) => true,
+        (Input::Number(_) | Input::Factor, Value::Float(_) | Value::Integer(_)) => true,
         (Input::Duration, Value::String(_)) => true,
         (Input::Choice(words), Value::String(s)) => words.contains(&s.as_str()),
         _ => false,
@@ -357,6 +362,21 @@ mod tests {
         assert_eq!(most("tool.charge.server_error"), 0.39);
         let lone = of("[[tool]]\nname = \"t\"\nreply_loss = 0.0\n");
         assert_eq!(lone[0].input, Input::Share(0.95));
+    }
+
+    /// A number box starts where the config's own check does: a multiplier that grows the
+    /// delay (≥ 1), an arrival rate of zero or more.
+    #[test]
+    fn a_number_box_offers_only_what_the_config_takes() {
+        let found = of("name = \"x\"\n[workload]\nrate = 5.0\nduration = \"10s\"\n\
+            [[tool]]\nname = \"t\"\n[[policy]]\nname = \"p\"\n\
+            backoff = { kind = \"exponential\", multiplier = 2.0 }\n");
+        let least = |path: &str| match found.iter().find(|c| c.path == path).map(|c| &c.input) {
+            Some(Input::Number(least)) => *least,
+            other => panic!("{path}: {other:?}"),
+        };
+        assert_eq!(least("policy.p.backoff.multiplier"), 1.0);
+        assert_eq!(least("workload.rate"), 0.0);
     }
 
     #[test]

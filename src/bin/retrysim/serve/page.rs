@@ -153,7 +153,9 @@ fn control(c: &Control) -> String {
         Input::Count => {
             format!("<input type=\"number\" min=\"1\" step=\"1\" value=\"{start}\" {attrs}>")
         }
-        Input::Number => format!("<input type=\"number\" step=\"any\" value=\"{start}\" {attrs}>"),
+        Input::Number(least) => format!(
+            "<input type=\"number\" min=\"{least}\" step=\"any\" value=\"{start}\" {attrs}>"
+        ),
         Input::Duration => format!(
             "<input type=\"text\" size=\"8\" value=\"{start}\" {attrs} \
              title=\"a duration: 200ms, 1.5s, 2m\">"
