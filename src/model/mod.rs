@@ -199,18 +199,11 @@ impl Tool {
         self.replicas.len().max(1)
     }
 
-    /// Draws everything random about attempt `attempt` (from 0), sent to replica `replica`,
-    /// from its words of the intent's fault stream: the same words whichever replica it went
-    /// to, read by that replica's faults and service time. A scripted tool reads its script.
-    pub fn draw(
-        &self,
-        words: &[u64; fault::WORDS_PER_ATTEMPT],
-        attempt: u32,
-        replica: usize,
-    ) -> AttemptDraw {
-        if let Some(script) = &self.script {
-            return script.draw(attempt);
-        }
+    /// Draws everything random about an attempt sent to replica `replica` from its words of the
+    /// intent's fault stream: the same words whichever replica it went to, read by that
+    /// replica's faults and service time. (A scripted tool's attempts read its script instead:
+    /// `sim::fate` decides which.)
+    pub fn draw(&self, words: &[u64; fault::WORDS_PER_ATTEMPT], replica: usize) -> AttemptDraw {
         let (faults, service) = match self.replicas.get(replica) {
             Some(r) => (&r.faults, &r.service_time),
             None => (&self.faults, &self.service_time),

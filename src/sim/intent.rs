@@ -9,6 +9,8 @@ use crate::model::fault::WORDS_PER_ATTEMPT;
 use crate::model::server::KeyStore;
 use crate::model::{AttemptDraw, Fate, IntentBill, Key, Provider, Sizes, Tool};
 use crate::policy::{Limits, RetryState};
+use crate::sim::choices::Choices;
+use crate::sim::fate;
 use crate::time::Tick;
 
 /// One intent in progress: the client's side of it and its attempts the server still holds.
@@ -388,17 +390,18 @@ impl Intent {
         self.attempts.count
     }
 
-    /// Draws the next attempt's fate and latencies from the run's `streams`, recording the
-    /// wait the client `granted` it (`None`: no limit), whether or not a timer can cut it:
-    /// attempt k always reads words 4k … 4k + 3 of the intent's fault stream. Returns its
-    /// number and its draws.
+    /// Sends the next attempt: its fate and latencies decided by [`fate::decide`] from the
+    /// run's `streams` (attempt k always reads words 4k … 4k + 3 of the intent's fault stream),
+    /// then, at a model, its generation; records the wait the client `granted` it (`None`: no
+    /// limit), whether or not a timer can cut it. `explorer` is the schedule walked, where one
+    /// is. Returns the attempt's number and its draws.
     pub fn draw_attempt(
         &mut self,
         streams: &Streams,
-        tool: &Tool,
-        replica: usize,
+        (tool, replica): ((usize, &Tool), usize),
         (now, granted): (Tick, Option<Tick>),
         resume: bool,
+        explorer: Option<&mut Choices>,
     ) -> (u32, AttemptDraw) {
         let attempt = self.attempts();
         let words = if attempt.is_multiple_of(2) {
@@ -409,24 +412,17 @@ impl Intent {
         } else {
             self.attempts.spare
         };
-        let mut draw = tool.draw(&words, attempt, replica);
-        if let Some(provider) = &tool.provider {
-            let sizes = self.sizes(streams, provider);
-            let generation = provider.attempt(words[2], &sizes, resume);
-            // At most the call's answer, and so at most its `max_tokens`, a u32.
-            let output = u32::try_from(generation.output).expect("at most max_tokens");
-            (draw.service, draw.output) = (generation.service, output);
-            if generation.broken && draw.fate == Fate::Delivered {
-                draw.fate = Fate::StreamBroken;
-            }
-            let input = generation.input;
-            let held = (attempt - self.attempts.base) as usize;
-            let sent = &mut self.far().sent;
-            sent.resize(held, Sent::default());
-            sent.push(Sent {
-                input,
-                reserved: false,
-            });
+        let asked = fate::Asked {
+            tool,
+            replica,
+            intent: self.id,
+            attempt,
+            wait: granted.filter(|_| tool.1.cooperative),
+            words: &words,
+        };
+        let mut draw = fate::decide(&asked, explorer);
+        if let Some(provider) = &tool.1.provider {
+            draw = self.generate(streams, provider, (attempt, draw), words[2], resume);
         }
         let a = &mut self.attempts;
         a.count += 1;
@@ -445,6 +441,35 @@ impl Intent {
         });
         a.awaiting.add(attempt);
         (attempt, draw)
+    }
+
+    /// A model's generation, a step after the fate: the service time and the answer's size it
+    /// streams, and a delivered attempt whose stream broke (`word`, the attempt's third).
+    fn generate(
+        &mut self,
+        streams: &Streams,
+        provider: &Provider,
+        (attempt, fated): (u32, AttemptDraw),
+        word: u64,
+        resume: bool,
+    ) -> AttemptDraw {
+        let mut draw = fated;
+        let sizes = self.sizes(streams, provider);
+        let generation = provider.attempt(word, &sizes, resume);
+        // At most the call's answer, and so at most its `max_tokens`, a u32.
+        let output = u32::try_from(generation.output).expect("at most max_tokens");
+        (draw.service, draw.output) = (generation.service, output);
+        if generation.broken && draw.fate == Fate::Delivered {
+            draw.fate = Fate::StreamBroken;
+        }
+        let held = (attempt - self.attempts.base) as usize;
+        let sent = &mut self.far().sent;
+        sent.resize(held, Sent::default());
+        sent.push(Sent {
+            input: generation.input,
+            reserved: false,
+        });
+        draw
     }
 
     /// The client learns how attempt `attempt` ended, or stops waiting for it.
@@ -478,13 +503,6 @@ impl Intent {
     /// The draws of attempt `attempt`.
     pub fn draw(&self, attempt: u32) -> AttemptDraw {
         self.attempts.draws[self.held(attempt)]
-    }
-
-    /// Attempt `attempt` meets `draw` instead of what was drawn for it: a fate the explorer
-    /// chose (see [`crate::sim::Choices`]).
-    pub fn choose(&mut self, attempt: u32, draw: AttemptDraw) {
-        let i = self.held(attempt);
-        self.attempts.draws[i] = draw;
     }
 
     /// The horizon came while the client still waited: the intent is `hung`, and the attempts

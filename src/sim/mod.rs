@@ -1,6 +1,7 @@
 //! One run: a configuration of an experiment driven through the workload on the engine.
 
 pub mod choices;
+mod fate;
 mod intent;
 mod slab;
 mod tree;

@@ -132,8 +132,14 @@ mod tests {
         let first = slab.start(7, 0, Tick(3));
         // Leave something in every part of the slot.
         let used = slab.get(first.slot);
-        let (attempt, _) = used.draw_attempt(&streams, &tool, 0, (Tick(3), Some(Tick(5))), false);
-        used.draw_attempt(&streams, &tool, 0, (Tick(4), None), false);
+        let (attempt, _) = used.draw_attempt(
+            &streams,
+            ((0, &tool), 0),
+            (Tick(3), Some(Tick(5))),
+            false,
+            None,
+        );
+        used.draw_attempt(&streams, ((0, &tool), 0), (Tick(4), None), false, None);
         used.settle(attempt, Outcome::Timeout, Tick(8));
         used.commit(attempt);
         used.client = Client {
@@ -167,11 +173,16 @@ mod tests {
             "a reused slot equals a fresh one"
         );
         for _ in 0..5 {
-            let reused =
-                (slab.get(again.slot)).draw_attempt(&streams, &tool, 0, (Tick(9), None), false);
+            let reused = (slab.get(again.slot)).draw_attempt(
+                &streams,
+                ((0, &tool), 0),
+                (Tick(9), None),
+                false,
+                None,
+            );
             assert_eq!(
                 reused,
-                fresh.draw_attempt(&streams, &tool, 0, (Tick(9), None), false)
+                fresh.draw_attempt(&streams, ((0, &tool), 0), (Tick(9), None), false, None)
             );
             for intent in [slab.get(again.slot), &mut fresh] {
                 intent.settle(reused.0, Outcome::LostReply, Tick(10));

@@ -68,23 +68,13 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             intent.hop().deadline.is_none_or(|d| now <= d),
             "an attempt sent at {now} past its carried deadline"
         );
-        let (attempt, mut draw) =
-            intent.draw_attempt(&self.streams, tool, replica, (now, granted), policy.resume);
-        // The explorer's choice, where it walks the run; a scripted tool keeps its script.
-        if let (Some(choices), None) = (&mut self.choices, &tool.script) {
-            let point = crate::sim::Point::Attempt {
-                tool: intent.tool,
-                intent: intent.id,
-                attempt,
-                wait,
-            };
-            let choice = choices.next(point);
-            let chosen = crate::sim::choices::draw(draw, choice, wait, tool.faults.retry_after);
-            if chosen != draw {
-                draw = chosen;
-                intent.choose(attempt, draw);
-            }
-        }
+        let (attempt, draw) = intent.draw_attempt(
+            &self.streams,
+            ((intent.tool, tool), replica),
+            (now, granted),
+            policy.resume,
+            self.choices.as_mut(),
+        );
         if self.sink.is_none() {
             intent.fold_finished();
         }

@@ -1,0 +1,58 @@
+//! An attempt's fate, decided in one place: the only function the run asks how an attempt it
+//! sends will end, and how long each leg takes.
+//!
+//! The fate comes from one source per attempt, in this order:
+//! - a tool's **script**, which fails the same attempts in every run (and which the explorer
+//!   leaves as written);
+//! - the **explorer's** schedule, where `retrysim explore` walks the run: the choice it makes
+//!   at this point, applied to what the faults drew (the latencies stay drawn);
+//! - the tool's **faults**, drawn from the attempt's own random words (a replica's where it has
+//!   its own).
+//!
+//! A new way for attempts to fail (faults that come in bursts, outcomes replayed from a trace)
+//! is a new source here and its config; nothing else decides a fate. What follows a fate is
+//! not decided here: a model's generation (its service time, its answer's size, a stream that
+//! breaks) is a step after it (`Intent::generate`), and the server's own refusals (a line full,
+//! a rate limit, an outage) are the server's.
+
+use crate::model::fault::WORDS_PER_ATTEMPT;
+use crate::model::{AttemptDraw, Tool};
+use crate::sim::choices::{self, Choices, Point};
+use crate::time::Tick;
+
+/// What an attempt's fate may depend on.
+pub struct Asked<'a> {
+    /// The tool, by its index and itself.
+    pub tool: (usize, &'a Tool),
+    /// The replica the balancer chose.
+    pub replica: usize,
+    /// The intent, by its id, and the attempt's number within it (0 the first).
+    pub intent: u64,
+    pub attempt: u32,
+    /// The wait its timer was set to (`None`: no timer).
+    pub wait: Option<Tick>,
+    /// The attempt's own random words: the same for every configuration that sends it.
+    pub words: &'a [u64; WORDS_PER_ATTEMPT],
+}
+
+/// The fate and latencies of the attempt `asked` describes, from its one source; `explorer` is
+/// the schedule being walked, where one is.
+pub fn decide(asked: &Asked, explorer: Option<&mut Choices>) -> AttemptDraw {
+    let (index, tool) = asked.tool;
+    if let Some(script) = &tool.script {
+        return script.draw(asked.attempt);
+    }
+    let drawn = tool.draw(asked.words, asked.replica);
+    match explorer {
+        None => drawn,
+        Some(choices) => {
+            let choice = choices.next(Point::Attempt {
+                tool: index,
+                intent: asked.intent,
+                attempt: asked.attempt,
+                wait: asked.wait,
+            });
+            choices::draw(drawn, choice, asked.wait, tool.faults.retry_after)
+        }
+    }
+}
