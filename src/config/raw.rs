@@ -287,6 +287,7 @@ pub struct Policy {
     #[serde(default)]
     pub lookup_before_retry: bool,
     pub balancer: Option<Spanned<String>>,
+    pub peak_ewma_decay: Option<Spanned<Value>>,
     pub retry_host: Option<Spanned<String>>,
     pub outlier_detection: Option<Spanned<OutlierDetection>>,
     pub should_retry: Option<Spanned<String>>,

@@ -11,7 +11,13 @@
 //!   round-robin order (NGINX's `least_conn`);
 //! - `power_of_two`: two distinct replicas at random, the one with fewer in flight, a tie to the
 //!   first drawn (Mitzenmacher's two choices; Envoy's `LEAST_REQUEST` with its default
-//!   `choice_count = 2`).
+//!   `choice_count = 2`);
+//! - `peak_ewma`: two drawn as `power_of_two` does, the one of lower cost: its peak-sensitive
+//!   moving average of round trips times (its requests in flight + 1), as Finagle's and
+//!   Linkerd's balancers weigh a host. A round trip above the average replaces it at once (the
+//!   peak); one below pulls it down with weight 1 − e^(−Δt/τ), Δt the time since the last
+//!   sample and τ the decay time (`peak_ewma_decay`, 10 s by default, Finagle's and Linkerd's).
+//!   A replica not yet measured costs the default round trip (30 ms, Linkerd's) times its load.
 //!
 //! A balancer picks among the replicas a pick may take: those not ejected by outlier detection
 //! ([`Ejection`], Envoy's consecutive-5xx detection), and of those the ones a retry's host rule
@@ -123,14 +129,22 @@ pub enum Balancer {
     Random,
     LeastOutstanding,
     PowerOfTwo,
+    /// Two choices by peak-EWMA cost, the moving average decaying over this time (τ).
+    PeakEwma(Tick),
 }
 
+/// Peak EWMA's decay time unless a policy sets one: Finagle's and Linkerd's 10 s.
+pub const PEAK_EWMA_DECAY: Tick = Tick::from_secs(10);
+/// The round trip peak EWMA assumes of a replica it has not measured: Linkerd's 30 ms.
+const DEFAULT_RTT: Tick = Tick::from_millis(30);
+
 impl Balancer {
-    pub const ALL: [Balancer; 4] = [
+    pub const ALL: [Balancer; 5] = [
         Balancer::RoundRobin,
         Balancer::Random,
         Balancer::LeastOutstanding,
         Balancer::PowerOfTwo,
+        Balancer::PeakEwma(PEAK_EWMA_DECAY),
     ];
 
     pub fn name(self) -> &'static str {
@@ -139,17 +153,55 @@ impl Balancer {
             Balancer::Random => "random",
             Balancer::LeastOutstanding => "least_outstanding",
             Balancer::PowerOfTwo => "power_of_two",
+            Balancer::PeakEwma(_) => "peak_ewma",
         }
     }
 
     /// Whether a pick reads random words.
     pub fn is_random(self) -> bool {
-        matches!(self, Balancer::Random | Balancer::PowerOfTwo)
+        matches!(
+            self,
+            Balancer::Random | Balancer::PowerOfTwo | Balancer::PeakEwma(_)
+        )
+    }
+}
+
+/// A replica's peak-sensitive moving average of round trips, in ticks, and when it last took a
+/// sample.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Ewma {
+    rtt: f64,
+    at: Tick,
+    measured: bool,
+}
+
+impl Ewma {
+    /// Takes a round trip `rtt` seen at `now`, the average decaying over `decay`.
+    fn sample(&mut self, rtt: Tick, now: Tick, decay: Tick) {
+        let rtt = rtt.0 as f64;
+        if !self.measured || rtt > self.rtt {
+            self.rtt = rtt;
+        } else {
+            let elapsed = now.0.saturating_sub(self.at.0) as f64;
+            let keep = libm::exp(-elapsed / decay.0.max(1) as f64);
+            self.rtt = self.rtt * keep + rtt * (1.0 - keep);
+        }
+        (self.at, self.measured) = (now, true);
+    }
+
+    /// The cost of one more request to a replica with `outstanding` in flight.
+    fn cost(&self, outstanding: u32) -> f64 {
+        let rtt = if self.measured {
+            self.rtt
+        } else {
+            DEFAULT_RTT.0 as f64
+        };
+        rtt * f64::from(outstanding + 1)
     }
 }
 
 /// What one balancer knows of one tool's replicas.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct View {
     /// The replica the round-robin order comes to next.
     next: usize,
@@ -157,6 +209,8 @@ pub struct View {
     outstanding: Vec<u32>,
     /// Outlier detection's state of each replica.
     hosts: Vec<Host>,
+    /// Each replica's round trips as peak EWMA weighs them (untouched under the other rules).
+    ewma: Vec<Ewma>,
 }
 
 impl View {
@@ -166,6 +220,7 @@ impl View {
             next: 0,
             outstanding: vec![0; replicas],
             hosts: vec![Host::default(); replicas],
+            ewma: vec![Ewma::default(); replicas],
         }
     }
 
@@ -207,17 +262,21 @@ impl View {
                 .iter()
                 .min_by_key(|&&r| (self.outstanding[r], turn(r)))
                 .expect("a pick has a replica to take"),
-            Balancer::PowerOfTwo if among.len() == 1 => among[0],
-            Balancer::PowerOfTwo => {
+            Balancer::PowerOfTwo | Balancer::PeakEwma(_) if among.len() == 1 => among[0],
+            Balancer::PowerOfTwo | Balancer::PeakEwma(_) => {
                 let first = integer_in(words[0], 0, last) as usize;
                 // The second among the other ones, so the two differ.
                 let other = integer_in(words[1], 0, last - 1) as usize;
                 let second = if other >= first { other + 1 } else { other };
                 let (a, b) = (among[first], among[second]);
-                match self.outstanding[b] < self.outstanding[a] {
-                    true => b,
-                    false => a,
-                }
+                let lighter = match balancer {
+                    Balancer::PeakEwma(_) => {
+                        let cost = |r: usize| self.ewma[r].cost(self.outstanding[r]);
+                        cost(b) < cost(a)
+                    }
+                    _ => self.outstanding[b] < self.outstanding[a],
+                };
+                if lighter { b } else { a }
             }
         };
         self.next = (picked + 1) % n;
@@ -259,6 +318,14 @@ impl View {
     pub fn settled(&mut self, replica: usize) {
         self.outstanding[replica] -= 1;
     }
+
+    /// The client saw a request to `replica` end at `now`, `rtt` after it was sent: peak EWMA
+    /// takes it as a sample (the other rules read no round trips).
+    pub fn timed(&mut self, balancer: Balancer, replica: usize, rtt: Tick, now: Tick) {
+        if let Balancer::PeakEwma(decay) = balancer {
+            self.ewma[replica].sample(rtt, now, decay);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -299,6 +366,44 @@ mod tests {
             view.pick(Balancer::LeastOutstanding, Tick::ZERO, |_| true, [0, 0]),
             1
         );
+    }
+
+    /// Peak EWMA keeps the cheaper of two: a replica measured slow costs more than a fast
+    /// one with a request in flight; a peak replaces the average at once, and a fast sample
+    /// pulls it back down by 1 − e^(−Δt/τ).
+    #[test]
+    fn peak_ewma_weighs_round_trips_and_load() {
+        let decay = Tick::from_secs(10);
+        let ewma = Balancer::PeakEwma(decay);
+        let mut view = View::new(2);
+        view.timed(ewma, 0, Tick::from_millis(20), Tick::from_secs(1));
+        view.timed(ewma, 1, Tick::from_millis(200), Tick::from_secs(1));
+        view.sent(0);
+        // 20 ms × 2 in flight against 200 ms × 1: replica 0, whichever is drawn first.
+        for words in [[0, 0], [u64::MAX, 0]] {
+            assert_eq!(view.pick(ewma, Tick::from_secs(1), |_| true, words), 0);
+        }
+        // A peak: 300 ms replaces 20 ms at once.
+        view.timed(ewma, 0, Tick::from_millis(300), Tick::from_secs(2));
+        assert_eq!(view.ewma[0].rtt, 300_000.0);
+        // τ later a 100 ms sample keeps e^−1 of the average: 100 + 200·e^−1 ms.
+        view.timed(ewma, 0, Tick::from_millis(100), Tick::from_secs(12));
+        let expected = 100_000.0 + 200_000.0 * (-1f64).exp();
+        assert!(
+            (view.ewma[0].rtt - expected).abs() < 1e-6,
+            "{}",
+            view.ewma[0].rtt
+        );
+        // Another rule takes no samples.
+        view.timed(
+            Balancer::PowerOfTwo,
+            1,
+            Tick::from_millis(1),
+            Tick::from_secs(13),
+        );
+        assert_eq!(view.ewma[1].rtt, 200_000.0);
+        // Unmeasured, a replica costs the default 30 ms round trip times its load.
+        assert_eq!(View::new(1).ewma[0].cost(1), 60_000.0);
     }
 
     #[test]

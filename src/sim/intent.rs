@@ -500,6 +500,11 @@ impl Intent {
         self.attempts.payloads[self.held(attempt)]
     }
 
+    /// When attempt `attempt` was sent.
+    pub fn dispatched(&self, attempt: u32) -> Tick {
+        self.attempts.log[self.held(attempt)].dispatch
+    }
+
     /// The draws of attempt `attempt`.
     pub fn draw(&self, attempt: u32) -> AttemptDraw {
         self.attempts.draws[self.held(attempt)]

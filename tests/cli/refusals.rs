@@ -131,6 +131,19 @@ fn config_cases() -> Vec<Case> {
             &["policy[0].balancer", "least_outstanding"],
         ),
         config_case(
+            "a peak EWMA decay beside another balancer",
+            with_policy("balancer = \"random\"\npeak_ewma_decay = \"5s\""),
+            &[
+                "policy[0].peak_ewma_decay",
+                "balancer = \"peak_ewma\" beside it",
+            ],
+        ),
+        config_case(
+            "a peak EWMA decay of 0",
+            with_policy("balancer = \"peak_ewma\"\npeak_ewma_decay = \"0s\""),
+            &["policy[0].peak_ewma_decay", "keeps no average"],
+        ),
+        config_case(
             "an unknown top-level key",
             good_with("seed = 1", "seed = 1\nsede = 2"),
             &["c.toml:3:1: sede", "unknown field `sede`"],

@@ -13,8 +13,8 @@ use super::raw;
 use crate::experiment::Experiment;
 use crate::model::{Arrival, RatePoint, Tool, Workload};
 use crate::policy::{
-    Attempts, Backoff, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry, Jitter, Layers,
-    LimitRule, Policy, Propagation, Refuses, Retry, Trip, Window,
+    Attempts, Backoff, Balancer, BreakerRule, BudgetRule, Cap, ConcurrencyRule, FirstRetry, Jitter,
+    Layers, LimitRule, Policy, Propagation, Refuses, Retry, Trip, Window,
 };
 use crate::sweep::Sweep;
 use crate::time::Tick;
@@ -315,6 +315,14 @@ fn configuration(p: &Policy, exp: &Experiment) -> raw::Policy {
     }
 }
 
+/// Peak EWMA's decay time, written whenever the balancer is peak EWMA.
+fn decay(balancer: Balancer) -> Option<Spanned<Value>> {
+    match balancer {
+        Balancer::PeakEwma(decay) => some(decay.to_string().into()),
+        _ => None,
+    }
+}
+
 fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
     let (max_attempts, retry_on) = match p.layers {
         None => retry_rule(&p.retry),
@@ -336,6 +344,7 @@ fn policy(p: &Policy, tools: &[Tool]) -> raw::Policy {
         safety_gate: p.safety_gate,
         lookup_before_retry: p.lookup_before_retry,
         balancer: when(p.balancer != base.balancer, p.balancer.name().into()),
+        peak_ewma_decay: decay(p.balancer),
         retry_host: when(p.retry_host != base.retry_host, p.retry_host.name().into()),
         outlier_detection: p.outlier_detection.as_ref().map(|o| {
             at(raw::OutlierDetection {

@@ -127,6 +127,7 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
         KeyScope::name,
         base.key,
     )?;
+    let balancer = balancer(check, raw, path, base.balancer)?;
     Ok(Policy {
         name,
         note: raw.note.clone(),
@@ -249,13 +250,7 @@ pub(super) fn policy(check: &Check, raw: &raw::Policy, path: &str) -> Result<Pol
             )?),
         },
         lookup_before_retry: raw.lookup_before_retry,
-        balancer: check.named(
-            raw.balancer.as_ref(),
-            &format!("{path}.balancer"),
-            &Balancer::ALL,
-            Balancer::name,
-            base.balancer,
-        )?,
+        balancer,
         retry_host: check.named(
             raw.retry_host.as_ref(),
             &format!("{path}.retry_host"),
@@ -614,4 +609,40 @@ pub(super) fn refuse_endless_retries(
         }
     }
     Ok(())
+}
+
+/// The policy's balancer, with peak EWMA's decay time where it sets one (above 0; refused
+/// beside any other balancer, which reads no round trips).
+fn balancer(check: &Check, raw: &raw::Policy, path: &str, base: Balancer) -> Result<Balancer> {
+    let balancer = check.named(
+        raw.balancer.as_ref(),
+        &format!("{path}.balancer"),
+        &Balancer::ALL,
+        Balancer::name,
+        base,
+    )?;
+    let Some(decay) = &raw.peak_ewma_decay else {
+        return Ok(balancer);
+    };
+    let key = format!("{path}.peak_ewma_decay");
+    if !matches!(balancer, Balancer::PeakEwma(_)) {
+        return check.error_allowing(
+            decay.span(),
+            &key,
+            format!(
+                "a decay time beside balancer = \"{}\", which reads no round trips",
+                balancer.name()
+            ),
+            "balancer = \"peak_ewma\" beside it",
+        );
+    }
+    match check.duration(decay, &key)? {
+        Tick::ZERO => check.error_allowing(
+            decay.span(),
+            &key,
+            "a decay time of 0 keeps no average".into(),
+            "a duration above 0, such as \"10s\" (Finagle's and Linkerd's)",
+        ),
+        tau => Ok(Balancer::PeakEwma(tau)),
+    }
 }

@@ -616,6 +616,8 @@ impl<S> World<'_, S> {
         };
         view.settled(r);
         let policy = self.policies[usize::from(self.intents.get(slot).edge)];
+        let sent = self.intents.get(slot).dispatched(attempt);
+        view.timed(policy.balancer, r, Tick(now.0 - sent.0), now);
         if let (Some(failed), Some(rule)) = (failed, &policy.outlier_detection)
             && view.observe(r, now, failed, rule)
         {
