@@ -64,12 +64,12 @@ pub mod explore;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod grpc;
+#[cfg(test)]
+mod layering;
 pub mod metrics;
 pub mod model;
 pub mod output;
 pub mod policy;
-mod preset;
-pub use preset::words;
 pub mod produce;
 pub mod report;
 pub mod reproduce;
@@ -86,6 +86,7 @@ pub mod tune;
 pub mod variate;
 pub mod verdict;
 
+pub use config::preset::words;
 pub use config::{ConfigError, Source};
 pub use error::Error;
 pub use experiment::Experiment;

@@ -42,7 +42,7 @@ pub trait MakePoint: fmt::Debug + Send + Sync {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Census {
     pub points: usize,
-    /// The comparisons with theory the summary table makes ([`crate::verdict::comparisons`]).
+    /// The comparisons with theory the summary table makes ([`crate::theory::comparisons`]).
     pub comparisons: usize,
     /// The comparisons with theory the edge table makes.
     pub edge_comparisons: usize,
@@ -56,8 +56,8 @@ impl Census {
     /// Counts in one more point.
     pub fn add(&mut self, exp: &Experiment) {
         self.points += 1;
-        self.comparisons += crate::verdict::comparisons(exp);
-        self.edge_comparisons += crate::verdict::edge_comparisons(exp);
+        self.comparisons += crate::theory::comparisons(exp);
+        self.edge_comparisons += crate::theory::edge_comparisons(exp);
         self.graph |= exp.graph.is_measured();
         self.replicas |= exp.tools.iter().any(|t| !t.replicas.is_empty());
     }

@@ -23,23 +23,13 @@
 //! ten thousand charges committed, where theory expects one in ten thousand not to) is not taken
 //! for an exact figure that misses theory by an infinite t.
 
-use crate::experiment::Experiment;
 use crate::metrics::estimate::{LEVEL, t_quantile};
 use crate::metrics::{Measure, Sample};
 use crate::run::PolicyResult;
-use crate::theory::{self, ClosedForms};
+use crate::theory::{COMPARED, ClosedForms};
 
 /// The chance that a table of correct rows shows any `disagrees`, at most.
 pub const FAMILY_ERROR: f64 = 0.05;
-
-/// The measures each row compares with theory, with their closed forms.
-pub const COMPARED: [Measure; 5] = [
-    Measure::Attempts,
-    Measure::Effects,
-    Measure::Duplicates,
-    Measure::Success,
-    Measure::Ghost,
-];
 
 /// The closed form of measure `m`.
 pub fn expected(t: &ClosedForms, m: Measure) -> f64 {
@@ -117,17 +107,6 @@ pub fn furthest(result: &PolicyResult) -> Option<Statistic> {
         .reduce(|a, b| if b.t.abs() > a.t.abs() { b } else { a })
 }
 
-/// The comparisons the summary table makes at one point, `exp`: one per compared figure for
-/// every configuration that has closed forms. A sweep's table makes the sum over its points
-/// ([`crate::sweep::Census`]), counted before the run; a row whose run leaves theory behind (an
-/// intent cut at the horizon) only makes the bound stricter than it needs to be.
-pub fn comparisons(exp: &Experiment) -> usize {
-    let rows = (exp.policies.iter())
-        .filter(|policy| theory::for_policy(exp, policy).is_some())
-        .count();
-    rows * COMPARED.len()
-}
-
 /// The confidence of each comparison's widened interval, for a table of `comparisons`.
 pub fn widened_level(comparisons: usize) -> f64 {
     1.0 - FAMILY_ERROR / comparisons.max(COMPARED.len()) as f64
@@ -146,15 +125,6 @@ pub fn of(result: &PolicyResult, comparisons: usize) -> Option<Verdict> {
     } else {
         Verdict::Disagrees
     })
-}
-
-/// The comparisons the edge table makes at one point, `exp`: one per edge of every
-/// configuration whose calls have a closed form. Summed over a sweep as [`comparisons`] is.
-pub fn edge_comparisons(exp: &Experiment) -> usize {
-    (exp.policies.iter())
-        .filter_map(|policy| theory::graph::edge_calls(exp, policy))
-        .map(|forms| forms.len())
-        .sum()
 }
 
 /// The verdict on edge `e`'s calls per top-level intent in `result`, in an edge table of

@@ -8,6 +8,7 @@ mod error;
 pub mod integers;
 mod latency;
 pub(crate) mod path;
+pub(crate) mod preset;
 pub(crate) mod raw;
 mod resolve;
 pub mod shipped;

@@ -36,10 +36,10 @@ pub struct Config {
     pub schedule: Option<Spanned<Vec<Spanned<String>>>>,
     /// For `retrysim explore`; the sweep reader passes it by.
     #[serde(default, skip_serializing)]
-    pub explore: Option<Spanned<crate::explore::spec::RawExplore>>,
+    pub explore: Option<Spanned<Explore>>,
     /// For `retrysim tune`; the sweep reader passes it by.
     #[serde(default, skip_serializing)]
-    pub tune: Option<Spanned<crate::tune::spec::RawTune>>,
+    pub tune: Option<Spanned<Tune>>,
 }
 
 #[derive(Deserialize, Serialize, Clone)]
@@ -332,7 +332,7 @@ pub struct Policy {
     pub replan: Option<Spanned<Replan>>,
     /// Never written back: a resolved policy holds what its preset expanded to.
     #[serde(skip_serializing)]
-    pub preset: Option<Spanned<crate::preset::Preset>>,
+    pub preset: Option<Spanned<crate::config::preset::Preset>>,
     /// What a preset's library ignores, for the policy's description; never read from a file.
     #[serde(skip)]
     pub note: Option<String>,
@@ -497,4 +497,27 @@ pub struct Admission {
     pub reserve: Spanned<Value>,
     pub min_attempt: Spanned<Value>,
     pub timeout_cap: Spanned<Value>,
+}
+
+/// The `[tune]` table as written (validated by `tune::spec`).
+#[derive(Deserialize, Serialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Tune {
+    pub policy: Option<Spanned<String>>,
+    pub search: Spanned<toml::Table>,
+    pub objective: Spanned<String>,
+    #[serde(default)]
+    pub constraints: Vec<Spanned<String>>,
+    pub budget: Option<Spanned<u64>>,
+    pub validation: Option<Spanned<u64>>,
+    pub finalists: Option<Spanned<u64>>,
+}
+
+/// The `[explore]` table as written (validated by `explore::spec`).
+#[derive(Deserialize, Serialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Explore {
+    pub faults: Option<Spanned<i64>>,
+    pub invariants: Option<Spanned<toml::Table>>,
+    pub stop_reasons: Option<Spanned<Vec<Spanned<String>>>>,
 }

@@ -30,7 +30,7 @@ pub struct Experiment {
     /// The fates of each run's attempts in the order sent, where the config lists them (a
     /// counterexample `retrysim explore` wrote): met instead of drawn, every attempt past the
     /// list delivered.
-    pub schedule: Option<Vec<crate::sim::Choice>>,
+    pub schedule: Option<Vec<crate::model::Choice>>,
 }
 
 /// Which optional files a run writes, and which charts it draws.

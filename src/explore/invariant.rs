@@ -4,9 +4,9 @@
 use super::Walked;
 use crate::experiment::Experiment;
 use crate::metrics::{BusinessState, IntentRecord, Status, StopReason};
+use crate::model::Choice;
 use crate::model::ToolKind;
 use crate::policy::Policy;
-use crate::sim::Choice;
 
 /// A property of a run.
 #[derive(Clone, Debug, PartialEq, Eq)]

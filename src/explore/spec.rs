@@ -1,8 +1,6 @@
 //! The optional `[explore]` table: how many faults to explore, and which invariants to check.
 //! `retrysim run` passes it by; `retrysim explore` and `check` read it.
 
-use toml::Spanned;
-
 use super::invariant::Invariant;
 use crate::config::{ConfigError, Source};
 use crate::metrics::StopReason;
@@ -29,15 +27,6 @@ impl Default for Spec {
                 .collect(),
         }
     }
-}
-
-/// The table as written.
-#[derive(serde::Deserialize, serde::Serialize, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct RawExplore {
-    pub faults: Option<Spanned<i64>>,
-    pub invariants: Option<Spanned<toml::Table>>,
-    pub stop_reasons: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 impl Spec {

@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod call;
 pub mod capacity;
+pub mod choice;
 pub mod fault;
 pub mod foresight;
 pub mod graph;
@@ -25,6 +26,7 @@ use crate::time::Tick;
 pub use agent::AgentLoop;
 pub use call::{FailureClass, Key};
 pub use capacity::CapacityWindow;
+pub use choice::Choice;
 pub use fault::{AttemptDraw, Fate, Faults};
 pub use graph::{Call, Edge, Graph, Stage};
 pub use latency::Latency;

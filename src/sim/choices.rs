@@ -4,51 +4,8 @@
 //! is `Default`, an attempt is delivered within its timeout and a lookup answers. The run
 //! records every point it met, so the explorer knows where the schedule could branch next.
 
-use crate::model::{AttemptDraw, Fate};
+use crate::model::{AttemptDraw, Choice, Fate};
 use crate::time::Tick;
-
-/// What a run meets at one choice point instead of a draw.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Choice {
-    /// An attempt delivered within its timeout; a lookup that answers.
-    Default,
-    /// An attempt meets this fault.
-    Fate(Fate),
-    /// An attempt delivered, its reply at or after its timeout: a late reply.
-    Late,
-    /// A reconciliation lookup fails.
-    LookupFails,
-}
-
-impl Choice {
-    /// Its name in a config's `schedule`: a script's outcome name, `late` or `lookup_failed`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Choice::Default => "ok",
-            Choice::Fate(f) => f.name(),
-            Choice::Late => "late",
-            Choice::LookupFails => "lookup_failed",
-        }
-    }
-
-    /// Every choice a schedule may list.
-    pub fn all() -> Vec<Choice> {
-        let fates = Fate::ALL
-            .into_iter()
-            .filter(|f| *f != Fate::Delivered)
-            .map(Choice::Fate);
-        [Choice::Default]
-            .into_iter()
-            .chain(fates)
-            .chain([Choice::Late, Choice::LookupFails])
-            .collect()
-    }
-
-    /// Whether it is a fault: anything but the default.
-    pub fn is_fault(self) -> bool {
-        self != Choice::Default
-    }
-}
 
 /// A point where a run chose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

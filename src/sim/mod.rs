@@ -13,7 +13,7 @@ use crate::engine::rng::Streams;
 use crate::engine::{self, Scheduler};
 use crate::experiment::Experiment;
 use crate::metrics::{AttemptRecord, IntentRecord, Totals};
-pub use choices::{Choice, Choices, Point};
+pub use choices::{Choices, Point};
 
 /// Which run of a sweep: a point, a configuration (policy index) and a replication.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -21,6 +21,7 @@ pub mod graph;
 pub mod stream;
 
 use crate::experiment::Experiment;
+use crate::metrics::Measure;
 use crate::model::FailureClass;
 use crate::model::{Faults, LossSignal, ServerSpec, Tool, ToolKind};
 use crate::policy::{Attempts, KeyScope, Policy, RetryAfter, ShouldRetry, Wait, safety};
@@ -375,6 +376,35 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
     let committed = reply_loss + error_after_commit;
     let delivered = 1.0 - a - committed;
     Some((a, committed + delivered * late))
+}
+
+/// The measures each row compares with theory, with their closed forms.
+pub const COMPARED: [Measure; 5] = [
+    Measure::Attempts,
+    Measure::Effects,
+    Measure::Duplicates,
+    Measure::Success,
+    Measure::Ghost,
+];
+
+/// The comparisons the summary table makes at one point, `exp`: one per compared figure for
+/// every configuration that has closed forms. A sweep's table makes the sum over its points
+/// ([`crate::sweep::Census`]), counted before the run; a row whose run leaves theory behind (an
+/// intent cut at the horizon) only makes the bound stricter than it needs to be.
+pub fn comparisons(exp: &Experiment) -> usize {
+    let rows = (exp.policies.iter())
+        .filter(|policy| for_policy(exp, policy).is_some())
+        .count();
+    rows * COMPARED.len()
+}
+
+/// The comparisons the edge table makes at one point, `exp`: one per edge of every
+/// configuration whose calls have a closed form. Summed over a sweep as [`comparisons`] is.
+pub fn edge_comparisons(exp: &Experiment) -> usize {
+    (exp.policies.iter())
+        .filter_map(|policy| graph::edge_calls(exp, policy))
+        .map(|forms| forms.len())
+        .sum()
 }
 
 #[cfg(test)]

@@ -3,26 +3,12 @@
 //! Read with the config (its keys are checked there), validated here against the figures and
 //! the policy it names.
 
-use serde::{Deserialize, Serialize};
 use toml::{Spanned, Value};
 
+use crate::config::raw::Tune as RawTune;
 use crate::config::{ConfigError, Source};
 use crate::metrics::{Better, Figure};
 use crate::time::{Tick, parse_duration};
-
-/// The table as written.
-#[derive(Deserialize, Serialize, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct RawTune {
-    pub policy: Option<Spanned<String>>,
-    pub search: Spanned<toml::Table>,
-    pub objective: Spanned<String>,
-    #[serde(default)]
-    pub constraints: Vec<Spanned<String>>,
-    pub budget: Option<Spanned<u64>>,
-    pub validation: Option<Spanned<u64>>,
-    pub finalists: Option<Spanned<u64>>,
-}
 
 /// Replications the search spends in all, by default: enough that the last rounds, where the
 /// decision is close, get tens each.

@@ -45,7 +45,7 @@ const SEEDS: u64 = 300;
 #[test]
 fn correct_tables_disagree_at_the_stated_rate_and_a_wrong_closed_form_is_caught() {
     let base = experiment(TABLE);
-    let comparisons = verdict::comparisons(&base);
+    let comparisons = retrysim::theory::comparisons(&base);
     assert_eq!(comparisons, 30);
     let (mut disagreeing, mut outside_95, mut caught) = (0, 0, 0);
     for seed in 0..SEEDS {

@@ -17,9 +17,9 @@ mod workload;
 use super::check::{Check, Result};
 use super::{Origin, Source, raw};
 use crate::experiment::{ChartFormat, ChartKind, Experiment, OutputOptions};
+use crate::model::Choice;
 use crate::model::Tool;
 use crate::policy::{KeyScope, Policy, Wait, safety};
-use crate::sim::Choice;
 use crate::time::Tick;
 use policy::{TIMEOUT_HELP, policy, refuse_endless_retries};
 use tool::tool;
@@ -278,7 +278,7 @@ fn configuration(
     called: &[usize],
 ) -> Result<Policy> {
     // A preset's rules are written into the policy first, and read as if written there.
-    let expanded = crate::preset::expand(check, p.get_ref(), path)?;
+    let expanded = crate::config::preset::expand(check, p.get_ref(), path)?;
     let raw = expanded.as_ref().unwrap_or(p.get_ref());
     let mut policy = policy(check, raw, path)?;
     policy.waits = waits(check, raw, path, &policy, tools, called)?;

@@ -128,7 +128,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                     tool: intent.tool,
                     intent: intent.id,
                 };
-                choices.next(point) == crate::sim::Choice::LookupFails
+                choices.next(point) == crate::model::Choice::LookupFails
             }
             None => {
                 tool.lookup.failure > 0.0
