@@ -184,9 +184,9 @@ pub fn unsupported(exp: &Experiment) -> Option<String> {
                 t.name
             ));
         }
-        if t.replicas.iter().any(|r| r.faults != t.faults) {
+        if !t.one_fault_table() {
             return Some(format!(
-                "tool \"{}\" has replicas with faults of their own, which the explorer does not weigh",
+                "tool \"{}\" draws its faults from more than one table (replicas with faults of their own), which the explorer does not weigh",
                 t.name
             ));
         }

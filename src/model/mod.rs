@@ -196,6 +196,12 @@ impl Tool {
         (!self.zones.is_empty()).then(|| replica % self.zones.len())
     }
 
+    /// Whether every attempt's fate is drawn from `faults`, whichever replica it goes to: what
+    /// the closed forms assume and the explorer weighs its branches by.
+    pub fn one_fault_table(&self) -> bool {
+        self.replicas.iter().all(|r| r.faults == self.faults)
+    }
+
     /// How many servers stand behind the tool's name.
     pub fn replica_count(&self) -> usize {
         self.replicas.len().max(1)

@@ -35,15 +35,21 @@ pub struct Asked<'a> {
     pub words: &'a [u64; WORDS_PER_ATTEMPT],
 }
 
-/// The fate and latencies of the attempt `asked` describes, from its one source; `explorer` is
-/// the schedule being walked, where one is.
-pub fn decide(asked: &Asked, explorer: Option<&mut Choices>) -> AttemptDraw {
+/// A run's sources of fates beyond each tool's own draws, and their state.
+#[derive(Default)]
+pub struct Fates {
+    /// The schedule being walked, where the explorer walks the run (or a config names one).
+    pub explorer: Option<Choices>,
+}
+
+/// The fate and latencies of the attempt `asked` describes, from its one source.
+pub fn decide(asked: &Asked, fates: &mut Fates) -> AttemptDraw {
     let (index, tool) = asked.tool;
     if let Some(script) = &tool.script {
         return script.draw(asked.attempt);
     }
     let drawn = tool.draw(asked.words, asked.replica);
-    match explorer {
+    match &mut fates.explorer {
         None => drawn,
         Some(choices) => {
             let choice = choices.next(Point::Attempt {

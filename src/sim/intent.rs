@@ -9,7 +9,6 @@ use crate::model::fault::WORDS_PER_ATTEMPT;
 use crate::model::server::KeyStore;
 use crate::model::{AttemptDraw, Fate, IntentBill, Key, Provider, Sizes, Tool};
 use crate::policy::{Limits, RetryState};
-use crate::sim::choices::Choices;
 use crate::sim::fate;
 use crate::time::Tick;
 
@@ -393,15 +392,15 @@ impl Intent {
     /// Sends the next attempt: its fate and latencies decided by [`fate::decide`] from the
     /// run's `streams` (attempt k always reads words 4k … 4k + 3 of the intent's fault stream),
     /// then, at a model, its generation; records the wait the client `granted` it (`None`: no
-    /// limit), whether or not a timer can cut it. `explorer` is the schedule walked, where one
-    /// is. Returns the attempt's number and its draws.
+    /// limit), whether or not a timer can cut it. `fates` holds the run's sources of fates beyond
+    /// the tool's own. Returns the attempt's number and its draws.
     pub fn draw_attempt(
         &mut self,
         streams: &Streams,
         (tool, replica): ((usize, &Tool), usize),
         (now, granted): (Tick, Option<Tick>),
         resume: bool,
-        explorer: Option<&mut Choices>,
+        fates: &mut fate::Fates,
     ) -> (u32, AttemptDraw) {
         let attempt = self.attempts();
         let words = if attempt.is_multiple_of(2) {
@@ -420,7 +419,7 @@ impl Intent {
             wait: granted.filter(|_| tool.1.cooperative),
             words: &words,
         };
-        let mut draw = fate::decide(&asked, explorer);
+        let mut draw = fate::decide(&asked, fates);
         if let Some(provider) = &tool.1.provider {
             draw = self.generate(streams, provider, (attempt, draw), words[2], resume);
         }

@@ -1,7 +1,7 @@
 //! One run: a configuration of an experiment driven through the workload on the engine.
 
 pub mod choices;
-mod fate;
+pub(crate) mod fate;
 mod intent;
 mod slab;
 mod tree;
@@ -75,14 +75,14 @@ fn drive(
     };
     let mut world = world::World::new(exp, &exp.policies[job.policy], streams, sink);
     // A config's own schedule is met as the explorer's choices are.
-    world.choices = choices.or_else(|| exp.schedule.clone().map(Choices::new));
+    world.fates.explorer = choices.or_else(|| exp.schedule.clone().map(Choices::new));
     let mut sched = Scheduler::new();
     world.begin(&mut sched);
     let end = match engine::run(&mut world, &mut sched, exp.horizon) {
         engine::Ending::Drained => sched.now(),
         engine::Ending::Horizon => exp.horizon,
     };
-    let choices = world.choices.take();
+    let choices = world.fates.explorer.take();
     let totals = world.finish(exp.horizon, end);
     let run = RunResult {
         totals,

@@ -137,9 +137,15 @@ mod tests {
             ((0, &tool), 0),
             (Tick(3), Some(Tick(5))),
             false,
-            None,
+            &mut Default::default(),
         );
-        used.draw_attempt(&streams, ((0, &tool), 0), (Tick(4), None), false, None);
+        used.draw_attempt(
+            &streams,
+            ((0, &tool), 0),
+            (Tick(4), None),
+            false,
+            &mut Default::default(),
+        );
         used.settle(attempt, Outcome::Timeout, Tick(8));
         used.commit(attempt);
         used.client = Client {
@@ -178,11 +184,17 @@ mod tests {
                 ((0, &tool), 0),
                 (Tick(9), None),
                 false,
-                None,
+                &mut Default::default(),
             );
             assert_eq!(
                 reused,
-                fresh.draw_attempt(&streams, ((0, &tool), 0), (Tick(9), None), false, None)
+                fresh.draw_attempt(
+                    &streams,
+                    ((0, &tool), 0),
+                    (Tick(9), None),
+                    false,
+                    &mut Default::default()
+                )
             );
             for intent in [slab.get(again.slot), &mut fresh] {
                 intent.settle(reused.0, Outcome::LostReply, Tick(10));

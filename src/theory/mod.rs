@@ -309,8 +309,8 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         || !outages.is_empty()
         || *kind != ToolKind::Write;
     // Replicas alike in their faults and work are one server to the forms; unlike, they are not.
-    let alike = (tool.replicas.iter())
-        .all(|r| r.faults == tool.faults && r.service_time == tool.service_time);
+    let alike = tool.one_fault_table()
+        && (tool.replicas.iter()).all(|r| r.service_time == tool.service_time);
     if unlike || gated || drifting || !alike {
         return None;
     }

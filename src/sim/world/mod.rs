@@ -157,9 +157,9 @@ pub struct World<'a, S> {
     /// Where each intent goes once it is over, with every attempt: all are held until then.
     /// Without one, the attempts that can change no more are folded as the next is sent.
     sink: Option<S>,
-    /// The fates chosen for the run's attempts, where the explorer walks it through a
-    /// schedule: then they are met instead of the drawn ones.
-    pub(super) choices: Option<crate::sim::Choices>,
+    /// The run's sources of fates beyond each tool's own draws (the explorer's chosen schedule,
+    /// where it walks the run), with their state.
+    pub(super) fates: crate::sim::fate::Fates,
 }
 
 impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
@@ -241,7 +241,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 (exp.output.timeseries).map(|width| Series::new(width, exp.tracks())),
             ),
             sink,
-            choices: None,
+            fates: crate::sim::fate::Fates::default(),
         }
     }
 

@@ -122,7 +122,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         };
         let tool = &self.tools[intent.tool];
         let lookup = u64::from(intent.client.lookups) - 1;
-        let failed = match &mut self.choices {
+        let failed = match &mut self.fates.explorer {
             Some(choices) => {
                 let point = crate::sim::Point::Lookup {
                     tool: intent.tool,

@@ -73,7 +73,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             ((intent.tool, tool), replica),
             (now, granted),
             policy.resume,
-            self.choices.as_mut(),
+            &mut self.fates,
         );
         if self.sink.is_none() {
             intent.fold_finished();
