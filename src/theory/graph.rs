@@ -113,7 +113,7 @@ fn holds(exp: &Experiment, policy: &Policy) -> bool {
         };
         tool.faults == faults
             && tool.script.is_none()
-            && tool.replicas.iter().all(|r| r.faults == tool.faults)
+            && tool.one_fault_table()
             && s.outages.is_empty()
             && s.capacity.is_empty()
             && s.rate_limit.is_none()
@@ -225,6 +225,7 @@ pub fn fan_out_quantile(exp: &Experiment, policy: &Policy, p: f64) -> Option<Tic
         let s = &t.server;
         t.faults == Faults::default()
             && t.script.is_none()
+            && t.one_fault_table()
             && t.replicas.is_empty()
             && s.workers.is_none()
             && s.rate_limit.is_none()
