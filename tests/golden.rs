@@ -85,6 +85,7 @@ fn closed_forms() {
 shipped_configs! {
     attempts_curve => "attempts-curve.toml",
     broken_streams => "broken-streams.toml",
+    bursty_faults => "bursty-faults.toml",
     calibrated => "calibrated.toml",
     concurrency_limit => "concurrency-limit.toml",
     deadline_propagation => "deadline-propagation.toml",

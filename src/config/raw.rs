@@ -127,6 +127,7 @@ pub struct Tool {
     pub replica: Vec<Spanned<Replica>>,
     pub retry_after: Option<Spanned<Value>>,
     pub script: Option<Spanned<Vec<Spanned<ScriptStep>>>>,
+    pub burst: Option<Spanned<Burst>>,
     /// A service's calls, in stages: `"db"`, `["db", "cache"]` (together), or
     /// `{ call = "db", optional = true }`; kept as values and read in validation.
     pub calls: Option<Spanned<Vec<Spanned<Value>>>>,
@@ -210,6 +211,27 @@ pub struct OutlierDetection {
     pub base_ejection_time: Option<Spanned<Value>>,
     pub max_ejection_time: Option<Spanned<Value>>,
     pub max_ejection_percent: Option<Spanned<f64>>,
+}
+
+/// `burst = { good = "60s", bad = "3s", in_bad = { server_error = 0.9 } }`: faults that come in
+/// spells.
+#[derive(Deserialize, Serialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Burst {
+    pub good: Spanned<Value>,
+    pub bad: Spanned<Value>,
+    pub in_bad: Option<Spanned<BadFaults>>,
+}
+
+/// The faults of a burst's bad state, each the tool's own where it is left out.
+#[derive(Deserialize, Serialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct BadFaults {
+    pub request_loss: Option<Spanned<f64>>,
+    pub server_error: Option<Spanned<f64>>,
+    pub reply_loss: Option<Spanned<f64>>,
+    pub throttled: Option<Spanned<f64>>,
+    pub error_after_commit: Option<Spanned<f64>>,
 }
 
 /// `[[tool.replica]]`: what one replica does otherwise than its tool.

@@ -12,6 +12,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../configs/broken-streams.toml"),
     ),
     (
+        "configs/bursty-faults.toml",
+        include_str!("../../configs/bursty-faults.toml"),
+    ),
+    (
         "configs/calibrated.toml",
         include_str!("../../configs/calibrated.toml"),
     ),

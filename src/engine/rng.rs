@@ -33,6 +33,8 @@ pub enum Source {
     Sizes = 9,
     /// The turns of each agent loop's task (one stream per task).
     Turns = 10,
+    /// The good and bad spells of each tool whose faults come in bursts (one stream per tool).
+    Bursts = 11,
 }
 
 /// The key of a run's streams: everything but the source and the entity.

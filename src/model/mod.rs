@@ -2,6 +2,7 @@
 //! side effects, and the workload of tasks that call the tools.
 
 pub mod agent;
+pub mod burst;
 pub mod call;
 pub mod capacity;
 pub mod choice;
@@ -24,6 +25,7 @@ pub mod workload;
 
 use crate::time::Tick;
 pub use agent::AgentLoop;
+pub use burst::Burst;
 pub use call::{FailureClass, Key};
 pub use capacity::CapacityWindow;
 pub use choice::Choice;
@@ -59,6 +61,9 @@ pub struct Tool {
     pub reply_latency: Latency,
     /// Listed outcomes that replace the faults and latencies.
     pub script: Option<Script>,
+    /// Faults that come in bursts: a good state (the faults above) and a bad one, each for an
+    /// exponential time. None: every attempt draws from `faults` alike.
+    pub burst: Option<Burst>,
     /// How the server answers a reconciliation lookup.
     pub lookup: Lookup,
     /// The client can stop waiting for a call. A non-cooperative endpoint (a blocking call that
@@ -121,6 +126,7 @@ impl Tool {
             service_time: leg(),
             reply_latency: leg(),
             script: None,
+            burst: None,
             lookup: Lookup {
                 time: Tick::from_millis(1),
                 failure: 0.0,
@@ -196,10 +202,11 @@ impl Tool {
         (!self.zones.is_empty()).then(|| replica % self.zones.len())
     }
 
-    /// Whether every attempt's fate is drawn from `faults`, whichever replica it goes to: what
-    /// the closed forms assume and the explorer weighs its branches by.
+    /// Whether every attempt's fate is drawn from `faults`, whichever replica it goes to and
+    /// whenever it is sent: what the closed forms assume and the explorer weighs its branches
+    /// by.
     pub fn one_fault_table(&self) -> bool {
-        self.replicas.iter().all(|r| r.faults == self.faults)
+        self.burst.is_none() && self.replicas.iter().all(|r| r.faults == self.faults)
     }
 
     /// How many servers stand behind the tool's name.
@@ -209,12 +216,21 @@ impl Tool {
 
     /// Draws everything random about an attempt sent to replica `replica` from its words of the
     /// intent's fault stream: the same words whichever replica it went to, read by that
-    /// replica's faults and service time. (A scripted tool's attempts read its script instead:
-    /// `sim::fate` decides which.)
-    pub fn draw(&self, words: &[u64; fault::WORDS_PER_ATTEMPT], replica: usize) -> AttemptDraw {
+    /// replica's faults and service time, or by the burst's bad-state faults where the tool is
+    /// `bad`. (A scripted tool's attempts read its script instead: `sim::fate` decides which.)
+    pub fn draw(
+        &self,
+        words: &[u64; fault::WORDS_PER_ATTEMPT],
+        replica: usize,
+        bad: bool,
+    ) -> AttemptDraw {
         let (faults, service) = match self.replicas.get(replica) {
             Some(r) => (&r.faults, &r.service_time),
             None => (&self.faults, &self.service_time),
+        };
+        let faults = match &self.burst {
+            Some(burst) if bad => &burst.in_bad,
+            _ => faults,
         };
         let fate = faults.fate(words[0]);
         AttemptDraw {

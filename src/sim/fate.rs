@@ -7,7 +7,7 @@
 //! - the **explorer's** schedule, where `retrysim explore` walks the run: the choice it makes
 //!   at this point, applied to what the faults drew (the latencies stay drawn);
 //! - the tool's **faults**, drawn from the attempt's own random words (a replica's where it has
-//!   its own).
+//!   its own, the burst's bad-state faults while a bursty tool is in a bad spell).
 //!
 //! A new way for attempts to fail (faults that come in bursts, outcomes replayed from a trace)
 //! is a new source here and its config; nothing else decides a fate. What follows a fate is
@@ -15,6 +15,8 @@
 //! breaks) is a step after it (`Intent::generate`), and the server's own refusals (a line full,
 //! a rate limit, an outage) are the server's.
 
+use crate::engine::rng::{Source, Streams};
+use crate::model::burst::Timeline;
 use crate::model::fault::WORDS_PER_ATTEMPT;
 use crate::model::{AttemptDraw, Tool};
 use crate::sim::choices::{self, Choices, Point};
@@ -29,8 +31,11 @@ pub struct Asked<'a> {
     /// The intent, by its id, and the attempt's number within it (0 the first).
     pub intent: u64,
     pub attempt: u32,
-    /// The wait its timer was set to (`None`: no timer).
+    /// When it is sent, and the wait its timer was set to (`None`: no timer).
+    pub now: Tick,
     pub wait: Option<Tick>,
+    /// The run's random streams, for a fault process's own.
+    pub streams: &'a Streams,
     /// The attempt's own random words: the same for every configuration that sends it.
     pub words: &'a [u64; WORDS_PER_ATTEMPT],
 }
@@ -40,6 +45,24 @@ pub struct Asked<'a> {
 pub struct Fates {
     /// The schedule being walked, where the explorer walks the run (or a config names one).
     pub explorer: Option<Choices>,
+    /// Each bursty tool's timeline of good and bad spells, by tool, drawn as the run goes.
+    bursts: Vec<Option<Timeline>>,
+}
+
+impl Fates {
+    /// Whether the tool `asked` names is in its bad state at its send: never, without bursts.
+    fn bad(&mut self, asked: &Asked) -> bool {
+        let (index, tool) = asked.tool;
+        let Some(burst) = &tool.burst else {
+            return false;
+        };
+        if self.bursts.len() <= index {
+            self.bursts.resize(index + 1, None);
+        }
+        let stream = || asked.streams.stream(Source::Bursts, index as u64);
+        let timeline = self.bursts[index].get_or_insert_with(|| Timeline::new(burst, stream()));
+        timeline.bad_at(burst, asked.now)
+    }
 }
 
 /// The fate and latencies of the attempt `asked` describes, from its one source.
@@ -48,7 +71,7 @@ pub fn decide(asked: &Asked, fates: &mut Fates) -> AttemptDraw {
     if let Some(script) = &tool.script {
         return script.draw(asked.attempt);
     }
-    let drawn = tool.draw(asked.words, asked.replica);
+    let drawn = tool.draw(asked.words, asked.replica, fates.bad(asked));
     match &mut fates.explorer {
         None => drawn,
         Some(choices) => {

@@ -416,7 +416,9 @@ impl Intent {
             replica,
             intent: self.id,
             attempt,
+            now,
             wait: granted.filter(|_| tool.1.cooperative),
+            streams,
             words: &words,
         };
         let mut draw = fate::decide(&asked, fates);

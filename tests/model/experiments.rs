@@ -345,3 +345,29 @@ fn zone_outage_relations() {
         assert_eq!(late, 0.0, "replica {r} took calls while ejected");
     }
 }
+
+/// Bursty faults against independent ones of the same average rate: retried 50 ms apart, a
+/// call to the bursty tool fails far more often (its retries meet the same bad spell), and
+/// retried 2 s apart, past a mean spell, most of that excess goes. Recounted from every
+/// intent's record, per tool; the independent tool's calls fail alike under both policies,
+/// whose attempts read the same words (common random numbers).
+#[test]
+fn bursty_faults_relations() {
+    let exp = shipped("bursty-faults.toml");
+    let tool = |name: &str| exp.tools.iter().position(|t| t.name == name).unwrap();
+    let (iid, bursty) = (tool("iid"), tool("bursty"));
+    let failed = |policy: usize, t: usize| {
+        (traced(&exp, policy).iter())
+            .filter(|(r, _)| r.tool == t && r.status != Status::Succeeded)
+            .count()
+    };
+    let (quick, patient) = (0, 1);
+    assert_eq!(exp.policies[quick].name, "quick-retries");
+    assert_eq!(failed(quick, iid), failed(patient, iid));
+    // 0.09³ of 20 000 calls is about 15; bursts make it about 0.1 × 0.9³ of them, 1 458.
+    assert!(failed(quick, iid) < 40, "{}", failed(quick, iid));
+    assert!(failed(quick, bursty) > 30 * failed(quick, iid));
+    assert!(3 * failed(patient, bursty) < failed(quick, bursty));
+    // The bursty tool's closed forms are not claimed: its faults depend on when.
+    assert!(!exp.tools[bursty].one_fault_table() && exp.tools[iid].one_fault_table());
+}

@@ -6,7 +6,7 @@ use super::{at, duration, some, text, texts, ticks, when};
 use crate::config::raw;
 use crate::experiment::Experiment;
 use crate::model::price::PICO;
-use crate::model::{Call, Latency, Replica, Stage, Tool};
+use crate::model::{Burst, Call, Latency, Replica, Stage, Tool};
 use crate::time::Tick;
 
 /// Replica `index`'s entry: what it does otherwise than its tool, if anything.
@@ -31,6 +31,24 @@ fn replica(t: &Tool, index: usize, r: &Replica) -> Option<Spanned<raw::Replica>>
         entry.error_after_commit.is_some(),
     ];
     overrides.contains(&true).then(|| at(entry))
+}
+
+/// A burst as resolved: both means and the bad state's faults, the three losses always and the
+/// rarer faults where they are drawn, as the tool's own are written.
+fn burst(b: &Burst) -> Spanned<raw::Burst> {
+    let f = &b.in_bad;
+    let drawn = |p: f64| when(p > 0.0, p);
+    at(raw::Burst {
+        good: at(duration(b.good)),
+        bad: at(duration(b.bad)),
+        in_bad: Some(at(raw::BadFaults {
+            request_loss: some(f.request_loss),
+            server_error: some(f.server_error),
+            reply_loss: some(f.reply_loss),
+            throttled: drawn(f.throttled),
+            error_after_commit: drawn(f.error_after_commit),
+        })),
+    })
 }
 
 fn latency(l: &Latency) -> raw::Latency {
@@ -220,6 +238,7 @@ pub(super) fn tool(t: &Tool, stages: &[Stage], exp: &Experiment) -> raw::Tool {
             });
             at(steps.collect())
         }),
+        burst: t.burst.as_ref().map(burst),
         calls: (!stages.is_empty()).then(|| at(calls(stages, exp))),
         overloaded: when(drawn && t.faults.overloaded > 0.0, t.faults.overloaded),
         model,

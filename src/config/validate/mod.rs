@@ -3,6 +3,7 @@
 //! [`policy`], and a policy's breaker and retry budget in [`guards`].
 
 mod backoff;
+mod burst;
 mod concurrency;
 mod fallback;
 mod graph;

@@ -1,5 +1,6 @@
 //! A `[[tool]]`: its faults, latencies, server, rate limit, outages and script.
 
+use super::burst;
 use super::default;
 use super::provider;
 use crate::config::check::{Check, Result};
@@ -168,6 +169,7 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
         service_time: service_time.clone(),
         reply_latency: leg(&raw.reply_latency, "reply_latency")?,
         script,
+        burst: burst::burst(check, raw, &faults, path)?,
         lookup: Lookup {
             time: match &raw.lookup_time {
                 None => base.lookup.time,

@@ -1,0 +1,92 @@
+//! A tool's `burst`: its good and bad spells' means and the bad state's faults.
+
+use toml::Spanned;
+
+use crate::config::check::{Check, Result};
+use crate::config::raw;
+use crate::model::{Burst, Faults};
+use crate::time::Tick;
+
+/// The tool's burst process, where it has one: both means above 0; the bad state's faults in
+/// [0, 1] and adding up to at most 1, each the tool's own where left out. Refused beside a
+/// script (which decides every attempt) and beside replicas with faults of their own (whose
+/// bad state it would not say).
+pub(super) fn burst(
+    check: &Check,
+    raw: &raw::Tool,
+    faults: &Faults,
+    path: &str,
+) -> Result<Option<Burst>> {
+    let Some(spanned) = &raw.burst else {
+        return Ok(None);
+    };
+    let at = format!("{path}.burst");
+    let beside = |what: &str| {
+        check.error_allowing(
+            spanned.span(),
+            &at,
+            format!("bursts beside {what}"),
+            "a burst on a tool without a script and without replicas' own faults",
+        )
+    };
+    if raw.script.is_some() {
+        return beside("a script, which decides every attempt");
+    }
+    let own = |r: &raw::Replica| {
+        [
+            &r.request_loss,
+            &r.server_error,
+            &r.reply_loss,
+            &r.throttled,
+            &r.error_after_commit,
+        ]
+        .iter()
+        .any(|f| f.is_some())
+    };
+    if raw.replica.iter().any(|r| own(r.get_ref())) {
+        return beside("replicas with faults of their own");
+    }
+    let b = spanned.get_ref();
+    let mean = |value: &Spanned<toml::Value>, key: &str| -> Result<Tick> {
+        let key = format!("{at}.{key}");
+        match check.duration(value, &key)? {
+            Tick::ZERO => check.error_allowing(
+                value.span(),
+                &key,
+                "a spell of 0 never happens".into(),
+                "a mean duration above 0, such as \"60s\"",
+            ),
+            t => Ok(t),
+        }
+    };
+    let (good, bad) = (mean(&b.good, "good")?, mean(&b.bad, "bad")?);
+    let mut in_bad = *faults;
+    if let Some(written) = &b.in_bad {
+        let w = written.get_ref();
+        let p = |value: &Option<Spanned<f64>>, key: &str, own: f64| match value {
+            None => Ok(own),
+            some => check.probability(some, &format!("{at}.in_bad.{key}")),
+        };
+        in_bad.request_loss = p(&w.request_loss, "request_loss", faults.request_loss)?;
+        in_bad.server_error = p(&w.server_error, "server_error", faults.server_error)?;
+        in_bad.reply_loss = p(&w.reply_loss, "reply_loss", faults.reply_loss)?;
+        in_bad.throttled = p(&w.throttled, "throttled", faults.throttled)?;
+        in_bad.error_after_commit = p(
+            &w.error_after_commit,
+            "error_after_commit",
+            faults.error_after_commit,
+        )?;
+        if in_bad.total() > 1.0 + 1e-12 {
+            return check.error_allowing(
+                written.span(),
+                &format!("{at}.in_bad"),
+                format!(
+                    "the bad state's fault probabilities add up to {}, more than 1",
+                    in_bad.total()
+                ),
+                "probabilities of the ways an attempt ends that add up to at most 1",
+            );
+        }
+    }
+    Ok(Some(Burst { good, bad, in_bad }))
+}
