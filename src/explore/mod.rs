@@ -85,7 +85,7 @@ pub fn into_folder(
     if let Some(why) = unsupported(&sweep.base) {
         return Err(Error::Config(
             crate::config::ConfigError::at(source, 0..0, "explore", format!("cannot explore: {why}"))
-                .allowed("tools without a model, replicas' own faults or random network legs under a timeout"),
+                .allowed("tools without a model, replicas' own faults, bursts or random network legs under a timeout"),
         ));
     }
     let e = fixed(&sweep.base);
@@ -186,7 +186,7 @@ pub fn unsupported(exp: &Experiment) -> Option<String> {
         }
         if !t.one_fault_table() {
             return Some(format!(
-                "tool \"{}\" draws its faults from more than one table (replicas with faults of their own), which the explorer does not weigh",
+                "tool \"{}\" draws its faults from more than one table (replicas with faults of their own, or bursts), which the explorer does not weigh",
                 t.name
             ));
         }
