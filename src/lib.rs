@@ -30,6 +30,34 @@
 //! assert_eq!(results.point(0).unwrap().policies.len(), 3);
 //! ```
 //!
+//! To an output folder, as `retrysim run` writes one (the CSV files, the manifest and the
+//! charts, staged and moved into place whole), from a config given as text; each
+//! configuration's result is found by its name:
+//!
+//! ```
+//! use retrysim::{Options, Source, into_staging};
+//!
+//! let config = r#"
+//! name = "mine"
+//! [workload]
+//! tasks = 2000
+//! [[tool]]
+//! name = "charge"
+//! reply_loss = 0.2
+//! [[policy]]
+//! name = "retry"
+//! max_attempts = "unlimited"
+//! "#;
+//! let source = Source::from_text("mine.toml", config);
+//! let out = tempfile::tempdir()?;
+//! let (results, staging) = into_staging(&source, source.sweep()?, out.path(), &Options::default(), &mut ())?;
+//! let folder = staging.commit()?;
+//! assert!(folder.ends_with("mine") && folder.join("summary.csv").is_file());
+//! let retry = results.point(0).unwrap().policy("retry").unwrap();
+//! assert_eq!(retry.name, "retry");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Or in code: a tool and two policies built with their constructors, run, and a figure read
 //! back — here the duplicate charges of retrying lost replies without a key, against the
 //! closed form b/(1 − a − b) = 0.2/0.8, inside the run's 95 % interval at seed 0.

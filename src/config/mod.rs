@@ -164,6 +164,17 @@ impl Source {
         }
     }
 
+    /// A config given as text rather than read from a file; `name` is what its errors and its
+    /// manifest call it (`"mine.toml"`, `"the notebook's config"`).
+    pub fn from_text(name: impl Into<String>, text: impl Into<String>) -> Source {
+        Source {
+            name: name.into(),
+            text: text.into(),
+            origin: Origin::Text,
+        }
+    }
+
+    /// The built-in default experiment, `configs/closed-forms.toml`.
     pub fn builtin() -> Source {
         Source {
             name: DEFAULT_CONFIG_NAME.into(),

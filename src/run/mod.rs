@@ -27,6 +27,8 @@ pub use pool::{Jobs, Share, Sink, execute};
 /// each finished, so it takes the same few words whatever the number of replications.
 #[derive(Clone, Debug, Default)]
 pub struct PolicyResult {
+    /// The configuration's name, as its config writes it.
+    pub name: String,
     /// Replications folded in.
     pub replications: u64,
     /// Every replication's totals added up. Once the point is handed on, its completion
@@ -197,6 +199,7 @@ impl PolicyResult {
 
     /// Every replication is in: reads the completion quantiles and decides the closed forms.
     fn finish(&mut self, exp: &Experiment, policy: &Policy) {
+        self.name.clone_from(&policy.name);
         self.completion_p50 = self.totals.completion.at(0.5);
         self.completion_p99 = self.totals.completion.at(0.99);
         // The closed forms describe intents that run to their end: none if the horizon cut
@@ -244,6 +247,13 @@ pub fn per_top_intent(totals: &Totals, count: u64) -> f64 {
 #[derive(Clone, Debug, Default)]
 pub struct PointResult {
     pub policies: Vec<PolicyResult>,
+}
+
+impl PointResult {
+    /// The result of the configuration named `name`.
+    pub fn policy(&self, name: &str) -> Option<&PolicyResult> {
+        self.policies.iter().find(|p| p.name == name)
+    }
 }
 
 /// Everything a sweep produced that outlives its files: what the printed table shows.
@@ -381,7 +391,9 @@ impl Observer for () {}
 /// Runs every (point, configuration, replication) job of a sweep on a pool of worker threads
 /// ([`pool::execute`]) and folds each run into its configuration's result strictly in job
 /// order: the result is the same on any number of threads, and memory stays bounded by the
-/// number of workers. Each point is handed to `observer` once all its jobs are folded.
+/// number of workers. Each point is handed to `observer` once all its jobs are folded, and it
+/// hears of every job as it ends (a progress display, a writer of rows as they come); pass
+/// `&mut ()` to watch nothing and take the [`Results`] at the end.
 pub fn jobs(sweep: Sweep, options: &Options, observer: &mut impl Observer) -> io::Result<Results> {
     let mut fold = Fold::new(&sweep, observer);
     pool::execute(&sweep, Share::ALL, options, &mut fold)?;
