@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use crate::config::ConfigError;
 
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Error {
     /// A config that cannot be used: located in its file.
     Config(ConfigError),

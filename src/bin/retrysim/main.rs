@@ -76,9 +76,9 @@ impl Failure {
                 | Error::NotInOutput(_),
             ) => 2,
             Failure::Usage(_) => 2,
-            Failure::Error(Error::Chart(_) | Error::Io { .. })
-            | Failure::Mismatch
-            | Failure::Worse => 1,
+            // A chart or a file that could not be written, or any kind of error the library
+            // adds later (`Error` is non-exhaustive): a run that could not finish.
+            Failure::Error(_) | Failure::Mismatch | Failure::Worse => 1,
             Failure::Interrupted => 130,
         }
     }
