@@ -30,7 +30,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     ) -> Option<MoveOn> {
         let agent = self.workload.agent.as_ref().expect("an agent loop");
         let turns = agent.turns(self.streams.word_at(Source::Turns, task, 0));
-        self.loops.0.insert(task, LoopState::new(turns));
+        self.underway.loops.0.insert(task, LoopState::new(turns));
         self.loop_call(task, 0, caller, sched)
     }
 
@@ -42,10 +42,15 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         caller: u32,
         sched: &mut Scheduler<Event>,
     ) -> Option<MoveOn> {
-        let state = self.loops.0.get_mut(&task).expect("a loop under way");
+        let state = self
+            .underway
+            .loops
+            .0
+            .get_mut(&task)
+            .expect("a loop under way");
         let (id, context) = (task * STRIDE + u64::from(state.made), state.context);
-        let again = state.start(self.calls.len());
-        let tool = self.calls[place];
+        let again = state.start(self.plan.calls.len());
+        let tool = self.plan.calls[place];
         let handle = self.open_call(id, tool, false, caller, sched.now());
         let intent = self.intents.get(handle.slot);
         if again {
@@ -66,14 +71,19 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         caller: u32,
         sched: &mut Scheduler<Event>,
     ) -> MoveOn {
-        let state = self.loops.0.get_mut(&task).expect("a loop under way");
+        let state = self
+            .underway
+            .loops
+            .0
+            .get_mut(&task)
+            .expect("a loop under way");
         let replan = self.policy.replan;
-        match state.after(self.calls.len(), added, replan) {
+        match state.after(self.plan.calls.len(), added, replan) {
             Step::Call { place } => {
                 (self.loop_call(task, place, caller, sched)).unwrap_or(MoveOn::Called)
             }
             Step::Done { succeeded } => {
-                self.loops.0.remove(&task);
+                self.underway.loops.0.remove(&task);
                 if succeeded {
                     self.totals.tasks_succeeded += 1;
                 }

@@ -22,6 +22,10 @@
 //! a failure.
 
 mod agent;
+mod arrivals;
+mod hops;
+mod hosts;
+mod plan;
 mod record;
 mod reply;
 mod retry;
@@ -30,10 +34,15 @@ mod server;
 mod service;
 mod task;
 
+use arrivals::Arrivals;
+use hops::Hops;
+use hosts::Hosts;
+use plan::Plan;
+
 use super::intent::{Hop, Intent};
 use super::slab::{Handle, Slab};
-use super::tree::{Outcomes, Trees};
-use crate::engine::rng::{Source, Stream, Streams, word};
+use super::tree::Outcomes;
+use crate::engine::rng::{Streams, word};
 use crate::engine::{Model, Scheduler};
 use crate::experiment::Experiment;
 use crate::metrics::{
@@ -44,10 +53,9 @@ use crate::model::FailureClass;
 use crate::model::server::Server;
 #[cfg(doc)]
 use crate::model::server::ServerSpec;
-use crate::model::{Arrival, Graph, Key, Tool, Workload};
-use crate::policy::balance::View;
+use crate::model::{Arrival, Key, Tool, Workload};
 use crate::policy::gate::Gates;
-use crate::policy::{Cooling, GateScope, KeyScope, Policy};
+use crate::policy::{GateScope, KeyScope, Policy};
 use crate::time::Tick;
 use crate::variate::integer_in;
 
@@ -107,135 +115,58 @@ pub enum Event {
 pub struct World<'a, S> {
     tools: &'a [Tool],
     workload: &'a Workload,
-    /// The tools each task calls, in order: the policy's own list or the workload's.
-    calls: &'a [usize],
-    /// The workload's stages, where its tasks make calls together or let some fail (and the
-    /// configuration has no list of its own): each stage's first place in `calls`, and
-    /// whether each call is optional.
-    stages: Option<&'a [Vec<(usize, bool)>]>,
-    firsts: Vec<usize>,
-    optional: Vec<bool>,
-    /// The staged tasks under way.
-    runs: task::Runs,
-    /// The agent loops under way.
-    loops: agent::Loops,
+    /// What each task calls, in order or in stages.
+    plan: Plan<'a>,
+    /// The staged tasks, agent loops and services' work under way.
+    underway: Underway,
     policy: &'a Policy,
-    /// Who calls whom.
-    graph: &'a Graph,
-    /// Whether the graph is measured (some tool is a service, or some call falls back), so
-    /// that calls are counted per edge and each task's call keeps a tree: asked once, not at
-    /// every intent's close.
-    edges_kept: bool,
-    /// The trees of the task's calls under way, where the graph is measured.
-    trees: Trees,
-    /// Per edge, where its primary stands with its cooldown.
-    cooling: Vec<Cooling>,
-    /// Per tool, the policy its gates follow: that of the first edge into it.
-    at_tool: Vec<&'a Policy>,
-    /// The policy on each edge of the call graph: the edge's own, or the configuration's.
-    policies: Vec<&'a Policy>,
-    /// The attempts at services making their calls.
-    works: service::Works,
+    /// The call graph: each edge's policy and cooldown, and the trees of calls under way.
+    hops: Hops<'a>,
     /// The gates every dispatch asks, with each tool's breaker and budget.
     gates: Gates,
-    /// Per tool, its servers: one per replica.
-    servers: Vec<Vec<Server<AttemptRef>>>,
-    /// Per tool with replicas, the balancer's views of them: one, or one per caller.
-    views: Vec<Vec<View>>,
+    /// Each tool's servers and the balancer's views of them.
+    hosts: Hosts,
     streams: Streams,
-    arrivals: Stream,
-    /// The exact time of the last arrival of a scheduled stream, before rounding to a tick.
-    arrival_clock: f64,
-    /// Which caller each task comes from, drawn as tasks start (only with several callers).
-    callers: Stream,
-    /// Tasks arrived so far; tasks `started..arrived` wait for a client.
-    arrived: u64,
-    started: u64,
-    idle_clients: u32,
+    /// The tasks' arrivals, and the clients they wait for.
+    arrivals: Arrivals,
     intents: Slab,
     totals: Totals,
     /// Where each intent goes once it is over, with every attempt: all are held until then.
     /// Without one, the attempts that can change no more are folded as the next is sent.
     sink: Option<S>,
     /// The run's sources of fates beyond each tool's own draws (the explorer's chosen schedule,
-    /// where it walks the run), with their state.
+    /// where it walks the run, and any fault process's state).
     pub(super) fates: crate::sim::fate::Fates,
+}
+
+/// The owners of calls under way other than a task's plain list: who answers when one of
+/// their calls ends.
+#[derive(Default)]
+struct Underway {
+    runs: task::Runs,
+    loops: agent::Loops,
+    works: service::Works,
 }
 
 impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     pub fn new(exp: &'a Experiment, policy: &'a Policy, streams: Streams, sink: Option<S>) -> Self {
-        let policies: Vec<&Policy> = (0..exp.graph.edges.len())
-            .map(|e| policy.on_edge(e))
-            .collect();
-        // A tool's gates follow the policy of the first edge into it.
-        let at_tool: Vec<&Policy> = (0..exp.tools.len())
-            .map(|t| {
-                let into = exp.graph.edges.iter().position(|e| e.callee == t);
-                into.map_or(policy, |e| policies[e])
-            })
-            .collect();
+        let hops = Hops::new(exp, policy);
         World {
             tools: &exp.tools,
             workload: &exp.workload,
-            calls: policy.calls.as_deref().unwrap_or(&exp.workload.calls),
-            stages: (exp.workload.stages.as_deref()).filter(|_| policy.calls.is_none()),
-            firsts: (exp.workload.stages.iter().flatten())
-                .scan(0, |first, stage| {
-                    let at = *first;
-                    *first += stage.len();
-                    Some(at)
-                })
-                .collect(),
-            optional: (exp.workload.stages.iter().flatten().flatten())
-                .map(|c| c.1)
-                .collect(),
-            runs: task::Runs::default(),
-            loops: agent::Loops::default(),
+            plan: Plan::new(exp, policy),
+            underway: Underway::default(),
             policy,
-            graph: &exp.graph,
-            edges_kept: exp.graph.is_measured(),
-            trees: Trees::default(),
-            cooling: vec![Cooling::default(); exp.graph.edges.len()],
-            at_tool: at_tool.clone(),
-            policies,
-            works: service::Works::default(),
-            servers: (exp.tools.iter())
-                .enumerate()
-                .map(|(i, t)| {
-                    // A service's attempt waits for its calls: never served at once.
-                    let watched =
-                        exp.output.timeseries.is_some() || !exp.graph.stages[i].is_empty();
-                    let server = Server::new(
-                        &t.server,
-                        exp.workload.callers,
-                        watched,
-                        t.arrives_in_order(),
-                    );
-                    (0..t.replica_count())
-                        .map(|r| server.clone().in_zone(t.zone_of(r)))
-                        .collect()
-                })
-                .collect(),
-            views: (exp.tools.iter())
-                .map(|t| match (t.replica_count(), policy.scope) {
-                    (1, _) => Vec::new(),
-                    (n, GateScope::Tool) => vec![View::new(n)],
-                    (n, GateScope::Caller) => vec![View::new(n); exp.workload.callers as usize],
-                })
-                .collect(),
             gates: Gates::new(
-                &at_tool,
+                &hops.at_tool,
                 policy.scope,
                 exp.workload.callers,
                 exp.output.timeseries.is_some(),
             ),
+            hops,
+            hosts: Hosts::new(exp, policy),
             streams,
-            arrivals: streams.stream(Source::Arrivals, 0),
-            arrival_clock: 0.0,
-            callers: streams.stream(Source::Callers, 0),
-            arrived: 0,
-            started: 0,
-            idle_clients: exp.workload.clients,
+            arrivals: Arrivals::new(streams, exp.workload.clients),
             intents: Slab::default(),
             totals: Totals::keeping(
                 (exp.output.timeseries).map(|width| Series::new(width, exp.tracks())),
@@ -256,7 +187,8 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         }
         match self.workload.arrival {
             Arrival::Batch => {
-                self.arrived = self.workload.tasks.expect("validated: a batch has a count");
+                self.arrivals.arrived =
+                    self.workload.tasks.expect("validated: a batch has a count");
                 self.start_waiting_tasks(sched);
             }
             Arrival::Poisson { .. } | Arrival::Scheduled(_) => self.schedule_arrival(sched),
@@ -277,26 +209,30 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             }
             self.close(slot);
         }
-        self.totals.tasks = self.arrived;
+        self.totals.tasks = self.arrivals.arrived;
         self.totals
     }
 
     /// Schedules the next task, unless the stream has ended: its rate fell to zero for good,
     /// or the next would come after the workload's duration.
     fn schedule_arrival(&mut self, sched: &mut Scheduler<Event>) {
-        let w = word(&mut self.arrivals);
+        let w = word(&mut self.arrivals.stream);
         let next = self
             .workload
             .arrival
-            .next(sched.now(), &mut self.arrival_clock, w);
+            .next(sched.now(), &mut self.arrivals.clock, w);
         if let Some(at) = next.filter(|&at| self.workload.duration.is_none_or(|d| at < d)) {
             sched.schedule_at(at, Event::Arrival);
         }
     }
 
     fn on_arrival(&mut self, sched: &mut Scheduler<Event>) {
-        self.arrived += 1;
-        if self.workload.tasks.is_none_or(|n| self.arrived < n) {
+        self.arrivals.arrived += 1;
+        if self
+            .workload
+            .tasks
+            .is_none_or(|n| self.arrivals.arrived < n)
+        {
             self.schedule_arrival(sched);
         }
         self.start_waiting_tasks(sched);
@@ -307,21 +243,21 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     /// the stack stays flat: what would be a call one frame deeper is the loop's next turn, in
     /// the same order.
     fn start_waiting_tasks(&mut self, sched: &mut Scheduler<Event>) {
-        while self.idle_clients > 0 && self.started < self.arrived {
-            self.idle_clients -= 1;
-            self.started += 1;
+        while self.arrivals.idle_clients > 0 && self.arrivals.started < self.arrivals.arrived {
+            self.arrivals.idle_clients -= 1;
+            self.arrivals.started += 1;
             let caller = match self.workload.callers {
                 1 => 0,
-                n => integer_in(word(&mut self.callers), 0, u64::from(n) - 1) as u32,
+                n => integer_in(word(&mut self.arrivals.callers), 0, u64::from(n) - 1) as u32,
             };
-            let task = self.started - 1;
-            let next = match (self.stages, &self.workload.agent) {
+            let task = self.arrivals.started - 1;
+            let next = match (self.plan.stages, &self.workload.agent) {
                 (Some(_), _) => self.start_task_stage(task, 0, caller, sched),
                 (None, Some(_)) => self.start_loop(task, caller, sched),
                 (None, None) => self.start_intent(task, 0, caller, sched),
             };
             if self.follow(next, sched) {
-                self.idle_clients += 1;
+                self.arrivals.idle_clients += 1;
             }
         }
     }
@@ -330,7 +266,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     /// carries it out, so a chain of calls ended at once is a loop.
     fn move_on(&mut self, next: Option<MoveOn>, sched: &mut Scheduler<Event>) {
         if self.follow(next, sched) {
-            self.idle_clients += 1;
+            self.arrivals.idle_clients += 1;
             self.start_waiting_tasks(sched);
         }
     }
@@ -359,9 +295,9 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         caller: u32,
         sched: &mut Scheduler<Event>,
     ) -> Option<MoveOn> {
-        let id = task * self.calls.len() as u64 + call as u64;
-        let optional = self.stages.is_some() && self.optional[call];
-        let handle = self.open_call(id, self.calls[call], optional, caller, sched.now());
+        let id = task * self.plan.calls.len() as u64 + call as u64;
+        let optional = self.plan.stages.is_some() && self.plan.optional[call];
+        let handle = self.open_call(id, self.plan.calls[call], optional, caller, sched.now());
         self.first_attempt(handle, sched)
     }
 
@@ -376,15 +312,15 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         now: Tick,
     ) -> Handle {
         self.totals.count(tool, now, Count::Offered);
-        let edge = self.graph.top(tool) as u16;
+        let edge = self.hops.graph.top(tool) as u16;
         let hop = Hop {
             edge,
             primary: edge,
             optional,
             origin: id,
             site: id,
-            tree: if self.edges_kept {
-                self.trees.plant()
+            tree: if self.hops.kept {
+                self.hops.trees.plant()
             } else {
                 0
             },
@@ -398,19 +334,19 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     fn open(&mut self, mut id: u64, mut hop: Hop, caller: u32, now: Tick) -> Handle {
         let edge = usize::from(hop.edge);
         if hop.tier == 0
-            && self.policies[edge].fallback.cooldown.is_some()
-            && self.cooling[edge].rests(now)
+            && self.hops.policies[edge].fallback.cooldown.is_some()
+            && self.hops.cooling[edge].rests(now)
             && let Some(next) = self.fallback_of(id, hop)
         {
             (id, hop) = next;
         }
-        let callee = self.graph.edges[usize::from(hop.edge)].callee;
+        let callee = self.hops.graph.edges[usize::from(hop.edge)].callee;
         let handle = self.intents.start(id, callee, now);
         let intent = self.intents.get(handle.slot);
         intent.caller = caller;
         intent.set_hop(hop);
-        if self.edges_kept {
-            self.trees.join(hop.tree);
+        if self.hops.kept {
+            self.hops.trees.join(hop.tree);
         }
         handle
     }
@@ -419,12 +355,12 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     /// primary's list has one more.
     fn fallback_of(&self, id: u64, hop: Hop) -> Option<(u64, Hop)> {
         let primary = usize::from(hop.primary);
-        let next = *self.policies[primary]
+        let next = *self.hops.policies[primary]
             .fallback
             .tools
             .get(usize::from(hop.tier))?;
-        let caller = self.graph.edges[primary].caller;
-        let edge = (self.graph.find(caller, next)).expect("validated: a fallback is an edge");
+        let caller = self.hops.graph.edges[primary].caller;
+        let edge = (self.hops.graph.find(caller, next)).expect("validated: a fallback is an edge");
         let tier = hop.tier + 1;
         let hop = Hop {
             edge: edge as u16,
@@ -440,7 +376,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     #[must_use]
     fn first_attempt(&mut self, handle: Handle, sched: &mut Scheduler<Event>) -> Option<MoveOn> {
         let intent = self.intents.get(handle.slot);
-        let policy = self.policies[usize::from(intent.edge)];
+        let policy = self.hops.policies[usize::from(intent.edge)];
         intent.retry.tries.start(policy.depth());
         // Set before anything else of the intent, so it wins a tie with the deadline.
         if let Some(after) = policy.limits.cancel_after {
@@ -492,8 +428,8 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             None
         };
         let primary = usize::from(hop.primary);
-        if let (0, Some(rule)) = (hop.tier, self.policies[primary].fallback.cooldown) {
-            self.cooling[primary].ended(rule, failed, now);
+        if let (0, Some(rule)) = (hop.tier, self.hops.policies[primary].fallback.cooldown) {
+            self.hops.cooling[primary].ended(rule, failed, now);
         }
         if fallback.is_some() {
             self.intents.get(slot).fell_back();
@@ -510,7 +446,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         };
         let calls = match self.workload.agent {
             Some(_) => agent::STRIDE,
-            None => self.calls.len() as u64,
+            None => self.plan.calls.len() as u64,
         };
         let (task, next_call) = (hop.origin / calls, (hop.origin % calls + 1) as usize);
         if intent.is_over() {
@@ -532,10 +468,10 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         }
         // Goodput is the task's: counted at the tool it called, whichever fallback served it.
         if status == Status::Succeeded {
-            let called = self.graph.edges[primary].callee;
+            let called = self.hops.graph.edges[primary].callee;
             self.totals.count(called, now, Count::Goodput);
         }
-        if self.stages.is_some() {
+        if self.plan.stages.is_some() {
             let passed = status == Status::Succeeded || hop.optional;
             return self.task_call_ended(task, passed, caller, sched);
         }
@@ -543,7 +479,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             let added = (status == Status::Succeeded).then_some(added);
             return self.loop_call_ended(task, added, caller, sched);
         }
-        if status == Status::Succeeded && next_call < self.calls.len() {
+        if status == Status::Succeeded && next_call < self.plan.calls.len() {
             return MoveOn::NextCall {
                 task,
                 call: next_call,
@@ -572,15 +508,15 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             sink(&record, intent.log());
         }
         self.intents.remove(slot);
-        if !self.edges_kept {
+        if !self.hops.kept {
             return;
         }
         self.totals
             .add_edge(usize::from(hop.edge), &record, &outcomes);
         if hop.work.is_none() && chained {
-            self.trees.chain(hop.tree, hop.tier, record, outcomes);
+            self.hops.trees.chain(hop.tree, hop.tier, record, outcomes);
         }
-        if let Some(chain) = self.trees.leave(hop.tree)
+        if let Some(chain) = self.hops.trees.leave(hop.tree)
             && !chain.is_empty()
         {
             self.totals.add_call(&chain);
@@ -605,7 +541,7 @@ impl<S> World<'_, S> {
         intent.settle(attempt, outcome, now);
         let (tool, caller) = (intent.tool, intent.caller);
         let r = usize::from(intent.draw(attempt).replica);
-        let views = &mut self.views[tool];
+        let views = &mut self.hosts.views[tool];
         let view = match self.policy.scope {
             GateScope::Tool => views.first_mut(),
             GateScope::Caller => views.get_mut(caller as usize),
@@ -615,7 +551,7 @@ impl<S> World<'_, S> {
             return;
         };
         view.settled(r);
-        let policy = self.policies[usize::from(self.intents.get(slot).edge)];
+        let policy = self.hops.policies[usize::from(self.intents.get(slot).edge)];
         let sent = self.intents.get(slot).dispatched(attempt);
         view.timed(policy.balancer, r, Tick(now.0 - sent.0), now);
         if let (Some(failed), Some(rule)) = (failed, &policy.outlier_detection)
@@ -639,7 +575,7 @@ impl<S> World<'_, S> {
             ]
         };
         for tool in 0..self.tools.len() {
-            let replicas = self.servers[tool].iter().map(Server::levels);
+            let replicas = self.hosts.servers[tool].iter().map(Server::levels);
             let summed = (replicas.clone()).fold((0, 0, 0), |(f, w, b), (f1, w1, b1)| {
                 (f + f1, w + w1, b + b1)
             });

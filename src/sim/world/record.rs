@@ -24,7 +24,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(at.intent.slot);
         let tool = intent.tool;
         let r = usize::from(intent.draw(at.attempt).replica);
-        intent.read(at.attempt, self.servers[tool][r].version());
+        intent.read(at.attempt, self.hosts.servers[tool][r].version());
         let word = self
             .streams
             .word_at(Source::Reads, intent.id, 2 * u64::from(at.attempt) + 1);
@@ -41,7 +41,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             return;
         }
         let (tool, r) = (intent.tool, usize::from(intent.draw(at.attempt).replica));
-        let server = &mut self.servers[tool][r];
+        let server = &mut self.hosts.servers[tool][r];
         off_server(server, &self.tools[tool], intent, (at.attempt, 0));
         if intent.is_over() {
             self.close(at.intent.slot);

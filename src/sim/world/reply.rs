@@ -13,7 +13,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let Some(intent) = self.intents.awaiting(at.intent, at.attempt) else {
             return;
         };
-        let policy = self.policies[usize::from(intent.edge)];
+        let policy = self.hops.policies[usize::from(intent.edge)];
         let limits = intent.limits(policy.limits, intent.retry.scope.start);
         let draw = intent.draw(at.attempt);
         let failure = match reply {
@@ -100,7 +100,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let racing = !intent.awaiting().is_empty();
         let tool = (intent.tool, intent.caller);
         let (start, cost) = (intent.retry.scope.start, intent.retry.cost);
-        let policy = self.policies[usize::from(intent.edge)];
+        let policy = self.hops.policies[usize::from(intent.edge)];
         let limits = intent.limits(policy.limits, start);
         self.observe(tool, Some(FailureClass::Timeout), cost, sched);
         if limits.past_deadline(start, now) {
@@ -131,7 +131,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         self.gates.feedback(tool, now, failure, cost);
         self.wake_waiting(tool.0, tool.1, sched);
         // The send rate may have changed, and with it when the next token comes.
-        let at = self.at_tool[tool.0];
+        let at = self.hops.at_tool[tool.0];
         if at.send_rate.is_some() || at.send_tokens.is_some() {
             self.promise_token(tool.0, tool.1, sched);
         }

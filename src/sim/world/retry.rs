@@ -43,7 +43,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let now = sched.now();
         let intent = self.intents.get(slot);
         let tool = &self.tools[intent.tool];
-        let policy = self.policies[usize::from(intent.edge)];
+        let policy = self.hops.policies[usize::from(intent.edge)];
         let limits = intent.limits(policy.limits, intent.retry.scope.start);
         let mut words = IntentWords {
             streams: &self.streams,
@@ -138,7 +138,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                     )
             }
         };
-        let policy = self.policies[usize::from(intent.edge)];
+        let policy = self.hops.policies[usize::from(intent.edge)];
         let key = policy.key.key(intent.id, 0);
         let found = !failed
             && intent

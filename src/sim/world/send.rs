@@ -22,7 +22,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn dispatch(&mut self, slot: u32, sched: &mut Scheduler<Event>) -> Option<MoveOn> {
         let now = sched.now();
         let intent = self.intents.get(slot);
-        let policy = self.policies[usize::from(intent.edge)];
+        let policy = self.hops.policies[usize::from(intent.edge)];
         // The broken control: an outer layer's new attempt enters the layers below, and each
         // replaces the deadline and the cap.
         if policy.resets_each_layer() && intent.retry.next_layer + 1 < policy.depth() {
@@ -52,7 +52,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let now = sched.now();
         let handle = self.intents.handle(slot);
         let intent = self.intents.get(slot);
-        let policy = self.policies[usize::from(intent.edge)];
+        let policy = self.hops.policies[usize::from(intent.edge)];
         let start = intent.retry.scope.start;
         let limits = &intent.limits(policy.limits, start);
         let tool = &self.tools[intent.tool];
@@ -115,7 +115,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 },
             ),
             _ => {
-                let server = &mut self.servers[intent.tool][replica];
+                let server = &mut self.hosts.servers[intent.tool][replica];
                 to_server(server, intent, at.attempt);
                 if tool.server.versioned() {
                     self.send_read(at, sched);
@@ -139,7 +139,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let Some(intent) = self.intents.awaiting(at.intent, at.attempt) else {
             return;
         };
-        let policy = self.policies[usize::from(intent.edge)];
+        let policy = self.hops.policies[usize::from(intent.edge)];
         if !hedge::has_room(policy, &intent.retry.tries) {
             return;
         }
@@ -162,7 +162,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// host rule and outlier ejection leave; the view counts it as sent.
     fn balance(&mut self, slot: u32, now: Tick) -> usize {
         let intent = self.intents.get(slot);
-        let views = &mut self.views[intent.tool];
+        let views = &mut self.hosts.views[intent.tool];
         if views.is_empty() {
             return 0;
         }
@@ -170,7 +170,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             GateScope::Tool => &mut views[0],
             GateScope::Caller => &mut views[intent.caller as usize],
         };
-        let policy = self.policies[usize::from(intent.edge)];
+        let policy = self.hops.policies[usize::from(intent.edge)];
         let balancer = policy.balancer;
         let words = match balancer.is_random() {
             true => {
@@ -192,7 +192,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     pub(super) fn ask(&mut self, slot: u32, now: Tick, moment: Moment) -> Ask {
         let handle = self.intents.handle(slot);
         let intent = self.intents.get(slot);
-        let policy = self.policies[usize::from(intent.edge)];
+        let policy = self.hops.policies[usize::from(intent.edge)];
         // A client-side token bucket counts what a send may use: its input and max_tokens.
         let tools = self.tools;
         let tokens = match policy
@@ -215,7 +215,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             fresh_scope: false,
             moment,
             limits: intent.limits(
-                self.policies[usize::from(intent.edge)].limits,
+                self.hops.policies[usize::from(intent.edge)].limits,
                 intent.retry.scope.start,
             ),
             ticket: ticket(handle),
@@ -229,7 +229,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let handle = self.intents.handle(slot);
         let intent = self.intents.get(slot);
         let start = intent.retry.scope.start;
-        let policy = self.policies[usize::from(intent.edge)];
+        let policy = self.hops.policies[usize::from(intent.edge)];
         if let Some(deadline) = intent.limits(policy.limits, start).deadline {
             sched.schedule_at(start.after(deadline), Event::DeadlineInLine(handle));
         }

@@ -25,7 +25,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 && tool.cooperative
                 && intent.expires(at.attempt).is_some_and(|t| t <= now);
             let r = usize::from(intent.draw(at.attempt).replica);
-            let server = &mut self.servers[t][r];
+            let server = &mut self.hosts.servers[t][r];
             if !dropped {
                 let service = server.service(&tool.server, intent.draw(at.attempt).service);
                 // When a server that abandons work at the deadline stops: the request's
@@ -50,7 +50,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             if intent.is_over() {
                 self.close(at.intent.slot);
             }
-            match self.servers[t][r].finish() {
+            match self.hosts.servers[t][r].finish() {
                 Some(next) => at = next,
                 None => return,
             }
@@ -74,7 +74,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             (Some(provider), Some(_)) => provider.reservation(intent.sent(at.attempt).input),
             _ => 0,
         };
-        let arrival = self.servers[t][r].arrive(spec, now, (intent.caller, tokens), write, at);
+        let arrival =
+            self.hosts.servers[t][r].arrive(spec, now, (intent.caller, tokens), write, at);
         if spec.token_limit.is_some() && !matches!(arrival, Arrival::Throttled(_)) {
             intent.reserve(at.attempt);
         }
@@ -86,7 +87,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Arrival::Throttled(refusal) => {
                 // A 429 at once, no work done, and when to come back: the header the client
                 // reads, which is all it keeps of the answer.
-                let from = self.policies[usize::from(intent.edge)].pushback.from;
+                let from = self.hops.policies[usize::from(intent.edge)].pushback.from;
                 let wait = from.read(&refusal, spec.retry_after_ms);
                 intent.throttle(at.attempt, wait);
                 self.answer(at, sched);
@@ -103,7 +104,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                     }
                     OutageMode::Hang => {
                         let tool = &self.tools[t];
-                        off_server(&mut self.servers[t][r], tool, intent, (at.attempt, 0));
+                        off_server(&mut self.hosts.servers[t][r], tool, intent, (at.attempt, 0));
                         if intent.is_over() {
                             self.close(at.intent.slot);
                         }
@@ -128,7 +129,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// frees take up the line.
     pub(super) fn on_capacity(&mut self, tool: usize, sched: &mut Scheduler<Event>) {
         let spec = &self.tools[tool].server;
-        let freed: Vec<AttemptRef> = (self.servers[tool].iter_mut())
+        let freed: Vec<AttemptRef> = (self.hosts.servers[tool].iter_mut())
             .flat_map(|server| server.capacity_changed(spec, sched.now()))
             .collect();
         for at in freed {
@@ -165,7 +166,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(at.intent.slot);
         let (tool, r) = (intent.tool, usize::from(intent.draw(at.attempt).replica));
         self.answer(at, sched);
-        if let Some(next) = self.servers[tool][r].finish() {
+        if let Some(next) = self.hosts.servers[tool][r].finish() {
             self.serve(next, sched);
         }
     }
@@ -174,7 +175,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// its own client stopped waiting for it, or some caller above no longer waits for the
     /// work it serves. Work cut short at its deadline, or never taken up, is not counted.
     pub(super) fn count_orphaned(&mut self, at: AttemptRef) {
-        if !self.edges_kept {
+        if !self.hops.kept {
             return;
         }
         let intent = self.intents.get(at.intent.slot);
@@ -191,11 +192,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let t = intent.tool;
         let tool = &self.tools[t];
         let draw = intent.draw(at.attempt);
-        let server = &mut self.servers[t][usize::from(draw.replica)];
+        let server = &mut self.hosts.servers[t][usize::from(draw.replica)];
         // What it generated of its `max_tokens`: the rest goes back to the bucket.
         let generated = if draw.fate.did_work() { draw.output } else { 0 };
         off_server(server, tool, intent, (at.attempt, generated));
-        let policy = self.policies[usize::from(intent.edge)];
+        let policy = self.hops.policies[usize::from(intent.edge)];
         let request = Request {
             key: request_key(policy, intent, at.attempt),
             payload: intent.payload_of(at.attempt),
@@ -208,7 +209,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let keys = match (policy.key, request.key) {
             (KeyScope::Forward, Some(key)) => {
                 let hop = intent.hop();
-                self.trees.store(hop.tree, t, hop.site, key)
+                self.hops.trees.store(hop.tree, t, hop.site, key)
             }
             _ => &mut intent.server.keys,
         };
@@ -216,9 +217,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if answer.committed {
             let first = intent.server.effects == 0;
             intent.commit(at.attempt);
-            if self.edges_kept {
+            if self.hops.kept {
                 let hop = intent.hop();
-                if self.trees.commit(hop.tree, hop.edge, hop.site, first) {
+                if self.hops.trees.commit(hop.tree, hop.edge, hop.site, first) {
                     self.totals.edge_duplicate(usize::from(hop.edge));
                 }
             }

@@ -89,7 +89,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// waits for the attempt the work serves.
     pub(super) fn orphaned(&mut self, mut w: u32) -> bool {
         loop {
-            let work = self.works.get(w);
+            let work = self.underway.works.get(w);
             // A service that abandoned the work answers no one for it.
             if work.abandoned {
                 return true;
@@ -107,7 +107,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
 
     /// Whether `tool` makes calls to serve an attempt.
     pub(super) fn is_service(&self, tool: usize) -> bool {
-        !self.graph.stages[tool].is_empty()
+        !self.hops.graph.stages[tool].is_empty()
     }
 
     /// A worker takes up attempt `at` at service `tool`, whose own work takes `service` and
@@ -120,7 +120,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         deadline: Option<Tick>,
         sched: &mut Scheduler<Event>,
     ) {
-        let w = self.works.add(Work {
+        let w = self.underway.works.add(Work {
             at,
             tool,
             stage: 0,
@@ -144,11 +144,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// The deadline of work `w` for attempt `at` has come: whether it was still under way, and
     /// is abandoned now. One with calls out waits for them to end before it is let go.
     pub(super) fn abandon_work(&mut self, w: u32, at: AttemptRef) -> bool {
-        let Some(work) = self.works.of(w, at).filter(|w| !w.abandoned) else {
+        let Some(work) = self.underway.works.of(w, at).filter(|w| !w.abandoned) else {
             return false;
         };
         if work.pending == 0 {
-            self.works.remove(w);
+            self.underway.works.remove(w);
         } else {
             work.abandoned = true;
         }
@@ -156,8 +156,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     }
 
     fn start_stage(&mut self, w: u32, sched: &mut Scheduler<Event>) {
-        let work = self.works.get(w);
-        let calls = &self.graph.stages[work.tool][work.stage];
+        let work = self.underway.works.get(w);
+        let calls = &self.hops.graph.stages[work.tool][work.stage];
         work.pending = calls.len() as u32;
         for (place, &call) in calls.iter().enumerate() {
             self.start_call(w, place, call, sched);
@@ -165,7 +165,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     }
 
     fn start_call(&mut self, w: u32, place: usize, call: Call, sched: &mut Scheduler<Event>) {
-        let work = self.works.get(w);
+        let work = self.underway.works.get(w);
         let (parent, stage) = (work.at, work.stage);
         let caller = self.intents.get(parent.intent.slot);
         let site = site_of(caller.hop().site, call.edge, stage, place);
@@ -173,9 +173,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         // The request's deadline as its caller set it: when it stops waiting for this attempt
         // (its timeout, cut to its deadline), which gRPC sends with the request.
         let due = caller.expires(parent.attempt);
-        let policy = self.policies[call.edge];
+        let policy = self.hops.policies[call.edge];
         let carried = policy.propagation.carried(due);
-        let above = self.policies[usize::from(caller.edge)];
+        let above = self.hops.policies[usize::from(caller.edge)];
         let key = match policy.key {
             KeyScope::Forward => request_key(above, caller, parent.attempt),
             _ => None,
@@ -201,17 +201,17 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// A call of work `w` has ended, `passed` if it succeeded or may fail: the stage goes on,
     /// the next starts, or the attempt's own work begins (or, a call having failed, it fails).
     pub(super) fn call_ended(&mut self, w: u32, passed: bool, sched: &mut Scheduler<Event>) {
-        let work = self.works.get(w);
+        let work = self.underway.works.get(w);
         work.pending -= 1;
         work.failed |= !passed;
         if work.pending > 0 {
             return;
         }
         if work.abandoned {
-            self.works.remove(w);
+            self.underway.works.remove(w);
             return;
         }
-        if !work.failed && work.stage + 1 < self.graph.stages[work.tool].len() {
+        if !work.failed && work.stage + 1 < self.hops.graph.stages[work.tool].len() {
             work.stage += 1;
             return self.start_stage(w, sched);
         }
@@ -228,7 +228,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if work.deadline.is_some_and(|d| d < sched.now().after(wait)) {
             return;
         }
-        let work = self.works.remove(w);
+        let work = self.underway.works.remove(w);
         sched.schedule_in(wait, Event::ServerDone(work.at));
     }
 }

@@ -31,14 +31,14 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         caller: u32,
         sched: &mut Scheduler<Event>,
     ) -> Option<MoveOn> {
-        let stages = self.stages.expect("a staged task");
-        let (first, n) = (self.firsts[stage], stages[stage].len());
+        let stages = self.plan.stages.expect("a staged task");
+        let (first, n) = (self.plan.firsts[stage], stages[stage].len());
         let run = Run {
             stage,
             pending: n,
             failed: false,
         };
-        self.runs.0.insert(task, run);
+        self.underway.runs.0.insert(task, run);
         let mut next = None;
         for place in first..first + n {
             // A call that ends at once ends its stage when it is the last: the task's next
@@ -59,18 +59,28 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         caller: u32,
         sched: &mut Scheduler<Event>,
     ) -> MoveOn {
-        let run = self.runs.0.get_mut(&task).expect("a staged task under way");
+        let run = self
+            .underway
+            .runs
+            .0
+            .get_mut(&task)
+            .expect("a staged task under way");
         run.pending -= 1;
         run.failed |= !passed;
         if run.pending > 0 {
             return MoveOn::Called;
         }
-        let stages = self.stages.expect("a staged task");
+        let stages = self.plan.stages.expect("a staged task");
         if !run.failed && run.stage + 1 < stages.len() {
             let stage = run.stage + 1;
             return (self.start_task_stage(task, stage, caller, sched)).unwrap_or(MoveOn::Called);
         }
-        let run = self.runs.0.remove(&task).expect("a staged task under way");
+        let run = self
+            .underway
+            .runs
+            .0
+            .remove(&task)
+            .expect("a staged task under way");
         if !run.failed {
             self.totals.tasks_succeeded += 1;
         }
