@@ -25,6 +25,7 @@ mod agent;
 mod arrivals;
 mod hops;
 mod hosts;
+mod owner;
 mod plan;
 mod record;
 mod reply;
@@ -37,6 +38,7 @@ mod task;
 use arrivals::Arrivals;
 use hops::Hops;
 use hosts::Hosts;
+use owner::Ended;
 use plan::Plan;
 
 use super::intent::{Hop, Intent};
@@ -444,12 +446,9 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                 .sizes_drawn()
                 .map_or(u64::from(agent.result_tokens), |s| s.output),
         };
-        let calls = match self.workload.agent {
-            Some(_) => agent::STRIDE,
-            None => self.plan.calls.len() as u64,
-        };
-        let (task, next_call) = (hop.origin / calls, (hop.origin % calls + 1) as usize);
-        if intent.is_over() {
+        let over = intent.is_over();
+        let owner = self.owner(hop);
+        if over {
             self.close(slot);
         }
         // Their concurrency slots are free: the calls waiting for one go first.
@@ -462,34 +461,13 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         if let Some(handle) = next {
             return self.first_attempt(handle, sched).unwrap_or(MoveOn::Called);
         }
-        if let Some(work) = hop.work {
-            self.call_ended(work, status == Status::Succeeded || hop.optional, sched);
-            return MoveOn::Called;
-        }
-        // Goodput is the task's: counted at the tool it called, whichever fallback served it.
-        if status == Status::Succeeded {
-            let called = self.hops.graph.edges[primary].callee;
-            self.totals.count(called, now, Count::Goodput);
-        }
-        if self.plan.stages.is_some() {
-            let passed = status == Status::Succeeded || hop.optional;
-            return self.task_call_ended(task, passed, caller, sched);
-        }
-        if self.workload.agent.is_some() {
-            let added = (status == Status::Succeeded).then_some(added);
-            return self.loop_call_ended(task, added, caller, sched);
-        }
-        if status == Status::Succeeded && next_call < self.plan.calls.len() {
-            return MoveOn::NextCall {
-                task,
-                call: next_call,
-                caller,
-            };
-        }
-        if status == Status::Succeeded {
-            self.totals.tasks_succeeded += 1;
-        }
-        MoveOn::NextTask
+        let ended = Ended {
+            succeeded: status == Status::Succeeded,
+            optional: hop.optional,
+            added,
+            caller,
+        };
+        self.follows(owner, ended, primary, sched)
     }
 
     /// Records an intent that is over and frees its slot. A task's call that fell back is
