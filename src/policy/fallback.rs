@@ -19,6 +19,31 @@ pub struct Fallback {
     pub cooldown: Option<Cooldown>,
 }
 
+/// The moment a call on an edge may leave its tier for the next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Moment {
+    /// About to start, its primary resting in a cooldown (or not).
+    Starts { resting: bool },
+    /// It ended: its own policy gave up (`failed`), or it got its answer.
+    Ended { failed: bool },
+}
+
+impl Fallback {
+    /// The tool a call at tier `tier` (0: the primary) turns to at `moment`, if it turns: after
+    /// a failure, the next in the list; about to start at a resting primary, the first; a call
+    /// that succeeded, or starts at a primary that is not resting (or on an edge without a
+    /// cooldown), stays.
+    pub fn next(&self, tier: u8, moment: Moment) -> Option<usize> {
+        let turns = match moment {
+            Moment::Ended { failed } => failed,
+            Moment::Starts { resting } => resting && tier == 0 && self.cooldown.is_some(),
+        };
+        turns
+            .then(|| self.tools.get(usize::from(tier)).copied())
+            .flatten()
+    }
+}
+
 /// Once more than `after` calls to the primary have failed, each within `lasts` of the one
 /// before, it rests for `lasts`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +102,35 @@ mod tests {
         after: 3,
         lasts: Tick(100),
     };
+
+    /// Where a call turns, moment by moment, on an edge with two fallbacks (tools 7 and 9).
+    #[test]
+    fn a_call_turns_to_the_next_fallback_only_when_it_should() {
+        let with = |cooldown| Fallback {
+            tools: vec![7, 9],
+            cooldown,
+        };
+        let (cooled, plain) = (with(Some(RULE)), with(None));
+        let failed = Moment::Ended { failed: true };
+        let answered = Moment::Ended { failed: false };
+        let resting = Moment::Starts { resting: true };
+        let awake = Moment::Starts { resting: false };
+        let table = [
+            (&plain, 0, failed, Some(7)),
+            (&plain, 1, failed, Some(9)),
+            (&plain, 2, failed, None),
+            (&plain, 0, answered, None),
+            (&plain, 0, resting, None),
+            (&cooled, 0, resting, Some(7)),
+            (&cooled, 1, resting, None),
+            (&cooled, 0, awake, None),
+            (&cooled, 1, failed, Some(9)),
+            (&Fallback::default(), 0, failed, None),
+        ];
+        for (fallback, tier, moment, next) in table {
+            assert_eq!(fallback.next(tier, moment), next, "{tier} {moment:?}");
+        }
+    }
 
     #[test]
     fn the_failure_past_those_allowed_rests_the_primary() {

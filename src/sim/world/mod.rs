@@ -56,6 +56,7 @@ use crate::model::server::Server;
 #[cfg(doc)]
 use crate::model::server::ServerSpec;
 use crate::model::{Arrival, Key, Tool, Workload};
+use crate::policy::fallback::Moment;
 use crate::policy::gate::Gates;
 use crate::policy::{GateScope, KeyScope, Policy};
 use crate::time::Tick;
@@ -335,12 +336,10 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     /// in its cooldown, its first fallback instead.
     fn open(&mut self, mut id: u64, mut hop: Hop, caller: u32, now: Tick) -> Handle {
         let edge = usize::from(hop.edge);
-        if hop.tier == 0
-            && self.hops.policies[edge].fallback.cooldown.is_some()
-            && self.hops.cooling[edge].rests(now)
-            && let Some(next) = self.fallback_of(id, hop)
-        {
-            (id, hop) = next;
+        let resting = self.hops.cooling[edge].rests(now);
+        let fallback = &self.hops.policies[edge].fallback;
+        if let Some(tool) = fallback.next(hop.tier, Moment::Starts { resting }) {
+            (id, hop) = self.hop_to(id, hop, tool);
         }
         let callee = self.hops.graph.edges[usize::from(hop.edge)].callee;
         let handle = self.intents.start(id, callee, now);
@@ -353,16 +352,12 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         handle
     }
 
-    /// The next fallback after intent `id` over `hop`: its number and where it stands, if its
-    /// primary's list has one more.
-    fn fallback_of(&self, id: u64, hop: Hop) -> Option<(u64, Hop)> {
+    /// The intent that carries intent `id`'s call over `hop` on to fallback tool `tool`, the next
+    /// tier: its number and where it stands.
+    fn hop_to(&self, id: u64, hop: Hop, tool: usize) -> (u64, Hop) {
         let primary = usize::from(hop.primary);
-        let next = *self.hops.policies[primary]
-            .fallback
-            .tools
-            .get(usize::from(hop.tier))?;
         let caller = self.hops.graph.edges[primary].caller;
-        let edge = (self.hops.graph.find(caller, next)).expect("validated: a fallback is an edge");
+        let edge = (self.hops.graph.find(caller, tool)).expect("validated: a fallback is an edge");
         let tier = hop.tier + 1;
         let hop = Hop {
             edge: edge as u16,
@@ -370,7 +365,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             fell_back: false,
             ..hop
         };
-        Some((mix(id ^ u64::from(tier) << 40), hop))
+        (mix(id ^ u64::from(tier) << 40), hop)
     }
 
     /// Sends the first attempt of the intent just started: its policy's retry state set and
@@ -424,12 +419,10 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         intent.client.ambiguous |= abandoned > 0 && failed;
         intent.client.ended = Some((status, now));
         let (id, hop) = (intent.id, intent.hop());
-        let fallback = if failed {
-            self.fallback_of(id, hop)
-        } else {
-            None
-        };
         let primary = usize::from(hop.primary);
+        let fallback = (self.hops.policies[primary].fallback)
+            .next(hop.tier, Moment::Ended { failed })
+            .map(|tool| self.hop_to(id, hop, tool));
         if let (0, Some(rule)) = (hop.tier, self.hops.policies[primary].fallback.cooldown) {
             self.hops.cooling[primary].ended(rule, failed, now);
         }
