@@ -6,7 +6,7 @@ use crate::engine::Scheduler;
 use crate::engine::rng::Source;
 use crate::metrics::{AttemptRecord, Count, IntentRecord, Status, StopReason};
 use crate::model::FailureClass;
-use crate::model::{Fate, LossSignal};
+use crate::model::{AttemptDraw, Fate, LossSignal};
 use crate::policy::gate::{Ask, Gate, Moment, Refusal};
 use crate::policy::hedge;
 use crate::policy::{GateScope, Scope};
@@ -98,6 +98,23 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if let Some(delay) = policy.waits[intent.tool].hedge.filter(|_| next) {
             sched.schedule_in(delay, Event::Hedge(at));
         }
+        self.deliver(at, draw, replica, sched);
+    }
+
+    /// Schedules what becomes of attempt `at`, sent to `replica` with its `draw`: a reset or a
+    /// failed connection comes back to the client; a lost request, with no signal, never does;
+    /// anything else reaches the server — its read first at a versioned record, served at once
+    /// or as its line foresees, or queued on arrival.
+    fn deliver(
+        &mut self,
+        at: AttemptRef,
+        draw: AttemptDraw,
+        replica: usize,
+        sched: &mut Scheduler<Event>,
+    ) {
+        let now = sched.now();
+        let intent = self.intents.get(at.intent.slot);
+        let tool = &self.tools[intent.tool];
         match (draw.fate, tool.loss_seen_as) {
             (Fate::LostRequest, LossSignal::Reset) => sched.schedule_in(
                 draw.round_trip(),
