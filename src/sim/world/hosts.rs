@@ -1,10 +1,12 @@
 //! Each tool's servers, one per replica, and the balancer's views of them.
 
-use super::AttemptRef;
+use super::{AttemptRef, World};
 use crate::experiment::Experiment;
+use crate::metrics::Outcome;
 use crate::model::server::Server;
 use crate::policy::balance::View;
 use crate::policy::{GateScope, Policy};
+use crate::time::Tick;
 
 /// Each tool's servers, one per replica, and where it has replicas, the balancer's views of
 /// them: one, or one per caller.
@@ -39,5 +41,43 @@ impl Hosts {
             })
             .collect();
         Hosts { servers, views }
+    }
+}
+
+impl<S> World<'_, S> {
+    /// The client saw attempt `attempt` of the intent in `slot` end as `outcome` at `now`: the
+    /// intent records it, and the balancer's view of its tool (the tool's, or the caller's)
+    /// counts it in flight no more and, where `failed` says how outlier detection takes it
+    /// (none for an attempt the client stopped waiting on), may eject its replica.
+    pub(super) fn settle(
+        &mut self,
+        slot: u32,
+        attempt: u32,
+        outcome: Outcome,
+        failed: Option<bool>,
+        now: Tick,
+    ) {
+        let intent = self.intents.get(slot);
+        intent.settle(attempt, outcome, now);
+        let (tool, caller) = (intent.tool, intent.caller);
+        let r = usize::from(intent.draw(attempt).replica);
+        let views = &mut self.hosts.views[tool];
+        let view = match self.policy.scope {
+            GateScope::Tool => views.first_mut(),
+            GateScope::Caller => views.get_mut(caller as usize),
+        };
+        // A tool with one server has no view.
+        let Some(view) = view else {
+            return;
+        };
+        view.settled(r);
+        let policy = self.hops.policies[usize::from(self.intents.get(slot).edge)];
+        let sent = self.intents.get(slot).dispatched(attempt);
+        view.timed(policy.balancer, r, Tick(now.0 - sent.0), now);
+        if let (Some(failed), Some(rule)) = (failed, &policy.outlier_detection)
+            && view.observe(r, now, failed, rule)
+        {
+            self.totals.replica(tool, r).ejections += 1;
+        }
     }
 }

@@ -16,13 +16,21 @@
 //! On a versioned record each attempt is a read-modify-write: `Dispatch` → `ReadArrive` (the
 //! record's version) → `ReadBack` → the conditional write's `ServerArrive` and on as above.
 //!
-//! This file holds the events and an intent's life from arrival to record; the steps between
-//! live beside it: [`send`] the gates of a dispatch and the hedge, [`server`] the server's side,
-//! [`record`] a versioned record's read, [`reply`] what comes back, [`retry`] the decision after
-//! a failure.
+//! This file holds the events, the world's parts and an intent's life from its start to its
+//! end; the rest lives beside it:
+//! - what the world holds: [`plan`] what each task calls, [`hops`] the call graph as the run
+//!   follows it, [`hosts`] each tool's servers and the balancer's views (and settling an
+//!   attempt there), [`arrivals`] the tasks' arrivals;
+//! - an attempt's steps: [`send`] the gates of a dispatch and the hedge, [`server`] the
+//!   server's side, [`record`] a versioned record's read, [`reply`] what comes back, [`retry`]
+//!   the decision after a failure;
+//! - what follows a call: [`owner`] asks its owner — a task's list, a stage ([`task`]), an agent
+//!   loop ([`agent`]) or a service's work ([`service`]);
+//! - [`close`]: an intent that is over, recorded and freed.
 
 mod agent;
 mod arrivals;
+mod close;
 mod hops;
 mod hosts;
 mod owner;
@@ -40,27 +48,24 @@ use hops::Hops;
 use hosts::Hosts;
 use owner::Ended;
 use plan::Plan;
+use server::{off_server, request_key, to_server};
 
-use super::intent::{Hop, Intent};
+use super::intent::Hop;
 use super::slab::{Handle, Slab};
-use super::tree::Outcomes;
-use crate::engine::rng::{Streams, word};
+use crate::engine::rng::Streams;
 use crate::engine::{Model, Scheduler};
 use crate::experiment::Experiment;
 use crate::metrics::{
-    AttemptRecord, BusinessState, Count, IntentRecord, Level, Outcome, Series, Status, StopReason,
-    Totals,
+    AttemptRecord, Count, IntentRecord, Outcome, Series, Status, StopReason, Totals,
 };
 use crate::model::FailureClass;
-use crate::model::server::Server;
 #[cfg(doc)]
 use crate::model::server::ServerSpec;
-use crate::model::{Arrival, Key, Tool, Workload};
+use crate::model::{Arrival, Tool, Workload};
+use crate::policy::Policy;
 use crate::policy::fallback::Moment;
 use crate::policy::gate::Gates;
-use crate::policy::{GateScope, KeyScope, Policy};
 use crate::time::Tick;
-use crate::variate::integer_in;
 
 /// What reaches the client at the end of an attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -214,55 +219,6 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         }
         self.totals.tasks = self.arrivals.arrived;
         self.totals
-    }
-
-    /// Schedules the next task, unless the stream has ended: its rate fell to zero for good,
-    /// or the next would come after the workload's duration.
-    fn schedule_arrival(&mut self, sched: &mut Scheduler<Event>) {
-        let w = word(&mut self.arrivals.stream);
-        let next = self
-            .workload
-            .arrival
-            .next(sched.now(), &mut self.arrivals.clock, w);
-        if let Some(at) = next.filter(|&at| self.workload.duration.is_none_or(|d| at < d)) {
-            sched.schedule_at(at, Event::Arrival);
-        }
-    }
-
-    fn on_arrival(&mut self, sched: &mut Scheduler<Event>) {
-        self.arrivals.arrived += 1;
-        if self
-            .workload
-            .tasks
-            .is_none_or(|n| self.arrivals.arrived < n)
-        {
-            self.schedule_arrival(sched);
-        }
-        self.start_waiting_tasks(sched);
-    }
-
-    /// Starts waiting tasks while a client is idle. A task that ends at once (a call refused
-    /// without being sent) frees its client inside this loop, so however many end in one tick
-    /// the stack stays flat: what would be a call one frame deeper is the loop's next turn, in
-    /// the same order.
-    fn start_waiting_tasks(&mut self, sched: &mut Scheduler<Event>) {
-        while self.arrivals.idle_clients > 0 && self.arrivals.started < self.arrivals.arrived {
-            self.arrivals.idle_clients -= 1;
-            self.arrivals.started += 1;
-            let caller = match self.workload.callers {
-                1 => 0,
-                n => integer_in(word(&mut self.arrivals.callers), 0, u64::from(n) - 1) as u32,
-            };
-            let task = self.arrivals.started - 1;
-            let next = match (self.plan.stages, &self.workload.agent) {
-                (Some(_), _) => self.start_task_stage(task, 0, caller, sched),
-                (None, Some(_)) => self.start_loop(task, caller, sched),
-                (None, None) => self.start_intent(task, 0, caller, sched),
-            };
-            if self.follow(next, sched) {
-                self.arrivals.idle_clients += 1;
-            }
-        }
     }
 
     /// What the client does once an intent ends: `end_intent_only` says it, and the caller
@@ -462,208 +418,12 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         };
         self.follows(owner, ended, primary, sched)
     }
-
-    /// Records an intent that is over and frees its slot. A task's call that fell back is
-    /// counted once, when its tree is done, as the chain of its intents made one.
-    fn close(&mut self, slot: u32) {
-        let intent = self.intents.get(slot);
-        let outcomes = intent.outcomes();
-        let record = record_of(intent, &self.tools[intent.tool], &outcomes);
-        let hop = intent.hop();
-        let chained = hop.tier > 0 || hop.fell_back;
-        if hop.work.is_none() && !chained {
-            self.totals.add(&record, &outcomes);
-        }
-        // The traces tell every intent, a service's calls under the task's call they serve.
-        if let Some(sink) = &mut self.sink {
-            sink(&record, intent.log());
-        }
-        self.intents.remove(slot);
-        if !self.hops.kept {
-            return;
-        }
-        self.totals
-            .add_edge(usize::from(hop.edge), &record, &outcomes);
-        if hop.work.is_none() && chained {
-            self.hops.trees.chain(hop.tree, hop.tier, record, outcomes);
-        }
-        if let Some(chain) = self.hops.trees.leave(hop.tree)
-            && !chain.is_empty()
-        {
-            self.totals.add_call(&chain);
-        }
-    }
-}
-
-impl<S> World<'_, S> {
-    /// The client saw attempt `attempt` of the intent in `slot` end as `outcome` at `now`: the
-    /// intent records it, and the balancer's view of its tool (the tool's, or the caller's)
-    /// counts it in flight no more and, where `failed` says how outlier detection takes it
-    /// (none for an attempt the client stopped waiting on), may eject its replica.
-    fn settle(
-        &mut self,
-        slot: u32,
-        attempt: u32,
-        outcome: Outcome,
-        failed: Option<bool>,
-        now: Tick,
-    ) {
-        let intent = self.intents.get(slot);
-        intent.settle(attempt, outcome, now);
-        let (tool, caller) = (intent.tool, intent.caller);
-        let r = usize::from(intent.draw(attempt).replica);
-        let views = &mut self.hosts.views[tool];
-        let view = match self.policy.scope {
-            GateScope::Tool => views.first_mut(),
-            GateScope::Caller => views.get_mut(caller as usize),
-        };
-        // A tool with one server has no view.
-        let Some(view) = view else {
-            return;
-        };
-        view.settled(r);
-        let policy = self.hops.policies[usize::from(self.intents.get(slot).edge)];
-        let sent = self.intents.get(slot).dispatched(attempt);
-        view.timed(policy.balancer, r, Tick(now.0 - sent.0), now);
-        if let (Some(failed), Some(rule)) = (failed, &policy.outlier_detection)
-            && view.observe(r, now, failed, rule)
-        {
-            self.totals.replica(tool, r).ejections += 1;
-        }
-    }
-
-    /// Sets the levels in the time series as they stand after an event: every tool's server,
-    /// and the breakers and budgets the event touched.
-    fn watch_levels(&mut self, now: Tick) {
-        let Some(series) = &mut self.totals.series else {
-            return;
-        };
-        let levels = |(in_flight, waiting, busy): (u32, usize, u32)| {
-            [
-                (Level::InFlight, f64::from(in_flight)),
-                (Level::QueueLength, waiting as f64),
-                (Level::BusyWorkers, f64::from(busy)),
-            ]
-        };
-        for tool in 0..self.tools.len() {
-            let replicas = self.hosts.servers[tool].iter().map(Server::levels);
-            let summed = (replicas.clone()).fold((0, 0, 0), |(f, w, b), (f1, w1, b1)| {
-                (f + f1, w + w1, b + b1)
-            });
-            for (level, value) in levels(summed) {
-                series.level(tool, now, level, value);
-            }
-            for (r, server) in replicas.enumerate() {
-                for (level, value) in levels(server) {
-                    series.replica_level((tool, r), now, level, value);
-                }
-            }
-        }
-        let shares = self.gates.per_tool();
-        for (tool, index) in self.gates.touched() {
-            let tokens = self.gates.tokens(tool, index).unwrap_or(0.0);
-            series.share(tool, (index, shares), now, tokens);
-            series.breaker(
-                tool,
-                (index, shares),
-                now,
-                self.gates.open_until(tool, index),
-            );
-        }
-    }
-}
-
-/// Attempt `attempt` of `intent` is on its way to its tool's server: counted on the intent
-/// (which stays live until none is) and in the tool's calls in flight.
-fn to_server(server: &mut Server<AttemptRef>, intent: &mut Intent, attempt: u32) {
-    intent.at_server(attempt, true);
-    server.sent();
-}
-
-/// Attempt `attempt` of `intent` is done at `tool`'s server: answered, dropped, swallowed by an
-/// outage, or never sent on after its read. A reservation it holds in a tokens-per-minute
-/// bucket is settled: the part of its `max_tokens` it did not generate goes back, all of it
-/// where it generated nothing (dropped, or swallowed).
-fn off_server(
-    server: &mut Server<AttemptRef>,
-    tool: &Tool,
-    intent: &mut Intent,
-    (attempt, generated): (u32, u32),
-) {
-    intent.at_server(attempt, false);
-    server.left();
-    if let Some(provider) = &tool.provider
-        && intent.sent(attempt).reserved
-    {
-        let unused = provider.max_tokens.saturating_sub(generated);
-        server.settle(&tool.server, intent.caller, u64::from(unused));
-        intent.settled(attempt);
-    }
-}
-
-/// The record of an intent the client is done with.
-fn record_of(intent: &Intent, tool: &Tool, outcomes: &Outcomes) -> IntentRecord {
-    let (status, end) = intent
-        .client
-        .ended
-        .expect("recorded once the client is done");
-    let (reads, writes) = intent.reads_and_writes();
-    IntentRecord {
-        // Every intent goes by the number of the task's call it serves: the call itself, its
-        // fallbacks, and the calls its services made.
-        intent: intent.hop().origin,
-        tool: intent.tool,
-        edge: usize::from(intent.edge),
-        attempts: intent.attempts(),
-        effects: intent.server.effects,
-        timeouts: intent.client.timeouts,
-        backoff: intent.client.backoff,
-        short_circuited: intent.client.short_circuited,
-        lookups: intent.client.lookups,
-        hedges: intent.client.hedges,
-        calls_while_down: intent.server.calls_while_down,
-        reads,
-        writes,
-        conflicts: outcomes[Outcome::Refused(FailureClass::VersionConflict).index()],
-        status,
-        business_state: business_state(intent, status, tool),
-        start: intent.start,
-        end,
-        bill: intent.bill(),
-    }
-}
-
-/// The key attempt `attempt` of `intent`, over an edge with `policy`, carries: its own, as the
-/// policy's scope makes it, or the one it forwards.
-fn request_key(policy: &Policy, intent: &Intent, attempt: u32) -> Option<Key> {
-    match policy.key {
-        KeyScope::Forward => intent.hop().key,
-        scope => scope.key(intent.id, attempt),
-    }
 }
 
 /// The numbers of calls and fallbacks, made from what they stand for, with the top bit set so
 /// that they never meet a task's call.
 fn mix(z: u64) -> u64 {
     crate::variate::splitmix(z) | 1 << 63
-}
-
-/// What the client can say: a receipt confirms; an attempt unanswered (or still on its way at
-/// the horizon) leaves it unknown; refusals before any commit point mean nothing happened.
-fn business_state(intent: &Intent, status: Status, tool: &Tool) -> BusinessState {
-    if tool.server.reads_only() {
-        return BusinessState::ReadOnly;
-    }
-    match status {
-        _ if intent.client.late_receipt => BusinessState::Confirmed,
-        // The server holds this intent's key: an earlier attempt committed.
-        Status::Stopped(StopReason::IdempotencyConflict) => BusinessState::Confirmed,
-        Status::Succeeded => BusinessState::Confirmed,
-        Status::Stopped(_) if intent.client.ambiguous || !intent.awaiting().is_empty() => {
-            BusinessState::Unknown
-        }
-        Status::Stopped(_) => BusinessState::NotAttempted,
-    }
 }
 
 /// What a client does when an intent ends: its task's next call, after a success, or else the

@@ -2,13 +2,17 @@
 //! [`Server`](crate::model::server::Server) when it arrives, when a worker takes it up and when
 //! the work is done, and carries out what the server says.
 
-use super::{AttemptRef, Event, Reply, World, off_server, request_key};
+use super::{AttemptRef, Event, Reply, World};
 use crate::engine::Scheduler;
-use crate::metrics::{AttemptRecord, Count, IntentRecord};
+use crate::metrics::{AttemptRecord, Count, IntentRecord, Level};
 use crate::model::outage::OutageMode;
+use crate::model::server::Server;
 use crate::model::server::{Arrival, Request, Write};
 use crate::model::{Fate, LossSignal};
-use crate::policy::KeyScope;
+use crate::model::{Key, Tool};
+use crate::policy::{KeyScope, Policy};
+use crate::sim::intent::Intent;
+use crate::time::Tick;
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// A worker takes the attempt up: its drawn service time, slowed by the load it finds. A
@@ -243,6 +247,85 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         }
         if intent.is_over() {
             self.close(slot);
+        }
+    }
+}
+
+/// Attempt `attempt` of `intent` is on its way to its tool's server: counted on the intent
+/// (which stays live until none is) and in the tool's calls in flight.
+pub(super) fn to_server(server: &mut Server<AttemptRef>, intent: &mut Intent, attempt: u32) {
+    intent.at_server(attempt, true);
+    server.sent();
+}
+
+/// Attempt `attempt` of `intent` is done at `tool`'s server: answered, dropped, swallowed by an
+/// outage, or never sent on after its read. A reservation it holds in a tokens-per-minute
+/// bucket is settled: the part of its `max_tokens` it did not generate goes back, all of it
+/// where it generated nothing (dropped, or swallowed).
+pub(super) fn off_server(
+    server: &mut Server<AttemptRef>,
+    tool: &Tool,
+    intent: &mut Intent,
+    (attempt, generated): (u32, u32),
+) {
+    intent.at_server(attempt, false);
+    server.left();
+    if let Some(provider) = &tool.provider
+        && intent.sent(attempt).reserved
+    {
+        let unused = provider.max_tokens.saturating_sub(generated);
+        server.settle(&tool.server, intent.caller, u64::from(unused));
+        intent.settled(attempt);
+    }
+}
+
+/// The key attempt `attempt` of `intent`, over an edge with `policy`, carries: its own, as the
+/// policy's scope makes it, or the one it forwards.
+pub(super) fn request_key(policy: &Policy, intent: &Intent, attempt: u32) -> Option<Key> {
+    match policy.key {
+        KeyScope::Forward => intent.hop().key,
+        scope => scope.key(intent.id, attempt),
+    }
+}
+
+impl<S> World<'_, S> {
+    /// Sets the levels in the time series as they stand after an event: every tool's server,
+    /// and the breakers and budgets the event touched.
+    pub(super) fn watch_levels(&mut self, now: Tick) {
+        let Some(series) = &mut self.totals.series else {
+            return;
+        };
+        let levels = |(in_flight, waiting, busy): (u32, usize, u32)| {
+            [
+                (Level::InFlight, f64::from(in_flight)),
+                (Level::QueueLength, waiting as f64),
+                (Level::BusyWorkers, f64::from(busy)),
+            ]
+        };
+        for tool in 0..self.tools.len() {
+            let replicas = self.hosts.servers[tool].iter().map(Server::levels);
+            let summed = (replicas.clone()).fold((0, 0, 0), |(f, w, b), (f1, w1, b1)| {
+                (f + f1, w + w1, b + b1)
+            });
+            for (level, value) in levels(summed) {
+                series.level(tool, now, level, value);
+            }
+            for (r, server) in replicas.enumerate() {
+                for (level, value) in levels(server) {
+                    series.replica_level((tool, r), now, level, value);
+                }
+            }
+        }
+        let shares = self.gates.per_tool();
+        for (tool, index) in self.gates.touched() {
+            let tokens = self.gates.tokens(tool, index).unwrap_or(0.0);
+            series.share(tool, (index, shares), now, tokens);
+            series.breaker(
+                tool,
+                (index, shares),
+                now,
+                self.gates.open_until(tool, index),
+            );
         }
     }
 }
