@@ -3,11 +3,20 @@
 
 use smallvec::SmallVec;
 
+mod awaited;
+mod far;
+mod hop;
+mod model;
+mod record;
+
+pub use awaited::Awaited;
+pub use hop::Hop;
+
 use crate::engine::rng::{Source, Streams, WORDS_PER_BLOCK};
 use crate::metrics::{AttemptRecord, Lookup, Outcome, Status, StopReason};
 use crate::model::fault::WORDS_PER_ATTEMPT;
 use crate::model::server::KeyStore;
-use crate::model::{AttemptDraw, Fate, IntentBill, Key, Provider, Sizes, Tool};
+use crate::model::{AttemptDraw, Fate, IntentBill, Sizes, Tool};
 use crate::policy::{Limits, RetryState};
 use crate::sim::fate;
 use crate::time::Tick;
@@ -73,61 +82,6 @@ struct Far {
 pub struct Sent {
     pub input: u64,
     pub reserved: bool,
-}
-
-/// Where an intent stands in the call graph: the edge it goes over, and, for a call a service
-/// makes, the work of the service's attempt it is part of and whether that attempt may pass
-/// its failure.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Hop {
-    pub edge: u16,
-    pub work: Option<u32>,
-    pub optional: bool,
-    /// The caller's deadline it carries, as a tick, where its edge propagates deadlines.
-    pub deadline: Option<Tick>,
-    /// The task's call it serves (task × calls per task + the call's place): its own number
-    /// for a task's call, which its fallbacks share.
-    pub origin: u64,
-    /// Its call site: the same for every intent a caller's retries make of one call, so a
-    /// callee's effects can be told apart by site (see `crate::sim::tree`).
-    pub site: u64,
-    /// The tree of the task's call it belongs to, where the graph is measured.
-    pub tree: u32,
-    /// The key of the request it serves, where its edge forwards keys.
-    pub key: Option<Key>,
-    /// The edge of the call it falls back from, and its place in the fallback chain: 0 for
-    /// the primary itself, whose edge it then is.
-    pub primary: u16,
-    pub tier: u8,
-    /// A fallback was started once it failed.
-    pub fell_back: bool,
-}
-
-impl Hop {
-    /// Where a task's own call `id` over `edge` stands: the hop of every intent of a
-    /// configuration with no call graph, stages or fallbacks.
-    pub fn plain(edge: u16, id: u64) -> Hop {
-        Hop {
-            edge,
-            primary: edge,
-            origin: id,
-            site: id,
-            ..Hop::default()
-        }
-    }
-
-    /// The bounds of an intent whose policy's are `own` and whose scope starts at `start`:
-    /// its own deadline, or the one it carries where that comes first.
-    pub fn limits(&self, own: Limits, start: Tick) -> Limits {
-        let Some(carried) = self.deadline else {
-            return own;
-        };
-        let left = carried.since(start);
-        Limits {
-            deadline: Some(own.deadline.map_or(left, |d| d.min(left))),
-            ..own
-        }
-    }
 }
 
 /// The client's view of an intent.
@@ -289,22 +243,6 @@ impl Intent {
         }
     }
 
-    /// Where in the call graph it stands.
-    pub fn hop(&self) -> Hop {
-        self.far
-            .as_ref()
-            .map_or(Hop::plain(self.edge, self.id), |f| f.hop)
-    }
-
-    /// Sets where in the call graph it stands; only a hop that is not the plain one makes the
-    /// intent's far part.
-    pub fn set_hop(&mut self, hop: Hop) {
-        self.edge = hop.edge;
-        if self.far.is_some() || hop != Hop::plain(hop.edge, self.id) {
-            self.far().hop = hop;
-        }
-    }
-
     /// The bounds of the intent whose policy's are `own` and whose scope starts at `start`
     /// (see [`Hop::limits`]): its own, unless it carries a deadline.
     pub fn limits(&self, own: Limits, start: Tick) -> Limits {
@@ -312,35 +250,6 @@ impl Intent {
             Some(far) => far.hop.limits(own, start),
             None => own,
         }
-    }
-
-    /// A fallback was started once it failed.
-    pub fn fell_back(&mut self) {
-        self.far().hop.fell_back = true;
-    }
-
-    /// The replicas it has sent to, as a bit set, and the one its first attempt went to.
-    pub fn tried(&self) -> (u128, Option<u16>) {
-        self.far
-            .as_ref()
-            .map_or((0, None), |f| (f.tried, f.first_replica))
-    }
-
-    /// It sends an attempt to replica `replica` of a tool with several.
-    pub fn try_replica(&mut self, replica: usize) {
-        let far = self.far();
-        far.tried |= 1 << replica;
-        far.first_replica.get_or_insert(replica as u16);
-    }
-
-    /// Reads of a versioned record that reached the server, and conditional writes.
-    pub fn reads_and_writes(&self) -> (u32, u32) {
-        self.far.as_ref().map_or((0, 0), |f| (f.reads, f.writes))
-    }
-
-    /// A conditional write reached the record.
-    pub fn wrote(&mut self) {
-        self.far().writes += 1;
     }
 
     /// Its far part, made now if it has none.
@@ -444,35 +353,6 @@ impl Intent {
         (attempt, draw)
     }
 
-    /// A model's generation, a step after the fate: the service time and the answer's size it
-    /// streams, and a delivered attempt whose stream broke (`word`, the attempt's third).
-    fn generate(
-        &mut self,
-        streams: &Streams,
-        provider: &Provider,
-        (attempt, fated): (u32, AttemptDraw),
-        word: u64,
-        resume: bool,
-    ) -> AttemptDraw {
-        let mut draw = fated;
-        let sizes = self.sizes(streams, provider);
-        let generation = provider.attempt(word, &sizes, resume);
-        // At most the call's answer, and so at most its `max_tokens`, a u32.
-        let output = u32::try_from(generation.output).expect("at most max_tokens");
-        (draw.service, draw.output) = (generation.service, output);
-        if generation.broken && draw.fate == Fate::Delivered {
-            draw.fate = Fate::StreamBroken;
-        }
-        let held = (attempt - self.attempts.base) as usize;
-        let sent = &mut self.far().sent;
-        sent.resize(held, Sent::default());
-        sent.push(Sent {
-            input: generation.input,
-            reserved: false,
-        });
-        draw
-    }
-
     /// The client learns how attempt `attempt` ended, or stops waiting for it.
     pub fn settle(&mut self, attempt: u32, outcome: Outcome, now: Tick) {
         let i = self.held(attempt);
@@ -546,133 +426,12 @@ impl Intent {
         draw.retry_after = Some(wait);
     }
 
-    /// Attempt `attempt`'s read of a versioned record returned `version`.
-    pub fn read(&mut self, attempt: u32, version: u64) {
-        let i = self.held(attempt);
-        let far = self.far();
-        if far.versions.len() <= i {
-            far.versions.resize(i + 1, 0);
-        }
-        far.versions[i] = version;
-        far.reads += 1;
-    }
-
-    /// The version attempt `attempt` read.
-    pub fn read_version(&self, attempt: u32) -> u64 {
-        let far = self.far.as_ref().expect("a read came first");
-        far.versions[self.held(attempt)]
-    }
-
-    /// Attempt `attempt`'s conditional write found the version moved on: no effect.
-    pub fn version_conflict(&mut self, attempt: u32) {
-        let i = self.held(attempt);
-        let draw = &mut self.attempts.draws[i];
-        draw.fate = Fate::VersionConflict;
-        draw.service = Tick::ZERO;
-    }
-
     /// A server whose line is full turns attempt `attempt` away at once: a 503, no work.
     pub fn overload(&mut self, attempt: u32) {
         let i = self.held(attempt);
         let draw = &mut self.attempts.draws[i];
         draw.fate = Fate::Overloaded;
         draw.service = Tick::ZERO;
-    }
-
-    /// The sizes of its call at a model `provider`, drawn from the run's `streams` when first
-    /// asked for.
-    pub fn sizes(&mut self, streams: &Streams, provider: &Provider) -> Sizes {
-        let id = self.id;
-        *self.far().sizes.get_or_insert_with(|| {
-            let block = streams.block(Source::Sizes, id, 0);
-            provider.sizes([block[0], block[1]])
-        })
-    }
-
-    /// It does again what an earlier call of its task did.
-    pub fn redo(&mut self) {
-        self.far().redo = true;
-    }
-
-    /// The sizes of its call at a model, if drawn.
-    pub fn sizes_drawn(&self) -> Option<Sizes> {
-        self.far.as_ref().and_then(|f| f.sizes)
-    }
-
-    /// Its call at a model `provider` is an agent loop's turn: its input is its own prompt and
-    /// the `context` earlier turns built.
-    pub fn read_context(&mut self, streams: &Streams, provider: &Provider, context: u64) {
-        self.sizes(streams, provider);
-        if let Some(sizes) = &mut self.far().sizes {
-            sizes.input = sizes.input.saturating_add(context);
-        }
-    }
-
-    /// What attempt `attempt` sends to a model (nothing at another tool).
-    pub fn sent(&self, attempt: u32) -> Sent {
-        let i = self.held(attempt);
-        (self.far.as_ref()).map_or(Sent::default(), |f| {
-            f.sent.get(i).copied().unwrap_or_default()
-        })
-    }
-
-    /// Attempt `attempt` holds a reservation in its server's tokens-per-minute bucket.
-    pub fn reserve(&mut self, attempt: u32) {
-        self.mark_reserved(attempt, true);
-    }
-
-    /// Attempt `attempt`'s reservation is settled: nothing of it is held any more.
-    pub fn settled(&mut self, attempt: u32) {
-        self.mark_reserved(attempt, false);
-    }
-
-    fn mark_reserved(&mut self, attempt: u32, reserved: bool) {
-        let i = self.held(attempt);
-        if let Some(sent) = self.far().sent.get_mut(i) {
-            sent.reserved = reserved;
-        }
-    }
-
-    /// Bills attempt `attempt`, answered by a server of a tool priced as `tool`: an attempt
-    /// that reached the server pays the tool's price per call, and one that reached a model
-    /// pays for the tokens it sent and generated; one refused before (a 429, a 503, a server
-    /// down, a lost request) pays nothing. `used` when the client takes its answer (a reply, or
-    /// the tokens of a broken stream it resumes from); what it does not use is wasted.
-    pub fn bill_attempt(&mut self, tool: &Tool, attempt: u32, used: bool) {
-        if tool.price.is_free() {
-            return;
-        }
-        let draw = self.draw(attempt);
-        if !draw.fate.did_work() {
-            return;
-        }
-        let tokens = (self.sent(attempt).input, u64::from(draw.output));
-        let cost = tool.price.of(tokens.0, tokens.1);
-        let far = self.far();
-        // What retries added: every billed attempt after the call's first billed one (a 429
-        // bills nothing, so a retry after it adds nothing), and a re-planned call's all.
-        let again = far.bill.cost > 0 || far.redo;
-        let bill = &mut far.bill;
-        bill.charge(cost, tokens, again);
-        if !used {
-            bill.wasted = bill.wasted.saturating_add(cost);
-        } else if draw.fate == Fate::StreamBroken {
-            // The tokens received are the answer's start; the prompt sent for them is spent.
-            bill.wasted = bill.wasted.saturating_add(tool.price.of(tokens.0, 0));
-        }
-    }
-
-    /// A broken stream delivered `tokens` more of the call's answer, which a resumed attempt
-    /// sends back rather than generating again.
-    pub fn received(&mut self, tokens: u64) {
-        if let Some(sizes) = &mut self.far().sizes {
-            sizes.received = sizes.received.saturating_add(tokens).min(sizes.output);
-        }
-    }
-
-    /// What its attempts were billed.
-    pub fn bill(&self) -> IntentBill {
-        self.far.as_ref().map_or(IntentBill::default(), |f| f.bill)
     }
 
     /// Dispatches made in the current scope, which the dispatch cap counts.
@@ -683,65 +442,6 @@ impl Intent {
     /// Whether the client is done and the server holds none of its attempts.
     pub fn is_over(&self) -> bool {
         self.client.ended.is_some() && self.server.at_server == 0
-    }
-}
-
-/// The attempts a client is waiting on: a primary and its hedge, or under staggered hedging
-/// every attempt out; as bits from the oldest awaited, which a later attempt never precedes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Awaited {
-    base: u32,
-    bits: u64,
-}
-
-const _: () = assert!(Awaited::MAX == u64::BITS);
-
-impl Awaited {
-    /// The most attempts awaited at once.
-    const MAX: u32 = crate::policy::hedge::MOST_OUT;
-
-    pub fn contains(&self, attempt: u32) -> bool {
-        attempt >= self.base
-            && attempt - self.base < Self::MAX
-            && self.bits >> (attempt - self.base) & 1 == 1
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.bits == 0
-    }
-
-    /// The attempts awaited, oldest first.
-    pub fn attempts(self) -> impl Iterator<Item = u32> {
-        let mut bits = self.bits;
-        std::iter::from_fn(move || {
-            let offset = (bits != 0).then(|| bits.trailing_zeros())?;
-            bits &= bits - 1;
-            Some(self.base + offset)
-        })
-    }
-
-    fn add(&mut self, attempt: u32) {
-        if self.bits == 0 {
-            self.base = attempt;
-        }
-        let offset = attempt - self.base;
-        assert!(
-            offset < Self::MAX,
-            "at most {} attempts awaited at once",
-            Self::MAX
-        );
-        self.bits |= 1 << offset;
-    }
-
-    fn remove(&mut self, attempt: u32) {
-        if self.contains(attempt) {
-            self.bits &= !(1 << (attempt - self.base));
-            if self.bits != 0 {
-                let skip = self.bits.trailing_zeros();
-                self.bits >>= skip;
-                self.base += skip;
-            }
-        }
     }
 }
 
