@@ -2,6 +2,7 @@
 
 use toml::Spanned;
 
+use super::tool::overridden;
 use crate::config::check::{Check, Result};
 use crate::config::raw;
 use crate::model::{Burst, Faults};
@@ -60,33 +61,20 @@ pub(super) fn burst(
         }
     };
     let (good, bad) = (mean(&b.good, "good")?, mean(&b.bad, "bad")?);
-    let mut in_bad = *faults;
-    if let Some(written) = &b.in_bad {
-        let w = written.get_ref();
-        let p = |value: &Option<Spanned<f64>>, key: &str, own: f64| match value {
-            None => Ok(own),
-            some => check.probability(some, &format!("{at}.in_bad.{key}")),
-        };
-        in_bad.request_loss = p(&w.request_loss, "request_loss", faults.request_loss)?;
-        in_bad.server_error = p(&w.server_error, "server_error", faults.server_error)?;
-        in_bad.reply_loss = p(&w.reply_loss, "reply_loss", faults.reply_loss)?;
-        in_bad.throttled = p(&w.throttled, "throttled", faults.throttled)?;
-        in_bad.error_after_commit = p(
-            &w.error_after_commit,
-            "error_after_commit",
-            faults.error_after_commit,
-        )?;
-        if in_bad.total() > 1.0 + 1e-12 {
-            return check.error_allowing(
-                written.span(),
-                &format!("{at}.in_bad"),
-                format!(
-                    "the bad state's fault probabilities add up to {}, more than 1",
-                    in_bad.total()
-                ),
-                "probabilities of the ways an attempt ends that add up to at most 1",
-            );
+    let in_bad = match &b.in_bad {
+        None => *faults,
+        Some(written) => {
+            let w = written.get_ref();
+            let keys = [
+                &w.request_loss,
+                &w.server_error,
+                &w.reply_loss,
+                &w.throttled,
+                &w.error_after_commit,
+            ];
+            let whose = ("the bad state's", written.span());
+            overridden(check, *faults, keys, &format!("{at}.in_bad"), whose)?
         }
-    }
+    };
     Ok(Some(Burst { good, bad, in_bad }))
 }

@@ -250,31 +250,15 @@ fn replicas(
         }
         seen.push(index);
         let replica = &mut replicas[index as usize];
-        let p = |value: &Option<Spanned<f64>>, key: &str, base: f64| match value {
-            None => Ok(base),
-            some => check.probability(some, &format!("{at}.{key}")),
-        };
-        let f = &mut replica.faults;
-        f.request_loss = p(&e.request_loss, "request_loss", f.request_loss)?;
-        f.server_error = p(&e.server_error, "server_error", f.server_error)?;
-        f.reply_loss = p(&e.reply_loss, "reply_loss", f.reply_loss)?;
-        f.throttled = p(&e.throttled, "throttled", f.throttled)?;
-        f.error_after_commit = p(
+        let keys = [
+            &e.request_loss,
+            &e.server_error,
+            &e.reply_loss,
+            &e.throttled,
             &e.error_after_commit,
-            "error_after_commit",
-            f.error_after_commit,
-        )?;
-        if f.total() > 1.0 + 1e-12 {
-            return check.error_allowing(
-                entry.span(),
-                &at,
-                format!(
-                    "its fault probabilities add up to {}, more than 1",
-                    f.total()
-                ),
-                "probabilities of the ways an attempt ends that add up to at most 1",
-            );
-        }
+        ];
+        let whose = ("its", entry.span());
+        replica.faults = overridden(check, replica.faults, keys, &at, whose)?;
         if let Some(l) = &e.service_time {
             replica.service_time =
                 crate::config::latency::latency(check, l, &format!("{at}.service_time"))?;
@@ -609,4 +593,52 @@ fn line(check: &Check, raw: &raw::Tool, workers: Option<u32>, path: &str) -> Res
         LineOrder::Fifo,
     )?;
     Ok(Line { limit, order })
+}
+
+/// `base` with the faults an entry overrides — a replica's, a burst's bad state —
+/// `request_loss`, `server_error`, `reply_loss`, `throttled` and `error_after_commit` in that
+/// order, each checked at `at.<key>` and `base`'s own where left out; together at most 1, or an
+/// error at the entry saying `whose` probabilities they are.
+pub(super) fn overridden(
+    check: &Check,
+    base: Faults,
+    keys: [&Option<Spanned<f64>>; 5],
+    at: &str,
+    (whose, span): (&str, std::ops::Range<usize>),
+) -> Result<Faults> {
+    let p = |value: &Option<Spanned<f64>>, key: &str, own: f64| match value {
+        None => Ok(own),
+        some => check.probability(some, &format!("{at}.{key}")),
+    };
+    let [
+        request_loss,
+        server_error,
+        reply_loss,
+        throttled,
+        error_after_commit,
+    ] = keys;
+    let f = Faults {
+        request_loss: p(request_loss, "request_loss", base.request_loss)?,
+        server_error: p(server_error, "server_error", base.server_error)?,
+        reply_loss: p(reply_loss, "reply_loss", base.reply_loss)?,
+        throttled: p(throttled, "throttled", base.throttled)?,
+        error_after_commit: p(
+            error_after_commit,
+            "error_after_commit",
+            base.error_after_commit,
+        )?,
+        ..base
+    };
+    if f.total() > 1.0 + 1e-12 {
+        return check.error_allowing(
+            span,
+            at,
+            format!(
+                "{whose} fault probabilities add up to {}, more than 1",
+                f.total()
+            ),
+            "probabilities of the ways an attempt ends that add up to at most 1",
+        );
+    }
+    Ok(f)
 }
