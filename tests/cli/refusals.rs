@@ -126,6 +126,25 @@ fn config_cases() -> Vec<Case> {
             &["tool[0].replica[0]", "more than 1"],
         ),
         config_case(
+            "a burst whose bad state's faults add up past 1",
+            good_with(
+                "reply_loss = 0.2",
+                "reply_loss = 0.2\nburst = { good = \"9s\", bad = \"1s\", in_bad = { server_error = 0.9 } }",
+            ),
+            &[
+                "tool[0].burst.in_bad",
+                "the bad state's fault probabilities add up to",
+            ],
+        ),
+        config_case(
+            "a burst with a bad spell of 0",
+            good_with(
+                "reply_loss = 0.2",
+                "reply_loss = 0.2\nburst = { good = \"9s\", bad = \"0s\" }",
+            ),
+            &["tool[0].burst.bad", "a spell of 0 never happens"],
+        ),
+        config_case(
             "an unknown balancer",
             with_policy("balancer = \"least_outstandng\""),
             &["policy[0].balancer", "least_outstanding"],
