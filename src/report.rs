@@ -5,10 +5,6 @@ use std::fmt::Write;
 
 use crate::metrics::{Estimate, Measure, Sample, StopReason};
 use crate::model::{Tool, Workload};
-use crate::policy::{
-    Backoff, Cap, FirstRetry, Hedging, LimitRule, Policy, Propagation, Refuses, RetryAfterFrom,
-    ShouldRetry, Trip, Wait,
-};
 use crate::run::{PolicyResult, Results};
 use crate::time::Tick;
 use crate::verdict::{self, Verdict};
@@ -48,188 +44,6 @@ fn seconds(t: Tick) -> String {
         s if s >= 1.0 => format!("{s:.2} s"),
         s => format!("{:.3} s", s),
     }
-}
-
-#[expect(
-    clippy::too_many_lines,
-    reason = "119 lines: to be split by what it does"
-)]
-fn describe(p: &Policy) -> String {
-    let retry_on: Vec<&str> = p.retry.retry_on.classes().map(|c| c.name()).collect();
-    let backoff = if p.backoff == Backoff::IMMEDIATE {
-        "no backoff".to_string()
-    } else {
-        let b = &p.backoff;
-        let cap = b
-            .max_delay
-            .map_or("uncapped".to_string(), |m| format!("≤ {m}"));
-        let mut text = format!(
-            "backoff {} {}×{} {cap}, {} jitter",
-            b.growth.name(),
-            b.initial_delay,
-            b.multiplier,
-            b.jitter.name()
-        );
-        if b.cap == Cap::AfterJitter {
-            text.push_str(", capped after jitter");
-        }
-        if b.first_retry == FirstRetry::Immediate {
-            text.push_str(", first retry at once");
-        }
-        if b.min_delay > Tick::ZERO {
-            let _ = write!(text, ", at least {}", b.min_delay);
-        }
-        text
-    };
-    let timeout = match (p.timeout, p.hedge) {
-        (Wait::None, Wait::None) => "no timeout".to_string(),
-        (rule, Wait::None) => format!("timeout {rule}"),
-        (Wait::None, hedge) => format!("no timeout, hedged after {hedge}"),
-        (rule, hedge) => format!("timeout {rule}, hedged after {hedge}"),
-    };
-    let timeout = match p.hedging {
-        Hedging::Staggered => format!("{timeout}, staggered"),
-        Hedging::Single => timeout,
-    };
-    let attempts = match &p.layers {
-        None => p.retry.max_attempts.to_string(),
-        Some(l) => {
-            let names = l.outer.iter().map(|l| l.name.as_str());
-            let layers: Vec<String> = names
-                .chain([l.innermost.as_str()])
-                .enumerate()
-                .map(|(i, name)| format!("{name} {}", p.retry_of(i).max_attempts))
-                .collect();
-            let reset = if l.reset_each {
-                " (each resets the limits)"
-            } else {
-                ""
-            };
-            format!("layers {}{reset}", layers.join(" > "))
-        }
-    };
-    let mut text = format!(
-        "{attempts}, retry on {}, {timeout}, {}, key {}",
-        retry_on.join("/"),
-        backoff,
-        p.key.name()
-    );
-    // The rest only where set, so a plain policy reads short.
-    if let Some(b) = &p.breaker {
-        let trip = match b.trip {
-            Trip::Consecutive(n) => format!("{n} failures in a row"),
-            Trip::Rate { rate, .. } => format!("a failure rate of {rate}"),
-        };
-        let refuses = match b.refuses {
-            Refuses::All => "",
-            Refuses::Retries => " (retries only)",
-        };
-        let _ = write!(
-            text,
-            ", breaker{refuses} on {trip}, open {}",
-            b.open_duration
-        );
-    }
-    if let Some(b) = &p.retry_budget {
-        let _ = write!(text, ", retry budget {}", b.name());
-    }
-    if p.throttle_backoff.is_some() {
-        text.push_str(", a backoff of its own after a 429");
-    }
-    if p.send_rate.is_some() {
-        text.push_str(", an adaptive send rate");
-    }
-    if let Some(t) = p.send_tokens {
-        let _ = write!(
-            text,
-            ", a client-side bucket of {} tokens a minute",
-            t.per_minute
-        );
-    }
-    if p.resume {
-        text.push_str(", resumes a broken stream");
-    }
-    if let Some(r) = p.replan {
-        let times = if r.max == 1 { "once" } else { "times" };
-        let max = if r.max == 1 {
-            String::new()
-        } else {
-            format!("{} ", r.max)
-        };
-        let _ = write!(text, ", re-plans {max}{times} from the {}", r.from.name());
-    }
-    match p.pushback.from {
-        RetryAfterFrom::Header => {}
-        RetryAfterFrom::HeaderMs => text.push_str(", reads retry-after-ms first"),
-        RetryAfterFrom::Reset => text.push_str(", waits for a 429's reset"),
-    }
-    if let Some((most, over)) = p.pushback.limit {
-        let _ = write!(text, ", a Retry-After over {most}: {}", over.name());
-    }
-    if let Some(c) = &p.concurrency {
-        let limit = match c.limit {
-            LimitRule::Fixed(n) => format!("{n}"),
-            LimitRule::Aimd {
-                initial, min, max, ..
-            } => format!("AIMD from {initial} within {min}..{max}"),
-        };
-        let line = match c.queue {
-            0 => "no line".to_string(),
-            n => format!("a line of {n}"),
-        };
-        let _ = write!(text, ", at most {limit} in flight, {line}");
-    }
-    let limits = [
-        ("deadline", p.limits.deadline.map(|t| t.to_string())),
-        ("dispatch cap", p.limits.dispatch_cap.map(|n| n.to_string())),
-        (
-            "cancelled after",
-            p.limits.cancel_after.map(|t| t.to_string()),
-        ),
-    ];
-    for (name, value) in limits {
-        if let Some(v) = value {
-            let _ = write!(text, ", {name} {v}");
-        }
-    }
-    if p.payload_drift > 0.0 {
-        let _ = write!(text, ", payload drift {}", p.payload_drift);
-    }
-    if p.should_retry == ShouldRetry::Obey {
-        text.push_str(", obeys the server's should-retry header");
-    }
-    match p.propagation {
-        Propagation::None => {}
-        Propagation::Propagate { margin } if margin == Tick::ZERO => {
-            text.push_str(", carries its caller's deadline");
-        }
-        Propagation::Propagate { margin } => {
-            let _ = write!(text, ", carries its caller's deadline less {margin}");
-        }
-    }
-    if let Some(note) = &p.note {
-        let _ = write!(text, " ({note})");
-    }
-    text
-}
-
-/// An edge's fallbacks and cooldown, in words, if it has any.
-fn fallbacks(p: &Policy, tools: &[Tool]) -> Option<String> {
-    let names: Vec<&str> = (p.fallback.tools.iter())
-        .map(|&t| tools[t].name.as_str())
-        .collect();
-    if names.is_empty() {
-        return None;
-    }
-    let mut text = format!("then falls back to {}", names.join(", then "));
-    if let Some(c) = p.fallback.cooldown {
-        let _ = write!(
-            text,
-            "; past {} failed calls, each within {} of the last, the primary rests {}",
-            c.after, c.lasts, c.lasts
-        );
-    }
-    Some(text)
 }
 
 /// How many intents stopped, by reason, such as `attempt_limit 60`; `—` if none did.
@@ -291,11 +105,20 @@ pub fn table(results: &Results) -> String {
         );
     }
     for policy in &exp.policies {
-        let _ = writeln!(out, "{}: {}", policy.name, describe(policy));
-        for (e, edge) in &policy.edges {
+        let _ = writeln!(
+            out,
+            "{}: {}",
+            policy.name,
+            crate::config::policy::describe(policy)
+        );
+        for (e, edge) in &policy.edge.overrides {
             let name = exp.graph.edges[*e].name(&exp.tools);
-            let _ = writeln!(out, "  edge {name}: {}", describe(edge));
-            if let Some(falls) = fallbacks(edge, &exp.tools) {
+            let _ = writeln!(
+                out,
+                "  edge {name}: {}",
+                crate::config::policy::describe(edge)
+            );
+            if let Some(falls) = crate::config::policy::fallbacks(&edge.edge, &exp.tools) {
                 let _ = writeln!(out, "    {falls}");
             }
         }

@@ -419,9 +419,9 @@ fn graph(
         .collect();
     let fallbacks = (exp.policies.iter())
         .flat_map(|p| {
-            (p.edges.iter()).flat_map(move |(e, edge)| {
+            (p.edge.overrides.iter()).flat_map(move |(e, edge)| {
                 let from = g.edges[*e].caller_name(&exp.tools);
-                (edge.fallback.tools.iter())
+                (edge.edge.fallback.tools.iter())
                     .map(move |&t| (p.name.clone(), from.to_string(), exp.tools[t].name.clone()))
             })
         })

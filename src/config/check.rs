@@ -38,6 +38,26 @@ pub fn name_problem(s: &str) -> Option<(String, String)> {
     None
 }
 
+/// A key of a raw table: its value, its name and its path, the name taken from the raw
+/// struct's field (see [`key!`]) so that no key's name is typed beside its field.
+pub(crate) struct Key<'a, T> {
+    pub value: &'a T,
+    pub name: &'static str,
+    pub path: String,
+}
+
+/// `key!(path, raw.deadline)`: the [`Key`] `deadline` of the table at `path`.
+macro_rules! key {
+    ($path:expr, $raw:ident . $field:ident) => {
+        $crate::config::check::Key {
+            value: &$raw.$field,
+            name: stringify!($field),
+            path: format!("{}.{}", $path, stringify!($field)),
+        }
+    };
+}
+pub(crate) use key;
+
 /// Reads values out of the raw config, turning each problem into a located error.
 pub(crate) struct Check<'a> {
     pub source: &'a Source,

@@ -8,11 +8,12 @@ mod error;
 pub mod integers;
 mod latency;
 pub(crate) mod path;
+pub(crate) mod policy;
 pub(crate) mod preset;
 pub(crate) mod raw;
-mod resolve;
+pub(crate) mod resolve;
 pub mod shipped;
-mod validate;
+pub(crate) mod validate;
 
 pub use changes::Change;
 pub use check::name_problem;

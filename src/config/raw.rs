@@ -294,7 +294,7 @@ impl Latency {
     }
 }
 
-#[derive(Deserialize, Serialize, Clone)]
+#[derive(Deserialize, Serialize, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Policy {
     /// Required of a `[[policy]]`; an edge's policy (`edge."api->db"`) has none.

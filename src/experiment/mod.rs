@@ -62,7 +62,7 @@ impl Experiment {
         let calls: Vec<usize> = (0..tools.len()).collect();
         let graph = Graph::build(&calls, &vec![Vec::new(); tools.len()], &[]);
         for policy in &mut policies {
-            policy.waits = (policy.resolve_waits(&tools, &calls))
+            policy.time.waits = (policy.resolve_waits(&tools, &calls))
                 .map_err(|(key, why)| format!("{}: {key}: {why}", policy.name))?;
         }
         Ok(Experiment {
@@ -91,7 +91,11 @@ impl Experiment {
 
     /// The tools a configuration's tasks call, in order: its own list or the workload's.
     pub fn calls_of<'a>(&'a self, policy: &'a Policy) -> &'a [usize] {
-        policy.calls.as_deref().unwrap_or(&self.workload.calls)
+        policy
+            .agent
+            .calls
+            .as_deref()
+            .unwrap_or(&self.workload.calls)
     }
 
     /// Whether each tool is one a configuration's tasks can reach, as a run follows calls: a
@@ -106,7 +110,7 @@ impl Experiment {
             .map(|&t| self.graph.top(t))
             .collect();
         while let Some(e) = edges.pop() {
-            let fallbacks = policy.on_edge(e).fallback.tools.iter().copied();
+            let fallbacks = policy.on_edge(e).edge.fallback.tools.iter().copied();
             for t in std::iter::once(self.graph.edges[e].callee).chain(fallbacks) {
                 if !reached[t] {
                     reached[t] = true;

@@ -75,12 +75,14 @@ impl Invariant {
                 // Nested layers multiply their caps; the innermost's alone bounds nothing.
                 let rule = policy.on_edge(r.edge);
                 let cap = rule
+                    .rule
                     .retry
                     .max_attempts
                     .cap()
-                    .filter(|_| rule.layers.is_none());
+                    .filter(|_| rule.rule.layers.is_none());
                 let attempts = r.attempts - r.hedges;
                 let late = policy
+                    .time
                     .limits
                     .deadline
                     .is_some_and(|d| r.end.0 > r.start.0 + d.0);

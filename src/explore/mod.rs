@@ -194,7 +194,7 @@ pub fn unsupported(exp: &Experiment) -> Option<String> {
     let timed = exp
         .policies
         .iter()
-        .any(|p| p.timeout != crate::policy::Wait::None);
+        .any(|p| p.time.timeout != crate::policy::Wait::None);
     if let Some(t) = exp
         .tools
         .iter()

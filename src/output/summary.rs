@@ -200,11 +200,11 @@ pub const FIELDS: [Field; 92] = [
         r.result.totals.tasks_succeeded.to_string()
     }),
     Field(col("max_attempts", CountOrEmpty), |r| {
-        let cap = r.policy.retry.max_attempts.cap();
+        let cap = r.policy.rule.retry.max_attempts.cap();
         cap.map_or(String::new(), |n| n.to_string())
     }),
     Field(col("idempotency_key", Word(&KEYS)), |r| {
-        r.policy.key.name().to_string()
+        r.policy.rule.key.name().to_string()
     }),
     Field(col("stopped_attempt_limit", Count), |r| {
         r.stopped(StopReason::AttemptLimit)

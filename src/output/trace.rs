@@ -322,14 +322,15 @@ impl<'a> TraceWriter<'a> {
                 let edges = &self.exp.graph.edges;
                 let top = edges.get(r.edge).is_none_or(|e| e.caller.is_none())
                     && self.exp.calls_of(policy).contains(&r.tool);
-                let paths = layers::paths(own.depth(), attempts.iter().map(|a| a.layer.into()));
+                let paths =
+                    layers::paths(own.rule.depth(), attempts.iter().map(|a| a.layer.into()));
                 for ((k, a), path) in attempts.iter().enumerate().zip(paths) {
                     let row = AttemptRow {
                         which: &which,
                         intent: r.intent,
                         k,
                         path,
-                        key: own.key.key(r.intent, k as u32).filter(|_| top),
+                        key: own.rule.key.key(r.intent, k as u32).filter(|_| top),
                         a,
                     };
                     self.write_line(&row, ATTEMPT_FIELDS.iter().map(|f| f.1))?;

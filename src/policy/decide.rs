@@ -130,21 +130,21 @@ pub fn decide(
     }
     let advised = failure
         .should_retry
-        .filter(|_| policy.should_retry == ShouldRetry::Obey);
+        .filter(|_| policy.rule.should_retry == ShouldRetry::Obey);
     if advised == Some(false) {
         return Plan::Stop(StopReason::NotRetryable);
     }
-    let pushback = &policy.pushback;
+    let pushback = &policy.rule.pushback;
     // A refusal that names a wait may be retried for saying so, in every layer, and so may a
     // failure the server says to retry.
     let named_wait = retry_after.is_some()
         && pushback.retries
         && matches!(class, FailureClass::Throttled | FailureClass::Overloaded);
     let told = named_wait || advised == Some(true);
-    if policy.safety_gate
+    if policy.rule.safety_gate
         && advised.is_none()
-        && (told || policy.retries(class))
-        && !safety::may_resend(class, tool, policy.key)
+        && (told || policy.rule.retries(class))
+        && !safety::may_resend(class, tool, policy.rule.key)
     {
         return Plan::Stop(match safety::is_ambiguous(class) {
             true => StopReason::NeedsReconciliation,
@@ -152,7 +152,7 @@ pub fn decide(
         });
     }
     let rule = |l: usize| {
-        let rule = *policy.retry_of(l);
+        let rule = *policy.rule.retry_of(l);
         match told {
             true => Retry {
                 retry_on: rule.retry_on.union([class].into_iter().collect()),
@@ -183,9 +183,9 @@ pub fn decide(
         Some(wait) if pushback.mode.holds(wait) => return Plan::Hold,
         _ => {}
     }
-    let backoff = match (class, &policy.throttle_backoff) {
+    let backoff = match (class, &policy.rule.throttle_backoff) {
         (FailureClass::Throttled, Some(throttled)) => throttled,
-        _ => policy.backoff_of(layer),
+        _ => policy.rule.backoff_of(layer),
     };
     let retries = state.retries;
     let word = match backoff.is_random() {
@@ -211,8 +211,11 @@ pub fn decide(
         })
     });
     // An agent that re-plans its call may send other arguments with the retry.
-    let new_payload = policy.payload_drift > 0.0
-        && happens(words.word(Word::Payload(retries)), policy.payload_drift);
+    let new_payload = policy.rule.payload_drift > 0.0
+        && happens(
+            words.word(Word::Payload(retries)),
+            policy.rule.payload_drift,
+        );
     Plan::Retry(Next {
         layer,
         retry,
@@ -221,7 +224,7 @@ pub fn decide(
         restart_curve: told_delay.is_some() && pushback.resets,
         new_payload,
         // A new attempt of an outer layer starts a fresh cap where each layer resets it.
-        fresh_scope: policy.resets_each_layer() && layer + 1 < policy.depth(),
+        fresh_scope: policy.rule.resets_each_layer() && layer + 1 < policy.rule.depth(),
     })
 }
 
@@ -266,9 +269,9 @@ mod tests {
     /// The decision after `made` attempts failed, the last with `failure`.
     fn after(policy: &Policy, tool: &Tool, made: u32, failure: Failure) -> (Plan, Vec<Word>) {
         let mut state = RetryState::new(Tick::ZERO);
-        state.tries.start(policy.depth());
+        state.tries.start(policy.rule.depth());
         for retry in 1..made {
-            state.tries.begin(policy.depth() - 1);
+            state.tries.begin(policy.rule.depth() - 1);
             state.retries = retry;
         }
         let mut words = Table::default();
@@ -285,16 +288,18 @@ mod tests {
 
     #[test]
     fn every_stop_has_its_reason() {
-        let keyless_gated = Policy {
-            safety_gate: true,
-            ..retrying(3)
+        let keyless_gated = {
+            let mut p = retrying(3);
+            p.rule.safety_gate = true;
+            p
         };
-        let told_to_stop = Policy {
-            pushback: Pushback {
+        let told_to_stop = {
+            let mut p = retrying(3);
+            p.rule.pushback = Pushback {
                 mode: RetryAfter::Stop,
                 ..Pushback::default()
-            },
-            ..retrying(3)
+            };
+            p
         };
         let (reset, conflict, forbidden, server) = (
             FailureClass::Reset,
@@ -363,9 +368,10 @@ mod tests {
 
     #[test]
     fn the_safety_gate_lets_through_what_is_safe_to_send_again() {
-        let gated = Policy {
-            safety_gate: true,
-            ..retrying(3).with_key(KeyScope::PerIntent)
+        let gated = {
+            let mut p = retrying(3).with_key(KeyScope::PerIntent);
+            p.rule.safety_gate = true;
+            p
         };
         let reset = Failure::new(FailureClass::Reset, None);
         assert!(matches!(
@@ -373,9 +379,10 @@ mod tests {
             Plan::Retry(_)
         ));
         let read = Tool::new("r", ToolKind::ReadOnly);
-        let keyless = Policy {
-            safety_gate: true,
-            ..retrying(3)
+        let keyless = {
+            let mut p = retrying(3);
+            p.rule.safety_gate = true;
+            p
         };
         assert!(matches!(after(&keyless, &read, 1, reset).0, Plan::Retry(_)));
         // A connection that failed sent nothing: any call may be sent again after it.
@@ -391,9 +398,10 @@ mod tests {
 
     #[test]
     fn an_unknown_write_is_looked_up_once_where_the_policy_reconciles() {
-        let policy = Policy {
-            lookup_before_retry: true,
-            ..retrying(3).with_key(KeyScope::PerIntent)
+        let policy = {
+            let mut p = retrying(3).with_key(KeyScope::PerIntent);
+            p.rule.lookup_before_retry = true;
+            p
         };
         let timeout = Failure::new(FailureClass::Timeout, None);
         assert_eq!(after(&policy, &write(), 1, timeout).0, Plan::LookUp);
@@ -418,12 +426,13 @@ mod tests {
         let told = Failure::new(FailureClass::Throttled, Some(Tick::from_millis(5)));
         let (plan, _) = after(&only_resets, &write(), 1, told);
         assert_eq!(plan, Plan::Stop(StopReason::NotRetryable));
-        let urllib3 = Policy {
-            pushback: Pushback {
+        let urllib3 = {
+            let mut p = only_resets;
+            p.rule.pushback = Pushback {
                 retries: true,
                 ..Pushback::default()
-            },
-            ..only_resets
+            };
+            p
         };
         assert_eq!(
             delay_of(after(&urllib3, &write(), 1, told).0),
@@ -437,12 +446,13 @@ mod tests {
 
     #[test]
     fn a_zero_wait_holds_the_call_under_grpc_core() {
-        let core = Policy {
-            pushback: Pushback {
+        let core = {
+            let mut p = retrying(3);
+            p.rule.pushback = Pushback {
                 mode: RetryAfter::ReplaceZeroHangs,
                 ..Pushback::default()
-            },
-            ..retrying(3)
+            };
+            p
         };
         let zero = Failure::new(FailureClass::Throttled, Some(Tick::ZERO));
         assert_eq!(after(&core, &write(), 1, zero).0, Plan::Hold);
@@ -478,14 +488,15 @@ mod tests {
             Tick::from_millis(100)
         );
         // Jittered, the wait reads the pushback word of this retry, and the curve restarts.
-        let jittered = Policy {
-            pushback: Pushback {
+        let jittered = {
+            let mut p = policy.clone();
+            p.rule.pushback = Pushback {
                 mode: RetryAfter::Replace,
                 jitter: Tick::from_millis(10),
                 resets: true,
                 ..Pushback::default()
-            },
-            ..policy.clone()
+            };
+            p
         };
         let (plan, asked) = after(&jittered, &write(), 2, short);
         assert_eq!(asked, [Word::PushbackJitter(1)]);
@@ -496,12 +507,13 @@ mod tests {
         assert_eq!(next.backoff_delay, Tick::from_millis(100));
         assert!(next.restart_curve);
         // A 429 backs off by the throttle's own curve where the policy has one.
-        let throttled = Policy {
-            throttle_backoff: Some(Backoff {
+        let throttled = {
+            let mut p = policy;
+            p.rule.throttle_backoff = Some(Backoff {
                 initial_delay: Tick::from_secs(1),
                 ..fixed
-            }),
-            ..policy
+            });
+            p
         };
         let untold = Failure::new(FailureClass::Throttled, None);
         assert_eq!(
@@ -516,9 +528,10 @@ mod tests {
 
     #[test]
     fn drift_and_an_outer_layer_are_part_of_the_plan() {
-        let drifting = Policy {
-            payload_drift: 0.5,
-            ..retrying(3)
+        let drifting = {
+            let mut p = retrying(3);
+            p.rule.payload_drift = 0.5;
+            p
         };
         let reset = Failure::new(FailureClass::Reset, None);
         let (plan, asked) = after(&drifting, &write(), 2, reset);
@@ -530,17 +543,18 @@ mod tests {
                 ..
             })
         ));
-        let layered = Policy {
-            layers: Some(Layers {
+        let layered = {
+            let mut p = retrying(2);
+            p.rule.layers = Some(Layers {
                 outer: vec![Layer {
                     name: "agent".into(),
-                    retry: retrying(2).retry,
+                    retry: retrying(2).rule.retry,
                     backoff: Backoff::IMMEDIATE,
                 }],
                 innermost: "sdk".into(),
                 reset_each: true,
-            }),
-            ..retrying(2)
+            });
+            p
         };
         // The innermost layer has made its two: the outer layer's retry starts a fresh scope.
         let (plan, _) = after(&layered, &write(), 2, reset);
@@ -552,13 +566,15 @@ mod tests {
 
     #[test]
     fn an_obeyed_header_overrides_the_status_list_and_the_safety_gate() {
-        let only_resets = Policy {
-            safety_gate: true,
-            ..Policy::new("p").with_retry(Attempts::AtMost(3), &[FailureClass::Reset])
+        let only_resets = {
+            let mut p = Policy::new("p").with_retry(Attempts::AtMost(3), &[FailureClass::Reset]);
+            p.rule.safety_gate = true;
+            p
         };
-        let obeying = Policy {
-            should_retry: ShouldRetry::Obey,
-            ..only_resets.clone()
+        let obeying = {
+            let mut p = only_resets.clone();
+            p.rule.should_retry = ShouldRetry::Obey;
+            p
         };
         let advised = |class, advice| Failure {
             should_retry: advice,

@@ -126,18 +126,19 @@ impl Gates {
         Gates {
             per_tool,
             breakers: (0..sets)
-                .map(|i| of_set(i).breaker.map(Breaker::new))
+                .map(|i| of_set(i).gates.breaker.map(Breaker::new))
                 .collect(),
             budgets: (0..sets)
-                .map(|i| of_set(i).retry_budget.map(RetryBudget::new))
+                .map(|i| of_set(i).gates.retry_budget.map(RetryBudget::new))
                 .collect(),
             concurrency: (0..sets)
-                .map(|i| of_set(i).concurrency.map(Concurrency::new))
+                .map(|i| of_set(i).gates.concurrency.map(Concurrency::new))
                 .collect(),
             send_rates: (0..sets)
                 .map(|i| {
                     let p = of_set(i);
-                    (p.send_rate.map(SendRate::new)).or(p.send_tokens.map(SendRate::fixed))
+                    (p.gates.send_rate.map(SendRate::new))
+                        .or(p.gates.send_tokens.map(SendRate::fixed))
                 })
                 .collect(),
             // Every set starts touched, so a watcher reads each one's starting state.

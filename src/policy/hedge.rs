@@ -38,22 +38,23 @@ impl Hedging {
 /// Whether an attempt just sent sets the timer for the next hedge: a primary always, and under
 /// staggered hedging every hedge too.
 pub fn sets_next(policy: &Policy, primary: bool) -> bool {
-    primary || policy.hedging == Hedging::Staggered
+    primary || policy.hedges.mode == Hedging::Staggered
 }
 
 /// Whether a failure of `class` while other attempts are still out waits for them: always
 /// under single hedging; under staggered, only a retryable failure with no attempt left to
 /// send in its place.
 pub fn waits_for_the_others(policy: &Policy, tries: &Tries, class: FailureClass) -> bool {
-    match policy.hedging {
+    match policy.hedges.mode {
         Hedging::Single => true,
-        Hedging::Staggered => policy.retries(class) && !has_room(policy, tries),
+        Hedging::Staggered => policy.rule.retries(class) && !has_room(policy, tries),
     }
 }
 
 /// Whether the innermost layer has an attempt left for a hedge.
 pub fn has_room(policy: &Policy, tries: &Tries) -> bool {
     policy
+        .rule
         .retry
         .max_attempts
         .cap()

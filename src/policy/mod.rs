@@ -43,182 +43,139 @@ pub use timeout::{Tie, Wait, Waits};
 use crate::model::{FailureClass, Tool};
 
 /// One client configuration: how it retries, how long it waits for a reply and between
-/// attempts, and which idempotency key its requests carry.
+/// attempts, and which idempotency key its requests carry — in groups, so a new knob joins the
+/// group it belongs to (with that group's validation, write-back and words in
+/// `config::policy`), not a flat list every reader walks.
 #[non_exhaustive]
 #[derive(Clone, Debug, PartialEq)]
 pub struct Policy {
     pub name: String,
+    /// When a failed call is sent again, how long after, and under which key.
+    pub rule: RetryRule,
+    /// How long an attempt and the whole operation may take.
+    pub time: Timing,
+    /// Second attempts sent while the first is still unanswered.
+    pub hedges: Hedges,
+    /// The client's stateful gates in front of a tool.
+    pub gates: Gates,
+    /// Which replica each attempt goes to.
+    pub hosts: Hosts,
+    /// What an agent loop's tasks call and do after a call fails for good.
+    pub agent: AgentRule,
+    /// What a call over an edge of the call graph carries and turns to.
+    pub edge: EdgeRules,
+    /// What the library a preset follows reads and ignores, said beside the description.
+    pub note: Option<String>,
+}
+
+/// The retry rule: which failures are sent again, how many times, after which backoff, and
+/// what the client reads from the server's answers on the way.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq)]
+pub struct RetryRule {
     pub retry: Retry,
-    pub timeout: Wait,
     pub backoff: Backoff,
+    /// Retry layers around the one that calls the tool; `retry` and `backoff` are the
+    /// innermost's.
+    pub layers: Option<Layers>,
     pub key: KeyScope,
-    pub limits: Limits,
     /// Retries only calls that are safe to send again (see [`safety`]).
     pub safety_gate: bool,
-    /// A circuit breaker per tool (per tool and caller, with [`GateScope::Caller`]).
-    pub breaker: Option<BreakerRule>,
-    /// A retry budget per tool (per tool and caller, with [`GateScope::Caller`]).
-    pub retry_budget: Option<BudgetRule>,
-    /// Whose calls share a breaker, a retry budget and a concurrency limit.
-    pub scope: GateScope,
+    /// After an ambiguous failure of a write, ask the server about the key before sending again.
+    pub lookup_before_retry: bool,
     /// What the policy does with a server's Retry-After.
     pub pushback: Pushback,
     /// What the policy does with a server's should-retry header.
     pub should_retry: ShouldRetry,
-    /// Which replica of a tool with several each attempt goes to.
+    /// The backoff after a 429 in any layer, where it has its own (botocore backs off from 1 s
+    /// after a throttle, from 50 ms after other failures).
+    pub throttle_backoff: Option<Backoff>,
+    /// The chance that a retry regenerates the request's arguments (an agent re-planning its
+    /// call): under the same key the server then answers with a conflict.
+    pub payload_drift: f64,
+    /// A model's broken stream is resumed where it broke: the next attempt sends the tokens
+    /// received and generates the rest.
+    pub resume: bool,
+}
+
+/// How long an attempt and the whole operation may take.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timing {
+    pub timeout: Wait,
+    /// Which side of the timeout a reply at exactly its tick falls on.
+    pub tie: Tie,
+    /// The operation's deadline, dispatch cap, cancellation and admission.
+    pub limits: Limits,
+    /// The timeout and hedge delay on each tool, by index, resolved at validation for every
+    /// tool this configuration calls (and left empty for the others), so that a run never
+    /// meets a rule its tool cannot answer.
+    pub waits: Vec<Waits>,
+}
+
+/// Hedged requests: a second attempt of a call still unanswered after `delay`.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hedges {
+    /// The delay (`None` means never); the first reply wins. Only for calls that are safe to
+    /// send twice.
+    pub delay: Wait,
+    /// How hedges follow one another.
+    pub mode: Hedging,
+}
+
+/// The client's stateful gates, each per tool (per tool and caller, with
+/// [`GateScope::Caller`]).
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gates {
+    /// Whose calls share a breaker, a retry budget and a concurrency limit.
+    pub scope: GateScope,
+    pub breaker: Option<BreakerRule>,
+    pub retry_budget: Option<BudgetRule>,
+    pub concurrency: Option<ConcurrencyRule>,
+    /// A send-rate limiter that adapts to throttles, holding back even first tries.
+    pub send_rate: Option<SendRateRule>,
+    /// A client-side bucket of a model's tokens: each send waits for its input and
+    /// `max_tokens`.
+    pub send_tokens: Option<SendTokens>,
+}
+
+/// Which replica of a tool with several each attempt goes to.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hosts {
     pub balancer: Balancer,
     /// Which replica a retry may go to.
     pub retry_host: RetryHost,
     /// Outlier ejection of replicas that keep failing; `None`, none.
     pub outlier_detection: Option<Ejection>,
-    /// The backoff after a 429 in any layer, where it has its own (botocore backs off from 1 s
-    /// after a throttle, from 50 ms after other failures).
-    pub throttle_backoff: Option<Backoff>,
-    /// After an ambiguous failure of a write, ask the server about the key before sending again.
-    pub lookup_before_retry: bool,
+}
+
+/// What an agent loop's tasks call and do after a call fails for good.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentRule {
     /// The tools this configuration's tasks call, by index, when not the workload's.
     pub calls: Option<Vec<usize>>,
-    /// Sends a second attempt of a call still unanswered after this delay (`None` means
-    /// never); the first reply wins. Only for calls that are safe to send twice.
-    pub hedge: Wait,
-    /// How hedges follow one another.
-    pub hedging: Hedging,
-    /// The chance that a retry regenerates the request's arguments (an agent re-planning its
-    /// call): under the same key the server then answers with a conflict.
-    pub payload_drift: f64,
-    /// Retry layers around the one that calls the tool; `retry` and `backoff` are the
-    /// innermost's.
-    pub layers: Option<Layers>,
-    /// A concurrency limit per tool (per tool and caller, with [`GateScope::Caller`]).
-    pub concurrency: Option<ConcurrencyRule>,
-    /// A send-rate limiter per tool (per tool and caller, with [`GateScope::Caller`]) that
-    /// adapts to throttles, holding back even first tries.
-    pub send_rate: Option<SendRateRule>,
-    /// A client-side bucket of a model's tokens per tool (per tool and caller, with
-    /// [`GateScope::Caller`]): each send waits for its input and `max_tokens`.
-    pub send_tokens: Option<SendTokens>,
-    /// A model's broken stream is resumed where it broke: the next attempt sends the tokens
-    /// received and generates the rest.
-    pub resume: bool,
-    /// An agent loop's task-level retry: re-plans after a call fails for good.
+    /// The task-level retry: re-plans after a call fails for good.
     pub replan: Option<Replan>,
-    /// Which side of the timeout a reply at exactly its tick falls on.
-    pub timeout_tie: Tie,
-    /// The timeout and hedge delay on each tool, by index, resolved at validation for every
-    /// tool this configuration calls (and left empty for the others), so that a run never
-    /// meets a rule its tool cannot answer.
-    pub waits: Vec<Waits>,
+}
+
+/// What a call over an edge of the call graph carries and turns to.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq)]
+pub struct EdgeRules {
     /// Whether calls over an edge with this policy carry their caller's deadline.
     pub propagation: Propagation,
     /// The tools a call over an edge with this policy turns to once it has failed.
     pub fallback: Fallback,
     /// The policies of the call graph's edges this configuration names, by edge index, in
     /// order; an edge not named uses this policy.
-    pub edges: Vec<(usize, Policy)>,
-    /// What the library a preset follows reads and ignores, said beside the description.
-    pub note: Option<String>,
+    pub overrides: Vec<(usize, Policy)>,
 }
 
-/// Whose calls share the client's stateful gates: a breaker, a retry budget, a concurrency
-/// limit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GateScope {
-    /// One of each per tool, shared by every caller: a client library shared by a process.
-    Tool,
-    /// One of each per tool and caller: every agent or service instance keeps its own.
-    Caller,
-}
-
-impl GateScope {
-    pub const ALL: [GateScope; 2] = [GateScope::Tool, GateScope::Caller];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            GateScope::Tool => "tool",
-            GateScope::Caller => "caller",
-        }
-    }
-}
-
-impl Policy {
-    /// A configuration named `name` with every key at its config default: one attempt, no
-    /// timeout, no backoff, no key, no gate; the `with_*` setters and the public fields change
-    /// the rest.
-    pub fn new(name: impl Into<String>) -> Self {
-        Policy {
-            name: name.into(),
-            retry: Retry {
-                max_attempts: Attempts::AtMost(1),
-                retry_on: FailureClass::TRANSIENT.into_iter().collect(),
-            },
-            timeout: Wait::None,
-            backoff: Backoff::IMMEDIATE,
-            key: KeyScope::None,
-            limits: Limits::default(),
-            safety_gate: false,
-            breaker: None,
-            retry_budget: None,
-            scope: GateScope::Tool,
-            pushback: Pushback::default(),
-            should_retry: ShouldRetry::Ignore,
-            balancer: Balancer::RoundRobin,
-            retry_host: RetryHost::Any,
-            outlier_detection: None,
-            throttle_backoff: None,
-            lookup_before_retry: false,
-            calls: None,
-            hedge: Wait::None,
-            hedging: Hedging::Single,
-            payload_drift: 0.0,
-            layers: None,
-            concurrency: None,
-            send_rate: None,
-            send_tokens: None,
-            resume: false,
-            replan: None,
-            timeout_tie: Tie::Late,
-            waits: Vec::new(),
-            edges: Vec::new(),
-            propagation: Propagation::None,
-            fallback: Fallback::default(),
-            note: None,
-        }
-    }
-
-    /// The policy on edge `edge` of the call graph: the edge's own, or this one.
-    pub fn on_edge(&self, edge: usize) -> &Policy {
-        (self.edges.iter())
-            .find(|(e, _)| *e == edge)
-            .map_or(self, |(_, p)| p)
-    }
-
-    /// Up to `max_attempts` attempts, the first counted, on the failures in `retry_on`.
-    pub fn with_retry(self, max_attempts: Attempts, retry_on: &[FailureClass]) -> Self {
-        let retry_on = retry_on.iter().copied().collect();
-        Policy {
-            retry: Retry {
-                max_attempts,
-                retry_on,
-            },
-            ..self
-        }
-    }
-
-    /// Waits `backoff` between attempts.
-    pub fn with_backoff(self, backoff: Backoff) -> Self {
-        Policy { backoff, ..self }
-    }
-
-    /// Gives up on an attempt after `timeout`.
-    pub fn with_timeout(self, timeout: Wait) -> Self {
-        Policy { timeout, ..self }
-    }
-
-    /// Sends every request of an intent under `key`.
-    pub fn with_key(self, key: KeyScope) -> Self {
-        Policy { key, ..self }
-    }
-
+impl RetryRule {
     /// How many retry layers the policy nests: 1 without `layers`.
     pub fn depth(&self) -> usize {
         self.layers.as_ref().map_or(0, |l| l.outer.len()) + 1
@@ -250,6 +207,127 @@ impl Policy {
         self.layers.as_ref().and_then(|l| l.outer.get(layer))
     }
 
+    /// Whether each layer entered starts a fresh deadline and cap.
+    pub fn resets_each_layer(&self) -> bool {
+        self.layers.as_ref().is_some_and(|l| l.reset_each)
+    }
+}
+
+/// Whose calls share the client's stateful gates: a breaker, a retry budget, a concurrency
+/// limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GateScope {
+    /// One of each per tool, shared by every caller: a client library shared by a process.
+    Tool,
+    /// One of each per tool and caller: every agent or service instance keeps its own.
+    Caller,
+}
+
+impl GateScope {
+    pub const ALL: [GateScope; 2] = [GateScope::Tool, GateScope::Caller];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GateScope::Tool => "tool",
+            GateScope::Caller => "caller",
+        }
+    }
+}
+
+impl Policy {
+    /// A configuration named `name` with every key at its config default: one attempt, no
+    /// timeout, no backoff, no key, no gate; the `with_*` setters and the public fields change
+    /// the rest.
+    pub fn new(name: impl Into<String>) -> Self {
+        Policy {
+            name: name.into(),
+            rule: RetryRule {
+                retry: Retry {
+                    max_attempts: Attempts::AtMost(1),
+                    retry_on: FailureClass::TRANSIENT.into_iter().collect(),
+                },
+                backoff: Backoff::IMMEDIATE,
+                layers: None,
+                key: KeyScope::None,
+                safety_gate: false,
+                lookup_before_retry: false,
+                pushback: Pushback::default(),
+                should_retry: ShouldRetry::Ignore,
+                throttle_backoff: None,
+                payload_drift: 0.0,
+                resume: false,
+            },
+            time: Timing {
+                timeout: Wait::None,
+                tie: Tie::Late,
+                limits: Limits::default(),
+                waits: Vec::new(),
+            },
+            hedges: Hedges {
+                delay: Wait::None,
+                mode: Hedging::Single,
+            },
+            gates: Gates {
+                scope: GateScope::Tool,
+                breaker: None,
+                retry_budget: None,
+                concurrency: None,
+                send_rate: None,
+                send_tokens: None,
+            },
+            hosts: Hosts {
+                balancer: Balancer::RoundRobin,
+                retry_host: RetryHost::Any,
+                outlier_detection: None,
+            },
+            agent: AgentRule {
+                calls: None,
+                replan: None,
+            },
+            edge: EdgeRules {
+                propagation: Propagation::None,
+                fallback: Fallback::default(),
+                overrides: Vec::new(),
+            },
+            note: None,
+        }
+    }
+
+    /// The policy on edge `edge` of the call graph: the edge's own, or this one.
+    pub fn on_edge(&self, edge: usize) -> &Policy {
+        (self.edge.overrides.iter())
+            .find(|(e, _)| *e == edge)
+            .map_or(self, |(_, p)| p)
+    }
+
+    /// Up to `max_attempts` attempts, the first counted, on the failures in `retry_on`.
+    pub fn with_retry(mut self, max_attempts: Attempts, retry_on: &[FailureClass]) -> Self {
+        let retry_on = retry_on.iter().copied().collect();
+        self.rule.retry = Retry {
+            max_attempts,
+            retry_on,
+        };
+        self
+    }
+
+    /// Waits `backoff` between attempts.
+    pub fn with_backoff(mut self, backoff: Backoff) -> Self {
+        self.rule.backoff = backoff;
+        self
+    }
+
+    /// Gives up on an attempt after `timeout`.
+    pub fn with_timeout(mut self, timeout: Wait) -> Self {
+        self.time.timeout = timeout;
+        self
+    }
+
+    /// Sends every request of an intent under `key`.
+    pub fn with_key(mut self, key: KeyScope) -> Self {
+        self.rule.key = key;
+        self
+    }
+
     /// The timeout and hedge delay on every tool in `called` (by index into `tools`; the
     /// others get none), the tie rule applied. An error names the key, `timeout` or
     /// `hedge_delay`, whose rule a tool's latencies cannot answer, and why.
@@ -260,17 +338,20 @@ impl Policy {
     ) -> Result<Vec<Waits>, (&'static str, String)> {
         let mut waits = vec![Waits::default(); tools.len()];
         for &t in called {
-            let timeout = self.timeout.on(&tools[t]).map_err(|e| ("timeout", e))?;
+            let timeout = self
+                .time
+                .timeout
+                .on(&tools[t])
+                .map_err(|e| ("timeout", e))?;
             waits[t] = Waits {
-                timeout: timeout.map(|w| self.timeout_tie.timer(w)),
-                hedge: self.hedge.on(&tools[t]).map_err(|e| ("hedge_delay", e))?,
+                timeout: timeout.map(|w| self.time.tie.timer(w)),
+                hedge: self
+                    .hedges
+                    .delay
+                    .on(&tools[t])
+                    .map_err(|e| ("hedge_delay", e))?,
             };
         }
         Ok(waits)
-    }
-
-    /// Whether each layer entered starts a fresh deadline and cap.
-    pub fn resets_each_layer(&self) -> bool {
-        self.layers.as_ref().is_some_and(|l| l.reset_each)
     }
 }

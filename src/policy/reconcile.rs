@@ -11,7 +11,7 @@ use crate::model::Tool;
 
 /// Whether a failure of `class` on `tool` is looked up before anything else.
 pub fn looks_up(policy: &Policy, tool: &Tool, class: FailureClass) -> bool {
-    policy.lookup_before_retry && safety::is_ambiguous(class) && tool.server.writes()
+    policy.rule.lookup_before_retry && safety::is_ambiguous(class) && tool.server.writes()
 }
 
 /// What a lookup's answer means for the operation.
@@ -31,7 +31,7 @@ pub fn answer(policy: &Policy, tool: &Tool, failed: bool, found: bool) -> Answer
         Answer::Unknown
     } else if found {
         Answer::Confirmed
-    } else if safety::replay_is_safe(tool, policy.key) {
+    } else if safety::replay_is_safe(tool, policy.rule.key) {
         Answer::Resend
     } else {
         Answer::Unknown

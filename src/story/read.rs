@@ -34,16 +34,16 @@ impl Stories {
         let marks: Vec<Marks> = (exp.policies.iter())
             .map(|p| Marks {
                 policy: p.name.clone(),
-                layers: match &p.layers {
+                layers: match &p.rule.layers {
                     None => vec![String::new()],
                     Some(l) => (l.outer.iter().map(|o| o.name.clone()))
                         .chain([l.innermost.clone()])
                         .collect(),
                 },
-                deadline: p.limits.deadline,
-                reset_each_layer: p.layers.as_ref().is_some_and(|l| l.reset_each),
-                cancel_after: p.limits.cancel_after,
-                calls: p.calls.as_ref().unwrap_or(&exp.workload.calls).len(),
+                deadline: p.time.limits.deadline,
+                reset_each_layer: p.rule.layers.as_ref().is_some_and(|l| l.reset_each),
+                cancel_after: p.time.limits.cancel_after,
+                calls: p.agent.calls.as_ref().unwrap_or(&exp.workload.calls).len(),
                 callers: (exp.graph.edges.iter())
                     .filter_map(|e| {
                         let caller = &exp.tools[e.caller?].name;

@@ -39,7 +39,7 @@ pub fn edge_calls(exp: &Experiment, policy: &Policy) -> Option<Vec<f64>> {
     let mut per_edge = vec![0.0; graph.edges.len()];
     let (mut reached, mut intents) = (1.0, 0.0);
     let one_by_one: Vec<Vec<(usize, bool)>>;
-    let stages = match (&exp.workload.stages, &policy.calls) {
+    let stages = match (&exp.workload.stages, &policy.agent.calls) {
         (Some(stages), None) => stages,
         _ => {
             one_by_one = exp
@@ -94,15 +94,18 @@ pub fn edge_calls(exp: &Experiment, policy: &Policy) -> Option<Vec<f64>> {
 /// failing only with 5xx, nothing cutting an attempt short.
 fn holds(exp: &Experiment, policy: &Policy) -> bool {
     let plain = |p: &Policy, callee: usize| {
-        !(p.limits.any()
-            || p.breaker.is_some()
-            || p.retry_budget.is_some()
-            || p.hedge != Wait::None
-            || p.layers.is_some()
-            || p.concurrency.is_some()
-            || p.send_rate.is_some()
-            || p.waits.get(callee).is_some_and(|w| w.timeout.is_some()))
-            && p.retry.retry_on.contains(FailureClass::ServerError)
+        !(p.time.limits.any()
+            || p.gates.breaker.is_some()
+            || p.gates.retry_budget.is_some()
+            || p.hedges.delay != Wait::None
+            || p.rule.layers.is_some()
+            || p.gates.concurrency.is_some()
+            || p.gates.send_rate.is_some()
+            || p.time
+                .waits
+                .get(callee)
+                .is_some_and(|w| w.timeout.is_some()))
+            && p.rule.retry.retry_on.contains(FailureClass::ServerError)
     };
     let only_5xx = |t: usize| {
         let tool = &exp.tools[t];
@@ -195,7 +198,7 @@ fn top_down(exp: &Experiment) -> Vec<usize> {
 
 /// The attempts an edge's policy makes at most.
 fn limit(p: &Policy) -> i32 {
-    match p.retry.max_attempts {
+    match p.rule.retry.max_attempts {
         Attempts::AtMost(n) => n.min(i32::MAX as u32) as i32,
         // Unlimited attempts with a chance of failure below 1 sum to 1/(1 − q); the cap is
         // large enough that q^N vanishes.
@@ -234,11 +237,11 @@ pub fn fan_out_quantile(exp: &Experiment, policy: &Policy, p: f64) -> Option<Tic
             && s.slowdown == Tick::ZERO
     };
     let calm = |p: &Policy| {
-        p.hedge == Wait::None
-            && !p.limits.any()
-            && p.concurrency.is_none()
-            && p.send_rate.is_none()
-            && p.waits.iter().all(|w| w.timeout.is_none())
+        p.hedges.delay == Wait::None
+            && !p.time.limits.any()
+            && p.gates.concurrency.is_none()
+            && p.gates.send_rate.is_none()
+            && p.time.waits.iter().all(|w| w.timeout.is_none())
     };
     let (service, callee) = (&exp.tools[*api], &exp.tools[leaf]);
     let edges = 0..exp.graph.edges.len();

@@ -24,7 +24,10 @@ use crate::experiment::Experiment;
 use crate::metrics::Measure;
 use crate::model::FailureClass;
 use crate::model::{Faults, LossSignal, ServerSpec, Tool, ToolKind};
-use crate::policy::{Attempts, KeyScope, Policy, RetryAfter, ShouldRetry, Wait, safety};
+use crate::policy::{
+    AgentRule, Attempts, EdgeRules, Gates, Hedges, Hosts, KeyScope, Policy, RetryAfter, RetryRule,
+    ShouldRetry, Timing, Wait, safety,
+};
 use crate::time::Tick;
 
 /// The closed-form value of each measure for one configuration, and the losses it came from.
@@ -196,28 +199,12 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
     {
         return None;
     }
-    // A deadline, a dispatch cap, a cancellation, a breaker or a retry budget cuts retrying
-    // short of any closed form; a hedge adds attempts no form here counts; nested layers
-    // multiply their caps.
-    if policy.limits.any()
-        || policy.breaker.is_some()
-        || policy.retry_budget.is_some()
-        || policy.hedge != Wait::None
-        || policy.layers.is_some()
-        || policy.concurrency.is_some()
-    {
-        return None;
-    }
-    // A server's advice, obeyed, stops some retries and adds others.
-    let advised = exp
-        .called_tools(exp.calls_of(policy))
-        .any(|t| t.server.should_retry_header);
-    if advised && policy.should_retry == ShouldRetry::Obey {
+    if !modelled(exp, policy) {
         return None;
     }
     let mut losses = exp
         .called(exp.calls_of(policy))
-        .map(|t| losses(&exp.tools[t], policy.waits[t].timeout, policy))
+        .map(|t| losses(&exp.tools[t], policy.time.waits[t].timeout, policy))
         .collect::<Option<Vec<(f64, f64)>>>()?
         .into_iter();
     let (a, b) = losses.next()?;
@@ -229,17 +216,17 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
         .called_tools(exp.calls_of(policy))
         .all(|t| t.server.idempotent);
     let key = if honours_keys {
-        policy.key
+        policy.rule.key
     } else {
         KeyScope::None
     };
-    if policy.lookup_before_retry {
+    if policy.rule.lookup_before_retry {
         return exp
             .called_tools(exp.calls_of(policy))
             .all(|t| reconciles_exactly(t, policy))
-            .then(|| reconciled(a, b, policy.retry.max_attempts));
+            .then(|| reconciled(a, b, policy.rule.retry.max_attempts));
     }
-    Some(closed_forms(a, b, policy.retry.max_attempts, key))
+    Some(closed_forms(a, b, policy.rule.retry.max_attempts, key))
 }
 
 /// The closed forms when every ambiguous failure is looked up before a resend, the lookup always
@@ -255,6 +242,90 @@ pub fn reconciled(a: f64, b: f64, n: Attempts) -> ClosedForms {
     }
 }
 
+/// Whether the forms model `policy`'s knobs. Every field of every group is named, so that a knob
+/// added to a policy must be placed here — in the model the forms describe, or out of it —
+/// rather than be silently claimed by a closed form.
+fn modelled(exp: &Experiment, policy: &Policy) -> bool {
+    let Policy {
+        name: _,
+        rule,
+        time,
+        hedges,
+        gates,
+        hosts,
+        agent,
+        edge,
+        note: _,
+    } = policy;
+    let RetryRule {
+        retry: _,
+        // Backoffs space attempts out in time; the counts do not depend on when they go.
+        backoff: _,
+        throttle_backoff: _,
+        // Nested layers multiply their caps.
+        layers,
+        key: _,
+        // Both read per tool in `losses` and `reconciles_exactly`.
+        safety_gate: _,
+        lookup_before_retry: _,
+        payload_drift: _,
+        // A wait the server asks for delays a retry; one it says to skip is a fault in `losses`.
+        pushback: _,
+        should_retry,
+        // Resumed streams are the stream forms' (`stream`).
+        resume: _,
+    } = rule;
+    let Timing {
+        // Read per tool in `losses`, with the tie already in the waits.
+        timeout: _,
+        tie: _,
+        waits: _,
+        limits,
+    } = time;
+    let Gates {
+        scope: _,
+        breaker,
+        retry_budget,
+        concurrency,
+        // Client-side buckets delay sends; they refuse none.
+        send_rate: _,
+        send_tokens: _,
+    } = gates;
+    // Replicas alike in faults and work are one server to the forms (`losses` checks), so
+    // which one an attempt goes to changes no count.
+    let Hosts {
+        balancer: _,
+        retry_host: _,
+        outlier_detection: _,
+    } = hosts;
+    // The task's calls are the tools read; a re-plan is a task-level retry the call-level forms
+    // leave to the task's counts.
+    let AgentRule {
+        calls: _,
+        replan: _,
+    } = agent;
+    // An edge's rules act in a call graph, whose forms are in [`graph`].
+    let EdgeRules {
+        propagation: _,
+        fallback: _,
+        overrides: _,
+    } = edge;
+    let Hedges { delay, mode: _ } = hedges;
+    // A server's advice, obeyed, stops some retries and adds others.
+    let advised = exp
+        .called_tools(exp.calls_of(policy))
+        .any(|t| t.server.should_retry_header);
+    // A deadline, a dispatch cap, a cancellation, a breaker or a retry budget cuts retrying
+    // short of any closed form; a hedge adds attempts no form here counts.
+    !(limits.any()
+        || breaker.is_some()
+        || retry_budget.is_some()
+        || *delay != Wait::None
+        || layers.is_some()
+        || concurrency.is_some()
+        || (advised && *should_retry == ShouldRetry::Obey))
+}
+
 /// Whether a lookup at `tool` under `policy` behaves as [`reconciled`] assumes: it never fails,
 /// never lags, comes after a reply that can no longer be on its way (no timeout abandons an
 /// attempt whose commit is still to come), and a resend under the key is safe.
@@ -264,7 +335,7 @@ fn reconciles_exactly(tool: &Tool, policy: &Policy) -> bool {
         && tool.faults.error_after_commit == 0.0
         && tool.lookup.lag == Tick::ZERO
         && tool.server.idempotent
-        && policy.timeout == Wait::None
+        && policy.time.timeout == Wait::None
 }
 
 /// (a, b) for one tool under one policy that sets the timer `wait` on it, if the closed forms
@@ -273,9 +344,9 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
     // A line at the server, a rate limit, a receiver that forgets keys, a script, an outage, a
     // lookup that commits nothing, or a gate that may stop a retry: none of these is the model
     // the closed forms describe.
-    let gated = policy.safety_gate && !safety::replay_is_safe(tool, policy.key);
+    let gated = policy.rule.safety_gate && !safety::replay_is_safe(tool, policy.rule.key);
     // Under a key the server honours, a retry with other arguments ends in a conflict.
-    let drifting = policy.payload_drift > 0.0 && safety::replay_is_safe(tool, policy.key);
+    let drifting = policy.rule.payload_drift > 0.0 && safety::replay_is_safe(tool, policy.rule.key);
     // Every part of the server named, so that a part added to it must be placed here: in the
     // model the closed forms describe, or out of it.
     let ServerSpec {
@@ -335,13 +406,13 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         None => 0.0,
         Some(w) => tool.times_out(w)?,
     };
-    let retried = |c: FailureClass| policy.retry.retry_on.contains(c);
+    let retried = |c: FailureClass| policy.rule.retry.retry_on.contains(c);
     let lost = request_loss + reply_loss > 0.0;
     // A 429 that names a wait ends the intent where the policy stops on Retry-After, and is
     // retried for naming it where the policy says so.
-    let told = policy.pushback.retries && retry_after.is_some();
+    let told = policy.rule.pushback.retries && retry_after.is_some();
     let throttle_retried = (retried(FailureClass::Throttled) || told)
-        && !(retry_after.is_some() && policy.pushback.mode == RetryAfter::Stop);
+        && !(retry_after.is_some() && policy.rule.pushback.mode == RetryAfter::Stop);
     let occurring = [
         (
             FailureClass::Reset,
@@ -356,7 +427,7 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
             wait.is_some() && (late > 0.0 || lost && tool.loss_seen_as == LossSignal::Silence),
         ),
     ];
-    let single = policy.retry.max_attempts == Attempts::AtMost(1);
+    let single = policy.rule.retry.max_attempts == Attempts::AtMost(1);
     let throttles = throttled > 0.0 && late < 1.0;
     if !single
         && (occurring.iter().any(|&(c, occurs)| occurs && !retried(c))

@@ -61,17 +61,17 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
         && s.outages.is_empty()
         && s.capacity.is_empty()
         && s.slowdown == Tick::ZERO;
-    let plain_policy = !policy.limits.any()
-        && policy.breaker.is_none()
-        && policy.retry_budget.is_none()
-        && policy.hedge == Wait::None
-        && policy.layers.is_none()
-        && policy.concurrency.is_none()
-        && policy.send_rate.is_none()
-        && policy.send_tokens.is_none()
-        && policy.waits[t].timeout.is_none()
-        && policy.fallback.tools.is_empty()
-        && !policy.lookup_before_retry
+    let plain_policy = !policy.time.limits.any()
+        && policy.gates.breaker.is_none()
+        && policy.gates.retry_budget.is_none()
+        && policy.hedges.delay == Wait::None
+        && policy.rule.layers.is_none()
+        && policy.gates.concurrency.is_none()
+        && policy.gates.send_rate.is_none()
+        && policy.gates.send_tokens.is_none()
+        && policy.time.waits[t].timeout.is_none()
+        && policy.edge.fallback.tools.is_empty()
+        && !policy.rule.lookup_before_retry
         && exp.workload.agent.is_none();
     if !plain_tool || !plain_policy {
         return None;
@@ -79,11 +79,16 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
     if tool.faults.total() > 0.0 {
         return classic(tool, policy, (input.0 as f64, output.0 as f64));
     }
-    if policy.backoff != Backoff::IMMEDIATE {
+    if policy.rule.backoff != Backoff::IMMEDIATE {
         return None;
     }
-    let cap = match policy.retry.retry_on.contains(FailureClass::StreamBroken) {
-        true => policy.retry.max_attempts,
+    let cap = match policy
+        .rule
+        .retry
+        .retry_on
+        .contains(FailureClass::StreamBroken)
+    {
+        true => policy.rule.retry.max_attempts,
         false => Attempts::AtMost(1),
     };
     let (rate, seconds) = (
@@ -92,8 +97,8 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<CostForms> {
     );
     // A resumed stream's later prompts are longer, and with a prefill apart they wait longer:
     // the time has no form then, but the bill, which counts tokens, keeps its own.
-    let timed = !(policy.resume && provider.prefill.is_some());
-    let forms = match (policy.resume, cap) {
+    let timed = !(policy.rule.resume && provider.prefill.is_some());
+    let forms = match (policy.rule.resume, cap) {
         (true, Attempts::Unlimited) => BrokenStream::resumed(rate, seconds),
         (true, Attempts::AtMost(n)) if poisson_tail(rate * seconds, n) < NEGLIGIBLE => {
             BrokenStream::resumed(rate, seconds)
@@ -132,8 +137,8 @@ fn classic(tool: &Tool, policy: &Policy, (input, output): (f64, f64)) -> Option<
     }
     let retried = [FailureClass::Reset, FailureClass::ServerError]
         .iter()
-        .all(|&c| policy.retry.retry_on.contains(c));
-    let cap = match (retried, policy.retry.max_attempts) {
+        .all(|&c| policy.rule.retry.retry_on.contains(c));
+    let cap = match (retried, policy.rule.retry.max_attempts) {
         (true, cap) => cap,
         (false, Attempts::AtMost(1)) => Attempts::AtMost(1),
         (false, _) => return None,

@@ -20,7 +20,7 @@ fn backoff(backoff: &str) -> Backoff {
         origin: Origin::Text,
     };
     let sweep = source.sweep().unwrap_or_else(|e| panic!("{e}"));
-    sweep.point(0).experiment.policies[0].backoff
+    sweep.point(0).experiment.policies[0].rule.backoff
 }
 
 /// Delays before retries 1..=5, in milliseconds, of a backoff without jitter.

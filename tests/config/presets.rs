@@ -56,7 +56,7 @@ fn refused(body: &str) -> String {
 }
 
 fn classes(p: &Policy) -> Vec<FailureClass> {
-    p.retry.retry_on.classes().collect()
+    p.rule.retry.retry_on.classes().collect()
 }
 
 const SECOND: u64 = 1_000_000;
@@ -64,7 +64,7 @@ const SECOND: u64 = 1_000_000;
 /// Whether every one of `count` draws before retry `n` lies in [lo, hi] (ticks), and the draws
 /// reach both ends' tenths: a spread, not a constant.
 fn spread_over(p: &Policy, n: u32, lo: u64, hi: u64) -> bool {
-    let d = draws(&p.backoff, n, 4_000);
+    let d = draws(&p.rule.backoff, n, 4_000);
     let tenth = (hi - lo) / 10;
     d.iter().all(|&x| (lo..=hi).contains(&x))
         && d.iter().any(|&x| x < lo + tenth)
@@ -78,10 +78,10 @@ fn spread_over(p: &Policy, n: u32, lo: u64, hi: u64) -> bool {
 #[test]
 fn urllib3_counts_retries_and_spares_a_post() {
     let post = policy("preset.urllib3 = { total = 5, backoff_factor = 0.1 }");
-    assert_eq!(post.retry.max_attempts, Attempts::AtMost(6));
-    assert_eq!(schedule(&post.backoff), [0, 200, 400, 800, 1_600]);
+    assert_eq!(post.rule.retry.max_attempts, Attempts::AtMost(6));
+    assert_eq!(schedule(&post.rule.backoff), [0, 200, 400, 800, 1_600]);
     assert_eq!(classes(&post), [Connect]);
-    assert!(!post.pushback.retries);
+    assert!(!post.rule.pushback.retries);
     let get = policy(
         "preset.urllib3 = { total = 3, status_forcelist = [429, 500, 502, 503, 504], method = \"GET\" }",
     );
@@ -89,11 +89,11 @@ fn urllib3_counts_retries_and_spares_a_post() {
         classes(&get),
         [Reset, ServerError, Timeout, Throttled, Overloaded, Connect]
     );
-    assert_eq!(get.pushback.mode, RetryAfter::ReplaceUnlessZero);
-    assert!(get.pushback.retries);
+    assert_eq!(get.rule.pushback.mode, RetryAfter::ReplaceUnlessZero);
+    assert!(get.rule.pushback.retries);
     // The default cap is 120 s, after the jitter that backoff_jitter adds.
     let jittered = policy("preset.urllib3 = { backoff_factor = 1, backoff_jitter = 0.5 }");
-    assert_eq!(jittered.backoff.max_delay, Some(Tick(120 * SECOND)));
+    assert_eq!(jittered.rule.backoff.max_delay, Some(Tick(120 * SECOND)));
     assert!(spread_over(
         &jittered,
         3,
@@ -135,8 +135,11 @@ fn tenacity_stops_and_waits_as_named() {
     let p = policy(
         "preset.tenacity = { stop_after_attempt = 3, wait_exponential = { multiplier = 1, min = 4, max = 10 } }",
     );
-    assert_eq!(p.retry.max_attempts, Attempts::AtMost(3));
-    assert_eq!(schedule(&p.backoff), [4_000, 4_000, 4_000, 8_000, 10_000]);
+    assert_eq!(p.rule.retry.max_attempts, Attempts::AtMost(3));
+    assert_eq!(
+        schedule(&p.rule.backoff),
+        [4_000, 4_000, 4_000, 8_000, 10_000]
+    );
     let random =
         policy("preset.tenacity = { wait_random_exponential = { multiplier = 1, max = 60 } }");
     for (n, top) in [(1, 1), (3, 4), (6, 32), (7, 60), (9, 60)] {
@@ -146,12 +149,12 @@ fn tenacity_stops_and_waits_as_named() {
         "preset.tenacity = { wait_exponential_jitter = { initial = 1, max = 5, jitter = 1 } }",
     );
     assert!(spread_over(&jitter, 2, 2 * SECOND, 3 * SECOND));
-    assert_eq!(draws(&jitter.backoff, 4, 100), [5 * SECOND; 100]);
+    assert_eq!(draws(&jitter.rule.backoff, 4, 100), [5 * SECOND; 100]);
     let bare = policy("preset.tenacity = {}");
-    assert_eq!(bare.retry.max_attempts, Attempts::Unlimited);
+    assert_eq!(bare.rule.retry.max_attempts, Attempts::Unlimited);
     assert_eq!(classes(&bare), FailureClass::ALL);
-    assert_eq!(schedule(&bare.backoff), [0; 5]);
-    assert_eq!(bare.pushback.mode, RetryAfter::Ignore);
+    assert_eq!(schedule(&bare.rule.backoff), [0; 5]);
+    assert_eq!(bare.rule.pushback.mode, RetryAfter::Ignore);
     let e = refused("preset.tenacity = { wait_fixed = 1, wait_exponential = {} }");
     assert_says(&e, &["adds waits together"]);
     let e = refused("preset.tenacity = { wait_random_exponential = { min = 1 } }");
@@ -164,14 +167,17 @@ fn tenacity_stops_and_waits_as_named() {
 #[test]
 fn botocore_modes_as_documented() {
     let standard = policy("preset.botocore = {}");
-    assert_eq!(standard.retry.max_attempts, Attempts::AtMost(3));
+    assert_eq!(standard.rule.retry.max_attempts, Attempts::AtMost(3));
     for (n, top) in [(1, 50_000), (3, 200_000), (10, 20 * SECOND)] {
         assert!(spread_over(&standard, n, 0, top), "retry {n}");
     }
-    let throttle = standard.throttle_backoff.expect("a throttle's own backoff");
+    let throttle = standard
+        .rule
+        .throttle_backoff
+        .expect("a throttle's own backoff");
     assert_eq!(throttle.initial_delay, Tick(SECOND));
     assert!(matches!(
-        standard.retry_budget,
+        standard.gates.retry_budget,
         Some(BudgetRule::AwsStandard {
             capacity: 500.0,
             retry_cost: 14.0,
@@ -180,17 +186,17 @@ fn botocore_modes_as_documented() {
             success_credit: 1.0
         })
     ));
-    assert_eq!(standard.pushback.mode, RetryAfter::Honour);
-    assert_eq!(standard.pushback.over_backoff, Some(Tick(5 * SECOND)));
+    assert_eq!(standard.rule.pushback.mode, RetryAfter::Honour);
+    assert_eq!(standard.rule.pushback.over_backoff, Some(Tick(5 * SECOND)));
     let before = policy("preset.botocore = { new_retries_2026 = false, mode = \"standard\" }");
     assert!(spread_over(&before, 2, 0, 2 * SECOND));
     // Capped after the draw: from retry 6 on, U[0,1) · 32 s is cut at 20 s often.
-    let d = draws(&before.backoff, 6, 4_000);
+    let d = draws(&before.rule.backoff, 6, 4_000);
     let capped = d.iter().filter(|&&x| x == 20 * SECOND).count();
     // P(U · 32 ≥ 20) = 0.375: 99.9 % of runs fall within ±0.024 of it over 4000 draws.
     assert!((1_404..=1_596).contains(&capped), "{capped}");
     assert!(matches!(
-        before.retry_budget,
+        before.gates.retry_budget,
         Some(BudgetRule::AwsStandard {
             retry_cost: 5.0,
             timeout_cost: 10.0,
@@ -199,20 +205,20 @@ fn botocore_modes_as_documented() {
         })
     ));
     let legacy = policy("preset.botocore = { new_retries_2026 = false }");
-    assert_eq!(legacy.retry.max_attempts, Attempts::AtMost(5));
-    assert_eq!(legacy.backoff.max_delay, None);
+    assert_eq!(legacy.rule.retry.max_attempts, Attempts::AtMost(5));
+    assert_eq!(legacy.rule.backoff.max_delay, None);
     assert!(spread_over(&legacy, 4, 0, 8 * SECOND));
-    assert!(legacy.retry_budget.is_none());
+    assert!(legacy.gates.retry_budget.is_none());
     let retries = policy("preset.botocore = { max_attempts = 2 }");
-    assert_eq!(retries.retry.max_attempts, Attempts::AtMost(3));
+    assert_eq!(retries.rule.retry.max_attempts, Attempts::AtMost(3));
     let total = policy("preset.botocore = { total_max_attempts = 2 }");
-    assert_eq!(total.retry.max_attempts, Attempts::AtMost(2));
+    assert_eq!(total.rule.retry.max_attempts, Attempts::AtMost(2));
     // Adaptive mode is standard mode with botocore's send-rate limiter.
     let adaptive = policy("preset.botocore = { mode = \"adaptive\" }");
-    assert_eq!(adaptive.send_rate, Some(SendRateRule::BOTOCORE));
-    assert_eq!(adaptive.retry, standard.retry);
-    assert_eq!(adaptive.backoff, standard.backoff);
-    assert!(standard.send_rate.is_none());
+    assert_eq!(adaptive.gates.send_rate, Some(SendRateRule::BOTOCORE));
+    assert_eq!(adaptive.rule.retry, standard.rule.retry);
+    assert_eq!(adaptive.rule.backoff, standard.rule.backoff);
+    assert!(standard.gates.send_rate.is_none());
     let e = refused("preset.botocore = { mode = \"smart\" }");
     assert_says(
         &e,
@@ -231,31 +237,35 @@ fn botocore_modes_as_documented() {
 fn botocore_services_have_their_own_defaults() {
     for service in ["dynamodb", "dynamodb-streams"] {
         let p = policy(&format!("preset.botocore = {{ service = \"{service}\" }}"));
-        assert_eq!(p.retry.max_attempts, Attempts::AtMost(4), "{service}");
+        assert_eq!(p.rule.retry.max_attempts, Attempts::AtMost(4), "{service}");
         for (n, top) in [(1, 25_000), (3, 100_000)] {
             assert!(spread_over(&p, n, 0, top), "{service}: retry {n}");
         }
-        let throttle = p.throttle_backoff.expect("a throttle's own backoff");
+        let throttle = p.rule.throttle_backoff.expect("a throttle's own backoff");
         assert_eq!(throttle.initial_delay, Tick(SECOND), "{service}");
     }
     let legacy = policy("preset.botocore = { mode = \"legacy\", service = \"dynamodb\" }");
-    assert_eq!(legacy.retry.max_attempts, Attempts::AtMost(10));
+    assert_eq!(legacy.rule.retry.max_attempts, Attempts::AtMost(10));
     for (n, wait) in [(1, 50_000), (2, 100_000), (4, 400_000)] {
-        assert_eq!(draws(&legacy.backoff, n, 50), vec![wait; 50], "retry {n}");
+        assert_eq!(
+            draws(&legacy.rule.backoff, n, 50),
+            vec![wait; 50],
+            "retry {n}"
+        );
     }
     // DynamoDB Streams' endpoint has no entry in `_retry.json`; nor has S3 an attempt count.
     for other in ["dynamodb-streams", "s3"] {
         let p = policy(&format!(
             "preset.botocore = {{ mode = \"legacy\", service = \"{other}\" }}"
         ));
-        assert_eq!(p.retry.max_attempts, Attempts::AtMost(5), "{other}");
+        assert_eq!(p.rule.retry.max_attempts, Attempts::AtMost(5), "{other}");
     }
     let before = policy(
         "preset.botocore = { new_retries_2026 = false, mode = \"standard\", service = \"dynamodb\" }",
     );
-    assert_eq!(before.retry.max_attempts, Attempts::AtMost(3));
+    assert_eq!(before.rule.retry.max_attempts, Attempts::AtMost(3));
     let set = policy("preset.botocore = { service = \"dynamodb\", total_max_attempts = 2 }");
-    assert_eq!(set.retry.max_attempts, Attempts::AtMost(2));
+    assert_eq!(set.rule.retry.max_attempts, Attempts::AtMost(2));
     let e = refused("preset.botocore = { service = \"dynamdb\" }");
     assert_says(&e, &["preset.botocore.service", "\"dynamodb\""]);
     let e = refused("preset.botocore = { service = \"DynamoDB\" }");
@@ -278,7 +288,7 @@ const GRPC: &str = r#"preset.grpc = '''
 #[test]
 fn grpc_service_config_as_grfc_a6_says() {
     let p = policy(GRPC);
-    assert_eq!(p.retry.max_attempts, Attempts::AtMost(5));
+    assert_eq!(p.rule.retry.max_attempts, Attempts::AtMost(5));
     for (n, v) in [
         (1, 100_000),
         (2, 200_000),
@@ -292,11 +302,11 @@ fn grpc_service_config_as_grfc_a6_says() {
         classes(&p),
         [Reset, ServerError, Throttled, Overloaded, Connect]
     );
-    assert_eq!(p.pushback.mode, RetryAfter::Replace);
-    assert!(p.pushback.resets);
-    assert_eq!(p.limits.deadline, Some(Tick(2 * SECOND)));
+    assert_eq!(p.rule.pushback.mode, RetryAfter::Replace);
+    assert!(p.rule.pushback.resets);
+    assert_eq!(p.time.limits.deadline, Some(Tick(2 * SECOND)));
     assert!(matches!(
-        p.retry_budget,
+        p.gates.retry_budget,
         Some(BudgetRule::TokenBucket {
             max_tokens: 10.0,
             token_ratio: 0.1,
@@ -317,13 +327,13 @@ fn grpc_hedging_policy_staggers_its_hedges() {
     let p = hedged(
         "{ \"maxAttempts\": 7, \"hedgingDelay\": \"0.5s\", \"nonFatalStatusCodes\": [\"UNAVAILABLE\"] }",
     );
-    assert_eq!(p.retry.max_attempts, Attempts::AtMost(5));
-    assert_eq!(p.hedge, Wait::Fixed(Tick(SECOND / 2)));
-    assert_eq!(p.hedging, Hedging::Staggered);
+    assert_eq!(p.rule.retry.max_attempts, Attempts::AtMost(5));
+    assert_eq!(p.hedges.delay, Wait::Fixed(Tick(SECOND / 2)));
+    assert_eq!(p.hedges.mode, Hedging::Staggered);
     assert_eq!(classes(&p), [Reset, ServerError, Overloaded, Connect]);
-    assert_eq!(schedule(&p.backoff), [0; 5]);
+    assert_eq!(schedule(&p.rule.backoff), [0; 5]);
     let at_once = hedged("{ \"maxAttempts\": 3 }");
-    assert_eq!(at_once.hedge, Wait::Fixed(Tick::ZERO));
+    assert_eq!(at_once.hedges.delay, Wait::Fixed(Tick::ZERO));
     assert_eq!(classes(&at_once), []);
     // A write is not safe to send twice: refused, as any hedge of it is.
     let e = refused(
@@ -346,14 +356,14 @@ fn grpc_implementations_differ_as_a6_says() {
     };
     for full in ["java", "dotnet", "node"] {
         let p = hedged(full);
-        assert_eq!(p.hedging, Hedging::Staggered, "{full}");
-        assert_eq!(p.retry.max_attempts, Attempts::AtMost(3), "{full}");
+        assert_eq!(p.hedges.mode, Hedging::Staggered, "{full}");
+        assert_eq!(p.rule.retry.max_attempts, Attempts::AtMost(3), "{full}");
         assert_eq!(p.note, None);
     }
     for without in ["go", "core"] {
         let p = hedged(without);
-        assert_eq!(p.hedge, Wait::None, "{without}");
-        assert_eq!(p.retry.max_attempts, Attempts::AtMost(1), "{without}");
+        assert_eq!(p.hedges.delay, Wait::None, "{without}");
+        assert_eq!(p.rule.retry.max_attempts, Attempts::AtMost(1), "{without}");
         let note = p.note.expect("the description says what is ignored");
         assert!(note.contains("ignores the hedgingPolicy"), "{note}");
     }
@@ -365,9 +375,12 @@ fn grpc_implementations_differ_as_a6_says() {
             "preset.grpc = {{ implementation = \"{implementation}\", service_config = '''{config}''' }}"
         ))
     };
-    assert_eq!(retrying("core").pushback.mode, RetryAfter::ReplaceZeroHangs);
-    assert_eq!(retrying("go").pushback.mode, RetryAfter::Replace);
-    assert_eq!(retrying("java").retry, policy(GRPC).retry);
+    assert_eq!(
+        retrying("core").rule.pushback.mode,
+        RetryAfter::ReplaceZeroHangs
+    );
+    assert_eq!(retrying("go").rule.pushback.mode, RetryAfter::Replace);
+    assert_eq!(retrying("java").rule.retry, policy(GRPC).rule.retry);
     let e = refused("preset.grpc = { implementation = \"rust\", service_config = '{}' }");
     assert_says(&e, &["implementation", "`core`, `go`, `java`, `dotnet`"]);
     let e = refused("preset.grpc = { implementation = \"core\" }");
@@ -402,22 +415,25 @@ fn grpc_configs_retrysim_cannot_follow_are_refused_by_json_path() {
 #[test]
 fn polly_backoff_types_as_documented() {
     let bare = policy("preset.polly = {}");
-    assert_eq!(bare.retry.max_attempts, Attempts::AtMost(4));
-    assert_eq!(schedule(&bare.backoff), [2_000; 5]);
+    assert_eq!(bare.rule.retry.max_attempts, Attempts::AtMost(4));
+    assert_eq!(schedule(&bare.rule.backoff), [2_000; 5]);
     assert_eq!(classes(&bare), FailureClass::ALL);
     let linear = policy("preset.polly = { BackoffType = \"Linear\", Delay = \"00:00:01\" }");
     assert_eq!(
-        schedule(&linear.backoff),
+        schedule(&linear.rule.backoff),
         [1_000, 2_000, 3_000, 4_000, 5_000]
     );
     let exp = policy(
         "preset.polly = { BackoffType = \"Exponential\", Delay = \"1s\", MaxDelay = \"00:00:05\" }",
     );
-    assert_eq!(schedule(&exp.backoff), [1_000, 2_000, 4_000, 5_000, 5_000]);
+    assert_eq!(
+        schedule(&exp.rule.backoff),
+        [1_000, 2_000, 4_000, 5_000, 5_000]
+    );
     let jittered = policy("preset.polly = { UseJitter = true }");
     assert!(spread_over(&jittered, 3, 1_500_000, 2_500_000));
     let forever = policy("preset.polly = { MaxRetryAttempts = 2147483647 }");
-    assert_eq!(forever.retry.max_attempts, Attempts::Unlimited);
+    assert_eq!(forever.rule.retry.max_attempts, Attempts::Unlimited);
     let e = refused("preset.polly = { Delay = \"2 seconds\" }");
     assert_says(&e, &["preset.polly.Delay", "TimeSpan"]);
 }
@@ -427,10 +443,10 @@ fn polly_backoff_types_as_documented() {
 #[test]
 fn resilience4j_interval_functions_as_documented() {
     let bare = policy("preset.resilience4j = {}");
-    assert_eq!(bare.retry.max_attempts, Attempts::AtMost(3));
-    assert_eq!(schedule(&bare.backoff), [500; 5]);
+    assert_eq!(bare.rule.retry.max_attempts, Attempts::AtMost(3));
+    assert_eq!(schedule(&bare.rule.backoff), [500; 5]);
     let exp = policy("preset.resilience4j = { enableExponentialBackoff = true }");
-    assert_eq!(schedule(&exp.backoff), [500, 750, 1_125, 1_687, 2_531]);
+    assert_eq!(schedule(&exp.rule.backoff), [500, 750, 1_125, 1_687, 2_531]);
     let random = policy("preset.resilience4j = { enableRandomizedWait = true }");
     assert!(spread_over(&random, 2, 250_000, 750_000));
     let both = policy(
@@ -447,21 +463,21 @@ fn resilience4j_interval_functions_as_documented() {
 #[test]
 fn envoy_retry_policy_as_configured() {
     let bare = policy("preset.envoy = {}");
-    assert_eq!(bare.retry.max_attempts, Attempts::AtMost(2));
+    assert_eq!(bare.rule.retry.max_attempts, Attempts::AtMost(2));
     assert_eq!(classes(&bare), []);
-    assert_eq!(bare.limits.deadline, Some(Tick(15 * SECOND)));
+    assert_eq!(bare.time.limits.deadline, Some(Tick(15 * SECOND)));
     for (n, top) in [(1, 25_000), (3, 100_000), (4, 200_000), (6, 250_000)] {
         assert!(spread_over(&bare, n, 0, top), "retry {n}");
     }
     let p = policy("preset.envoy = { retry_on = \"5xx\", num_retries = 3 }");
-    assert_eq!(p.retry.max_attempts, Attempts::AtMost(4));
+    assert_eq!(p.rule.retry.max_attempts, Attempts::AtMost(4));
     assert_eq!(classes(&p), [Reset, ServerError, Overloaded, Connect]);
     let per_try = policy(
         "preset.envoy = { retry_on = \"reset,retriable-status-codes\", retriable_status_codes = [429], per_try_timeout = \"0.5s\", rate_limited_retry_back_off = { reset_headers = [{ name = \"Retry-After\" }] } }",
     );
     assert_eq!(classes(&per_try), [Reset, Timeout, Throttled, Connect]);
-    assert_eq!(per_try.pushback.mode, RetryAfter::Replace);
-    assert_eq!(per_try.pushback.max, Some(Tick(300 * SECOND)));
+    assert_eq!(per_try.rule.pushback.mode, RetryAfter::Replace);
+    assert_eq!(per_try.rule.pushback.max, Some(Tick(300 * SECOND)));
     let e = refused("preset.envoy = { retry_on = \"5xx,retriable-headers\" }");
     assert_says(&e, &["preset.envoy.retry_on", "retriable-headers"]);
 }
@@ -479,7 +495,7 @@ fn a_preset_owns_its_keys_and_names_one_library() {
     );
     // A key the preset leaves alone may be written beside it.
     let p = policy("timeout = \"2s\"\nidempotency_key = \"per_intent\"\npreset.urllib3 = {}");
-    assert_eq!(p.retry.max_attempts, Attempts::AtMost(11));
+    assert_eq!(p.rule.retry.max_attempts, Attempts::AtMost(11));
     let e = refused("preset = {}");
     assert_says(&e, &["policy[0].preset", "names no library"]);
     let e = refused("preset.urllib3 = {}\npreset.polly = {}");
@@ -526,7 +542,7 @@ fn the_openai_and_anthropic_sdks_retry_as_their_code_does() {
         ("anthropic", "", f64::INFINITY, false),
     ] {
         let p = policy(&format!("preset.{sdk} = {{ {settings} }}"));
-        assert_eq!(p.retry.max_attempts, Attempts::AtMost(3), "{sdk}");
+        assert_eq!(p.rule.retry.max_attempts, Attempts::AtMost(3), "{sdk}");
         assert_eq!(
             classes(&p),
             [
@@ -541,10 +557,11 @@ fn the_openai_and_anthropic_sdks_retry_as_their_code_does() {
             ],
             "{sdk}"
         );
-        assert_eq!(p.timeout, Wait::Fixed(Tick(600 * SECOND)));
-        assert_eq!(p.should_retry, ShouldRetry::Obey);
+        assert_eq!(p.time.timeout, Wait::Fixed(Tick(600 * SECOND)));
+        assert_eq!(p.rule.should_retry, ShouldRetry::Obey);
         assert_eq!(
             policy(&format!("preset.{sdk} = {{ max_retries = 5 }}"))
+                .rule
                 .retry
                 .max_attempts,
             Attempts::AtMost(6)
@@ -558,7 +575,7 @@ fn the_openai_and_anthropic_sdks_retry_as_their_code_does() {
         for n in 1..=8u32 {
             for _ in 0..1_000 {
                 let w = word(&mut stream);
-                let ours = p.backoff.delay(n, Previous::default(), w).0 as f64;
+                let ours = p.rule.backoff.delay(n, Previous::default(), w).0 as f64;
                 let u = w as f64 / 2f64.powi(64);
                 let theirs = stainless_delay(limit, stops_over, n as i32 - 1, u, None).unwrap();
                 assert!(
@@ -572,9 +589,16 @@ fn the_openai_and_anthropic_sdks_retry_as_their_code_does() {
         for asked in [0.0, 0.5, 30.0, 60.0, 61.0, 90.0, 120.0, 121.0, 150.0, 600.0] {
             let theirs = stainless_delay(limit, stops_over, 0, 0.5, Some(asked));
             let told = Tick((asked * 1e6) as u64);
-            let ours = match p.pushback.over_limit(told) {
+            let ours = match p.rule.pushback.over_limit(told) {
                 Some(OverLimit::Stop) => None,
-                _ => Some(p.pushback.delay(told, backoff, || 0).unwrap_or(backoff).0 as f64 / 1e6),
+                _ => Some(
+                    p.rule
+                        .pushback
+                        .delay(told, backoff, || 0)
+                        .unwrap_or(backoff)
+                        .0 as f64
+                        / 1e6,
+                ),
             };
             assert_eq!(ours, theirs, "{sdk} with Retry-After {asked} s");
         }

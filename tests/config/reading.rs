@@ -48,7 +48,7 @@ fn the_base_config_is_valid_and_fills_defaults() {
     assert_eq!(exp.workload.clients, 100);
     assert_eq!(exp.horizon, retrysim::time::Tick(86_400_000_000));
     assert_eq!(
-        exp.policies[0].retry.max_attempts,
+        exp.policies[0].rule.retry.max_attempts,
         retrysim::policy::Attempts::AtMost(1)
     );
 }

@@ -102,7 +102,7 @@ fn a_path_may_add_a_key_or_table_the_config_left_out() {
     )
     .unwrap();
     assert_eq!(
-        s.point(1).experiment.policies[0].backoff.initial_delay,
+        s.point(1).experiment.policies[0].rule.backoff.initial_delay,
         retrysim::time::Tick(2_000)
     );
 }

@@ -237,7 +237,7 @@ fn one_server_with_any_balancer_is_the_tool_itself() {
     let plain = traced(&base, 1);
     for balancer in Balancer::ALL {
         let mut exp = base.clone();
-        exp.policies[1].balancer = balancer;
+        exp.policies[1].hosts.balancer = balancer;
         assert_eq!(traced(&exp, 1), plain, "{}", balancer.name());
     }
 }

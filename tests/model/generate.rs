@@ -333,26 +333,26 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     .with_timeout(timeout)
                     .with_backoff(backoff)
                     .with_key(key);
-                policy.retry = Retry {
+                policy.rule.retry = Retry {
                     max_attempts: cap,
                     retry_on,
                 };
-                policy.hedge = hedge;
+                policy.hedges.delay = hedge;
                 // Staggered hedging may keep every attempt out: validation asks a cap.
-                policy.hedging = match max_attempts {
+                policy.hedges.mode = match max_attempts {
                     Attempts::AtMost(_) => hedging,
                     Attempts::Unlimited => Hedging::Single,
                 };
-                policy.limits = limits;
-                policy.safety_gate = safety_gate;
-                policy.send_rate = send_rate;
-                policy.breaker = breaker;
-                policy.retry_budget = retry_budget;
+                policy.time.limits = limits;
+                policy.rule.safety_gate = safety_gate;
+                policy.gates.send_rate = send_rate;
+                policy.gates.breaker = breaker;
+                policy.gates.retry_budget = retry_budget;
                 // Lookups change when a keyed policy resends, which the key property below
                 // compares: none here.
-                policy.payload_drift = payload_drift;
-                policy.layers = layers;
-                policy.concurrency = concurrency;
+                policy.rule.payload_drift = payload_drift;
+                policy.rule.layers = layers;
+                policy.gates.concurrency = concurrency;
                 policy
             },
         )

@@ -136,7 +136,7 @@ fn calls_at_a_layer_never_exceed_the_attempts_above_it() {
     let edges = &result.policies[0].totals.edges;
     let names: Vec<String> = exp.graph.edges.iter().map(|e| e.name(&exp.tools)).collect();
     assert_eq!(names, ["task->api", "api->auth", "api->db", "api->cache"]);
-    let limit = |e: usize| match exp.policies[0].on_edge(e).retry.max_attempts {
+    let limit = |e: usize| match exp.policies[0].on_edge(e).rule.retry.max_attempts {
         Attempts::AtMost(n) => u64::from(n),
         Attempts::Unlimited => unreachable!(),
     };

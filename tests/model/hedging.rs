@@ -107,7 +107,7 @@ fn the_share_hedged_is_the_chance_a_call_outlasts_the_delay() {
     let result = run_one(exp.clone());
     let mut checked = 0;
     for (policy, r) in exp.policies.iter().zip(&result.policies) {
-        let Some(delay) = policy.hedge.on(search).unwrap() else {
+        let Some(delay) = policy.hedges.delay.on(search).unwrap() else {
             continue;
         };
         let p = search.times_out(delay).unwrap();

@@ -90,7 +90,7 @@ fn one_caller_with_its_own_gates_is_the_shared_gates() {
         shared.workload.callers = 1;
         let mut own = shared.clone();
         for p in &mut own.policies {
-            p.scope = GateScope::Caller;
+            p.gates.scope = GateScope::Caller;
         }
         for t in &mut own.tools {
             if let Some(limit) = &mut t.server.rate_limit {

@@ -28,27 +28,27 @@ proptest! {
                 prop_assert!(
                     r.attempts >= 1
                         || r.status == Status::Stopped(StopReason::BreakerOpen)
-                        || policy.concurrency.is_some()
-                        || policy.send_rate.is_some()
+                        || policy.gates.concurrency.is_some()
+                        || policy.gates.send_rate.is_some()
                 );
                 prop_assert!(r.timeouts <= r.attempts);
                 // A wait runs out at the timeout, or at the deadline.
-                if policy.timeout == Wait::None && policy.limits.deadline.is_none() {
+                if policy.time.timeout == Wait::None && policy.time.limits.deadline.is_none() {
                     prop_assert_eq!(r.timeouts, 0);
                 }
                 // Nested layers multiply their caps.
-                let cap = (0..policy.depth())
-                    .try_fold(1, |all, l| Some(all * policy.retry_of(l).max_attempts.cap()?));
+                let cap = (0..policy.rule.depth())
+                    .try_fold(1, |all, l| Some(all * policy.rule.retry_of(l).max_attempts.cap()?));
                 if let Some(cap) = cap {
                     prop_assert!(r.attempts <= cap);
                 }
-                if let Some(cap) = policy.limits.dispatch_cap {
+                if let Some(cap) = policy.time.limits.dispatch_cap {
                     prop_assert!(r.attempts <= cap);
                 }
-                if let Some(deadline) = policy.limits.deadline {
+                if let Some(deadline) = policy.time.limits.deadline {
                     prop_assert!(r.end <= r.start.after(deadline), "nothing outlives its deadline");
                 }
-                if let Some(after) = policy.limits.cancel_after {
+                if let Some(after) = policy.time.limits.cancel_after {
                     prop_assert!(r.end <= r.start.after(after));
                 }
                 prop_assert!(r.end >= r.start);
@@ -65,33 +65,33 @@ proptest! {
                     // Only silence (a lost message, or a server down and hanging) with nothing
                     // to end the wait hangs: latencies here are short.
                     Status::Stopped(StopReason::Hung) => prop_assert!(
-                        policy.timeout == Wait::None
-                            && policy.limits.deadline.is_none()
-                            && policy.limits.cancel_after.is_none()
+                        policy.time.timeout == Wait::None
+                            && policy.time.limits.deadline.is_none()
+                            && policy.time.limits.cancel_after.is_none()
                             && (tool.loss_seen_as == LossSignal::Silence
                                 || tool.server.outages.iter().any(|o| o.mode == OutageMode::Hang)),
                         "a hang without silence"
                     ),
                     Status::Stopped(StopReason::NotRetryable) => {}
                     Status::Stopped(StopReason::ConcurrencyLimited) => {
-                        prop_assert!(policy.concurrency.is_some());
+                        prop_assert!(policy.gates.concurrency.is_some());
                     }
                     // Only a key the receiver honours can be bound to another payload, and its
                     // binding proves an earlier commit.
                     Status::Stopped(StopReason::IdempotencyConflict) => {
-                        prop_assert!(policy.payload_drift > 0.0 && policy.key == KeyScope::PerIntent && tool.server.idempotent);
+                        prop_assert!(policy.rule.payload_drift > 0.0 && policy.rule.key == KeyScope::PerIntent && tool.server.idempotent);
                         prop_assert_eq!(r.business_state, BusinessState::Confirmed);
                         prop_assert!(r.effects == 1);
                     }
                     Status::Stopped(StopReason::DeadlineExceeded) => {
-                        let deadline = policy.limits.deadline.expect("a deadline to exceed");
+                        let deadline = policy.time.limits.deadline.expect("a deadline to exceed");
                         prop_assert_eq!(r.end, r.start.after(deadline), "stops at the deadline");
                     }
                     Status::Stopped(StopReason::DispatchBudgetExhausted) => {
-                        prop_assert_eq!(Some(r.attempts), policy.limits.dispatch_cap);
+                        prop_assert_eq!(Some(r.attempts), policy.time.limits.dispatch_cap);
                     }
                     Status::Stopped(StopReason::RetryBudgetExhausted) => {
-                        prop_assert!(policy.retry_budget.is_some());
+                        prop_assert!(policy.gates.retry_budget.is_some());
                         prop_assert!(r.attempts >= 1, "first attempts always go out");
                     }
                     Status::Stopped(StopReason::PermanentFailure) => {
@@ -102,19 +102,19 @@ proptest! {
                         prop_assert!(false, "no admission here");
                     }
                     Status::Stopped(StopReason::BreakerOpen) => {
-                        prop_assert!(policy.breaker.is_some());
+                        prop_assert!(policy.gates.breaker.is_some());
                         // A refused hedge is short-circuited too, without ending the intent.
-                        if policy.hedge == Wait::None {
+                        if policy.hedges.delay == Wait::None {
                             prop_assert_eq!(r.short_circuited, 1);
                         }
                         prop_assert!(r.short_circuited >= 1);
                     }
                     Status::Stopped(StopReason::NeedsReconciliation) => {
-                        prop_assert!(policy.safety_gate || policy.lookup_before_retry);
+                        prop_assert!(policy.rule.safety_gate || policy.rule.lookup_before_retry);
                         prop_assert_eq!(r.business_state, BusinessState::Unknown);
                     }
                     Status::Stopped(StopReason::Cancelled) => {
-                        let after = policy.limits.cancel_after.expect("a cancellation");
+                        let after = policy.time.limits.cancel_after.expect("a cancellation");
                         prop_assert_eq!(r.end, r.start.after(after));
                     }
                     // A reason added since: this property must learn what it means.
@@ -125,7 +125,7 @@ proptest! {
                 if r.business_state == BusinessState::NotAttempted {
                     prop_assert_eq!(r.effects, 0, "not_attempted means nothing happened");
                 }
-                if policy.key == KeyScope::PerIntent && tool.server.idempotent {
+                if policy.rule.key == KeyScope::PerIntent && tool.server.idempotent {
                     prop_assert!(r.effects <= 1, "a per-intent key never duplicates");
                 }
                 if tool.server.kind == ToolKind::ReadOnly {
@@ -151,7 +151,7 @@ proptest! {
     #[test]
     fn the_attempt_trace_adds_up_to_the_intent(exp in experiment()) {
         for (p, policy) in exp.policies.iter().enumerate() {
-            let racing = usize::from(policy.hedge != Wait::None);
+            let racing = usize::from(policy.hedges.delay != Wait::None);
             for (r, attempts) in traced(&exp, p) {
                 prop_assert_eq!(attempts.len() as u32, r.attempts);
                 prop_assert_eq!(attempts.iter().filter(|a| a.committed).count() as u32, r.effects);
@@ -161,7 +161,7 @@ proptest! {
                 // or a token.
                 if let Some(first) = attempts.first() {
                     prop_assert!(first.dispatch >= r.start);
-                    if policy.concurrency.is_none() && policy.send_rate.is_none() {
+                    if policy.gates.concurrency.is_none() && policy.gates.send_rate.is_none() {
                         prop_assert_eq!(first.dispatch, r.start);
                     }
                 }
@@ -198,12 +198,12 @@ proptest! {
     fn nothing_is_dispatched_while_a_breaker_is_open(exp in experiment()) {
         let mut exp = exp;
         for policy in &mut exp.policies {
-            if let Some(b) = &mut policy.breaker {
+            if let Some(b) = &mut policy.gates.breaker {
                 b.open_duration = exp.horizon;
             }
         }
         for (p, policy) in exp.policies.iter().enumerate() {
-            let Some(rule) = policy.breaker else { continue };
+            let Some(rule) = policy.gates.breaker else { continue };
             let Trip::Consecutive(n) = rule.trip else { unreachable!("generated so") };
             let traced = traced(&exp, p);
             for tool in 0..exp.tools.len() {
@@ -244,7 +244,7 @@ proptest! {
     #[test]
     fn calls_in_flight_never_exceed_the_concurrency_limit(exp in experiment()) {
         for (p, policy) in exp.policies.iter().enumerate() {
-            let Some(rule) = policy.concurrency else { continue };
+            let Some(rule) = policy.gates.concurrency else { continue };
             let most = match rule.limit {
                 LimitRule::Fixed(n) => n,
                 LimitRule::Aimd { max, .. } => max,
@@ -273,9 +273,9 @@ proptest! {
     #[test]
     fn a_key_changes_effects_only_and_reruns_are_identical(exp in experiment()) {
         // With the safety gate on, the key decides whether a write may be retried at all.
-        prop_assume!(!exp.policies[0].safety_gate);
+        prop_assume!(!exp.policies[0].rule.safety_gate);
         // Under a key, a retry with other arguments meets a conflict instead of a commit.
-        prop_assume!(exp.policies[0].payload_drift == 0.0);
+        prop_assume!(exp.policies[0].rule.payload_drift == 0.0);
         let plain = records(&exp, 0);
         let keyed = records(&exp, 1);
         prop_assert_eq!(plain.len(), keyed.len());

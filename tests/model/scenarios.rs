@@ -136,7 +136,10 @@ fn time_and_calls() {
         (r.status, r.attempts, r.end),
         (Status::Succeeded, 2, ms(350))
     );
-    assert_eq!(exp.policies[0].limits.dispatch_cap.unwrap() - r.attempts, 1);
+    assert_eq!(
+        exp.policies[0].time.limits.dispatch_cap.unwrap() - r.attempts,
+        1
+    );
     assert_eq!(a[1].granted, Some(ms(200)), "w = min(0.20, 1.00 − 0.25)");
     // deadline 0.30 s: the second call is granted min(0.20, 0.05) and times out at the deadline.
     let (_, r, a) = &got[1];

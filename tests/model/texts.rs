@@ -135,8 +135,15 @@ fn random_config_texts_validate_run_and_keep_their_promises() {
             let exp = sweep.base;
             let policy = &exp.policies[0];
             let tool = &exp.tools[0];
-            let cap: u32 = (0..policy.depth())
-                .map(|l| policy.retry_of(l).max_attempts.cap().unwrap_or(u32::MAX))
+            let cap: u32 = (0..policy.rule.depth())
+                .map(|l| {
+                    policy
+                        .rule
+                        .retry_of(l)
+                        .max_attempts
+                        .cap()
+                        .unwrap_or(u32::MAX)
+                })
                 .product();
             for (r, attempts) in traced(&exp, 0) {
                 prop_assert_eq!(attempts.len() as u32, r.attempts);
@@ -144,8 +151,8 @@ fn random_config_texts_validate_run_and_keep_their_promises() {
                 // The product of the layers' caps bounds every intent; a deadline bounds it
                 // too, unless each layer entered resets it.
                 prop_assert!(r.attempts <= cap, "{}", text);
-                if let Some(deadline) = policy.limits.deadline
-                    && !policy.resets_each_layer()
+                if let Some(deadline) = policy.time.limits.deadline
+                    && !policy.rule.resets_each_layer()
                 {
                     prop_assert!(r.end <= r.start.after(deadline), "{}", text);
                 }
@@ -154,11 +161,11 @@ fn random_config_texts_validate_run_and_keep_their_promises() {
                     prop_assert!(r.effects <= 1, "{}", text);
                 }
                 // A lookup comes only from reconciliation.
-                if !policy.lookup_before_retry {
+                if !policy.rule.lookup_before_retry {
                     prop_assert_eq!(r.lookups, 0);
                 }
                 if r.status == Status::Stopped(StopReason::BudgetTooSmall) {
-                    prop_assert!(policy.limits.admission.is_some());
+                    prop_assert!(policy.time.limits.admission.is_some());
                 }
                 prop_assert!(r.end <= exp.horizon.after(Tick::ZERO));
             }

@@ -61,7 +61,7 @@ fn timeouts_agree_with_closed_forms() {
             ),
         );
         let tool = &exp.tools[0];
-        let wait = exp.policies[0].timeout.on(tool).unwrap().unwrap();
+        let wait = exp.policies[0].time.timeout.on(tool).unwrap().unwrap();
         let p = tool.times_out(wait).unwrap();
         assert!(p > 0.05 && p < 0.95, "{timeout}: p = {p}");
         let theory = |key| closed_forms(a, b + (1.0 - a - b) * p, n, key);
@@ -289,7 +289,10 @@ fn a_tool_no_task_calls_never_needs_a_timeout() {
             {rule}
             "#
         ));
-        assert_eq!(exp.policies[0].waits[1], retrysim::policy::Waits::default());
+        assert_eq!(
+            exp.policies[0].time.waits[1],
+            retrysim::policy::Waits::default()
+        );
         let result = run_one(exp);
         assert_eq!(result.policies[0].totals.intents(), 20, "{rule}");
     }

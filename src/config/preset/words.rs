@@ -111,11 +111,11 @@ fn text(t: Tick) -> Value {
 }
 
 fn retries(p: &Policy) -> Option<u32> {
-    p.retry.max_attempts.cap().map(|n| n.saturating_sub(1))
+    p.rule.retry.max_attempts.cap().map(|n| n.saturating_sub(1))
 }
 
 fn has(p: &Policy, c: C) -> bool {
-    p.retry.retry_on.contains(c)
+    p.rule.retry.retry_on.contains(c)
 }
 
 /// The HTTP statuses of the classes the policy retries, as the libraries list them.
@@ -138,7 +138,7 @@ fn statuses(p: &Policy) -> Vec<u16> {
 }
 
 fn urllib3(p: &Policy) -> (Value, String) {
-    let b = &p.backoff;
+    let b = &p.rule.backoff;
     let mut t = Table::new();
     let mut args = Vec::new();
     if let Some(n) = retries(p) {
@@ -178,7 +178,7 @@ fn urllib3(p: &Policy) -> (Value, String) {
         t.insert("allowed_methods".into(), Value::Array(vec!["POST".into()]));
         args.push("allowed_methods=frozenset({\"POST\"})".into());
     }
-    if p.pushback.mode == RetryAfter::Ignore {
+    if p.rule.pushback.mode == RetryAfter::Ignore {
         t.insert("respect_retry_after_header".into(), Value::Boolean(false));
         args.push("respect_retry_after_header=False".into());
     }
@@ -189,10 +189,10 @@ fn urllib3(p: &Policy) -> (Value, String) {
 }
 
 fn tenacity(p: &Policy) -> (Value, String) {
-    let b = &p.backoff;
+    let b = &p.rule.backoff;
     let mut t = Table::new();
     let mut parts = Vec::new();
-    if let Some(n) = p.retry.max_attempts.cap() {
+    if let Some(n) = p.rule.retry.max_attempts.cap() {
         t.insert("stop_after_attempt".into(), Value::Integer(n.into()));
         parts.push(format!("stop=stop_after_attempt({n})"));
     }
@@ -258,7 +258,7 @@ fn tenacity(p: &Policy) -> (Value, String) {
 fn botocore(p: &Policy) -> (Value, String) {
     let mut t = Table::new();
     t.insert("mode".into(), "standard".into());
-    let n = p.retry.max_attempts.cap().unwrap_or(3);
+    let n = p.rule.retry.max_attempts.cap().unwrap_or(3);
     t.insert("total_max_attempts".into(), Value::Integer(n.into()));
     let code = format!(
         "botocore.config.Config(retries={{\"mode\": \"standard\", \"total_max_attempts\": {n}}})"
@@ -289,10 +289,10 @@ fn grpc_codes(p: &Policy) -> Vec<&'static str> {
 }
 
 fn grpc(p: &Policy) -> (Value, String) {
-    let b = &p.backoff;
+    let b = &p.rule.backoff;
     let duration = |t: Tick| format!("{}s", secs(t));
     let mut retry = json!({
-        "maxAttempts": p.retry.max_attempts.cap().unwrap_or(5),
+        "maxAttempts": p.rule.retry.max_attempts.cap().unwrap_or(5),
         "initialBackoff": duration(b.initial_delay),
         "maxBackoff": duration(b.max_delay.unwrap_or(b.initial_delay)),
         "backoffMultiplier": b.multiplier,
@@ -305,7 +305,7 @@ fn grpc(p: &Policy) -> (Value, String) {
             .remove("maxBackoff");
     }
     let mut method = json!({ "name": [{}], "retryPolicy": retry });
-    if let Some(d) = p.limits.deadline {
+    if let Some(d) = p.time.limits.deadline {
         method["timeout"] = json!(duration(d));
     }
     let mut config = json!({ "methodConfig": [method] });
@@ -313,7 +313,7 @@ fn grpc(p: &Policy) -> (Value, String) {
         max_tokens,
         token_ratio,
         ..
-    }) = &p.retry_budget
+    }) = &p.gates.retry_budget
     {
         config["retryThrottling"] = json!({ "maxTokens": max_tokens, "tokenRatio": token_ratio });
     }
@@ -322,7 +322,7 @@ fn grpc(p: &Policy) -> (Value, String) {
 }
 
 fn polly(p: &Policy) -> (Value, String) {
-    let b = &p.backoff;
+    let b = &p.rule.backoff;
     let mut t = Table::new();
     let mut lines = Vec::new();
     let retries = retries(p).unwrap_or(i32::MAX as u32);
@@ -355,9 +355,9 @@ fn polly(p: &Policy) -> (Value, String) {
 }
 
 fn resilience4j(p: &Policy) -> (Value, String) {
-    let b = &p.backoff;
+    let b = &p.rule.backoff;
     let mut t = Table::new();
-    let n = p.retry.max_attempts.cap().unwrap_or(3);
+    let n = p.rule.retry.max_attempts.cap().unwrap_or(3);
     t.insert("maxAttempts".into(), Value::Integer(n.into()));
     t.insert("waitDuration".into(), text(b.initial_delay));
     if b.growth == Growth::Exponential {
@@ -386,7 +386,7 @@ fn resilience4j(p: &Policy) -> (Value, String) {
 }
 
 fn envoy(p: &Policy) -> (Value, String) {
-    let b = &p.backoff;
+    let b = &p.rule.backoff;
     let mut on = Vec::new();
     if has(p, C::ServerError) {
         on.push("5xx");
@@ -410,7 +410,7 @@ fn envoy(p: &Policy) -> (Value, String) {
         "num_retries".into(),
         Value::Integer(retries(p).unwrap_or(1).into()),
     );
-    if let Wait::Fixed(w) = p.timeout {
+    if let Wait::Fixed(w) = p.time.timeout {
         t.insert("per_try_timeout".into(), text(w));
     }
     let mut back = Table::new();
@@ -427,7 +427,7 @@ fn envoy(p: &Policy) -> (Value, String) {
     }
     t.insert(
         "timeout".into(),
-        text(p.limits.deadline.unwrap_or(Tick::ZERO)),
+        text(p.time.limits.deadline.unwrap_or(Tick::ZERO)),
     );
     let yaml = toml::to_string(&t).expect("a TOML table serializes");
     (
@@ -442,10 +442,10 @@ fn stainless(p: &Policy) -> (Value, String) {
     let n = retries(p).unwrap_or(2);
     let mut t = Table::new();
     t.insert("max_retries".into(), Value::Integer(n.into()));
-    if let Wait::Fixed(w) = p.timeout {
+    if let Wait::Fixed(w) = p.time.timeout {
         t.insert("timeout".into(), Value::Float(secs(w)));
     }
-    let timeout = match p.timeout {
+    let timeout = match p.time.timeout {
         Wait::Fixed(w) => format!(", timeout={}", secs(w)),
         _ => String::new(),
     };
@@ -465,33 +465,57 @@ fn differences(policy: &Policy, back: &Policy, library: &str) -> Vec<String> {
     let attempts = |a: Attempts| a.to_string();
     differ(
         "attempts",
-        attempts(policy.retry.max_attempts),
-        attempts(back.retry.max_attempts),
+        attempts(policy.rule.retry.max_attempts),
+        attempts(back.rule.retry.max_attempts),
     );
     let classes = |p: &Policy| {
-        let on = C::ALL.into_iter().filter(|&c| p.retry.retry_on.contains(c));
+        let on = C::ALL
+            .into_iter()
+            .filter(|&c| p.rule.retry.retry_on.contains(c));
         on.map(C::name).collect::<Vec<_>>().join(", ")
     };
     differ("failures retried", classes(policy), classes(back));
     let curve = |b: &Backoff| describe(b);
-    differ("backoff", curve(&policy.backoff), curve(&back.backoff));
+    differ(
+        "backoff",
+        curve(&policy.rule.backoff),
+        curve(&back.rule.backoff),
+    );
     differ("Retry-After", pushback(policy), pushback(back));
     differ(
         "should-retry header",
-        policy.should_retry.name().to_string(),
-        back.should_retry.name().to_string(),
+        policy.rule.should_retry.name().to_string(),
+        back.rule.should_retry.name().to_string(),
     );
     differ(
         "retry budget",
-        budget(policy.retry_budget.as_ref()),
-        budget(back.retry_budget.as_ref()),
+        budget(policy.gates.retry_budget.as_ref()),
+        budget(back.gates.retry_budget.as_ref()),
     );
-    let throttle = |p: &Policy| p.throttle_backoff.as_ref().map_or("none".into(), describe);
+    let throttle = |p: &Policy| {
+        p.rule
+            .throttle_backoff
+            .as_ref()
+            .map_or("none".into(), describe)
+    };
     differ("throttle backoff", throttle(policy), throttle(back));
-    differ("timeout", wait(policy.timeout), wait(back.timeout));
-    let deadline = |p: &Policy| p.limits.deadline.map_or("none".into(), |d| d.to_string());
+    differ(
+        "timeout",
+        wait(policy.time.timeout),
+        wait(back.time.timeout),
+    );
+    let deadline = |p: &Policy| {
+        p.time
+            .limits
+            .deadline
+            .map_or("none".into(), |d| d.to_string())
+    };
     differ("deadline", deadline(policy), deadline(back));
-    differ("hedge delay", wait(policy.hedge), wait(back.hedge));
+    differ(
+        "hedge delay",
+        wait(policy.hedges.delay),
+        wait(back.hedges.delay),
+    );
     out
 }
 
@@ -506,7 +530,7 @@ fn wait(w: Wait) -> String {
 
 /// What a policy does with a Retry-After, in words.
 fn pushback(p: &Policy) -> String {
-    let b = &p.pushback;
+    let b = &p.rule.pushback;
     let mut out = b.mode.name().to_string();
     if let Some(m) = b.max {
         let _ = write!(out, ", at most {m}");
@@ -599,19 +623,19 @@ fn describe(b: &Backoff) -> String {
 /// it stays the caller's code (and retrysim's keys beside the preset).
 fn beside(policy: &Policy, library: &str) -> Vec<String> {
     let mut out = Vec::new();
-    if policy.key != crate::policy::KeyScope::None {
+    if policy.rule.key != crate::policy::KeyScope::None {
         out.push(format!(
             "idempotency_key = \"{}\": {library} has no setting for it; send the same key with every attempt of a call yourself",
-            policy.key.name()
+            policy.rule.key.name()
         ));
     }
-    if let Some(b) = &policy.breaker {
+    if let Some(b) = &policy.gates.breaker {
         out.push(format!(
             "breaker (open {} after it trips): not in {library}'s retry settings; wrap the call in a circuit breaker",
             b.open_duration
         ));
     }
-    if policy.concurrency.is_some() {
+    if policy.gates.concurrency.is_some() {
         out.push(format!(
             "concurrency: not in {library}'s retry settings; limit calls in flight yourself"
         ));

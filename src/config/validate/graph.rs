@@ -344,7 +344,7 @@ pub(super) fn forwarding(
 ) -> Result<()> {
     use crate::policy::KeyScope;
     // The configuration's own key stands on the task's calls, named or not.
-    if policy.key == KeyScope::Forward {
+    if policy.rule.key == KeyScope::Forward {
         let span = raw.idempotency_key.as_ref().map_or(0..0, Spanned::span);
         return check.error_allowing(
             span,
@@ -356,11 +356,11 @@ pub(super) fn forwarding(
         );
     }
     for (e, edge) in graph.edges.iter().enumerate() {
-        if policy.on_edge(e).key != KeyScope::Forward {
+        if policy.on_edge(e).rule.key != KeyScope::Forward {
             continue;
         }
         let name = edge.name(tools);
-        let named = policy.edges.iter().any(|(n, _)| *n == e);
+        let named = policy.edge.overrides.iter().any(|(n, _)| *n == e);
         let written = match (named, &raw.edge) {
             (true, Some(entries)) => entries.get_ref().get(&name).map(|p| p.get_ref()),
             _ => None,
@@ -384,7 +384,7 @@ pub(super) fn forwarding(
             );
         };
         let into = (graph.edges.iter().enumerate())
-            .find(|(i, into)| into.callee == caller && !policy.on_edge(*i).key.is_stable());
+            .find(|(i, into)| into.callee == caller && !policy.on_edge(*i).rule.key.is_stable());
         if let Some((i, into)) = into {
             return check.error_allowing(
                 span,
@@ -393,7 +393,7 @@ pub(super) fn forwarding(
                     "\"{name}\" forwards the key of the request it serves, and requests over \
                      \"{}\" carry none that stays the same across retries ({})",
                     into.name(tools),
-                    policy.on_edge(i).key.name()
+                    policy.on_edge(i).rule.key.name()
                 ),
                 &format!(
                     "idempotency_key = \"per_intent\" (or \"forward\") on every edge into \"{}\"",

@@ -1,33 +1,27 @@
 //! Raw config → [`Experiment`]: every rule a config must follow, each failure placed in the file.
 //! The experiment, its workload and output are checked here; a tool in [`tool`], a policy in
-//! [`policy`], and a policy's breaker and retry budget in [`guards`].
+//! [`crate::config::policy`], group by group.
 
-mod backoff;
 mod burst;
-mod concurrency;
 mod fallback;
 mod graph;
-mod guards;
-mod hedging;
-mod policy;
 mod provider;
-mod send_rate;
 mod tool;
 mod workload;
 
 use super::check::{Check, Result};
+use super::policy::{TIMEOUT_HELP, refuse_endless_retries};
 use super::{Origin, Source, raw};
 use crate::experiment::{ChartFormat, ChartKind, Experiment, OutputOptions};
 use crate::model::Choice;
 use crate::model::Tool;
 use crate::policy::{KeyScope, Policy, Wait, safety};
 use crate::time::Tick;
-use policy::{TIMEOUT_HELP, policy, refuse_endless_retries};
 use tool::tool;
 use workload::{calls, workload};
 
 /// The defaults of every optional key, documented in `configs/README.md`.
-pub(super) mod default {
+pub(in crate::config) mod default {
     pub const REPLICATIONS: u64 = 1;
     pub const HORIZON: &str = "24h";
     pub const CLIENTS: u32 = 100;
@@ -185,11 +179,11 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         )?;
         let called = own_calls.clone().unwrap_or_else(|| workload.calls.clone());
         let mut policy = configuration(&check, p, &path, &tools, &called)?;
-        policy.calls = own_calls;
+        policy.agent.calls = own_calls;
         policies.push(policy);
     }
     let tops: Vec<usize> = (policies.iter())
-        .flat_map(|p| p.calls.as_deref().unwrap_or(&workload.calls))
+        .flat_map(|p| p.agent.calls.as_deref().unwrap_or(&workload.calls))
         .chain(&workload.calls)
         .copied()
         .collect();
@@ -204,18 +198,19 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         let path = format!("policy[{i}]");
         let edges = edge_policies(&check, (i, p.get_ref()), &path, &tools, &graph, &fallen)?;
         let policy = &mut policies[i];
-        policy.edges = edges;
+        policy.edge.overrides = edges;
         graph::forwarding(&check, p.get_ref(), &path, policy, &graph, &tools)?;
         if graph.is_measured() {
             // A configuration's own policy stands on every edge it does not name, so its
             // waits are resolved against every tool a task may reach.
             let called = policy
+                .agent
                 .calls
                 .clone()
                 .unwrap_or_else(|| workload.calls.clone());
             let reached = graph.edges.iter().map(|e| e.callee);
             let all: Vec<usize> = called.into_iter().chain(reached).collect();
-            policy.waits = waits(&check, p.get_ref(), &path, policy, &tools, &all)?;
+            policy.time.waits = waits(&check, p.get_ref(), &path, policy, &tools, &all)?;
         }
     }
 
@@ -281,9 +276,9 @@ fn configuration(
     // A preset's rules are written into the policy first, and read as if written there.
     let expanded = crate::config::preset::expand(check, p.get_ref(), path)?;
     let raw = expanded.as_ref().unwrap_or(p.get_ref());
-    let mut policy = policy(check, raw, path)?;
-    policy.waits = waits(check, raw, path, &policy, tools, called)?;
-    if policy.lookup_before_retry && policy.key != KeyScope::PerIntent {
+    let mut policy = super::policy::read(check, raw, path)?;
+    policy.time.waits = waits(check, raw, path, &policy, tools, called)?;
+    if policy.rule.lookup_before_retry && policy.rule.key != KeyScope::PerIntent {
         let span = raw.idempotency_key.as_ref().map_or(p.span(), |k| k.span());
         return check.error_allowing(
             span,
@@ -294,7 +289,7 @@ fn configuration(
     }
     for &t in called {
         let tool = &tools[t];
-        if policy.hedge != Wait::None && !safety::replay_is_safe(tool, policy.key) {
+        if policy.hedges.delay != Wait::None && !safety::replay_is_safe(tool, policy.rule.key) {
             let span = raw.hedge_delay.as_ref().map_or(0..0, |v| v.span());
             return check.error_allowing(
                 span,
@@ -307,7 +302,7 @@ fn configuration(
             );
         }
     }
-    refuse_endless_retries(check, raw, path, &policy, called, tools)?;
+    refuse_endless_retries(check, raw, path, &policy, (called, tools))?;
     Ok(policy)
 }
 
@@ -400,9 +395,11 @@ fn edge_policies(
                 ),
             );
         }
-        policy.fallback.tools = own.map_or(Vec::new(), |f| f.tools.iter().map(|t| t.0).collect());
-        let falls_back = !policy.fallback.tools.is_empty();
-        policy.fallback.cooldown = fallback::cooldown(check, entry.get_ref(), &at, falls_back)?;
+        policy.edge.fallback.tools =
+            own.map_or(Vec::new(), |f| f.tools.iter().map(|t| t.0).collect());
+        let falls_back = !policy.edge.fallback.tools.is_empty();
+        policy.edge.fallback.cooldown =
+            fallback::cooldown(check, entry.get_ref(), &at, falls_back)?;
         out.push((e, policy));
     }
     out.sort_by_key(|(e, _)| *e);

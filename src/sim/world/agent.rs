@@ -77,7 +77,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             .0
             .get_mut(&task)
             .expect("a loop under way");
-        let replan = self.policy.replan;
+        let replan = self.policy.agent.replan;
         match state.after(self.plan.calls.len(), added, replan) {
             Step::Call { place } => {
                 (self.loop_call(task, place, caller, sched)).unwrap_or(MoveOn::Called)

@@ -34,7 +34,7 @@ impl Hosts {
             })
             .collect();
         let views = (exp.tools.iter())
-            .map(|t| match (t.replica_count(), policy.scope) {
+            .map(|t| match (t.replica_count(), policy.gates.scope) {
                 (1, _) => Vec::new(),
                 (n, GateScope::Tool) => vec![View::new(n)],
                 (n, GateScope::Caller) => vec![View::new(n); exp.workload.callers as usize],
@@ -62,7 +62,7 @@ impl<S> World<'_, S> {
         let (tool, caller) = (intent.tool, intent.caller);
         let r = usize::from(intent.draw(attempt).replica);
         let views = &mut self.hosts.views[tool];
-        let view = match self.policy.scope {
+        let view = match self.policy.gates.scope {
             GateScope::Tool => views.first_mut(),
             GateScope::Caller => views.get_mut(caller as usize),
         };
@@ -73,8 +73,8 @@ impl<S> World<'_, S> {
         view.settled(r);
         let policy = self.hops.policies[usize::from(self.intents.get(slot).edge)];
         let sent = self.intents.get(slot).dispatched(attempt);
-        view.timed(policy.balancer, r, Tick(now.0 - sent.0), now);
-        if let (Some(failed), Some(rule)) = (failed, &policy.outlier_detection)
+        view.timed(policy.hosts.balancer, r, Tick(now.0 - sent.0), now);
+        if let (Some(failed), Some(rule)) = (failed, &policy.hosts.outlier_detection)
             && view.observe(r, now, failed, rule)
         {
             self.totals.replica(tool, r).ejections += 1;

@@ -167,7 +167,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             policy,
             gates: Gates::new(
                 &hops.at_tool,
-                policy.scope,
+                policy.gates.scope,
                 exp.workload.callers,
                 exp.output.timeseries.is_some(),
             ),
@@ -293,7 +293,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     fn open(&mut self, mut id: u64, mut hop: Hop, caller: u32, now: Tick) -> Handle {
         let edge = usize::from(hop.edge);
         let resting = self.hops.cooling[edge].rests(now);
-        let fallback = &self.hops.policies[edge].fallback;
+        let fallback = &self.hops.policies[edge].edge.fallback;
         if let Some(tool) = fallback.next(hop.tier, Moment::Starts { resting }) {
             (id, hop) = self.hop_to(id, hop, tool);
         }
@@ -330,9 +330,9 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
     fn first_attempt(&mut self, handle: Handle, sched: &mut Scheduler<Event>) -> Option<MoveOn> {
         let intent = self.intents.get(handle.slot);
         let policy = self.hops.policies[usize::from(intent.edge)];
-        intent.retry.tries.start(policy.depth());
+        intent.retry.tries.start(policy.rule.depth());
         // Set before anything else of the intent, so it wins a tie with the deadline.
-        if let Some(after) = policy.limits.cancel_after {
+        if let Some(after) = policy.time.limits.cancel_after {
             sched.schedule_in(after, Event::Cancel(handle));
         }
         self.dispatch(handle.slot, sched)
@@ -376,10 +376,10 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         intent.client.ended = Some((status, now));
         let (id, hop) = (intent.id, intent.hop());
         let primary = usize::from(hop.primary);
-        let fallback = (self.hops.policies[primary].fallback)
+        let fallback = (self.hops.policies[primary].edge.fallback)
             .next(hop.tier, Moment::Ended { failed })
             .map(|tool| self.hop_to(id, hop, tool));
-        if let (0, Some(rule)) = (hop.tier, self.hops.policies[primary].fallback.cooldown) {
+        if let (0, Some(rule)) = (hop.tier, self.hops.policies[primary].edge.fallback.cooldown) {
             self.hops.cooling[primary].ended(rule, failed, now);
         }
         if fallback.is_some() {

@@ -17,8 +17,8 @@ pub(super) struct Plan<'a> {
 impl<'a> Plan<'a> {
     pub(super) fn new(exp: &'a Experiment, policy: &'a Policy) -> Self {
         Plan {
-            calls: policy.calls.as_deref().unwrap_or(&exp.workload.calls),
-            stages: (exp.workload.stages.as_deref()).filter(|_| policy.calls.is_none()),
+            calls: policy.agent.calls.as_deref().unwrap_or(&exp.workload.calls),
+            stages: (exp.workload.stages.as_deref()).filter(|_| policy.agent.calls.is_none()),
             firsts: (exp.workload.stages.iter().flatten())
                 .scan(0, |first, stage| {
                     let at = *first;

@@ -14,7 +14,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             return;
         };
         let policy = self.hops.policies[usize::from(intent.edge)];
-        let limits = intent.limits(policy.limits, intent.retry.scope.start);
+        let limits = intent.limits(policy.time.limits, intent.retry.scope.start);
         let draw = intent.draw(at.attempt);
         let failure = match reply {
             Reply::Ok => None,
@@ -51,7 +51,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             _ => false,
         };
         let (tool, cost) = ((intent.tool, intent.caller), intent.retry.cost);
-        if let (Some(provider), Some(_)) = (&self.tools[tool.0].provider, policy.send_tokens) {
+        if let (Some(provider), Some(_)) = (&self.tools[tool.0].provider, policy.gates.send_tokens)
+        {
             // The answer reports the usage: a client-side bucket settles as the provider's does.
             let unused = match failure {
                 _ if draw.fate.did_work() => {
@@ -101,7 +102,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let tool = (intent.tool, intent.caller);
         let (start, cost) = (intent.retry.scope.start, intent.retry.cost);
         let policy = self.hops.policies[usize::from(intent.edge)];
-        let limits = intent.limits(policy.limits, start);
+        let limits = intent.limits(policy.time.limits, start);
         self.observe(tool, Some(FailureClass::Timeout), cost, sched);
         if limits.past_deadline(start, now) {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
@@ -132,7 +133,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         self.wake_waiting(tool.0, tool.1, sched);
         // The send rate may have changed, and with it when the next token comes.
         let at = self.hops.at_tool[tool.0];
-        if at.send_rate.is_some() || at.send_tokens.is_some() {
+        if at.gates.send_rate.is_some() || at.gates.send_tokens.is_some() {
             self.promise_token(tool.0, tool.1, sched);
         }
     }

@@ -44,7 +44,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(slot);
         let tool = &self.tools[intent.tool];
         let policy = self.hops.policies[usize::from(intent.edge)];
-        let limits = intent.limits(policy.limits, intent.retry.scope.start);
+        let limits = intent.limits(policy.time.limits, intent.retry.scope.start);
         let mut words = IntentWords {
             streams: &self.streams,
             id: intent.id,
@@ -139,7 +139,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             }
         };
         let policy = self.hops.policies[usize::from(intent.edge)];
-        let key = policy.key.key(intent.id, 0);
+        let key = policy.rule.key.key(intent.id, 0);
         let found = !failed
             && intent
                 .server

@@ -25,7 +25,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let policy = self.hops.policies[usize::from(intent.edge)];
         // The broken control: an outer layer's new attempt enters the layers below, and each
         // replaces the deadline and the cap.
-        if policy.resets_each_layer() && intent.retry.next_layer + 1 < policy.depth() {
+        if policy.rule.resets_each_layer() && intent.retry.next_layer + 1 < policy.rule.depth() {
             intent.retry.scope = Scope {
                 start: now,
                 first: intent.attempts(),
@@ -54,11 +54,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(slot);
         let policy = self.hops.policies[usize::from(intent.edge)];
         let start = intent.retry.scope.start;
-        let limits = &intent.limits(policy.limits, start);
+        let limits = &intent.limits(policy.time.limits, start);
         let tool = &self.tools[intent.tool];
         // The trace records what the client granted; a non-cooperative call cannot be
         // abandoned, so no timer is set for it.
-        let granted = limits.grant(policy.waits[intent.tool].timeout, start, now);
+        let granted = limits.grant(policy.time.waits[intent.tool].timeout, start, now);
         let wait = granted.filter(|_| tool.cooperative);
         let replica = self.balance(slot, now);
         let intent = self.intents.get(slot);
@@ -72,7 +72,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             &self.streams,
             ((intent.tool, tool), replica),
             (now, granted),
-            policy.resume,
+            policy.rule.resume,
             &mut self.fates,
         );
         if self.sink.is_none() {
@@ -95,7 +95,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             sched.schedule_in(wait, Event::Timeout(at));
         }
         let next = hedge::sets_next(policy, primary);
-        if let Some(delay) = policy.waits[intent.tool].hedge.filter(|_| next) {
+        if let Some(delay) = policy.time.waits[intent.tool].hedge.filter(|_| next) {
             sched.schedule_in(delay, Event::Hedge(at));
         }
         self.deliver(at, draw, replica, sched);
@@ -166,7 +166,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Ok(pass) => intent.retry.cost = pass.retry_cost.or(intent.retry.cost),
             Err(refusal) => return self.short_circuit(at.intent.slot, refusal, now),
         }
-        let innermost = policy.depth() - 1;
+        let innermost = policy.rule.depth() - 1;
         intent.retry.tries.begin(innermost);
         intent.retry.next_layer = innermost;
         intent.client.hedges += 1;
@@ -183,12 +183,12 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if views.is_empty() {
             return 0;
         }
-        let view = match self.policy.scope {
+        let view = match self.policy.gates.scope {
             GateScope::Tool => &mut views[0],
             GateScope::Caller => &mut views[intent.caller as usize],
         };
         let policy = self.hops.policies[usize::from(intent.edge)];
-        let balancer = policy.balancer;
+        let balancer = policy.hosts.balancer;
         let words = match balancer.is_random() {
             true => {
                 let at = 2 * u64::from(intent.attempts());
@@ -197,7 +197,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             }
             false => [0, 0],
         };
-        let (host, (tried, first)) = (policy.retry_host, intent.tried());
+        let (host, (tried, first)) = (policy.hosts.retry_host, intent.tried());
         let first = first.map(usize::from);
         let replica = view.pick(balancer, now, |r| host.allows(r, tried, first), words);
         view.sent(replica);
@@ -213,12 +213,17 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         // A client-side token bucket counts what a send may use: its input and max_tokens.
         let tools = self.tools;
         let tokens = match policy
+            .gates
             .send_tokens
             .and_then(|_| tools[intent.tool].provider.as_ref())
         {
             Some(provider) => {
                 let sizes = intent.sizes(&self.streams, provider);
-                let resent = if policy.resume { sizes.received } else { 0 };
+                let resent = if policy.rule.resume {
+                    sizes.received
+                } else {
+                    0
+                };
                 provider.reservation(sizes.input + resent)
             }
             None => 0,
@@ -232,7 +237,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             fresh_scope: false,
             moment,
             limits: intent.limits(
-                self.hops.policies[usize::from(intent.edge)].limits,
+                self.hops.policies[usize::from(intent.edge)].time.limits,
                 intent.retry.scope.start,
             ),
             ticket: ticket(handle),
@@ -247,7 +252,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(slot);
         let start = intent.retry.scope.start;
         let policy = self.hops.policies[usize::from(intent.edge)];
-        if let Some(deadline) = intent.limits(policy.limits, start).deadline {
+        if let Some(deadline) = intent.limits(policy.time.limits, start).deadline {
             sched.schedule_at(start.after(deadline), Event::DeadlineInLine(handle));
         }
     }

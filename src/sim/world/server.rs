@@ -91,7 +91,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Arrival::Throttled(refusal) => {
                 // A 429 at once, no work done, and when to come back: the header the client
                 // reads, which is all it keeps of the answer.
-                let from = self.hops.policies[usize::from(intent.edge)].pushback.from;
+                let from = self.hops.policies[usize::from(intent.edge)]
+                    .rule
+                    .pushback
+                    .from;
                 let wait = from.read(&refusal, spec.retry_after_ms);
                 intent.throttle(at.attempt, wait);
                 self.answer(at, sched);
@@ -210,7 +213,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             }),
         };
         // A forwarded key's record is shared by every intent that carries it.
-        let keys = match (policy.key, request.key) {
+        let keys = match (policy.rule.key, request.key) {
             (KeyScope::Forward, Some(key)) => {
                 let hop = intent.hop();
                 self.hops.trees.store(hop.tree, t, hop.site, key)
@@ -239,7 +242,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             sched.schedule_in(draw.reply, Event::Reply { at, reply });
         }
         if !tool.price.is_free() || tool.provider.is_some() {
-            let resumes = draw.fate == Fate::StreamBroken && policy.resume;
+            let resumes = draw.fate == Fate::StreamBroken && policy.rule.resume;
             if heard && resumes {
                 intent.received(u64::from(draw.output));
             }
@@ -282,7 +285,7 @@ pub(super) fn off_server(
 /// The key attempt `attempt` of `intent`, over an edge with `policy`, carries: its own, as the
 /// policy's scope makes it, or the one it forwards.
 pub(super) fn request_key(policy: &Policy, intent: &Intent, attempt: u32) -> Option<Key> {
-    match policy.key {
+    match policy.rule.key {
         KeyScope::Forward => intent.hop().key,
         scope => scope.key(intent.id, attempt),
     }

@@ -174,9 +174,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         // (its timeout, cut to its deadline), which gRPC sends with the request.
         let due = caller.expires(parent.attempt);
         let policy = self.hops.policies[call.edge];
-        let carried = policy.propagation.carried(due);
+        let carried = policy.edge.propagation.carried(due);
         let above = self.hops.policies[usize::from(caller.edge)];
-        let key = match policy.key {
+        let key = match policy.rule.key {
             KeyScope::Forward => request_key(above, caller, parent.attempt),
             _ => None,
         };

@@ -6,6 +6,7 @@ use toml::Spanned;
 
 use crate::config::check::{Check, Result};
 use crate::config::raw;
+use crate::config::resolve::{at, some, ticks};
 use crate::policy::{SendRateRule, SendTokens};
 use crate::time::Tick;
 
@@ -106,4 +107,21 @@ pub(super) fn send_tokens(
             "tokens, above 0 (a minute's worth by default)",
         )?,
     })
+}
+
+pub(in crate::config) fn write_send_rate(r: &SendRateRule) -> raw::SendRate {
+    raw::SendRate {
+        min_rate: some(r.min_rate),
+        beta: some(r.beta),
+        scale: some(r.scale),
+        smoothing: some(r.smoothing),
+        measure_bin: ticks(r.measure_bin),
+    }
+}
+
+pub(in crate::config) fn write_send_tokens(t: SendTokens) -> raw::SendTokens {
+    raw::SendTokens {
+        per_minute: at(t.per_minute),
+        burst: some(t.burst),
+    }
 }

@@ -3,9 +3,10 @@
 
 use toml::Spanned;
 
-use super::default;
 use crate::config::check::{Check, Result};
 use crate::config::raw;
+use crate::config::resolve::{duration, some, text, ticks, when};
+use crate::config::validate::default;
 use crate::policy::{Backoff, Cap, FirstRetry, Growth, Jitter};
 use crate::time::Tick;
 
@@ -173,5 +174,29 @@ fn jitter_max(check: &Check, raw: &raw::Backoff, jitter: Jitter, path: &str) -> 
             "jitter = \"additive\" with it, or no jitter_max",
         ),
         (None, _) => Ok(Tick::ZERO),
+    }
+}
+
+/// The backoff with every default filled in; the rules added since the first backoff are
+/// listed only where they differ from their defaults.
+pub(in crate::config) fn write(b: &Backoff) -> raw::Backoff {
+    raw::Backoff {
+        kind: text(b.growth.name()),
+        initial_delay: ticks(b.initial_delay),
+        multiplier: some(b.multiplier),
+        max_delay: some(b.max_delay.map_or("none".into(), duration)),
+        jitter: text(b.jitter.name()),
+        count_from: when(b.count_from != 0, b.count_from),
+        cap: when(b.cap != Cap::BeforeJitter, b.cap.name().into()),
+        jitter_factor: when(
+            matches!(b.jitter, Jitter::Proportional | Jitter::Reduced),
+            b.jitter_factor,
+        ),
+        jitter_max: when(b.jitter == Jitter::Additive, duration(b.jitter_max)),
+        min_delay: when(b.min_delay > Tick::ZERO, duration(b.min_delay)),
+        first_retry: when(
+            b.first_retry != FirstRetry::Backoff,
+            b.first_retry.name().into(),
+        ),
     }
 }

@@ -1,9 +1,10 @@
 //! The guards a policy may put around a tool: a circuit breaker and a retry budget.
 
-use super::default;
-use super::policy::classes;
 use crate::config::check::{Check, Result};
+use crate::config::policy::classes;
 use crate::config::raw;
+use crate::config::resolve::{at, duration, some, text, texts, ticks, when};
+use crate::config::validate::default;
 use crate::policy::{BreakerRule, BudgetRule, Refuses, RetryOn, Trip, Window};
 use toml::{Spanned, Value};
 
@@ -251,4 +252,77 @@ pub(super) fn retry_budget(
             ratio: number("ratio", default::FAILURE_RATIO)?,
         },
     })
+}
+
+pub(in crate::config) fn write_breaker(b: &BreakerRule) -> raw::Breaker {
+    let (consecutive, rate) = match b.trip {
+        Trip::Consecutive(n) => (Some(n), None),
+        Trip::Rate {
+            rate,
+            window,
+            minimum_calls,
+        } => (None, Some((rate, window, minimum_calls))),
+    };
+    let window = |w: Window| match w {
+        Window::Calls(n) => Value::Integer(n.into()),
+        Window::Time(span) => duration(span),
+    };
+    raw::Breaker {
+        consecutive_failures: consecutive.map(at),
+        failure_rate: rate.map(|(r, _, _)| at(r)),
+        window: rate.map(|(_, w, _)| at(window(w))),
+        minimum_calls: rate.map(|(_, _, m)| at(m)),
+        refuses: when(b.refuses != Refuses::All, b.refuses.name().into()),
+        open_duration: ticks(b.open_duration),
+        half_open_probes: some(b.half_open_probes),
+        counts: texts(b.counts.classes().map(|c| c.name())),
+    }
+}
+
+pub(in crate::config) fn write_retry_budget(b: &BudgetRule) -> raw::RetryBudget {
+    let mut out = raw::RetryBudget::of_kind(at(b.name().to_string()));
+    match *b {
+        BudgetRule::TokenBucket {
+            max_tokens,
+            token_ratio,
+            debits,
+        } => {
+            out.max_tokens = some(max_tokens);
+            out.token_ratio = some(token_ratio);
+            out.debit_on = when(debits.is_some(), "retryable".into());
+        }
+        BudgetRule::AwsStandard {
+            capacity,
+            retry_cost,
+            timeout_cost,
+            throttle_cost,
+            success_credit,
+        } => {
+            out.capacity = some(capacity);
+            out.retry_cost = some(retry_cost);
+            out.timeout_cost = some(timeout_cost);
+            out.success_credit = some(success_credit);
+            out.throttle_cost = throttle_cost.map(at);
+        }
+        BudgetRule::Ratio {
+            ttl,
+            min_per_second,
+            percent,
+        } => {
+            out.ttl = ticks(ttl);
+            out.min_per_second = some(min_per_second);
+            out.percent = some(percent);
+        }
+        BudgetRule::Adaptive {
+            size,
+            deposit,
+            on_success,
+        } => {
+            out.size = some(size);
+            out.deposit = some(deposit);
+            out.deposit_on = text(if on_success { "success" } else { "first_try" });
+        }
+        BudgetRule::FailureRatio { ratio } => out.ratio = some(ratio),
+    }
+    out
 }

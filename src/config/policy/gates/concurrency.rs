@@ -3,9 +3,10 @@
 
 use toml::Spanned;
 
-use super::default;
 use crate::config::check::{Check, Result};
 use crate::config::raw;
+use crate::config::resolve::{at, some, text};
+use crate::config::validate::default;
 use crate::policy::{ConcurrencyRule, LimitRule};
 
 pub(super) fn concurrency(
@@ -91,4 +92,26 @@ pub(super) fn concurrency(
     };
     let queue = raw.queue.as_ref().map_or(0, |q| *q.get_ref());
     Ok(ConcurrencyRule { limit, queue })
+}
+
+pub(in crate::config) fn write(c: &ConcurrencyRule) -> raw::Concurrency {
+    let (kind, limit, aimd) = match c.limit {
+        LimitRule::Fixed(n) => ("fixed", n, None),
+        LimitRule::Aimd {
+            initial,
+            min,
+            max,
+            increase,
+            decrease,
+        } => ("aimd", initial, Some((min, max, increase, decrease))),
+    };
+    raw::Concurrency {
+        kind: text(kind),
+        limit: at(limit),
+        min: aimd.map(|a| at(a.0)),
+        max: aimd.map(|a| at(a.1)),
+        increase: aimd.map(|a| at(a.2)),
+        decrease: aimd.map(|a| at(a.3)),
+        queue: some(c.queue),
+    }
 }

@@ -1,0 +1,57 @@
+//! What an agent loop's tasks call (`calls`, read with the workload's tools by the caller) and
+//! the task-level retry (`replan`).
+
+use crate::config::check::{Check, Result, key};
+use crate::config::raw;
+use crate::config::resolve::{at, some, texts};
+use crate::model::Tool;
+use crate::policy::{AgentRule, Replan, ReplanFrom};
+
+pub(super) fn read(check: &Check, raw: &raw::Policy, path: &str) -> Result<AgentRule> {
+    let replan = key!(path, raw.replan);
+    Ok(AgentRule {
+        calls: None,
+        replan: match replan.value {
+            None => None,
+            Some(r) => {
+                let r = r.get_ref();
+                let from = key!(replan.path, r.from);
+                Some(Replan {
+                    from: check.named(
+                        Some(from.value),
+                        &from.path,
+                        &ReplanFrom::ALL,
+                        ReplanFrom::name,
+                        ReplanFrom::Start,
+                    )?,
+                    max: r.max.as_ref().map_or(1, |m| *m.get_ref()),
+                })
+            }
+        },
+    })
+}
+
+pub(super) fn write(agent: &AgentRule, tools: &[Tool], out: &mut raw::Policy) {
+    let AgentRule { calls, replan } = agent;
+    out.calls =
+        (calls.as_ref()).and_then(|calls| texts(calls.iter().map(|&c| tools[c].name.as_str())));
+    out.replan = replan.map(|r| {
+        at(raw::Replan {
+            from: at(r.from.name().to_string()),
+            max: some(r.max),
+        })
+    });
+}
+
+/// The re-plans, where the loop has any (its calls are the table's heading's).
+pub(super) fn describe(agent: &AgentRule, out: &mut Vec<String>) {
+    let AgentRule { calls: _, replan } = agent;
+    if let Some(r) = replan {
+        let times = if r.max == 1 {
+            "once".to_string()
+        } else {
+            format!("{} times", r.max)
+        };
+        out.push(format!("re-plans {times} from the {}", r.from.name()));
+    }
+}
