@@ -298,10 +298,6 @@ fn axis_spec(check: &Check, axis: &Spanned<raw::Axis>, at: &str, earlier: &[Spec
 /// significant places, so 0.1 steps print as 0.3, not 0.30000000000000004) or durations. A stop
 /// the steps do not reach is refused, saying where they stop: a range that silently ends short
 /// of what was asked reads as the whole of it.
-#[expect(
-    clippy::too_many_lines,
-    reason = "110 lines: to be split by what it does"
-)]
 fn range(
     check: &Check,
     at: &str,
@@ -309,149 +305,181 @@ fn range(
     stop: &Spanned<Value>,
     step: &Spanned<Value>,
 ) -> Result<Vec<Value>> {
-    const MAX_VALUES: u64 = 10_000;
-    let too_many = |n: u64| {
-        check.error_allowing::<Vec<Value>>(
-            step.span(),
-            &format!("{at}.step"),
+    let range = Steps {
+        check,
+        at,
+        start,
+        stop,
+        step,
+    };
+    match (start.get_ref(), stop.get_ref(), step.get_ref()) {
+        (Value::Integer(a), Value::Integer(z), Value::Integer(d)) => range.integers(*a, *z, *d),
+        (Value::String(_), Value::String(_), Value::String(_)) => range.durations(),
+        (a, z, d) => range.decimals(a, z, d),
+    }
+}
+
+/// The most values a range may give one axis.
+const MAX_VALUES: u64 = 10_000;
+
+/// A range as written, and the refusals every kind of range shares.
+struct Steps<'a> {
+    check: &'a Check<'a>,
+    at: &'a str,
+    start: &'a Spanned<Value>,
+    stop: &'a Spanned<Value>,
+    step: &'a Spanned<Value>,
+}
+
+impl Steps<'_> {
+    fn integers(&self, a: i64, z: i64, d: i64) -> Result<Vec<Value>> {
+        if d <= 0 {
+            return self.not_positive();
+        }
+        if z < a {
+            return self.backwards();
+        }
+        // In i128: the span of two i64 can pass i64::MAX.
+        let n = (i128::from(z) - i128::from(a)) / i128::from(d) + 1;
+        if n > i128::from(MAX_VALUES) {
+            return self.too_many(u64::try_from(n).unwrap_or(u64::MAX));
+        }
+        let last = i128::from(a) + (n - 1) * i128::from(d);
+        if last != i128::from(z) {
+            return self.short(last.to_string(), (last + i128::from(d)).to_string());
+        }
+        Ok((0..n as i64).map(|i| Value::Integer(a + i * d)).collect())
+    }
+
+    fn durations(&self) -> Result<Vec<Value>> {
+        let (start, stop, step) = (self.start, self.stop, self.step);
+        let a = self.check.duration(start, &format!("{}.start", self.at))?;
+        let z = self.check.duration(stop, &format!("{}.stop", self.at))?;
+        let d = self.check.duration(step, &format!("{}.step", self.at))?;
+        if d == Tick::ZERO {
+            return self.not_positive();
+        }
+        if z < a {
+            return self.backwards();
+        }
+        let n = (z.0 - a.0) / d.0 + 1;
+        if n > MAX_VALUES {
+            return self.too_many(n);
+        }
+        let last = a.0 + (n - 1) * d.0;
+        if last != z.0 {
+            return self.short(
+                Tick(last).to_string(),
+                Tick(last.saturating_add(d.0)).to_string(),
+            );
+        }
+        Ok((0..n)
+            .map(|i| Value::String(Tick(a.0 + i * d.0).to_string()))
+            .collect())
+    }
+
+    /// Decimals, or a refusal of a mix of kinds.
+    fn decimals(&self, a: &Value, z: &Value, d: &Value) -> Result<Vec<Value>> {
+        let (start, stop, step) = (self.start, self.stop, self.step);
+        let number = |v: &Value| match v {
+            Value::Integer(i) => Some(*i as f64),
+            Value::Float(x) => Some(*x),
+            _ => None,
+        };
+        let (Some(a), Some(z), Some(d)) = (number(a), number(z), number(d)) else {
+            // The odd one out: start itself if it is neither kind, else the first unlike it.
+            let kind = |v: &Value| (number(v).is_some(), matches!(v, Value::String(_)));
+            let (odd, key) = match kind(start.get_ref()) {
+                (false, false) => (start, "start"),
+                first => [(stop, "stop"), (step, "step")]
+                    .into_iter()
+                    .find(|(v, _)| kind(v.get_ref()) != first)
+                    .expect("not all of one kind"),
+            };
+            return self.check.error_allowing(
+                odd.span(),
+                &format!("{}.{key}", self.at),
+                format!(
+                    "`{key}` is a {}; start, stop and step must be of one kind",
+                    odd.get_ref().type_str()
+                ),
+                &format!("all numbers, or all durations ({DURATION_HELP})"),
+            );
+        };
+        if !(d > 0.0 && d.is_finite()) {
+            return self.not_positive();
+        }
+        if z < a {
+            return self.backwards();
+        }
+        // A hair of slack, so 0 to 0.5 by 0.1 reaches 0.5 despite binary fractions. Counted
+        // in floats first: a span of 10³⁰ steps is no u64.
+        let steps = ((z - a) / d + 1e-9).floor();
+        if steps.is_nan() || steps >= MAX_VALUES as f64 {
+            return self.too_many(if steps.is_finite() && steps < u64::MAX as f64 {
+                steps as u64 + 1
+            } else {
+                u64::MAX
+            });
+        }
+        let n = steps as u64 + 1;
+        let last = a + steps * d;
+        if z - last > 1e-9 * d {
+            let shown = |x: f64| {
+                format!("{x:.12}")
+                    .trim_end_matches('0')
+                    .trim_end_matches('.')
+                    .to_string()
+            };
+            return self.short(shown(last), shown(last + d));
+        }
+        Ok((0..n)
+            .map(|i| {
+                let x = a + i as f64 * d;
+                Value::Float(
+                    format!("{x:.12e}")
+                        .parse()
+                        .expect("a formatted float parses"),
+                )
+            })
+            .collect())
+    }
+
+    fn too_many(&self, n: u64) -> Result<Vec<Value>> {
+        self.check.error_allowing(
+            self.step.span(),
+            &format!("{}.step", self.at),
             format!("the range has {n} values"),
             &format!("at most {MAX_VALUES} values on one axis"),
         )
-    };
-    let not_positive = || {
-        check.error_allowing::<Vec<Value>>(
-            step.span(),
-            &format!("{at}.step"),
+    }
+
+    fn not_positive(&self) -> Result<Vec<Value>> {
+        self.check.error_allowing(
+            self.step.span(),
+            &format!("{}.step", self.at),
             "the step must be more than 0".into(),
             "a positive step, in the type of start and stop",
         )
-    };
-    let backwards = || {
-        check.error_allowing::<Vec<Value>>(
-            stop.span(),
-            &format!("{at}.stop"),
+    }
+
+    fn backwards(&self) -> Result<Vec<Value>> {
+        self.check.error_allowing(
+            self.stop.span(),
+            &format!("{}.stop", self.at),
             "stop is below start".into(),
             "stop ≥ start",
         )
-    };
-    // Where the steps stop short of `stop`: refused, with the stops on either side.
-    let short = |last: String, next: String| {
-        check.error_allowing::<Vec<Value>>(
-            stop.span(),
-            &format!("{at}.stop"),
+    }
+
+    /// Where the steps stop short of `stop`: refused, with the stops on either side.
+    fn short(&self, last: String, next: String) -> Result<Vec<Value>> {
+        self.check.error_allowing(
+            self.stop.span(),
+            &format!("{}.stop", self.at),
             format!("the steps stop at {last}, short of the stop"),
             &format!("a stop a whole number of steps from start ({last} or {next}), or a step that divides stop − start"),
         )
-    };
-    let number = |v: &Value| match v {
-        Value::Integer(i) => Some(*i as f64),
-        Value::Float(x) => Some(*x),
-        _ => None,
-    };
-    match (start.get_ref(), stop.get_ref(), step.get_ref()) {
-        (Value::Integer(a), Value::Integer(z), Value::Integer(d)) => {
-            let (a, z, d) = (*a, *z, *d);
-            if d <= 0 {
-                return not_positive();
-            }
-            if z < a {
-                return backwards();
-            }
-            // In i128: the span of two i64 can pass i64::MAX.
-            let n = (i128::from(z) - i128::from(a)) / i128::from(d) + 1;
-            if n > i128::from(MAX_VALUES) {
-                return too_many(u64::try_from(n).unwrap_or(u64::MAX));
-            }
-            let last = i128::from(a) + (n - 1) * i128::from(d);
-            if last != i128::from(z) {
-                return short(last.to_string(), (last + i128::from(d)).to_string());
-            }
-            Ok((0..n as i64).map(|i| Value::Integer(a + i * d)).collect())
-        }
-        (Value::String(_), Value::String(_), Value::String(_)) => {
-            let a = check.duration(start, &format!("{at}.start"))?;
-            let z = check.duration(stop, &format!("{at}.stop"))?;
-            let d = check.duration(step, &format!("{at}.step"))?;
-            if d == Tick::ZERO {
-                return not_positive();
-            }
-            if z < a {
-                return backwards();
-            }
-            let n = (z.0 - a.0) / d.0 + 1;
-            if n > MAX_VALUES {
-                return too_many(n);
-            }
-            let last = a.0 + (n - 1) * d.0;
-            if last != z.0 {
-                return short(
-                    Tick(last).to_string(),
-                    Tick(last.saturating_add(d.0)).to_string(),
-                );
-            }
-            Ok((0..n)
-                .map(|i| Value::String(Tick(a.0 + i * d.0).to_string()))
-                .collect())
-        }
-        (a, z, d) => {
-            let (Some(a), Some(z), Some(d)) = (number(a), number(z), number(d)) else {
-                // The odd one out: start itself if it is neither kind, else the first unlike it.
-                let kind = |v: &Value| (number(v).is_some(), matches!(v, Value::String(_)));
-                let (odd, key) = match kind(start.get_ref()) {
-                    (false, false) => (start, "start"),
-                    first => [(stop, "stop"), (step, "step")]
-                        .into_iter()
-                        .find(|(v, _)| kind(v.get_ref()) != first)
-                        .expect("not all of one kind"),
-                };
-                return check.error_allowing(
-                    odd.span(),
-                    &format!("{at}.{key}"),
-                    format!(
-                        "`{key}` is a {}; start, stop and step must be of one kind",
-                        odd.get_ref().type_str()
-                    ),
-                    &format!("all numbers, or all durations ({DURATION_HELP})"),
-                );
-            };
-            if !(d > 0.0 && d.is_finite()) {
-                return not_positive();
-            }
-            if z < a {
-                return backwards();
-            }
-            // A hair of slack, so 0 to 0.5 by 0.1 reaches 0.5 despite binary fractions. Counted
-            // in floats first: a span of 10³⁰ steps is no u64.
-            let steps = ((z - a) / d + 1e-9).floor();
-            if steps.is_nan() || steps >= MAX_VALUES as f64 {
-                return too_many(if steps.is_finite() && steps < u64::MAX as f64 {
-                    steps as u64 + 1
-                } else {
-                    u64::MAX
-                });
-            }
-            let n = steps as u64 + 1;
-            let last = a + steps * d;
-            if z - last > 1e-9 * d {
-                let shown = |x: f64| {
-                    format!("{x:.12}")
-                        .trim_end_matches('0')
-                        .trim_end_matches('.')
-                        .to_string()
-                };
-                return short(shown(last), shown(last + d));
-            }
-            Ok((0..n)
-                .map(|i| {
-                    let x = a + i as f64 * d;
-                    Value::Float(
-                        format!("{x:.12e}")
-                            .parse()
-                            .expect("a formatted float parses"),
-                    )
-                })
-                .collect())
-        }
     }
 }
 

@@ -46,59 +46,43 @@ pub fn tokens(check: &Check, spanned: &Spanned<raw::Latency>, path: &str) -> Res
     distribution(check, spanned, path, Quantity::Tokens)
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "125 lines: to be split by what it does"
-)]
-fn distribution(
-    check: &Check,
-    spanned: &Spanned<raw::Latency>,
-    path: &str,
-    quantity: Quantity,
-) -> Result<Latency> {
-    let raw = spanned.get_ref();
-    if quantity == Quantity::Tokens {
-        let values = [
-            ("value", &raw.value),
-            ("min", &raw.min),
-            ("max", &raw.max),
-            ("mean", &raw.mean),
-            ("median", &raw.median),
-            ("p99", &raw.p99),
-            ("scale", &raw.scale),
-            ("sd", &raw.sd),
-        ];
-        for (key, value) in values {
-            if let Some(v) = value.as_ref().filter(|v| !v.get_ref().is_integer()) {
-                return check.error_allowing(
-                    v.span(),
-                    &format!("{path}.{key}"),
-                    format!(
-                        "expected a number of tokens, found {}",
-                        v.get_ref().type_str()
-                    ),
-                    "a whole number of tokens, such as 1200",
-                );
-            }
+/// Refuses a token count that is not a whole number.
+fn whole_tokens(check: &Check, raw: &raw::Latency, path: &str) -> Result<()> {
+    let values = [
+        ("value", &raw.value),
+        ("min", &raw.min),
+        ("max", &raw.max),
+        ("mean", &raw.mean),
+        ("median", &raw.median),
+        ("p99", &raw.p99),
+        ("scale", &raw.scale),
+        ("sd", &raw.sd),
+    ];
+    for (key, value) in values {
+        if let Some(v) = value.as_ref().filter(|v| !v.get_ref().is_integer()) {
+            return check.error_allowing(
+                v.span(),
+                &format!("{path}.{key}"),
+                format!(
+                    "expected a number of tokens, found {}",
+                    v.get_ref().type_str()
+                ),
+                "a whole number of tokens, such as 1200",
+            );
         }
     }
-    let dist = raw.dist.get_ref().as_str();
-    let Some(&(_, needs)) = DISTRIBUTIONS.iter().find(|(name, _)| *name == dist) else {
-        let names: Vec<String> = DISTRIBUTIONS
-            .iter()
-            .map(|(n, _)| format!("\"{n}\""))
-            .collect();
-        let meant = crate::suggest::closest(dist, DISTRIBUTIONS.iter().map(|(n, _)| *n));
-        let e = ConfigError::at(
-            check.source,
-            raw.dist.span(),
-            &format!("{path}.dist"),
-            format!("unknown distribution \"{dist}\""),
-        );
-        return Err(e
-            .allowed(names.join(", "))
-            .suggesting(meant.map(|m| format!("did you mean \"{m}\"?"))));
-    };
+    Ok(())
+}
+
+/// Refuses a key that does not belong to the distribution (first: it is most likely the one
+/// mistyped), then a key it needs and lacks.
+fn keys_of(
+    check: &Check,
+    spanned: &Spanned<raw::Latency>,
+    (dist, needs): (&str, &[&str]),
+    path: &str,
+) -> Result<()> {
+    let raw = spanned.get_ref();
     let takes: Vec<&str> = match dist {
         "lognormal" => vec!["median", "sigma", "p99"],
         _ => needs.to_vec(),
@@ -140,6 +124,37 @@ fn distribution(
             &allowed,
         );
     }
+    Ok(())
+}
+
+fn distribution(
+    check: &Check,
+    spanned: &Spanned<raw::Latency>,
+    path: &str,
+    quantity: Quantity,
+) -> Result<Latency> {
+    let raw = spanned.get_ref();
+    if quantity == Quantity::Tokens {
+        whole_tokens(check, raw, path)?;
+    }
+    let dist = raw.dist.get_ref().as_str();
+    let Some(&(_, needs)) = DISTRIBUTIONS.iter().find(|(name, _)| *name == dist) else {
+        let names: Vec<String> = DISTRIBUTIONS
+            .iter()
+            .map(|(n, _)| format!("\"{n}\""))
+            .collect();
+        let meant = crate::suggest::closest(dist, DISTRIBUTIONS.iter().map(|(n, _)| *n));
+        let e = ConfigError::at(
+            check.source,
+            raw.dist.span(),
+            &format!("{path}.dist"),
+            format!("unknown distribution \"{dist}\""),
+        );
+        return Err(e
+            .allowed(names.join(", "))
+            .suggesting(meant.map(|m| format!("did you mean \"{m}\"?"))));
+    };
+    keys_of(check, spanned, (dist, needs), path)?;
     let dur = |v: &Option<Spanned<Value>>, key: &str| {
         let v = v.as_ref().expect("presence checked above");
         let at = format!("{path}.{key}");

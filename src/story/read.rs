@@ -119,15 +119,11 @@ impl Stories {
 }
 
 /// Both traces, joined: each intent with its attempts.
-#[expect(
-    clippy::too_many_lines,
-    reason = "110 lines: to be split by what it does"
-)]
 fn read_intents(
     dir: &Path,
     marks: &[Marks],
     lookup_time: &[(String, Tick)],
-) -> Result<Vec<(usize, Intent)>, Error> {
+) -> Result<Intents, Error> {
     for trace in Trace::ALL {
         if !dir.join(trace.file()).exists() {
             return Err(Error::NotInOutput(format!(
@@ -138,10 +134,22 @@ fn read_intents(
             )));
         }
     }
+    let (mut intents, declared) = intent_rows(dir, marks)?;
+    join_attempts(dir, marks, lookup_time, (&mut intents, &declared))?;
+    Ok(intents)
+}
+
+/// A line of an output file that does not read as retrysim writes it.
+fn bad(path: &Path, line: u64, why: String) -> Error {
+    Error::BadOutput(format!("{}: line {line}: {why}", path.display()))
+}
+
+/// Intents, each with its configuration's index (by `marks`), as a trace lists them.
+type Intents = Vec<(usize, Intent)>;
+
+/// intents.csv's rows, and the attempts each declares.
+fn intent_rows(dir: &Path, marks: &[Marks]) -> Result<(Intents, Vec<u64>), Error> {
     let path = dir.join(Trace::Intents.file());
-    let bad = |path: &Path, line: u64, why: String| {
-        Error::BadOutput(format!("{}: line {line}: {why}", path.display()))
-    };
     let table = CsvTable::read(&path, &[], &Trace::Intents.columns())?;
     let at = |name: &str| table.at(name);
     let count = |cells: &[String], name: &str, line: u64| {
@@ -178,6 +186,16 @@ fn read_intents(
             },
         ));
     }
+    Ok((intents, declared))
+}
+
+/// attempts.csv's rows, each given to its intent.
+fn join_attempts(
+    dir: &Path,
+    marks: &[Marks],
+    lookup_time: &[(String, Tick)],
+    (intents, declared): (&mut [(usize, Intent)], &[u64]),
+) -> Result<(), Error> {
     let path = dir.join(Trace::Attempts.file());
     let table = CsvTable::read(&path, &[], &Trace::Attempts.columns())?;
     let at = |name: &str| table.at(name);
@@ -245,5 +263,5 @@ fn read_intents(
             lookup,
         });
     }
-    Ok(intents)
+    Ok(())
 }

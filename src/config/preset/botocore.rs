@@ -46,6 +46,7 @@ const SERVICES: [&str; 2] = ["dynamodb", "dynamodb-streams"];
 
 /// What botocore's tables give a service in a mode: attempts, and the base of the backoff
 /// after a failure that is not a throttle.
+#[derive(Clone, Copy)]
 struct Defaults {
     attempts: u32,
     base: Tick,
@@ -70,10 +71,6 @@ impl Defaults {
 const SECOND: u64 = TICKS_PER_SECOND;
 const MAX_BACKOFF: Tick = Tick(20 * SECOND);
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "115 lines: to be split by what it does"
-)]
 pub(super) fn expand(check: &Check, settings: &Spanned<Retries>, path: &str) -> Result<Rules> {
     let r = settings.get_ref();
     let at = |key: &str| format!("{path}.{key}");
@@ -96,53 +93,9 @@ pub(super) fn expand(check: &Check, settings: &Spanned<Retries>, path: &str) -> 
             );
         }
     };
-    let service = match &r.service {
-        None => "",
-        Some(name) => {
-            let typed = name.get_ref();
-            let id = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
-            if typed.is_empty() || !typed.chars().all(id) {
-                return check.error_allowing(
-                    name.span(),
-                    &at("service"),
-                    format!("\"{typed}\" is not a botocore service id"),
-                    "lowercase letters, digits and hyphens, as `client.meta.service_model.\
-                     service_id.hyphenize()` gives (\"dynamodb\", \"dynamodb-streams\", \"s3\")",
-                );
-            }
-            if let Some(meant) = crate::suggest::closest(typed, SERVICES) {
-                return check.error_allowing(
-                    name.span(),
-                    &at("service"),
-                    format!("\"{typed}\" is no service botocore has entries for"),
-                    &format!("\"{meant}\" (or any other service id, which takes the defaults)"),
-                );
-            }
-            typed.as_str()
-        }
-    };
+    let service = service(check, r, path)?;
     let defaults = Defaults::of(service, legacy, new);
-    let attempts = match (&r.max_attempts, &r.total_max_attempts) {
-        (Some(_), Some(total)) => {
-            return check.error_allowing(
-                total.span(),
-                &at("total_max_attempts"),
-                "botocore takes one of max_attempts (retries) and total_max_attempts".into(),
-                "one of the two",
-            );
-        }
-        (Some(retries), None) => attempts_after(check, Some(retries), 0, &at("max_attempts"))?,
-        (None, Some(total)) if *total.get_ref() == 0 => {
-            return check.error_allowing(
-                total.span(),
-                &at("total_max_attempts"),
-                "the first attempt is always made".into(),
-                "1 or more, counting the first attempt",
-            );
-        }
-        (None, Some(total)) => *total.get_ref(),
-        (None, None) => defaults.attempts,
-    };
+    let attempts = attempts(check, r, defaults, path)?;
     let retry_on = vec![
         FailureClass::Connect,
         FailureClass::Reset,
@@ -191,4 +144,60 @@ pub(super) fn expand(check: &Check, settings: &Spanned<Retries>, path: &str) -> 
         });
     }
     Ok(rules)
+}
+
+/// `service`, a botocore service id (its entries in `_retry.json` change the defaults).
+fn service<'a>(check: &Check, r: &'a Retries, path: &str) -> Result<&'a str> {
+    let at = |key: &str| format!("{path}.{key}");
+    Ok(match &r.service {
+        None => "",
+        Some(name) => {
+            let typed = name.get_ref();
+            let id = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
+            if typed.is_empty() || !typed.chars().all(id) {
+                return check.error_allowing(
+                    name.span(),
+                    &at("service"),
+                    format!("\"{typed}\" is not a botocore service id"),
+                    "lowercase letters, digits and hyphens, as `client.meta.service_model.\
+                     service_id.hyphenize()` gives (\"dynamodb\", \"dynamodb-streams\", \"s3\")",
+                );
+            }
+            if let Some(meant) = crate::suggest::closest(typed, SERVICES) {
+                return check.error_allowing(
+                    name.span(),
+                    &at("service"),
+                    format!("\"{typed}\" is no service botocore has entries for"),
+                    &format!("\"{meant}\" (or any other service id, which takes the defaults)"),
+                );
+            }
+            typed.as_str()
+        }
+    })
+}
+
+/// `max_attempts` (retries) or `total_max_attempts` (attempts), at most one of them.
+fn attempts(check: &Check, r: &Retries, defaults: Defaults, path: &str) -> Result<u32> {
+    let at = |key: &str| format!("{path}.{key}");
+    Ok(match (&r.max_attempts, &r.total_max_attempts) {
+        (Some(_), Some(total)) => {
+            return check.error_allowing(
+                total.span(),
+                &at("total_max_attempts"),
+                "botocore takes one of max_attempts (retries) and total_max_attempts".into(),
+                "one of the two",
+            );
+        }
+        (Some(retries), None) => attempts_after(check, Some(retries), 0, &at("max_attempts"))?,
+        (None, Some(total)) if *total.get_ref() == 0 => {
+            return check.error_allowing(
+                total.span(),
+                &at("total_max_attempts"),
+                "the first attempt is always made".into(),
+                "1 or more, counting the first attempt",
+            );
+        }
+        (None, Some(total)) => *total.get_ref(),
+        (None, None) => defaults.attempts,
+    })
 }

@@ -70,12 +70,43 @@ const CONDITIONS: [(&str, &[FailureClass]); 11] = [
     ("cancelled", &[]),
 ];
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "143 lines: to be split by what it does"
-)]
 pub(super) fn expand(check: &Check, settings: &Spanned<RetryPolicy>, path: &str) -> Result<Rules> {
     let p = settings.get_ref();
+    let at = |key: &str| format!("{path}.{key}");
+    let mut retry_on = conditions(check, p, path)?;
+    let attempts = attempts_after(check, p.num_retries.as_ref(), 2, &at("num_retries"))?;
+    let (base, max) = back_off(check, p, path)?;
+    let (retry_after, retry_after_max) = rate_limited(check, p, path)?;
+    let timeout = match &p.per_try_timeout {
+        None => None,
+        Some(t) => Some(duration(check, t, &at("per_try_timeout"))?),
+    };
+    let deadline = match &p.timeout {
+        None => Some(Tick(15 * TICKS_PER_SECOND)),
+        Some(t) => Some(duration(check, t, &at("timeout"))?).filter(|&t| t > Tick::ZERO),
+    };
+    // Without a per-try timeout an attempt that times out has spent the route's whole time.
+    if timeout.is_none() {
+        retry_on.retain(|&c| c != Timeout);
+    }
+    Ok(Rules {
+        max_attempts: Some(Attempts::AtMost(attempts)),
+        retry_on: Some(retry_on),
+        backoff: Some(Curve {
+            max: Some(max),
+            jitter: Jitter::Full,
+            ..Curve::exponential(base, 2.0)
+        }),
+        retry_after: Some(retry_after),
+        retry_after_max,
+        timeout,
+        deadline,
+        ..Rules::default()
+    })
+}
+
+/// `retry_on`'s conditions, and `retriable_status_codes` under the condition that reads them.
+fn conditions(check: &Check, p: &RetryPolicy, path: &str) -> Result<Vec<FailureClass>> {
     let at = |key: &str| format!("{path}.{key}");
     let mut retry_on: Vec<FailureClass> = Vec::new();
     let mut add = |classes: &[FailureClass]| {
@@ -121,7 +152,12 @@ pub(super) fn expand(check: &Check, settings: &Spanned<RetryPolicy>, path: &str)
         }
         (None, _) => {}
     }
-    let attempts = attempts_after(check, p.num_retries.as_ref(), 2, &at("num_retries"))?;
+    Ok(retry_on)
+}
+
+/// `retry_back_off`: the base interval (25 ms) and the cap (ten times the base unless set).
+fn back_off(check: &Check, p: &RetryPolicy, path: &str) -> Result<(Tick, Tick)> {
+    let at = |key: &str| format!("{path}.{key}");
     let ms = |n: u64| Tick(n * TICKS_PER_SECOND / 1000);
     let (base, max) = match &p.retry_back_off {
         None => (ms(25), None),
@@ -151,7 +187,13 @@ pub(super) fn expand(check: &Check, settings: &Spanned<RetryPolicy>, path: &str)
         );
     }
     let max = max.unwrap_or(Tick(base.0.saturating_mul(10)));
-    let (retry_after, retry_after_max) = match &p.rate_limited_retry_back_off {
+    Ok((base, max))
+}
+
+/// `rate_limited_retry_back_off`: the reset headers Envoy waits on, and the longest wait.
+fn rate_limited(check: &Check, p: &RetryPolicy, path: &str) -> Result<(RetryAfter, Option<Tick>)> {
+    let at = |key: &str| format!("{path}.{key}");
+    Ok(match &p.rate_limited_retry_back_off {
         None => (RetryAfter::Ignore, None),
         Some(r) => {
             let r = r.get_ref();
@@ -192,31 +234,5 @@ pub(super) fn expand(check: &Check, settings: &Spanned<RetryPolicy>, path: &str)
             };
             (RetryAfter::Replace, Some(max))
         }
-    };
-    let timeout = match &p.per_try_timeout {
-        None => None,
-        Some(t) => Some(duration(check, t, &at("per_try_timeout"))?),
-    };
-    let deadline = match &p.timeout {
-        None => Some(Tick(15 * TICKS_PER_SECOND)),
-        Some(t) => Some(duration(check, t, &at("timeout"))?).filter(|&t| t > Tick::ZERO),
-    };
-    // Without a per-try timeout an attempt that times out has spent the route's whole time.
-    if timeout.is_none() {
-        retry_on.retain(|&c| c != Timeout);
-    }
-    Ok(Rules {
-        max_attempts: Some(Attempts::AtMost(attempts)),
-        retry_on: Some(retry_on),
-        backoff: Some(Curve {
-            max: Some(max),
-            jitter: Jitter::Full,
-            ..Curve::exponential(base, 2.0)
-        }),
-        retry_after: Some(retry_after),
-        retry_after_max,
-        timeout,
-        deadline,
-        ..Rules::default()
     })
 }

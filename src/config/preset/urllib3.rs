@@ -45,14 +45,42 @@ const BACKOFF_MAX: Tick = Tick(120 * TICKS_PER_SECOND);
 /// The method of an agent's side-effecting call when the config does not say.
 const METHOD: &str = "POST";
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "105 lines: to be split by what it does"
-)]
 pub(super) fn expand(check: &Check, settings: &Spanned<Retry>, path: &str) -> Result<Rules> {
     let r = settings.get_ref();
-    let at = |key: &str| format!("{path}.{key}");
     let total = r.total.as_ref().map_or(TOTAL, |t| *t.get_ref());
+    let retried = retried(check, r, total, path)?;
+    let respect = r
+        .respect_retry_after_header
+        .as_ref()
+        .is_none_or(|v| *v.get_ref());
+    Ok(Rules {
+        max_attempts: Some(Attempts::AtMost(attempts_after(
+            check,
+            r.total.as_ref(),
+            TOTAL + 1,
+            &format!("{path}.total"),
+        )?)),
+        retry_on: Some(retried.classes),
+        backoff: Some(curve(check, r, path)?),
+        retry_after: Some(if respect {
+            RetryAfter::ReplaceUnlessZero
+        } else {
+            RetryAfter::Ignore
+        }),
+        retry_after_retries: respect && retried.statuses && total > 0,
+        ..Rules::default()
+    })
+}
+
+/// What a `Retry` retries: the failure classes, and whether a refused status is retried at all
+/// (the method allowed, and the status counter not 0).
+struct Retried {
+    classes: Vec<FailureClass>,
+    statuses: bool,
+}
+
+fn retried(check: &Check, r: &Retry, total: u32, path: &str) -> Result<Retried> {
+    let at = |key: &str| format!("{path}.{key}");
     // A counter of its own binds only below `total`: 0 takes its class out, and anything from
     // `total` up changes nothing. Between the two urllib3 counts apart, and retrysim cannot.
     let counter = |value: &Option<Spanned<u32>>, key: &str| -> Result<bool> {
@@ -86,27 +114,33 @@ pub(super) fn expand(check: &Check, settings: &Spanned<Retry>, path: &str) -> Re
             .iter()
             .any(|m| m.get_ref().eq_ignore_ascii_case(&method)),
     };
-    let mut retry_on = Vec::new();
+    let mut classes = Vec::new();
     if connects {
-        retry_on.push(FailureClass::Connect);
+        classes.push(FailureClass::Connect);
     }
     if allowed && reads {
-        retry_on.extend([FailureClass::Reset, FailureClass::Timeout]);
+        classes.extend([FailureClass::Reset, FailureClass::Timeout]);
     }
     if allowed
         && statuses
         && let Some(list) = &r.status_forcelist
     {
-        retry_on.extend(http_classes(
+        classes.extend(http_classes(
             check,
             list.get_ref(),
             &at("status_forcelist"),
         )?);
     }
-    let respect = r
-        .respect_retry_after_header
-        .as_ref()
-        .is_none_or(|v| *v.get_ref());
+    Ok(Retried {
+        classes,
+        statuses: allowed && statuses,
+    })
+}
+
+/// urllib3's backoff: `backoff_factor` doubling from the second retry (the first at once),
+/// capped at `backoff_max` after `backoff_jitter` is added.
+fn curve(check: &Check, r: &Retry, path: &str) -> Result<Curve> {
+    let at = |key: &str| format!("{path}.{key}");
     let factor = match &r.backoff_factor {
         None => Tick::ZERO,
         Some(f) => seconds(check, f, &at("backoff_factor"))?,
@@ -127,7 +161,7 @@ pub(super) fn expand(check: &Check, settings: &Spanned<Retry>, path: &str) -> Re
         None => Tick::ZERO,
         Some(j) => seconds(check, j, &at("backoff_jitter"))?,
     };
-    let backoff = Curve {
+    Ok(Curve {
         max: Some(max),
         cap: Cap::AfterJitter,
         first_retry: FirstRetry::Immediate,
@@ -139,22 +173,5 @@ pub(super) fn expand(check: &Check, settings: &Spanned<Retry>, path: &str) -> Re
                 ..Curve::exponential(factor, 2.0)
             },
         }
-    };
-    Ok(Rules {
-        max_attempts: Some(Attempts::AtMost(attempts_after(
-            check,
-            r.total.as_ref(),
-            TOTAL + 1,
-            &at("total"),
-        )?)),
-        retry_on: Some(retry_on),
-        backoff: Some(backoff),
-        retry_after: Some(if respect {
-            RetryAfter::ReplaceUnlessZero
-        } else {
-            RetryAfter::Ignore
-        }),
-        retry_after_retries: respect && allowed && statuses && total > 0,
-        ..Rules::default()
     })
 }

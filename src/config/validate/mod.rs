@@ -63,10 +63,6 @@ pub(in crate::config) mod default {
 
 /// Validates a config whose sweep (if any) has `axes` axes; the sweep itself is read by
 /// [`super::sweep`].
-#[expect(
-    clippy::too_many_lines,
-    reason = "107 lines: to be split by what it does"
-)]
 pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Experiment> {
     let check = Check { source };
     let name = match check.source.origin {
@@ -91,22 +87,7 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         );
     }
 
-    if raw.tool.is_empty() {
-        return check.error_allowing(
-            0..0,
-            "tool",
-            "the config defines no tool".into(),
-            "one or more [[tool]] tables",
-        );
-    }
-    let mut tools = Vec::new();
-    for (i, t) in raw.tool.iter().enumerate() {
-        let path = format!("tool[{i}]");
-        let names: Vec<String> = tools.iter().map(|t: &Tool| t.name.clone()).collect();
-        check.unique(&names, &t.get_ref().name, &format!("{path}.name"))?;
-        tools.push(tool(&check, t, &path)?);
-    }
-
+    let tools = tools(&check, raw)?;
     let fallen = fallback::read(&check, &raw.policy, &tools)?;
     let (stages, below) = graph::stages(&check, &raw.tool, &tools, &fallen)?;
     // Without a list, a task calls the tools no service calls and none falls back to: every
@@ -123,65 +104,7 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
     let roots: Vec<usize> = (0..tools.len()).filter(|t| !called[*t]).collect();
     let workload = workload(&check, &raw.workload, &tools, roots, &below)?;
 
-    if raw.policy.is_empty() {
-        return check.error_allowing(
-            0..0,
-            "policy",
-            "the config defines no policy".into(),
-            "one or more [[policy]] tables",
-        );
-    }
-    let mut policies: Vec<Policy> = Vec::new();
-    for (i, p) in raw.policy.iter().enumerate() {
-        let path = format!("policy[{i}]");
-        let Some(name) = &p.get_ref().name else {
-            return check.error_allowing(
-                p.span(),
-                &format!("{path}.name"),
-                "a configuration without a name".into(),
-                "name = \"retry-at-top\": the name its rows go by",
-            );
-        };
-        let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
-        check.unique(&names, name, &format!("{path}.name"))?;
-        let own_calls = match &p.get_ref().calls {
-            Some(list) => Some(calls(&check, list, &format!("{path}.calls"), &tools)?),
-            None => None,
-        };
-        // An agent loop's turn is the workload's list; a task-level re-plan needs a loop.
-        let looped = workload.agent.is_some();
-        let spans = [
-            (
-                "calls",
-                p.get_ref()
-                    .calls
-                    .as_ref()
-                    .map(|c| c.span())
-                    .filter(|_| looped),
-            ),
-            (
-                "replan",
-                p.get_ref()
-                    .replan
-                    .as_ref()
-                    .map(|r| r.span())
-                    .filter(|_| !looped),
-            ),
-        ];
-        check.none_set(
-            &spans,
-            &path,
-            |key| match key {
-                "calls" => "an agent loop's turn is the workload's `calls`".into(),
-                _ => "`replan` re-plans an agent loop, and the workload's tasks are none".into(),
-            },
-            "`workload.agent` beside `replan`, and the turn's calls in `workload.calls`",
-        )?;
-        let called = own_calls.clone().unwrap_or_else(|| workload.calls.clone());
-        let mut policy = configuration(&check, p, &path, &tools, &called)?;
-        policy.agent.calls = own_calls;
-        policies.push(policy);
-    }
+    let mut policies = policies(&check, raw, &tools, &workload)?;
     let tops: Vec<usize> = (policies.iter())
         .flat_map(|p| p.agent.calls.as_deref().unwrap_or(&workload.calls))
         .chain(&workload.calls)
@@ -240,6 +163,97 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         output,
         schedule: schedule(&check, raw.schedule.as_ref())?,
     })
+}
+
+/// The `[[tool]]`s, each named once.
+fn tools(check: &Check, raw: &raw::Config) -> Result<Vec<Tool>> {
+    if raw.tool.is_empty() {
+        return check.error_allowing(
+            0..0,
+            "tool",
+            "the config defines no tool".into(),
+            "one or more [[tool]] tables",
+        );
+    }
+    let mut tools = Vec::new();
+    for (i, t) in raw.tool.iter().enumerate() {
+        let path = format!("tool[{i}]");
+        let names: Vec<String> = tools.iter().map(|t: &Tool| t.name.clone()).collect();
+        check.unique(&names, &t.get_ref().name, &format!("{path}.name"))?;
+        tools.push(tool(check, t, &path)?);
+    }
+    Ok(tools)
+}
+
+/// The configurations, each named once, with the calls of its own (refused beside an agent
+/// loop, whose turn is the workload's) and a re-plan only beside one; their edges are read
+/// once the call graph is known.
+fn policies(
+    check: &Check,
+    raw: &raw::Config,
+    tools: &[Tool],
+    workload: &crate::model::Workload,
+) -> Result<Vec<Policy>> {
+    if raw.policy.is_empty() {
+        return check.error_allowing(
+            0..0,
+            "policy",
+            "the config defines no policy".into(),
+            "one or more [[policy]] tables",
+        );
+    }
+    let mut policies: Vec<Policy> = Vec::new();
+    for (i, p) in raw.policy.iter().enumerate() {
+        let path = format!("policy[{i}]");
+        let Some(name) = &p.get_ref().name else {
+            return check.error_allowing(
+                p.span(),
+                &format!("{path}.name"),
+                "a configuration without a name".into(),
+                "name = \"retry-at-top\": the name its rows go by",
+            );
+        };
+        let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
+        check.unique(&names, name, &format!("{path}.name"))?;
+        let own_calls = match &p.get_ref().calls {
+            Some(list) => Some(calls(check, list, &format!("{path}.calls"), tools)?),
+            None => None,
+        };
+        // An agent loop's turn is the workload's list; a task-level re-plan needs a loop.
+        let looped = workload.agent.is_some();
+        let spans = [
+            (
+                "calls",
+                p.get_ref()
+                    .calls
+                    .as_ref()
+                    .map(|c| c.span())
+                    .filter(|_| looped),
+            ),
+            (
+                "replan",
+                p.get_ref()
+                    .replan
+                    .as_ref()
+                    .map(|r| r.span())
+                    .filter(|_| !looped),
+            ),
+        ];
+        check.none_set(
+            &spans,
+            &path,
+            |key| match key {
+                "calls" => "an agent loop's turn is the workload's `calls`".into(),
+                _ => "`replan` re-plans an agent loop, and the workload's tasks are none".into(),
+            },
+            "`workload.agent` beside `replan`, and the turn's calls in `workload.calls`",
+        )?;
+        let called = own_calls.clone().unwrap_or_else(|| workload.calls.clone());
+        let mut policy = configuration(check, p, &path, tools, &called)?;
+        policy.agent.calls = own_calls;
+        policies.push(policy);
+    }
+    Ok(policies)
 }
 
 /// The `schedule` of choices, each a script's outcome name, `late` or `lookup_failed`.
@@ -411,10 +425,6 @@ fn edge_policies(
 const TIMESERIES_BINS: u64 = 1_000_000;
 
 /// The output options; `one_task` says the run is a single task in a single replication.
-#[expect(
-    clippy::too_many_lines,
-    reason = "105 lines: to be split by what it does"
-)]
 fn output(
     check: &Check,
     raw: &raw::Output,
@@ -422,37 +432,7 @@ fn output(
     horizon: Tick,
     one_task: bool,
 ) -> Result<OutputOptions> {
-    let charts = match &raw.charts {
-        None => ChartKind::defaults(axes, one_task && raw.intents && raw.attempts),
-        Some(list) => {
-            let kinds = check.names(list, "output.charts", &ChartKind::ALL, ChartKind::name)?;
-            for (kind, item) in kinds.iter().zip(list.get_ref()) {
-                let (fewest, most) = kind.axes();
-                if !kind.fits(axes) {
-                    let needs = match (fewest, most) {
-                        (1, usize::MAX) => "a sweep".to_string(),
-                        (f, m) if f == m => format!("a sweep of {f} axes"),
-                        (f, _) => format!("a sweep of {f} or more axes"),
-                    };
-                    let possible: Vec<&str> = ChartKind::ALL
-                        .into_iter()
-                        .filter(|k| (k.axes().0..=k.axes().1).contains(&axes))
-                        .map(ChartKind::name)
-                        .collect();
-                    return check.error_allowing(
-                        item.span(),
-                        "output.charts",
-                        format!(
-                            "\"{}\" needs {needs}; this config sweeps {axes}",
-                            kind.name()
-                        ),
-                        &format!("with {axes} axes: {}", possible.join(", ")),
-                    );
-                }
-            }
-            kinds
-        }
-    };
+    let charts = charts(check, raw, axes, one_task)?;
     let chart_formats = match &raw.chart_formats {
         None => vec![ChartFormat::Svg],
         Some(list) if list.get_ref().is_empty() => {
@@ -470,26 +450,7 @@ fn output(
             ChartFormat::name,
         )?,
     };
-    let timeseries = match &raw.timeseries {
-        None => None,
-        Some(v) => {
-            let width = check.duration(v, "output.timeseries")?;
-            if width == Tick::ZERO || horizon.0 / width.0 > TIMESERIES_BINS {
-                return check.error_allowing(
-                    v.span(),
-                    "output.timeseries",
-                    format!(
-                        "{width} cuts the horizon ({horizon}) into more than {TIMESERIES_BINS} bins"
-                    ),
-                    &format!(
-                        "a positive duration of at least {}, or a shorter horizon",
-                        Tick(horizon.0.div_ceil(TIMESERIES_BINS))
-                    ),
-                );
-            }
-            Some(width)
-        }
-    };
+    let timeseries = timeseries(check, raw, horizon)?;
     // A chart drawn from a file the run does not keep is refused where it is named.
     let needs = [
         (
@@ -527,5 +488,65 @@ fn output(
         charts,
         chart_formats,
         timeseries,
+    })
+}
+
+/// The charts asked for (the defaults for the sweep's axes where none are), each refused where
+/// the sweep has the wrong number of axes for it.
+fn charts(check: &Check, raw: &raw::Output, axes: usize, one_task: bool) -> Result<Vec<ChartKind>> {
+    Ok(match &raw.charts {
+        None => ChartKind::defaults(axes, one_task && raw.intents && raw.attempts),
+        Some(list) => {
+            let kinds = check.names(list, "output.charts", &ChartKind::ALL, ChartKind::name)?;
+            for (kind, item) in kinds.iter().zip(list.get_ref()) {
+                let (fewest, most) = kind.axes();
+                if !kind.fits(axes) {
+                    let needs = match (fewest, most) {
+                        (1, usize::MAX) => "a sweep".to_string(),
+                        (f, m) if f == m => format!("a sweep of {f} axes"),
+                        (f, _) => format!("a sweep of {f} or more axes"),
+                    };
+                    let possible: Vec<&str> = ChartKind::ALL
+                        .into_iter()
+                        .filter(|k| (k.axes().0..=k.axes().1).contains(&axes))
+                        .map(ChartKind::name)
+                        .collect();
+                    return check.error_allowing(
+                        item.span(),
+                        "output.charts",
+                        format!(
+                            "\"{}\" needs {needs}; this config sweeps {axes}",
+                            kind.name()
+                        ),
+                        &format!("with {axes} axes: {}", possible.join(", ")),
+                    );
+                }
+            }
+            kinds
+        }
+    })
+}
+
+/// The width of the time series' bins, if one is kept, within [`TIMESERIES_BINS`] bins.
+fn timeseries(check: &Check, raw: &raw::Output, horizon: Tick) -> Result<Option<Tick>> {
+    Ok(match &raw.timeseries {
+        None => None,
+        Some(v) => {
+            let width = check.duration(v, "output.timeseries")?;
+            if width == Tick::ZERO || horizon.0 / width.0 > TIMESERIES_BINS {
+                return check.error_allowing(
+                    v.span(),
+                    "output.timeseries",
+                    format!(
+                        "{width} cuts the horizon ({horizon}) into more than {TIMESERIES_BINS} bins"
+                    ),
+                    &format!(
+                        "a positive duration of at least {}, or a shorter horizon",
+                        Tick(horizon.0.div_ceil(TIMESERIES_BINS))
+                    ),
+                );
+            }
+            Some(width)
+        }
     })
 }

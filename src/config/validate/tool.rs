@@ -3,7 +3,7 @@
 use super::burst;
 use super::default;
 use super::provider;
-use crate::config::check::{Check, Result};
+use crate::config::check::{Check, Key, Result, key};
 use crate::config::raw;
 use crate::model::{
     CapacityWindow, Fate, Faults, Latency, LimitScope, Line, LineOrder, Lookup, LossSignal, Outage,
@@ -12,31 +12,93 @@ use crate::model::{
 use crate::time::{TICKS_PER_SECOND, Tick};
 use toml::Spanned;
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "139 lines: to be split by what it does"
-)]
 pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool> {
     let raw = spanned.get_ref();
     let name = check.name(&raw.name, &format!("{path}.name"))?;
     // Every default is the library's: a key left out is what `Tool::new` leaves.
     let base = Tool::new(name.clone(), ToolKind::Write);
-    let p = |value: &Option<Spanned<f64>>, key: &str| {
-        check.probability(value, &format!("{path}.{key}"))
+    let faults = faults(check, spanned, path)?;
+    let leg = |value: &Option<Spanned<raw::Latency>>, key: &str| match value {
+        Some(l) => crate::config::latency::latency(check, l, &format!("{path}.{key}")),
+        None => Ok(base.request_latency.clone()),
     };
+    let loss_seen_as = check.named(
+        raw.loss_seen_as.as_ref(),
+        &format!("{path}.loss_seen_as"),
+        &LossSignal::ALL,
+        LossSignal::name,
+        base.loss_seen_as,
+    )?;
+    let kind = check.named(
+        raw.kind.as_ref(),
+        &format!("{path}.kind"),
+        &ToolKind::ALL,
+        ToolKind::name,
+        ToolKind::Write,
+    )?;
+    let zones = zones(check, raw, path)?;
+    let server = server(check, raw, kind, &zones, path)?;
+    let script = match &raw.script {
+        None => None,
+        Some(steps) => Some(script(check, raw, steps, path)?),
+    };
+    let provider = provider::provider(check, spanned, kind, path)?;
+    let price = match &raw.price {
+        None => Price::default(),
+        Some(p) => provider::price(check, p, kind, &format!("{path}.price"))?,
+    };
+    let service_time = leg(&raw.service_time, "service_time")?;
+    Ok(Tool {
+        name,
+        faults,
+        loss_seen_as,
+        request_latency: leg(&raw.request_latency, "request_latency")?,
+        service_time: service_time.clone(),
+        reply_latency: leg(&raw.reply_latency, "reply_latency")?,
+        script,
+        burst: burst::burst(check, raw, &faults, path)?,
+        lookup: Lookup {
+            time: match &raw.lookup_time {
+                None => base.lookup.time,
+                Some(v) => check.duration(v, &format!("{path}.lookup_time"))?,
+            },
+            failure: check.probability(&raw.lookup_failure, &format!("{path}.lookup_failure"))?,
+            lag: match &raw.commit_lag {
+                None => base.lookup.lag,
+                Some(v) => check.duration(v, &format!("{path}.commit_lag"))?,
+            },
+        },
+        cooperative: raw
+            .cooperative
+            .as_ref()
+            .map_or(base.cooperative, |c| *c.get_ref()),
+        replicas: replicas(check, raw, &faults, &service_time, !zones.is_empty(), path)?,
+        zones,
+        server,
+        provider,
+        price,
+    })
+}
+
+/// The chances of each way an attempt ends, at most 1 in all, and the Retry-After of a
+/// throttle.
+fn faults(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Faults> {
+    let raw = spanned.get_ref();
+    let p = |key: Key<Option<Spanned<f64>>>| check.probability(key.value, &key.path);
+    let retry_after = key!(path, raw.retry_after);
     let faults = Faults {
-        request_loss: p(&raw.request_loss, "request_loss")?,
-        server_error: p(&raw.server_error, "server_error")?,
-        reply_loss: p(&raw.reply_loss, "reply_loss")?,
-        throttled: p(&raw.throttled, "throttled")?,
-        forbidden: p(&raw.forbidden, "forbidden")?,
-        invalid: p(&raw.invalid, "invalid")?,
-        connect_failure: p(&raw.connect_failure, "connect_failure")?,
-        error_after_commit: p(&raw.error_after_commit, "error_after_commit")?,
-        overloaded: p(&raw.overloaded, "overloaded")?,
-        retry_after: match &raw.retry_after {
+        request_loss: p(key!(path, raw.request_loss))?,
+        server_error: p(key!(path, raw.server_error))?,
+        reply_loss: p(key!(path, raw.reply_loss))?,
+        throttled: p(key!(path, raw.throttled))?,
+        forbidden: p(key!(path, raw.forbidden))?,
+        invalid: p(key!(path, raw.invalid))?,
+        connect_failure: p(key!(path, raw.connect_failure))?,
+        error_after_commit: p(key!(path, raw.error_after_commit))?,
+        overloaded: p(key!(path, raw.overloaded))?,
+        retry_after: match retry_after.value {
             None => None,
-            Some(v) => Some(check.duration(v, &format!("{path}.retry_after"))?),
+            Some(v) => Some(check.duration(v, &retry_after.path)?),
         },
     };
     let total = faults.total();
@@ -50,17 +112,18 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             "probabilities of the ways an attempt ends that add up to at most 1",
         );
     }
-    let leg = |value: &Option<Spanned<raw::Latency>>, key: &str| match value {
-        Some(l) => crate::config::latency::latency(check, l, &format!("{path}.{key}")),
-        None => Ok(base.request_latency.clone()),
-    };
-    let loss_seen_as = check.named(
-        raw.loss_seen_as.as_ref(),
-        &format!("{path}.loss_seen_as"),
-        &LossSignal::ALL,
-        LossSignal::name,
-        base.loss_seen_as,
-    )?;
+    Ok(faults)
+}
+
+/// The server's side of a tool: its workers and line, outages and capacity windows, what it
+/// keeps of keys, and its limits.
+fn server(
+    check: &Check,
+    raw: &raw::Tool,
+    kind: ToolKind,
+    zones: &[String],
+    path: &str,
+) -> Result<ServerSpec> {
     let workers = match &raw.workers {
         None => None,
         Some(w) => check.count_or_unlimited(
@@ -71,19 +134,7 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
         )?,
     };
     let line = line(check, raw, workers, path)?;
-    let script = match &raw.script {
-        None => None,
-        Some(steps) => Some(script(check, raw, steps, path)?),
-    };
-    let kind = check.named(
-        raw.kind.as_ref(),
-        &format!("{path}.kind"),
-        &ToolKind::ALL,
-        ToolKind::name,
-        ToolKind::Write,
-    )?;
-    let zones = zones(check, raw, path)?;
-    let server = ServerSpec {
+    Ok(ServerSpec {
         kind,
         idempotent: raw.idempotent.as_ref().is_none_or(|i| *i.get_ref()),
         workers,
@@ -94,10 +145,10 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             .enumerate()
             .map(|(i, o)| {
                 let at = format!("{path}.outages[{i}]");
-                outage(check, o.get_ref(), &zones, &at)
+                outage(check, o.get_ref(), zones, &at)
             })
             .collect::<Result<_>>()?,
-        capacity: capacity(check, raw, workers, &zones, path)?,
+        capacity: capacity(check, raw, workers, zones, path)?,
         key_retention: match &raw.key_retention {
             None => None,
             Some(v) => Some(check.duration(v, &format!("{path}.key_retention"))?),
@@ -154,42 +205,6 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
             )?),
             _ => None,
         },
-    };
-    let provider = provider::provider(check, spanned, kind, path)?;
-    let price = match &raw.price {
-        None => Price::default(),
-        Some(p) => provider::price(check, p, kind, &format!("{path}.price"))?,
-    };
-    let service_time = leg(&raw.service_time, "service_time")?;
-    Ok(Tool {
-        name,
-        faults,
-        loss_seen_as,
-        request_latency: leg(&raw.request_latency, "request_latency")?,
-        service_time: service_time.clone(),
-        reply_latency: leg(&raw.reply_latency, "reply_latency")?,
-        script,
-        burst: burst::burst(check, raw, &faults, path)?,
-        lookup: Lookup {
-            time: match &raw.lookup_time {
-                None => base.lookup.time,
-                Some(v) => check.duration(v, &format!("{path}.lookup_time"))?,
-            },
-            failure: check.probability(&raw.lookup_failure, &format!("{path}.lookup_failure"))?,
-            lag: match &raw.commit_lag {
-                None => base.lookup.lag,
-                Some(v) => check.duration(v, &format!("{path}.commit_lag"))?,
-            },
-        },
-        cooperative: raw
-            .cooperative
-            .as_ref()
-            .map_or(base.cooperative, |c| *c.get_ref()),
-        replicas: replicas(check, raw, &faults, &service_time, !zones.is_empty(), path)?,
-        zones,
-        server,
-        provider,
-        price,
     })
 }
 

@@ -118,10 +118,6 @@ enum Kind {
 /// A retry budget: its kind, and that kind's settings (the defaults of gRPC's example, the AWS
 /// SDKs' standard mode, Finagle, and the published studies' adaptive bucket and retry
 /// breaker); a setting of another kind is refused.
-#[expect(
-    clippy::too_many_lines,
-    reason = "123 lines: to be split by what it does"
-)]
 pub(super) fn retry_budget(
     check: &Check,
     spanned: &Spanned<raw::RetryBudget>,
@@ -138,60 +134,8 @@ pub(super) fn retry_budget(
         ("failure_ratio", FailureRatio),
     ];
     let kind = check.choice(&raw.kind, &format!("{path}.kind"), &kinds)?;
-    let keys = [
-        ("max_tokens", TokenBucket, &raw.max_tokens),
-        ("token_ratio", TokenBucket, &raw.token_ratio),
-        ("capacity", AwsStandard, &raw.capacity),
-        ("retry_cost", AwsStandard, &raw.retry_cost),
-        ("timeout_cost", AwsStandard, &raw.timeout_cost),
-        ("throttle_cost", AwsStandard, &raw.throttle_cost),
-        ("success_credit", AwsStandard, &raw.success_credit),
-        ("min_per_second", Ratio, &raw.min_per_second),
-        ("percent", Ratio, &raw.percent),
-        ("size", Adaptive, &raw.size),
-        ("deposit", Adaptive, &raw.deposit),
-        ("ratio", FailureRatio, &raw.ratio),
-    ];
-    // The settings that are not numbers, with the kind each belongs to.
-    let others = [
-        ("ttl", Ratio, raw.ttl.as_ref().map(Spanned::span)),
-        (
-            "deposit_on",
-            Adaptive,
-            raw.deposit_on.as_ref().map(Spanned::span),
-        ),
-        (
-            "debit_on",
-            TokenBucket,
-            raw.debit_on.as_ref().map(Spanned::span),
-        ),
-    ];
-    let stray = keys
-        .iter()
-        .find(|(_, k, v)| *k != kind && v.is_some())
-        .map(|(name, _, v)| (*name, v.as_ref().expect("some").span()))
-        .or(others
-            .iter()
-            .find(|(_, k, span)| *k != kind && span.is_some())
-            .map(|(name, _, span)| (*name, span.clone().expect("some"))));
-    if let Some((key, span)) = stray {
-        let takes: Vec<&str> = keys
-            .iter()
-            .map(|(n, k, _)| (n, k))
-            .chain(others.iter().map(|(n, k, _)| (n, k)))
-            .filter(|(_, k)| **k == kind)
-            .map(|(n, _)| *n)
-            .collect();
-        return check.error_allowing(
-            span,
-            &format!("{path}.{key}"),
-            format!(
-                "`{key}` does not apply to kind = \"{}\"",
-                raw.kind.get_ref()
-            ),
-            &format!("for this kind: {}", takes.join(", ")),
-        );
-    }
+    let keys = numbers(raw);
+    refuse_other_kinds(check, raw, kind, path)?;
     let number = |key: &str, default: f64| -> Result<f64> {
         let value = keys
             .iter()
@@ -252,6 +196,58 @@ pub(super) fn retry_budget(
             ratio: number("ratio", default::FAILURE_RATIO)?,
         },
     })
+}
+
+/// A budget's numeric settings, each with the kind it belongs to.
+fn numbers(raw: &raw::RetryBudget) -> [(&'static str, Kind, &Option<Spanned<f64>>); 12] {
+    use Kind::*;
+    [
+        ("max_tokens", TokenBucket, &raw.max_tokens),
+        ("token_ratio", TokenBucket, &raw.token_ratio),
+        ("capacity", AwsStandard, &raw.capacity),
+        ("retry_cost", AwsStandard, &raw.retry_cost),
+        ("timeout_cost", AwsStandard, &raw.timeout_cost),
+        ("throttle_cost", AwsStandard, &raw.throttle_cost),
+        ("success_credit", AwsStandard, &raw.success_credit),
+        ("min_per_second", Ratio, &raw.min_per_second),
+        ("percent", Ratio, &raw.percent),
+        ("size", Adaptive, &raw.size),
+        ("deposit", Adaptive, &raw.deposit),
+        ("ratio", FailureRatio, &raw.ratio),
+    ]
+}
+
+/// Refuses the first setting, numeric or not, that belongs to another kind than `kind`, and
+/// names the settings this kind takes.
+fn refuse_other_kinds(check: &Check, raw: &raw::RetryBudget, kind: Kind, path: &str) -> Result<()> {
+    use Kind::*;
+    let span = |v: Option<&Spanned<String>>| v.map(Spanned::span);
+    let others = [
+        ("ttl", Ratio, raw.ttl.as_ref().map(Spanned::span)),
+        ("deposit_on", Adaptive, span(raw.deposit_on.as_ref())),
+        ("debit_on", TokenBucket, span(raw.debit_on.as_ref())),
+    ];
+    let settings: Vec<(&str, Kind, Option<std::ops::Range<usize>>)> = (numbers(raw).into_iter())
+        .map(|(n, k, v)| (n, k, v.as_ref().map(Spanned::span)))
+        .chain(others)
+        .collect();
+    let Some((key, _, Some(span))) = settings.iter().find(|(_, k, s)| *k != kind && s.is_some())
+    else {
+        return Ok(());
+    };
+    let takes: Vec<&str> = (settings.iter())
+        .filter(|(_, k, _)| *k == kind)
+        .map(|(n, _, _)| *n)
+        .collect();
+    check.error_allowing(
+        span.clone(),
+        &format!("{path}.{key}"),
+        format!(
+            "`{key}` does not apply to kind = \"{}\"",
+            raw.kind.get_ref()
+        ),
+        &format!("for this kind: {}", takes.join(", ")),
+    )
 }
 
 pub(in crate::config) fn write_breaker(b: &BreakerRule) -> raw::Breaker {
