@@ -209,6 +209,11 @@ impl Tool {
         self.burst.is_none() && self.replicas.iter().all(|r| r.faults == self.faults)
     }
 
+    /// Whether its attempts are billed: a price, or a model's tokens.
+    pub fn bills(&self) -> bool {
+        !self.price.is_free() || self.provider.is_some()
+    }
+
     /// How many servers stand behind the tool's name.
     pub fn replica_count(&self) -> usize {
         self.replicas.len().max(1)

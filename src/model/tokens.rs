@@ -31,6 +31,9 @@ pub struct TokenLimit {
     /// The Retry-After and the reset are rounded up to a whole number of these (1 s, as HTTP
     /// counts; a tool's `retry_after_ms` sends the wait to the millisecond beside them).
     pub unit: Tick,
+    /// The model's `max_tokens`: reserved with each request's input at admission, and given
+    /// back, less what was generated, once the request is done.
+    pub max_tokens: u32,
 }
 
 impl TokenLimit {
@@ -124,6 +127,7 @@ mod tests {
             burst,
             scope: LimitScope::Tool,
             unit: Tick(1),
+            max_tokens: 0,
         }
     }
 

@@ -147,6 +147,7 @@ fn stream_break(
 pub(super) fn token_limit(
     check: &Check,
     spanned: &Spanned<raw::TokensPerMinute>,
+    max_tokens: u32,
     path: &str,
 ) -> Result<TokenLimit> {
     let raw = spanned.get_ref();
@@ -169,6 +170,7 @@ pub(super) fn token_limit(
         burst,
         scope,
         unit,
+        max_tokens,
     })
 }
 

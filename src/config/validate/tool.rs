@@ -37,12 +37,13 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
         ToolKind::Write,
     )?;
     let zones = zones(check, raw, path)?;
-    let server = server(check, raw, kind, &zones, path)?;
+    let provider = provider::provider(check, spanned, kind, path)?;
+    let max_tokens = provider.as_ref().map(|p| p.max_tokens);
+    let server = server(check, raw, (kind, max_tokens), &zones, path)?;
     let script = match &raw.script {
         None => None,
         Some(steps) => Some(script(check, raw, steps, path)?),
     };
-    let provider = provider::provider(check, spanned, kind, path)?;
     let price = match &raw.price {
         None => Price::default(),
         Some(p) => provider::price(check, p, kind, &format!("{path}.price"))?,
@@ -117,10 +118,11 @@ fn faults(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Fau
 
 /// The server's side of a tool: its workers and line, outages and capacity windows, what it
 /// keeps of keys, and its limits.
+/// `max_tokens` is a model's, which its tokens-per-minute limit reserves with each request.
 fn server(
     check: &Check,
     raw: &raw::Tool,
-    kind: ToolKind,
+    (kind, max_tokens): (ToolKind, Option<u32>),
     zones: &[String],
     path: &str,
 ) -> Result<ServerSpec> {
@@ -197,10 +199,11 @@ fn server(
             None => None,
             Some(r) => Some(rate_limit(check, r, &format!("{path}.rate_limit"))?),
         },
-        token_limit: match &raw.tokens_per_minute {
-            Some(t) if kind == ToolKind::Model => Some(provider::token_limit(
+        token_limit: match (&raw.tokens_per_minute, max_tokens) {
+            (Some(t), Some(max_tokens)) if kind == ToolKind::Model => Some(provider::token_limit(
                 check,
                 t,
+                max_tokens,
                 &format!("{path}.tokens_per_minute"),
             )?),
             _ => None,

@@ -232,6 +232,18 @@ pub struct Answer {
     pub committed: bool,
 }
 
+/// What a server does with an attempt a worker is free to take up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TakeUp {
+    /// Its client stopped waiting before it got a worker: dropped, unserved, uncommitted.
+    Drop,
+    /// Served for `service`, and abandoned at `abandon_at` if that comes first.
+    Work {
+        service: Tick,
+        abandon_at: Option<Tick>,
+    },
+}
+
 /// One tool's server as a run goes on.
 #[derive(Clone, Debug)]
 pub struct Server<T> {
@@ -299,23 +311,54 @@ impl<T: Copy> Server<T> {
         self.in_flight += 1;
     }
 
-    /// An attempt is done here: answered, dropped, swallowed by an outage, or never sent on
-    /// after its read.
-    pub fn left(&mut self) {
+    /// An attempt of `caller` is done here: answered, dropped, swallowed by an outage, or never
+    /// sent on after its read. `generated` where it held a tokens-per-minute reservation: the
+    /// part of its `max_tokens` it did not generate goes back to the bucket (all of it where it
+    /// generated nothing).
+    pub fn left(&mut self, spec: &ServerSpec, caller: u32, generated: Option<u32>) {
         self.in_flight -= 1;
+        if let (Some(limit), Some(generated)) = (spec.token_limit, generated) {
+            let unused = limit.max_tokens.saturating_sub(generated);
+            self.token_buckets[limit.scope.bucket(caller)].give_back(u64::from(unused));
+        }
     }
 
-    /// A request from `caller` reaches the door at `now`, needing `tokens` of a
-    /// tokens-per-minute limit: the rate limiters first (a gateway in front of the server),
-    /// then an outage, then a record's version check, then the line.
+    /// A worker is free to take up an attempt whose service was drawn at `drawn`, which carries
+    /// the client's deadline `carried` where the client shares it: dropped unserved if this
+    /// server drops expired work and the deadline has passed; else its service, slowed by the
+    /// others in service, and the deadline at which this server abandons it, if it does.
+    pub fn take_up(
+        &self,
+        spec: &ServerSpec,
+        now: Tick,
+        carried: Option<Tick>,
+        drawn: Tick,
+    ) -> TakeUp {
+        if spec.drop_expired && carried.is_some_and(|t| t <= now) {
+            return TakeUp::Drop;
+        }
+        let others = u64::from(self.station.in_service().saturating_sub(1));
+        TakeUp::Work {
+            service: drawn.after(Tick(spec.slowdown.0.saturating_mul(others))),
+            abandon_at: carried.filter(|_| spec.abandon_at_deadline),
+        }
+    }
+
+    /// A request from `caller` sending `input` tokens reaches the door at `now`: the rate
+    /// limiters first (a gateway in front of the server; a tokens-per-minute limit reserves the
+    /// input and all the request may generate), then an outage, then a record's version check,
+    /// then the line.
     pub fn arrive(
         &mut self,
         spec: &ServerSpec,
         now: Tick,
-        (caller, tokens): (u32, u64),
+        (caller, input): (u32, u64),
         write: Option<Write>,
         ticket: T,
     ) -> Arrival<T> {
+        let tokens = spec
+            .token_limit
+            .map_or(0, |l| input.saturating_add(l.max_tokens.into()));
         if let Err(refusal) = self.admit(spec, now, caller, tokens) {
             return Arrival::Throttled(refusal);
         }
@@ -392,20 +435,6 @@ impl<T: Copy> Server<T> {
             self.token_buckets[i] = bucket;
         }
         Ok(())
-    }
-
-    /// A request of `caller` that held a tokens-per-minute reservation is answered: the
-    /// `unused` part of it (the `max_tokens` it did not generate) goes back to the bucket.
-    pub fn settle(&mut self, spec: &ServerSpec, caller: u32, unused: u64) {
-        if let Some(limit) = spec.token_limit {
-            self.token_buckets[limit.scope.bucket(caller)].give_back(unused);
-        }
-    }
-
-    /// How long a worker takes over work drawn at `drawn`: slowed by the others in service.
-    pub fn service(&self, spec: &ServerSpec, drawn: Tick) -> Tick {
-        let others = u64::from(self.station.in_service().saturating_sub(1));
-        drawn.after(Tick(spec.slowdown.0.saturating_mul(others)))
     }
 
     /// A worker is free: the next in line, if any, is taken up.
@@ -567,5 +596,74 @@ mod tests {
         // Its retry under the same key replays the receipt: no second effect.
         let retry = server.answer(&spec, Tick(9), Fate::Delivered, request, &mut keys);
         assert_eq!((retry.reply, retry.committed), (Ok(()), false));
+    }
+
+    #[test]
+    fn expired_work_is_dropped_and_a_deadline_abandoned_only_where_the_server_says() {
+        let (now, drawn, past, ahead) = (Tick(100), Tick(30), Some(Tick(90)), Some(Tick(110)));
+        let work = |abandon_at| TakeUp::Work {
+            service: drawn,
+            abandon_at,
+        };
+        let plain = ServerSpec::new(ToolKind::Write);
+        let dropping = ServerSpec {
+            drop_expired: true,
+            ..plain.clone()
+        };
+        let abandoning = ServerSpec {
+            abandon_at_deadline: true,
+            ..plain.clone()
+        };
+        // (server, deadline carried, what it does)
+        let table = [
+            (&plain, past, work(None)),
+            (&dropping, past, TakeUp::Drop),
+            (&dropping, Some(now), TakeUp::Drop),
+            (&dropping, ahead, work(None)),
+            (&dropping, None, work(None)),
+            (&abandoning, ahead, work(ahead)),
+            (&abandoning, past, work(past)),
+            (&abandoning, None, work(None)),
+        ];
+        for (spec, carried, expected) in table {
+            let server: Server<()> = Server::new(spec, 1, false, true);
+            assert_eq!(
+                server.take_up(spec, now, carried, drawn),
+                expected,
+                "{carried:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_reservation_is_the_input_and_max_tokens_and_what_was_not_generated_comes_back() {
+        let limit = TokenLimit {
+            per_minute: 600,
+            burst: 600,
+            scope: LimitScope::Tool,
+            unit: Tick(1),
+            max_tokens: 200,
+        };
+        let spec = ServerSpec {
+            token_limit: Some(limit),
+            ..ServerSpec::new(ToolKind::Model)
+        };
+        let mut server: Server<u32> = Server::new(&spec, 1, false, true);
+        // 10 in and 200 reserved, twice: the bucket of 600 holds them both (420), not a third.
+        for ticket in 0..2 {
+            server.sent();
+            assert!(matches!(
+                server.arrive(&spec, Tick::ZERO, (0, 10), None, ticket),
+                Arrival::Served(_) | Arrival::Waiting
+            ));
+        }
+        let third = server.arrive(&spec, Tick::ZERO, (0, 10), None, 2);
+        assert!(matches!(third, Arrival::Throttled(_)));
+        // The first generated 50: its 150 unused come back (270), and the third now fits.
+        server.left(&spec, 0, Some(50));
+        assert!(!matches!(
+            server.arrive(&spec, Tick::ZERO, (0, 10), None, 3),
+            Arrival::Throttled(_)
+        ));
     }
 }

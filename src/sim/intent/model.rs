@@ -4,7 +4,7 @@
 
 use super::{Intent, Sent};
 use crate::engine::rng::{Source, Streams};
-use crate::model::{AttemptDraw, Fate, IntentBill, Provider, Sizes, Tool};
+use crate::model::{AttemptDraw, FailureClass, Fate, IntentBill, Provider, Sizes, Tool};
 
 impl Intent {
     /// A model's generation, a step after the fate: the service time and the answer's size it
@@ -56,12 +56,49 @@ impl Intent {
         self.far.as_ref().and_then(|f| f.sizes)
     }
 
-    /// Its call at a model `provider` is an agent loop's turn: its input is its own prompt and
-    /// the `context` earlier turns built.
-    pub fn read_context(&mut self, streams: &Streams, provider: &Provider, context: u64) {
+    /// Its call is an agent loop's turn: at a model, its input is its own prompt and the
+    /// `context` earlier turns built (at another tool, nothing is read).
+    pub fn read_context(&mut self, streams: &Streams, tool: &Tool, context: u64) {
+        let Some(provider) = &tool.provider else {
+            return;
+        };
         self.sizes(streams, provider);
         if let Some(sizes) = &mut self.far().sizes {
             sizes.input = sizes.input.saturating_add(context);
+        }
+    }
+
+    /// The tokens a send to `tool` may use, as a client-side token bucket counts them: at a
+    /// model, its input (with the tokens received, where a broken stream is `resume`d) and all
+    /// its `max_tokens`; nothing at another tool.
+    pub fn tokens_to_send(&mut self, streams: &Streams, tool: &Tool, resume: bool) -> u64 {
+        let Some(provider) = &tool.provider else {
+            return 0;
+        };
+        let sizes = self.sizes(streams, provider);
+        let resent = if resume { sizes.received } else { 0 };
+        provider.reservation(sizes.input + resent)
+    }
+
+    /// What attempt `attempt`, drawn as `draw`, leaves unused of what a client-side token
+    /// bucket took for it, as the answer's usage reports: all of a send refused before any
+    /// work (a 429, a 503, a failed connection), the `max_tokens` it did not generate after
+    /// work, nothing where no answer says.
+    pub fn tokens_unused(
+        &self,
+        tool: &Tool,
+        (attempt, draw): (u32, AttemptDraw),
+        failure: Option<FailureClass>,
+    ) -> u64 {
+        let Some(provider) = &tool.provider else {
+            return 0;
+        };
+        match failure {
+            _ if draw.fate.did_work() => u64::from(provider.max_tokens.saturating_sub(draw.output)),
+            Some(FailureClass::Throttled | FailureClass::Overloaded | FailureClass::Connect) => {
+                provider.reservation(self.sent(attempt).input)
+            }
+            _ => 0,
         }
     }
 

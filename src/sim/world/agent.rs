@@ -56,9 +56,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if again {
             intent.redo();
         }
-        if let Some(provider) = &self.tools[tool].provider {
-            intent.read_context(&self.streams, provider, context);
-        }
+        intent.read_context(&self.streams, &self.tools[tool], context);
         self.first_attempt(handle, sched)
     }
 

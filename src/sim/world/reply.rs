@@ -51,18 +51,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             _ => false,
         };
         let (tool, cost) = ((intent.tool, intent.caller), intent.retry.cost);
-        if let (Some(provider), Some(_)) = (&self.tools[tool.0].provider, policy.gates.send_tokens)
-        {
+        if policy.gates.send_tokens.is_some() {
             // The answer reports the usage: a client-side bucket settles as the provider's does.
-            let unused = match failure {
-                _ if draw.fate.did_work() => {
-                    u64::from(provider.max_tokens.saturating_sub(draw.output))
-                }
-                Some(
-                    FailureClass::Throttled | FailureClass::Overloaded | FailureClass::Connect,
-                ) => provider.reservation(intent.sent(at.attempt).input),
-                _ => 0,
-            };
+            let unused = intent.tokens_unused(&self.tools[tool.0], (at.attempt, draw), failure);
             self.gates.give_back(tool, now, unused);
         }
         self.observe(tool, failure, cost, sched);

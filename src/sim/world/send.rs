@@ -211,20 +211,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(slot);
         let policy = self.hops.policies[usize::from(intent.edge)];
         // A client-side token bucket counts what a send may use: its input and max_tokens.
-        let tools = self.tools;
-        let tokens = match policy
-            .gates
-            .send_tokens
-            .and_then(|_| tools[intent.tool].provider.as_ref())
-        {
-            Some(provider) => {
-                let sizes = intent.sizes(&self.streams, provider);
-                let resent = if policy.rule.resume {
-                    sizes.received
-                } else {
-                    0
-                };
-                provider.reservation(sizes.input + resent)
+        let tokens = match policy.gates.send_tokens {
+            Some(_) => {
+                intent.tokens_to_send(&self.streams, &self.tools[intent.tool], policy.rule.resume)
             }
             None => 0,
         };

@@ -7,7 +7,7 @@ use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, Count, IntentRecord, Level};
 use crate::model::outage::OutageMode;
 use crate::model::server::Server;
-use crate::model::server::{Arrival, Request, Write};
+use crate::model::server::{Arrival, Request, TakeUp, Write};
 use crate::model::{Fate, LossSignal};
 use crate::model::{Key, Tool};
 use crate::policy::{KeyScope, Policy};
@@ -15,32 +15,32 @@ use crate::sim::intent::Intent;
 use crate::time::Tick;
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
-    /// A worker takes the attempt up: its drawn service time, slowed by the load it finds. A
-    /// server that drops expired work discards, without commit, an attempt whose client
-    /// stopped waiting before it got a worker, and takes up the next in line instead.
+    /// A worker takes the attempt up, and the server says what becomes of it (see
+    /// [`Server::take_up`]); a dropped one frees the worker for the next in line.
     pub(super) fn serve(&mut self, mut at: AttemptRef, sched: &mut Scheduler<Event>) {
         loop {
             let now = sched.now();
             let intent = self.intents.get(at.intent.slot);
             let t = intent.tool;
             let tool = &self.tools[t];
-            // A call that cannot be interrupted is still awaited: it is never dropped.
-            let dropped = tool.server.drop_expired
-                && tool.cooperative
-                && intent.expires(at.attempt).is_some_and(|t| t <= now);
-            let r = usize::from(intent.draw(at.attempt).replica);
+            // The request carries its deadline where the client keeps to one; a call that
+            // cannot be interrupted carries none, and is never dropped or abandoned.
+            let carried = tool
+                .cooperative
+                .then(|| intent.expires(at.attempt))
+                .flatten();
+            let draw = intent.draw(at.attempt);
+            let r = usize::from(draw.replica);
             let server = &mut self.hosts.servers[t][r];
-            if !dropped {
-                let service = server.service(&tool.server, intent.draw(at.attempt).service);
-                // When a server that abandons work at the deadline stops: the request's
-                // deadline, where it has one the client keeps to.
-                let deadline = (tool.server.abandon_at_deadline && tool.cooperative)
-                    .then(|| intent.expires(at.attempt))
-                    .flatten();
+            if let TakeUp::Work {
+                service,
+                abandon_at,
+            } = server.take_up(&tool.server, now, carried, draw.service)
+            {
                 if self.is_service(t) {
-                    return self.begin_work(at, t, service, deadline, sched);
+                    return self.begin_work(at, t, service, abandon_at, sched);
                 }
-                match deadline {
+                match abandon_at {
                     Some(d) if d < now.after(service) => {
                         sched.schedule_at(d.max(now), Event::Abandon { at, work: None });
                     }
@@ -73,13 +73,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         });
         let draw = intent.draw(at.attempt);
         let r = usize::from(draw.replica);
-        // A model's request needs room for what it sends and all it may generate.
-        let tokens = match (&self.tools[t].provider, spec.token_limit) {
-            (Some(provider), Some(_)) => provider.reservation(intent.sent(at.attempt).input),
-            _ => 0,
-        };
-        let arrival =
-            self.hosts.servers[t][r].arrive(spec, now, (intent.caller, tokens), write, at);
+        let input = intent.sent(at.attempt).input;
+        let arrival = self.hosts.servers[t][r].arrive(spec, now, (intent.caller, input), write, at);
         if spec.token_limit.is_some() && !matches!(arrival, Arrival::Throttled(_)) {
             intent.reserve(at.attempt);
         }
@@ -241,7 +236,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         if heard {
             sched.schedule_in(draw.reply, Event::Reply { at, reply });
         }
-        if !tool.price.is_free() || tool.provider.is_some() {
+        if tool.bills() {
             let resumes = draw.fate == Fate::StreamBroken && policy.rule.resume;
             if heard && resumes {
                 intent.received(u64::from(draw.output));
@@ -261,10 +256,9 @@ pub(super) fn to_server(server: &mut Server<AttemptRef>, intent: &mut Intent, at
     server.sent();
 }
 
-/// Attempt `attempt` of `intent` is done at `tool`'s server: answered, dropped, swallowed by an
-/// outage, or never sent on after its read. A reservation it holds in a tokens-per-minute
-/// bucket is settled: the part of its `max_tokens` it did not generate goes back, all of it
-/// where it generated nothing (dropped, or swallowed).
+/// Attempt `attempt` of `intent` is done at `tool`'s server, having generated `generated`
+/// tokens: answered, dropped, swallowed by an outage, or never sent on after its read. The
+/// server settles a reservation it holds (see [`Server::left`]).
 pub(super) fn off_server(
     server: &mut Server<AttemptRef>,
     tool: &Tool,
@@ -272,12 +266,9 @@ pub(super) fn off_server(
     (attempt, generated): (u32, u32),
 ) {
     intent.at_server(attempt, false);
-    server.left();
-    if let Some(provider) = &tool.provider
-        && intent.sent(attempt).reserved
-    {
-        let unused = provider.max_tokens.saturating_sub(generated);
-        server.settle(&tool.server, intent.caller, u64::from(unused));
+    let reserved = intent.sent(attempt).reserved;
+    server.left(&tool.server, intent.caller, reserved.then_some(generated));
+    if reserved {
         intent.settled(attempt);
     }
 }
