@@ -5,6 +5,8 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
+use plotters::drawing::DrawingAreaErrorKind;
+
 use crate::config::ConfigError;
 
 #[derive(Debug)]
@@ -18,8 +20,8 @@ pub enum Error {
     OutputInTheWay(PathBuf, InTheWay),
     /// A trace that cannot be read: the file, the line and, in JSON, the path.
     BadTrace(String),
-    /// A chart that could not be drawn or written.
-    Chart(String),
+    /// A chart that could not be drawn or written: the file, where one was being written.
+    Chart(Option<PathBuf>, ChartError),
     /// What was asked of an output folder is not in it (a configuration, an intent, a trace):
     /// what is there instead.
     NotInOutput(String),
@@ -60,10 +62,11 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Config(e) => write!(f, "{e}"),
-            Error::BadOutput(why)
-            | Error::BadTrace(why)
-            | Error::Chart(why)
-            | Error::NotInOutput(why) => f.write_str(why),
+            Error::BadOutput(why) | Error::BadTrace(why) | Error::NotInOutput(why) => {
+                f.write_str(why)
+            }
+            Error::Chart(Some(path), why) => write!(f, "{}: {why}", path.display()),
+            Error::Chart(None, why) => write!(f, "{why}"),
             Error::OutputInTheWay(path, why) => {
                 let what = match why {
                     InTheWay::NotAFolder => "exists and is not a folder".to_string(),
@@ -94,3 +97,40 @@ impl std::error::Error for Error {
         }
     }
 }
+
+/// Why a chart could not be drawn: one type the command and a library user can match on,
+/// rather than a message string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChartError {
+    /// The drawing backend refused a shape or a text: its message.
+    Draw(String),
+    /// The output folder keeps nothing this chart draws: what is missing.
+    Missing(&'static str),
+    /// The traces a timeline draws could not be read into stories: why.
+    Trace(String),
+    /// The SVG could not be turned into a PNG: resvg's or the encoder's message.
+    Raster(String),
+    /// The chart file could not be put in place: why.
+    Write(String),
+}
+
+impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for ChartError {
+    fn from(e: DrawingAreaErrorKind<E>) -> Self {
+        ChartError::Draw(e.to_string())
+    }
+}
+
+impl fmt::Display for ChartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ChartError::Draw(why)
+            | ChartError::Trace(why)
+            | ChartError::Raster(why)
+            | ChartError::Write(why) => f.write_str(why),
+            ChartError::Missing(what) => f.write_str(what),
+        }
+    }
+}
+
+impl std::error::Error for ChartError {}

@@ -73,46 +73,66 @@
 //! let retry = Policy::new("retry").with_retry(Attempts::Unlimited, &FailureClass::TRANSIENT);
 //! let keyed = retry.clone().with_key(KeyScope::PerIntent);
 //! let exp = Experiment::new("lost-replies", vec![charge], vec![retry, keyed], 20_000)?;
-//! let results = jobs(Sweep::single(exp), &Options::default(), &mut ()).map_err(|e| e.to_string())?;
+//! let results = jobs(Sweep::single(exp), &Options::default(), &mut ())?;
 //! let [retry, keyed] = &results.point(0).unwrap().policies[..] else { unreachable!() };
 //! let dup = retry.estimate(Measure::Duplicates);
 //! assert!((dup.mean - 0.25).abs() < dup.half_width, "{dup:?}");
 //! assert_eq!(keyed.estimate(Measure::Duplicates).mean, 0.0);
-//! # Ok::<(), String>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod calibrate;
-pub mod chart;
-pub mod compare;
+// The library: what a user builds experiments from, runs, and reads.
 pub mod config;
-pub mod engine;
 pub mod error;
 pub mod experiment;
-pub mod explore;
-#[doc(hidden)]
-pub mod fuzzing;
-pub mod grpc;
-#[cfg(test)]
-mod layering;
 pub mod metrics;
 pub mod model;
-pub mod output;
 pub mod policy;
 pub mod produce;
 pub mod report;
-pub mod reproduce;
-pub mod request_head;
 pub mod run;
-pub mod shard;
-pub mod sim;
-pub mod story;
-pub mod suggest;
 pub mod sweep;
 pub mod theory;
 pub mod time;
-pub mod tune;
-pub mod variate;
 pub mod verdict;
+
+// The engine's rooms: public only for the command and the tests, which are outside the crate;
+// not API, so hidden from the docs and free to change.
+#[doc(hidden)]
+pub mod calibrate;
+#[doc(hidden)]
+pub mod chart;
+#[doc(hidden)]
+pub mod compare;
+#[doc(hidden)]
+pub mod engine;
+#[doc(hidden)]
+pub mod explore;
+#[doc(hidden)]
+pub mod fuzzing;
+#[doc(hidden)]
+pub mod grpc;
+#[doc(hidden)]
+pub mod output;
+#[doc(hidden)]
+pub mod reproduce;
+#[doc(hidden)]
+pub mod request_head;
+#[doc(hidden)]
+pub mod shard;
+#[doc(hidden)]
+pub mod sim;
+#[doc(hidden)]
+pub mod story;
+#[doc(hidden)]
+pub mod suggest;
+#[doc(hidden)]
+pub mod tune;
+#[doc(hidden)]
+pub mod variate;
+
+#[cfg(test)]
+mod layering;
 
 pub use config::preset::words;
 pub use config::{ConfigError, Source};

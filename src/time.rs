@@ -67,29 +67,69 @@ const UNITS: [(&str, u64); 6] = [
 pub const DURATION_HELP: &str = "a duration such as \"250us\", \"250ms\", \"1.5s\", \"2m\" or \"1h\", \
 or a whole number of ticks (1 tick = 1 µs)";
 
-/// Parses a duration written with a unit (`"1.5s"`) into ticks, exactly.
-///
-/// Returns a sentence saying what is wrong, for the config layer to place in the file.
-pub fn parse_duration(text: &str) -> Result<Tick, String> {
+/// Why a text is not a duration: the text, and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DurationError {
+    pub text: String,
+    pub why: NotADuration,
+}
+
+/// What is wrong with a text read as a duration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NotADuration {
+    Negative,
+    NoUnit,
+    NotANumber,
+    /// More than the clock (a `u64` of microseconds) counts.
+    TooLong,
+    /// A fraction of a tick.
+    NotWhole,
+}
+
+impl fmt::Display for DurationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = &self.text;
+        match self.why {
+            NotADuration::Negative => write!(f, "`{text}` is negative; durations are zero or more"),
+            NotADuration::NoUnit => write!(f, "`{text}` has no known unit; write {DURATION_HELP}"),
+            NotADuration::NotANumber => write!(f, "`{text}` is not a number followed by a unit"),
+            NotADuration::TooLong => write!(f, "`{text}` is longer than the clock can count"),
+            NotADuration::NotWhole => {
+                write!(f, "`{text}` is not a whole number of ticks (1 tick = 1 µs)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for DurationError {}
+
+/// Parses a duration written with a unit (`"1.5s"`) into ticks, exactly; an error says what is
+/// wrong, for the config layer to place in the file.
+pub fn parse_duration(text: &str) -> Result<Tick, DurationError> {
     let text = text.trim();
+    let fail = |why| DurationError {
+        text: text.to_string(),
+        why,
+    };
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
     if text.starts_with('-') {
-        return Err(format!("`{text}` is negative; durations are zero or more"));
+        return Err(fail(NotADuration::Negative));
     }
     let Some(&(_, scale)) = UNITS.iter().find(|(name, _)| *name == unit.trim()) else {
-        return Err(format!("`{text}` has no known unit; write {DURATION_HELP}"));
+        return Err(fail(NotADuration::NoUnit));
     };
     let (whole, frac) = match number.split_once('.') {
         Some((w, f)) => (w, f),
         None => (number, ""),
     };
     if whole.is_empty() && frac.is_empty() || frac.contains('.') {
-        return Err(format!("`{text}` is not a number followed by a unit"));
+        return Err(fail(NotADuration::NotANumber));
     }
-    let too_long = || format!("`{text}` is longer than the clock can count");
+    let too_long = || fail(NotADuration::TooLong);
     let whole: u64 = if whole.is_empty() {
         0
     } else {
@@ -104,9 +144,7 @@ pub fn parse_duration(text: &str) -> Result<Tick, String> {
             .ok_or_else(too_long)?;
         let numerator: u128 = frac_digits.parse::<u128>().map_err(|_| too_long())? * scale as u128;
         if !numerator.is_multiple_of(denominator) {
-            return Err(format!(
-                "`{text}` is not a whole number of ticks (1 tick = 1 µs)"
-            ));
+            return Err(fail(NotADuration::NotWhole));
         }
         let extra = u64::try_from(numerator / denominator).map_err(|_| too_long())?;
         ticks = ticks.checked_add(extra).ok_or_else(too_long)?;
@@ -163,20 +201,15 @@ mod tests {
 
     #[test]
     fn bad_durations_say_why() {
-        assert!(parse_duration("-1s").unwrap_err().contains("negative"));
-        assert!(
-            parse_duration("0.5us")
-                .unwrap_err()
-                .contains("whole number of ticks")
-        );
-        assert!(parse_duration("10 parsecs").unwrap_err().contains("unit"));
-        assert!(parse_duration("1.2.3s").is_err());
-        assert!(parse_duration("s").is_err());
-        assert!(
-            parse_duration("99999999999999999999s")
-                .unwrap_err()
-                .contains("longer")
-        );
+        let why = |text: &str| parse_duration(text).map_err(|e| e.why);
+        assert_eq!(why("-1s"), Err(NotADuration::Negative));
+        assert_eq!(why("0.5us"), Err(NotADuration::NotWhole));
+        assert_eq!(why("10 parsecs"), Err(NotADuration::NoUnit));
+        assert_eq!(why("1.2.3s"), Err(NotADuration::NotANumber));
+        assert_eq!(why("s"), Err(NotADuration::NotANumber));
+        assert_eq!(why("99999999999999999999s"), Err(NotADuration::TooLong));
+        let said = parse_duration("0.5us").unwrap_err().to_string();
+        assert!(said.contains("`0.5us`") && said.contains("whole number of ticks"));
     }
 
     #[test]

@@ -111,7 +111,7 @@ impl Columns {
 
 fn duration(text: &str, unit: Unit) -> Result<Tick, String> {
     let scale = match unit {
-        Unit::Written => return parse_duration(text),
+        Unit::Written => return parse_duration(text).map_err(|e| e.to_string()),
         Unit::Millis => 1e3,
         Unit::Seconds => 1e6,
     };

@@ -4,6 +4,7 @@
 //! trades success for time (a timeout) or calls for refusals (a breaker) shows both sides. The
 //! latency view shows completion times beside the load.
 
+use super::ChartError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -397,7 +398,7 @@ pub fn draw<DB: DrawingBackend>(
     data: &Data,
     title: &str,
     panels: &[Panel],
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let body = super::heading(root, &format!("{title} — {}", data.name), &data.description)?;
     let swept = !data.axes.is_empty();
     let (drawn, left_out) = chosen(data, panels);
@@ -472,7 +473,7 @@ fn draw_panel<DB: DrawingBackend>(
     layout: &Layout,
     (panel, bars, top): (&Panel, &[Bar], f64),
     last: bool,
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let top = if top > 0.0 { top * 1.15 } else { 1.0 };
     let (caption, size) = caption_of(panel, bars, layout, data);
     let area = frame::caption(area, &caption, size)?;
@@ -486,8 +487,7 @@ fn draw_panel<DB: DrawingBackend>(
             (true, true) => 82,
         })
         .y_label_area_size(70)
-        .build_cartesian_2d(-0.5..(groups.len() as f64 - 0.5), 0.0..top)
-        .map_err(|e| e.to_string())?;
+        .build_cartesian_2d(-0.5..(groups.len() as f64 - 0.5), 0.0..top)?;
     // Upright names, and a sweep's point labels (under the configurations' shapes), are
     // drawn here rather than by the mesh.
     let names: Vec<String> = if layout.upright || layout.swept {
@@ -516,7 +516,7 @@ fn draw_panel<DB: DrawingBackend>(
             .collect();
         mesh.x_desc(titles.join(" / "));
     }
-    mesh.draw().map_err(|e| e.to_string())?;
+    mesh.draw()?;
     if layout.upright {
         // Turned a quarter clockwise, each name reads down from just under its bar.
         let style = (FONT, style::TICK)
@@ -526,20 +526,17 @@ fn draw_panel<DB: DrawingBackend>(
             .pos(Pos::new(HPos::Left, VPos::Center));
         for (g, name) in groups.iter().enumerate() {
             let (x, y) = chart.backend_coord(&(g as f64, 0.0));
-            root.draw(&Text::new(name.join(" / "), (x, y + 10), style.clone()))
-                .map_err(|e| e.to_string())?;
+            root.draw(&Text::new(name.join(" / "), (x, y + 10), style.clone()))?;
         }
     }
     let width = layout.width();
-    chart
-        .draw_series(bars.iter().map(|b| {
-            let x = layout.middle(b);
-            Rectangle::new(
-                [(x - 0.42 * width, 0.0), (x + 0.42 * width, b.value)],
-                style::color(b.colour).filled(),
-            )
-        }))
-        .map_err(|e| e.to_string())?;
+    chart.draw_series(bars.iter().map(|b| {
+        let x = layout.middle(b);
+        Rectangle::new(
+            [(x - 0.42 * width, 0.0), (x + 0.42 * width, b.value)],
+            style::color(b.colour).filled(),
+        )
+    }))?;
     if layout.swept {
         // Each configuration's shape under its bar, as in the legend, so that the bars are
         // told apart without their colour; the point's label under the shapes. Under the axis,
@@ -554,8 +551,7 @@ fn draw_panel<DB: DrawingBackend>(
             .pos(Pos::new(HPos::Center, VPos::Top));
         for (g, name) in groups.iter().enumerate() {
             let (x, y) = chart.backend_coord(&(g as f64, 0.0));
-            root.draw(&Text::new(name.join(" / "), (x, y + 28), style.clone()))
-                .map_err(|e| e.to_string())?;
+            root.draw(&Text::new(name.join(" / "), (x, y + 28), style.clone()))?;
         }
     }
     if !matches!(panel.ci, Interval::None) {
@@ -583,7 +579,7 @@ fn value_labels<DB: DrawingBackend>(
     layout: &Layout,
     panel: &Panel,
     bars: &[Bar],
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let decimals = fewest_decimals(bars.iter().map(|b| b.value), panel.decimals);
     let slot_pixels =
         chart.plotting_area().dim_in_pixel().0 as usize / (layout.groups.len() * layout.per_group);
@@ -613,8 +609,7 @@ fn value_labels<DB: DrawingBackend>(
         let above = b.hi.max(b.theory.unwrap_or(0.0));
         let (x, y) = chart.backend_coord(&(layout.middle(b), above));
         let clear = if b.theory.is_some() { 12 } else { 4 };
-        root.draw(&Text::new(text, (x, y - clear), style))
-            .map_err(|e| e.to_string())?;
+        root.draw(&Text::new(text, (x, y - clear), style))?;
     }
     Ok(())
 }
@@ -623,12 +618,12 @@ fn value_labels<DB: DrawingBackend>(
 fn theory_mark<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     at: (i32, i32),
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let corners = [(0, -9), (9, 0), (0, 9), (-9, 0), (0, -9)];
     let mark = EmptyElement::at(at)
         + Polygon::new(corners.to_vec(), WHITE.filled())
         + PathElement::new(corners.to_vec(), BLACK.stroke_width(2));
-    root.draw(&mark).map_err(|e| e.to_string())
+    root.draw(&mark).map_err(ChartError::from)
 }
 
 /// A bar's interval as (low, high), unscaled: none is the value itself.

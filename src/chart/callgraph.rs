@@ -7,6 +7,7 @@
 //! would be a stack nobody reads, and the last is where the sweeps of the shipped experiments
 //! end (the db down, the widest fan-out).
 
+use super::ChartError;
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -18,8 +19,14 @@ use super::style::{self, FONT};
 
 const NODE_HEIGHT: i32 = 40;
 
-pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> Result<(), String> {
-    let graph = data.graph.as_ref().ok_or("the run wrote no edges.csv")?;
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    data: &Data,
+) -> Result<(), ChartError> {
+    let graph = data
+        .graph
+        .as_ref()
+        .ok_or(ChartError::Missing("the run wrote no edges.csv"))?;
     let body = super::heading(
         root,
         &format!("Call graph — {}", data.name),
@@ -60,7 +67,7 @@ fn draw_panel<DB: DrawingBackend>(
     graph: &Graph,
     policy: &str,
     rows: &[&EdgeRow],
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let area = frame::caption(area, policy, style::LABEL)?;
     let (w, h) = area.dim_in_pixel();
     let (w, h) = (w as i32, h as i32);
@@ -76,7 +83,6 @@ fn draw_panel<DB: DrawingBackend>(
         let x = w * (2 * k + 1) / (2 * layer.len() as i32);
         (x, row_height * d as i32 + row_height / 2)
     };
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     for row in rows {
         let (Some(from), Some(to)) = (graph.node(&row.caller), graph.node(&row.callee)) else {
             continue;
@@ -86,10 +92,9 @@ fn draw_panel<DB: DrawingBackend>(
         let ink = BLACK.mix(if row.calls > 0.0 { 1.0 } else { 0.25 });
         let line = ink.stroke_width(2);
         if graph.is_fallback(policy, &row.caller, &row.callee) {
-            area.draw(&DashedPathElement::new([a, b], 8, 6, line))
-                .map_err(err)?;
+            area.draw(&DashedPathElement::new([a, b], 8, 6, line))?;
         } else {
-            area.draw(&PathElement::new([a, b], line)).map_err(err)?;
+            area.draw(&PathElement::new([a, b], line))?;
         }
         arrow_head(&area, a, b, ink)?;
         let mut label = match row.theory {
@@ -113,19 +118,16 @@ fn draw_panel<DB: DrawingBackend>(
                 (x + half, y + NODE_HEIGHT / 2),
             ],
             WHITE.filled(),
-        ))
-        .map_err(err)?;
+        ))?;
         area.draw(&Rectangle::new(
             [
                 (x - half, y - NODE_HEIGHT / 2),
                 (x + half, y + NODE_HEIGHT / 2),
             ],
             BLACK.stroke_width(2),
-        ))
-        .map_err(err)?;
+        ))?;
         let centred = font.pos(Pos::new(HPos::Center, VPos::Center));
-        area.draw(&Text::new(name.clone(), (x, y), centred))
-            .map_err(err)?;
+        area.draw(&Text::new(name.clone(), (x, y), centred))?;
     }
     Ok(())
 }
@@ -146,8 +148,8 @@ fn text_width<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     text: &str,
     font: &TextStyle,
-) -> Result<i32, String> {
-    let (w, _) = (area.estimate_text_size(text, font)).map_err(|e| e.to_string())?;
+) -> Result<i32, ChartError> {
+    let (w, _) = (area.estimate_text_size(text, font))?;
     Ok(w as i32)
 }
 
@@ -158,8 +160,7 @@ fn boxed<DB: DrawingBackend>(
     at: (i32, i32),
     size: u32,
     ink: RGBAColor,
-) -> Result<(), String> {
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+) -> Result<(), ChartError> {
     let font = (FONT, size).into_font().color(&ink).into_text_style(area);
     let half = (text_width(area, text, &font)? / 2 + 6, size as i32 / 2 + 4);
     area.draw(&Rectangle::new(
@@ -168,11 +169,10 @@ fn boxed<DB: DrawingBackend>(
             (at.0 + half.0, at.1 + half.1),
         ],
         WHITE.filled(),
-    ))
-    .map_err(err)?;
+    ))?;
     let centred = font.pos(Pos::new(HPos::Center, VPos::Center));
     area.draw(&Text::new(text.to_string(), at, centred))
-        .map_err(err)
+        .map_err(ChartError::from)
 }
 
 /// An arrow's head at `b`, pointing from `a`.
@@ -181,7 +181,7 @@ fn arrow_head<DB: DrawingBackend>(
     a: (i32, i32),
     b: (i32, i32),
     ink: RGBAColor,
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let (dx, dy) = (f64::from(b.0 - a.0), f64::from(b.1 - a.1));
     let length = dx.hypot(dy).max(1.0);
     let (ux, uy) = (dx / length, dy / length);
@@ -195,5 +195,5 @@ fn arrow_head<DB: DrawingBackend>(
         vec![b, point(14.0, 7.0), point(14.0, -7.0)],
         ink.filled(),
     ))
-    .map_err(|e| e.to_string())
+    .map_err(ChartError::from)
 }

@@ -1,6 +1,7 @@
 //! Curves: a measure per intent against the first swept key, one series per configuration (and
 //! per value of any further axis), measured points with their 95 % intervals over the theory.
 
+use super::ChartError;
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -200,7 +201,7 @@ pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     data: &Data,
     measure: Measure,
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let axis = &data.axes[0];
     let numeric: Option<Vec<f64>> = axis.values.iter().map(|v| v.parse().ok()).collect();
     // Where the axis's `i`-th value stands: the value itself, or its place among categories.
@@ -222,8 +223,7 @@ pub fn draw<DB: DrawingBackend>(
         .margin_bottom(10)
         .x_label_area_size(70)
         .y_label_area_size(100)
-        .build_cartesian_2d(scale.x.0..scale.x.1, scale.y.0..scale.y.1)
-        .map_err(|e| e.to_string())?;
+        .build_cartesian_2d(scale.x.0..scale.x.1, scale.y.0..scale.y.1)?;
     let log = scale.floor.is_some();
     let x_label = |x: &f64| match categorical {
         true => frame::category(&axis.values, *x),
@@ -251,9 +251,7 @@ pub fn draw<DB: DrawingBackend>(
         })
         .x_label_formatter(&x_label)
         .y_label_formatter(&y_label);
-    frame::styled(&mut mesh, style::TICK, style::LABEL)
-        .draw()
-        .map_err(|e| e.to_string())?;
+    frame::styled(&mut mesh, style::TICK, style::LABEL).draw()?;
     // Series that coincide must all stay visible: on a categorical axis each series stands a
     // little to the side of its category.
     let n = series.len();
@@ -326,7 +324,7 @@ pub(super) fn theory_dashes(k: usize) -> Option<(u32, u32)> {
 fn draw_theory_lines<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     lines: &[TheoryLine],
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let style = ShapeStyle::from(THEORY.mix(0.85)).stroke_width(3);
     for (k, line) in lines.iter().enumerate() {
         let points = line.path.iter().copied();
@@ -334,7 +332,7 @@ fn draw_theory_lines<DB: DrawingBackend>(
             None => chart.draw_series(LineSeries::new(points, style)),
             Some((dash, gap)) => chart.draw_series(DashedLineSeries::new(points, dash, gap, style)),
         };
-        drawn.map_err(|e| e.to_string())?;
+        drawn?;
     }
     Ok(())
 }
@@ -345,19 +343,17 @@ fn draw_theory_dashes<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     series: &[Series],
     dodge: &dyn Fn(usize) -> f64,
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let n = series.len();
     let half = 0.4 / n as f64;
     for (i, s) in series.iter().enumerate() {
         let line = ShapeStyle::from(style::color(i).mix(0.55)).stroke_width(5);
         let shift = dodge(i);
-        chart
-            .draw_series(s.marks.iter().filter_map(|m| {
-                let t = m.theory?.value;
-                let x = m.x + shift;
-                Some(PathElement::new(vec![(x - half, t), (x + half, t)], line))
-            }))
-            .map_err(|e| e.to_string())?;
+        chart.draw_series(s.marks.iter().filter_map(|m| {
+            let t = m.theory?.value;
+            let x = m.x + shift;
+            Some(PathElement::new(vec![(x - half, t), (x + half, t)], line))
+        }))?;
     }
     Ok(())
 }
@@ -368,7 +364,7 @@ fn draw_marks<DB: DrawingBackend>(
     series: &[Series],
     scale: &Scale,
     dodge: &dyn Fn(usize) -> f64,
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     for (i, s) in series.iter().enumerate() {
         let color = style::color(i);
         let shift = dodge(i);
@@ -392,13 +388,11 @@ fn draw_marks<DB: DrawingBackend>(
             closed.extend(corners.first().copied());
             PathElement::new(closed, line)
         };
-        chart
-            .draw_series(marked.into_iter().map(|m| {
-                EmptyElement::at((m.x + shift, scale.at(m.mean)))
-                    + Polygon::new(marker(i, size), fill)
-                    + edge(marker(i, size))
-            }))
-            .map_err(|e| e.to_string())?;
+        chart.draw_series(marked.into_iter().map(|m| {
+            EmptyElement::at((m.x + shift, scale.at(m.mean)))
+                + Polygon::new(marker(i, size), fill)
+                + edge(marker(i, size))
+        }))?;
     }
     Ok(())
 }
@@ -414,16 +408,14 @@ fn draw_band<DB: DrawingBackend>(
     s: &Series,
     scale: &Scale,
     color: RGBColor,
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let lower = (s.marks.iter()).map(|m| (m.x, scale.at(m.mean - m.ci)));
     let upper = (s.marks.iter().rev()).map(|m| (m.x, scale.at(m.mean + m.ci)));
     let band: Vec<(f64, f64)> = lower.chain(upper).collect();
-    chart
-        .draw_series(std::iter::once(Polygon::new(
-            band,
-            color.mix(0.15).filled(),
-        )))
-        .map_err(|e| e.to_string())?;
+    chart.draw_series(std::iter::once(Polygon::new(
+        band,
+        color.mix(0.15).filled(),
+    )))?;
     Ok(())
 }
 

@@ -2,6 +2,7 @@
 //! run kept them, `timeseries.csv` and the traces, and nothing else, so `retrysim plot` redraws
 //! exactly what `retrysim run` drew.
 
+use super::ChartError;
 use std::path::Path;
 
 use toml::Value;
@@ -331,8 +332,11 @@ impl Data {
     }
 
     /// Each configuration's first task (of replication 0) as a block of swimlanes.
-    pub fn blocks(&self) -> Result<Vec<Block>, String> {
-        let stories = self.stories.as_ref().ok_or("the run kept no traces")?;
+    pub fn blocks(&self) -> Result<Vec<Block>, ChartError> {
+        let stories = self
+            .stories
+            .as_ref()
+            .ok_or(ChartError::Missing("the run kept no traces"))?;
         stories
             .marks
             .iter()
@@ -340,7 +344,7 @@ impl Data {
                 let task = (m.calls > 1).then_some(0);
                 let story = stories
                     .story(&m.policy, 0, Some(0), task)
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| ChartError::Trace(e.to_string()))?;
                 Ok(Block::of(&story, m.policy.clone()))
             })
             .collect()

@@ -1,6 +1,7 @@
 //! What the charts of measures share around their data: an axis of named categories, the mesh
 //! in the charts' type with a faint grid, a caption in a strip of its own, and a note line.
 
+use super::ChartError;
 use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{Ranged, ValueFormatter};
@@ -45,14 +46,12 @@ pub fn caption<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     text: &str,
     size: u32,
-) -> Result<DrawingArea<DB, Shift>, String> {
+) -> Result<DrawingArea<DB, Shift>, ChartError> {
     let (strip, rest) = area.split_vertically(size + 12);
     let middle = strip.dim_in_pixel().0 as i32 / 2;
     let font = (FONT, size).into_font().into_text_style(&strip);
     let style = font.pos(Pos::new(HPos::Center, VPos::Top));
-    strip
-        .draw(&Text::new(text.to_string(), (middle, 6), style))
-        .map_err(|e| e.to_string())?;
+    strip.draw(&Text::new(text.to_string(), (middle, 6), style))?;
     Ok(rest)
 }
 
@@ -61,11 +60,10 @@ pub fn caption<DB: DrawingBackend>(
 pub fn note<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     text: &str,
-) -> Result<DrawingArea<DB, Shift>, String> {
+) -> Result<DrawingArea<DB, Shift>, ChartError> {
     let (line, rest) = area.split_vertically(30);
     let font = (FONT, style::NOTE).into_font().into_text_style(&line);
     let style = font.pos(Pos::new(HPos::Left, VPos::Center));
-    line.draw(&Text::new(text.to_string(), (40, 15), style))
-        .map_err(|e| e.to_string())?;
+    line.draw(&Text::new(text.to_string(), (40, 15), style))?;
     Ok(rest)
 }

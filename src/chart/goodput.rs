@@ -8,6 +8,7 @@
 //! thousand times the goodput, which on a linear axis of its own would lie flat on the floor,
 //! and panels on one scale compare at a glance. A rate of zero is drawn on the floor.
 
+use super::ChartError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -31,11 +32,13 @@ const GOODPUT: RGBColor = style::PALETTE[2];
 const OFFERED: RGBColor = BLACK;
 const REFUSED: RGBColor = style::PALETTE[7];
 
-pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> Result<(), String> {
-    let bins = data
-        .timeseries
-        .as_ref()
-        .ok_or("the run kept no time series (`[output] timeseries`)")?;
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    data: &Data,
+) -> Result<(), ChartError> {
+    let bins = data.timeseries.as_ref().ok_or(ChartError::Missing(
+        "the run kept no time series (`[output] timeseries`)",
+    ))?;
     let mut panels: Vec<(&str, &str)> = Vec::new();
     for policy in &data.policies {
         for b in bins.iter().filter(|b| &b.policy == policy) {
@@ -45,7 +48,7 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &Data) -> R
         }
     }
     if panels.is_empty() {
-        return Err("timeseries.csv has no rows".into());
+        return Err(ChartError::Missing("timeseries.csv has no rows"));
     }
     let body = super::heading(
         root,
@@ -82,7 +85,7 @@ fn keyed<DB: DrawingBackend>(
     body: &DrawingArea<DB, Shift>,
     data: &Data,
     refusals: bool,
-) -> Result<DrawingArea<DB, Shift>, String> {
+) -> Result<DrawingArea<DB, Shift>, ChartError> {
     let mut entries = vec![
         ("first tries", Key::Fill(FIRST)),
         ("retries", Key::Line(RETRY)),
@@ -128,7 +131,7 @@ impl Panel<'_> {
         (policy, tool): (&str, &str),
         name: &str,
         bottom: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), ChartError> {
         let (data, x_hi, (y_lo, y_hi)) = (self.data, self.x_hi, self.y);
         let caption = format!("{name}{}", data.recovery_note(policy));
         let mut chart = ChartBuilder::on(area)
@@ -142,8 +145,7 @@ impl Panel<'_> {
                 (y_lo..y_hi)
                     .log_scale()
                     .with_key_points(log_ticks(y_lo, y_hi)),
-            )
-            .map_err(|e| e.to_string())?;
+            )?;
         // The floor stands for zero, which a logarithmic axis cannot hold.
         let y_label = |y: &f64| match *y <= y_lo * 1.0001 {
             true => "0".to_string(),
@@ -159,7 +161,7 @@ impl Panel<'_> {
         if bottom {
             mesh.x_desc("time (s)");
         }
-        mesh.draw().map_err(|e| e.to_string())?;
+        mesh.draw()?;
         // The trigger and the tool's outages, shaded.
         let shaded = (data.trigger.iter().copied())
             .chain(
@@ -173,7 +175,7 @@ impl Panel<'_> {
                     BLACK.mix(0.1).filled(),
                 )
             });
-        chart.draw_series(shaded).map_err(|e| e.to_string())?;
+        chart.draw_series(shaded)?;
         // A step per bin: level across it, so a bin reads as the rate it holds.
         let floor = |y: f64| y.max(y_lo);
         let steps = |value: fn(&Bin) -> f64| -> Vec<(f64, f64)> {
@@ -184,40 +186,28 @@ impl Panel<'_> {
         // First tries as an area, retries as a line of their own, not stacked on them: on a
         // logarithmic axis the upper part of a stack shows the ratio of the two, not the
         // retries' size.
-        chart
-            .draw_series(AreaSeries::new(
-                steps(|b| b.first_tries),
-                y_lo,
-                FIRST.filled(),
-            ))
-            .map_err(|e| e.to_string())?;
-        chart
-            .draw_series(LineSeries::new(steps(|b| b.retries), RETRY.stroke_width(3)))
-            .map_err(|e| e.to_string())?;
+        chart.draw_series(AreaSeries::new(
+            steps(|b| b.first_tries),
+            y_lo,
+            FIRST.filled(),
+        ))?;
+        chart.draw_series(LineSeries::new(steps(|b| b.retries), RETRY.stroke_width(3)))?;
         let offered = steps(|b| b.offered);
-        chart
-            .draw_series(DashedLineSeries::new(
-                offered,
-                8,
-                6,
-                OFFERED.stroke_width(2),
-            ))
-            .map_err(|e| e.to_string())?;
+        chart.draw_series(DashedLineSeries::new(
+            offered,
+            8,
+            6,
+            OFFERED.stroke_width(2),
+        ))?;
         let goodput = steps(|b| b.goodput);
-        chart
-            .draw_series(LineSeries::new(goodput, GOODPUT.stroke_width(3)))
-            .map_err(|e| e.to_string())?;
+        chart.draw_series(LineSeries::new(goodput, GOODPUT.stroke_width(3)))?;
         if self.refusals {
             let line = REFUSED.stroke_width(3);
-            chart
-                .draw_series(DashedLineSeries::new(steps(|b| b.refused), 4, 4, line))
-                .map_err(|e| e.to_string())?;
+            chart.draw_series(DashedLineSeries::new(steps(|b| b.refused), 4, 4, line))?;
         }
         if let Some(at) = data.recovered_at(policy) {
             let mark = PathElement::new(vec![(at, y_lo), (at, y_hi)], BLACK.stroke_width(2));
-            chart
-                .draw_series(std::iter::once(mark))
-                .map_err(|e| e.to_string())?;
+            chart.draw_series(std::iter::once(mark))?;
         }
         Ok(())
     }

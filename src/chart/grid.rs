@@ -5,6 +5,7 @@
 //! map, each cell labelled with the share and the median time those took: a metastable cell is
 //! a share between the two, not a yes or a no.
 
+use super::ChartError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -41,7 +42,7 @@ pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     data: &Data,
     measures: &[Measure],
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let recovery = measures == RECOVERY;
     let what = if recovery { "Recovery map" } else { "Grid" };
     let body = super::heading(
@@ -118,7 +119,7 @@ impl Map<'_> {
         )
     }
 
-    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), ChartError> {
         let (data, policy) = (self.data, self.policy);
         let (xs, ys) = (&data.axes[0], &data.axes[1]);
         let (title, column, _) = *self.measure;
@@ -142,8 +143,7 @@ impl Map<'_> {
             .build_cartesian_2d(
                 -0.5..(xs.values.len() as f64 - 0.5),
                 -0.5..(ys.values.len() as f64 - 0.5),
-            )
-            .map_err(|e| e.to_string())?;
+            )?;
         chart
             .configure_mesh()
             .disable_mesh()
@@ -155,8 +155,7 @@ impl Map<'_> {
             .y_desc(style::meaning(&ys.path).unwrap_or(short(&ys.path)))
             .label_style((FONT, style::NOTE))
             .axis_desc_style((FONT, style::NOTE))
-            .draw()
-            .map_err(|e| e.to_string())?;
+            .draw()?;
         let cells: Vec<(f64, f64, (f64, Vec<String>))> = data
             .rows_of(policy)
             .filter_map(|r| {
@@ -166,19 +165,15 @@ impl Map<'_> {
             })
             .collect();
         let square = |x: f64, y: f64| [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)];
-        chart
-            .draw_series(
-                cells
-                    .iter()
-                    .map(|(x, y, (v, _))| Rectangle::new(square(*x, *y), self.look(*v).0.filled())),
-            )
-            .map_err(|e| e.to_string())?;
+        chart.draw_series(
+            cells
+                .iter()
+                .map(|(x, y, (v, _))| Rectangle::new(square(*x, *y), self.look(*v).0.filled())),
+        )?;
         // Cell edges, so a pale cell (0 %, the scale's bottom) still reads as a cell.
-        chart
-            .draw_series(cells.iter().map(|(x, y, _)| {
-                Rectangle::new(square(*x, *y), RGBColor(170, 170, 170).stroke_width(1))
-            }))
-            .map_err(|e| e.to_string())?;
+        chart.draw_series(cells.iter().map(|(x, y, _)| {
+            Rectangle::new(square(*x, *y), RGBColor(170, 170, 170).stroke_width(1))
+        }))?;
         let texts = cells.iter().flat_map(|(x, y, (v, lines))| {
             let step = 0.22;
             let top = step * (lines.len() as f64 - 1.0) / 2.0;
@@ -193,7 +188,7 @@ impl Map<'_> {
                 )
             })
         });
-        chart.draw_series(texts).map_err(|e| e.to_string())?;
+        chart.draw_series(texts)?;
         Ok(())
     }
 }

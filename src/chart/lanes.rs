@@ -4,6 +4,7 @@
 //! refusals as marks. Laid out in pixels, so every label's box is known and none is drawn over
 //! another.
 
+use super::ChartError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -108,10 +109,8 @@ fn label<DB: DrawingBackend>(
     text: &str,
     (x, y): (i32, i32),
     font: TextStyle,
-) -> Result<bool, String> {
-    let (w, h) = area
-        .estimate_text_size(text, &font)
-        .map_err(|e| e.to_string())?;
+) -> Result<bool, ChartError> {
+    let (w, h) = area.estimate_text_size(text, &font)?;
     let (w, h) = (w as i32, h as i32);
     let rect = (x, y - h / 2, x + w, y + h / 2);
     if !placed.free(rect) {
@@ -119,8 +118,7 @@ fn label<DB: DrawingBackend>(
     }
     placed.0.push(rect);
     let font = font.pos(Pos::new(HPos::Left, VPos::Center));
-    area.draw(&Text::new(text, (x, y), font))
-        .map_err(|e| e.to_string())?;
+    area.draw(&Text::new(text, (x, y), font))?;
     Ok(true)
 }
 
@@ -154,19 +152,17 @@ impl<DB: DrawingBackend> Canvas<'_, DB> {
         column(self.plot, self.span, t)
     }
 
-    fn label(&mut self, text: &str, at: (i32, i32), font: TextStyle) -> Result<bool, String> {
+    fn label(&mut self, text: &str, at: (i32, i32), font: TextStyle) -> Result<bool, ChartError> {
         label(self.body, &mut self.placed, text, at, font)
     }
 
-    fn text_width(&self, text: &str, font: &TextStyle) -> Result<i32, String> {
-        let (w, _) = (self.body)
-            .estimate_text_size(text, font)
-            .map_err(|e| e.to_string())?;
+    fn text_width(&self, text: &str, font: &TextStyle) -> Result<i32, ChartError> {
+        let (w, _) = (self.body).estimate_text_size(text, font)?;
         Ok(w as i32)
     }
 
     /// A block's lanes, from pixel row `top`.
-    fn lanes(&mut self, block: &Block, top: i32) -> Result<(), String> {
+    fn lanes(&mut self, block: &Block, top: i32) -> Result<(), ChartError> {
         let lane_top = |k: usize| top + k as i32 * LANE;
         for (k, lane) in block.lanes.iter().enumerate() {
             let mid = lane_top(k) + LANE / 2;
@@ -183,7 +179,7 @@ impl<DB: DrawingBackend> Canvas<'_, DB> {
                 vec![(self.plot.0, mid), (self.plot.1, mid)],
                 BLACK.mix(0.12),
             );
-            self.body.draw(&rule).map_err(|e| e.to_string())?;
+            self.body.draw(&rule)?;
             for bar in &lane.bars {
                 self.bar(bar, (lane_top(k) + 5, lane_top(k) + LANE - 5))?;
             }
@@ -193,7 +189,7 @@ impl<DB: DrawingBackend> Canvas<'_, DB> {
 
     /// A bar between pixel rows `y0` and `y1`: its fill by kind, a diamond where an attempt
     /// committed, and its number and outcome inside where they fit.
-    fn bar(&mut self, bar: &Bar, (y0, y1): (i32, i32)) -> Result<(), String> {
+    fn bar(&mut self, bar: &Bar, (y0, y1): (i32, i32)) -> Result<(), ChartError> {
         let body = self.body;
         let mid = (y0 + y1) / 2;
         let (x0, x1) = (
@@ -206,8 +202,7 @@ impl<DB: DrawingBackend> Canvas<'_, DB> {
             BarKind::Lookup { .. } => (style::PALETTE[5], BLACK.mix(0.6)),
         };
         body.draw(&Rectangle::new([(x0, y0), (x1, y1)], fill.filled()))
-            .and_then(|_| body.draw(&Rectangle::new([(x0, y0), (x1, y1)], outline)))
-            .map_err(|e| e.to_string())?;
+            .and_then(|_| body.draw(&Rectangle::new([(x0, y0), (x1, y1)], outline)))?;
         if let BarKind::Attempt {
             committed: true,
             outcome,
@@ -227,7 +222,7 @@ impl<DB: DrawingBackend> Canvas<'_, DB> {
                     + Polygon::new(corners.clone(), BLACK.filled())
                     + PathElement::new(corners, BLACK.stroke_width(1))
             };
-            body.draw(&mark).map_err(|e| e.to_string())?;
+            body.draw(&mark)?;
         }
         let ink_colour = if matches!(bar.kind, BarKind::Span | BarKind::Lookup { .. }) {
             BLACK
@@ -259,7 +254,7 @@ impl<DB: DrawingBackend> Canvas<'_, DB> {
     }
 
     /// A block's moments, as lines from `top` to `bottom` named under the block.
-    fn moments(&mut self, block: &Block, (top, bottom): (i32, i32)) -> Result<(), String> {
+    fn moments(&mut self, block: &Block, (top, bottom): (i32, i32)) -> Result<(), ChartError> {
         for m in &block.moments {
             let x = self.x_of(m.at.min(self.span.1));
             let (colour, name) = match m.what {
@@ -269,9 +264,7 @@ impl<DB: DrawingBackend> Canvas<'_, DB> {
                 MomentKind::BreakerRefused => (style::PALETTE[7], "breaker refused"),
             };
             let line = ShapeStyle::from(colour).stroke_width(3);
-            (self.body)
-                .draw(&PathElement::new(vec![(x, top - 4), (x, bottom)], line))
-                .map_err(|e| e.to_string())?;
+            (self.body).draw(&PathElement::new(vec![(x, top - 4), (x, bottom)], line))?;
             let text = format!("{name} at {}", time_words(m.at));
             let style = ink(14, false).color(&colour);
             let w = self.text_width(&text, &style)?;
@@ -293,16 +286,14 @@ pub fn draw<DB: DrawingBackend>(
     title: &str,
     description: &str,
     blocks: &[Block],
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let body = super::heading(root, title, description)?;
     let (width, _) = root.dim_in_pixel();
     let width = width as i32;
-    let widest = |texts: &mut dyn Iterator<Item = (&str, TextStyle)>| -> Result<i32, String> {
+    let widest = |texts: &mut dyn Iterator<Item = (&str, TextStyle)>| -> Result<i32, ChartError> {
         let mut most = 0;
         for (text, style) in texts {
-            let (w, _) = body
-                .estimate_text_size(text, &style)
-                .map_err(|e| e.to_string())?;
+            let (w, _) = body.estimate_text_size(text, &style)?;
             most = most.max(w as i32);
         }
         Ok(most)
@@ -363,7 +354,7 @@ fn legend<DB: DrawingBackend>(
     placed: &mut Placed,
     blocks: &[Block],
     width: i32,
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let mut keys: Vec<(String, RGBColor)> = Vec::new();
     let mut add = |name: &str, colour: RGBColor| {
         if !keys.iter().any(|(n, _)| n == name) {
@@ -400,9 +391,7 @@ fn legend<DB: DrawingBackend>(
         ));
     }
     for (name, colour) in entries {
-        let (w, _) = area
-            .estimate_text_size(&name, &font)
-            .map_err(|e| e.to_string())?;
+        let (w, _) = area.estimate_text_size(&name, &font)?;
         let swatch = if colour.is_some() { 26 } else { 0 };
         if x + swatch + w as i32 > width - 20 {
             x = 40;
@@ -415,8 +404,7 @@ fn legend<DB: DrawingBackend>(
                         [(x, y - 9), (x + 20, y + 9)],
                         BLACK.mix(0.6),
                     ))
-                })
-                .map_err(|e| e.to_string())?;
+                })?;
         }
         label(area, placed, &name, (x + swatch, y), font.clone())?;
         x += swatch + w as i32 + 28;
@@ -432,7 +420,7 @@ fn axis<DB: DrawingBackend>(
     plot: (i32, i32),
     y: i32,
     x_of: impl Fn(Tick) -> i32,
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     // Ticks while the span is short; milliseconds or seconds once ticks run to thousands.
     let (unit, scale) = match t1.since(t0).0 {
         s if s < 10_000 => ("ticks; 1 tick = 1 µs", 1),
@@ -441,18 +429,14 @@ fn axis<DB: DrawingBackend>(
     };
     let span = t1.since(t0).0.div_ceil(scale).max(1);
     let step = round_step(span, 10) * scale;
-    area.draw(&PathElement::new(vec![(plot.0, y), (plot.1, y)], BLACK))
-        .map_err(|e| e.to_string())?;
+    area.draw(&PathElement::new(vec![(plot.0, y), (plot.1, y)], BLACK))?;
     let font = (FONT, style::NOTE).into_font().color(&BLACK);
     let mut t = 0;
     while t <= t1.0 {
         let x = x_of(Tick(t));
-        area.draw(&PathElement::new(vec![(x, y), (x, y + 6)], BLACK))
-            .map_err(|e| e.to_string())?;
+        area.draw(&PathElement::new(vec![(x, y), (x, y + 6)], BLACK))?;
         let text = (t / scale).to_string();
-        let (w, _) = area
-            .estimate_text_size(&text, &font)
-            .map_err(|e| e.to_string())?;
+        let (w, _) = area.estimate_text_size(&text, &font)?;
         label(
             area,
             placed,
@@ -463,9 +447,7 @@ fn axis<DB: DrawingBackend>(
         t += step;
     }
     let title = &format!("time since the story began ({unit})");
-    let (w, _) = area
-        .estimate_text_size(title, &font)
-        .map_err(|e| e.to_string())?;
+    let (w, _) = area.estimate_text_size(title, &font)?;
     label(
         area,
         placed,

@@ -2,6 +2,7 @@
 //! the top (one per configuration, or per series of a chart), and a column beside a curve
 //! chart.
 
+use super::ChartError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -16,7 +17,7 @@ use super::style::{self, FONT};
 pub(super) fn legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     data: &Data,
-) -> Result<DrawingArea<DB, Shift>, String> {
+) -> Result<DrawingArea<DB, Shift>, ChartError> {
     let entries: Vec<(&str, RGBColor)> = (data.policies.iter())
         .enumerate()
         .map(|(s, name)| (name.as_str(), style::color(s)))
@@ -29,7 +30,7 @@ pub(super) fn legend<DB: DrawingBackend>(
 pub(super) fn marked<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     data: &Data,
-) -> Result<DrawingArea<DB, Shift>, String> {
+) -> Result<DrawingArea<DB, Shift>, ChartError> {
     let body = legend(area, data)?;
     for (s, (x, y)) in places(area, data.policies.iter().map(String::as_str))?.enumerate() {
         shape(area, s, (x + 13, y + 12))?;
@@ -42,13 +43,13 @@ pub(super) fn shape<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     i: usize,
     at: (i32, i32),
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let corners = marker(i, 6);
     let edge: Vec<(i32, i32)> = corners.iter().chain(corners.first()).copied().collect();
     let mark = EmptyElement::at(at)
         + Polygon::new(corners, WHITE.filled())
         + PathElement::new(edge, BLACK.stroke_width(2));
-    area.draw(&mark).map_err(|e| e.to_string())
+    area.draw(&mark).map_err(ChartError::from)
 }
 
 /// How an entry of a legend is drawn: as what it names is drawn on the chart.
@@ -70,7 +71,7 @@ pub(super) enum Key {
 pub(super) fn legend_of<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     entries: &[(&str, RGBColor)],
-) -> Result<DrawingArea<DB, Shift>, String> {
+) -> Result<DrawingArea<DB, Shift>, ChartError> {
     let keys: Vec<(&str, Key)> = (entries.iter()).map(|&(n, c)| (n, Key::Fill(c))).collect();
     keyed(area, &keys)
 }
@@ -79,7 +80,7 @@ pub(super) fn legend_of<DB: DrawingBackend>(
 pub(super) fn keyed<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     entries: &[(&str, Key)],
-) -> Result<DrawingArea<DB, Shift>, String> {
+) -> Result<DrawingArea<DB, Shift>, ChartError> {
     let text = (FONT, style::LABEL)
         .into_font()
         .into_text_style(area)
@@ -120,9 +121,8 @@ pub(super) fn keyed<DB: DrawingBackend>(
                 BLACK.stroke_width(2),
             )),
         };
-        drawn.map_err(|e| e.to_string())?;
-        top.draw(&Text::new(name.to_string(), (x + 34, y + 12), text.clone()))
-            .map_err(|e| e.to_string())?;
+        drawn?;
+        top.draw(&Text::new(name.to_string(), (x + 34, y + 12), text.clone()))?;
     }
     Ok(body)
 }
@@ -132,15 +132,12 @@ pub(super) fn keyed<DB: DrawingBackend>(
 fn places<'a, DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     names: impl Iterator<Item = &'a str>,
-) -> Result<impl Iterator<Item = (i32, i32)>, String> {
+) -> Result<impl Iterator<Item = (i32, i32)>, ChartError> {
     let font = (FONT, style::LABEL).into_font().into_text_style(area);
     let (mut x, mut row) = (40, 0);
     let mut places = Vec::new();
     for name in names {
-        let width = area
-            .estimate_text_size(name, &font)
-            .map_err(|e| e.to_string())?
-            .0 as i32;
+        let width = area.estimate_text_size(name, &font)?.0 as i32;
         if x + 34 + width > style::SIZE.0 as i32 - 20 && x > 40 {
             (x, row) = (40, row + 1);
         }
@@ -158,7 +155,7 @@ pub(super) fn side_legend<DB: DrawingBackend>(
     series: &[Series],
     measure: Measure,
     lines: &[TheoryLine],
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let text = |size: u32| {
         (FONT, size)
             .into_font()
@@ -176,12 +173,11 @@ pub(super) fn side_legend<DB: DrawingBackend>(
         true => format!("line: theory · {measured}"),
         false => measured.to_string(),
     };
-    area.draw(&Text::new(header, (10, 16), text(style::NOTE)))
-        .map_err(|e| e.to_string())?;
+    area.draw(&Text::new(header, (10, 16), text(style::NOTE)))?;
     let own_theory = has_theory && lines.is_empty();
     let row = if own_theory { 44 } else { 30 };
     let draw = |e: &dyn Fn() -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>| {
-        e().map_err(|e| e.to_string())
+        e().map_err(ChartError::from)
     };
     let mut y = 52;
     for (i, s) in series.iter().enumerate() {

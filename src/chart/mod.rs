@@ -15,6 +15,7 @@ pub mod pareto;
 mod raster;
 mod style;
 
+pub use crate::error::ChartError;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -57,7 +58,9 @@ pub fn draw_all(dir: &Path, formats: Option<&[ChartFormat]>) -> Result<Vec<PathB
     for &kind in &exp.output.charts {
         let data = Data::read(dir, kind)?;
         let size = match kind {
-            ChartKind::Timeline => lanes::size(&data.blocks().map_err(Error::Chart)?),
+            ChartKind::Timeline => {
+                lanes::size(&data.blocks().map_err(|why| Error::Chart(None, why))?)
+            }
             ChartKind::Comparison => bars::size(&data, &bars::COMPARISON),
             ChartKind::Latency => bars::size(&data, &bars::LATENCY),
             ChartKind::Tasks => bars::size(&data, &bars::TASKS),
@@ -105,19 +108,19 @@ pub fn draw_story(story: &Story, format: ChartFormat) -> Result<Vec<u8>, Error> 
         note: crate::story::text::heading(story),
         blocks: vec![lanes::Block::of(story, story.marks.policy.clone())],
     };
-    render(format, lanes::size(&lanes.blocks), &lanes).map_err(Error::Chart)
+    render(format, lanes::size(&lanes.blocks), &lanes).map_err(|why| Error::Chart(None, why))
 }
 
 /// Something that can be drawn on any backend.
 trait Picture {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>;
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ChartError>;
 }
 
 /// A chart of an output folder.
 struct Chart<'a>(&'a Data, ChartKind);
 
 impl Picture for Chart<'_> {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ChartError> {
         draw(root, self.0, self.1)
     }
 }
@@ -130,8 +133,8 @@ struct Lanes {
 }
 
 impl Picture for Lanes {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ChartError> {
+        root.fill(&WHITE)?;
         lanes::draw(root, &self.title, &self.note, &self.blocks)
     }
 }
@@ -145,9 +148,10 @@ fn write(
 ) -> Result<(), Error> {
     render(format, size, picture)
         .and_then(|bytes| {
-            crate::output::user_path::replace(path, &bytes).map_err(|e| e.to_string())
+            crate::output::user_path::replace(path, &bytes)
+                .map_err(|e| ChartError::Write(e.to_string()))
         })
-        .map_err(|why| Error::Chart(format!("{}: {why}", path.display())))
+        .map_err(|why| Error::Chart(Some(path.to_path_buf()), why))
 }
 
 /// The bytes of `picture` as an SVG or PNG file.
@@ -155,12 +159,12 @@ fn render(
     format: ChartFormat,
     size: (u32, u32),
     picture: &impl Picture,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, ChartError> {
     let mut svg = String::new();
     let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
     let drawn = picture
         .draw(&root)
-        .and_then(|()| root.present().map_err(|e| e.to_string()));
+        .and_then(|()| root.present().map_err(ChartError::from));
     drop(root);
     drawn?;
     match format {
@@ -173,8 +177,8 @@ fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     data: &Data,
     kind: ChartKind,
-) -> Result<(), String> {
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
+) -> Result<(), ChartError> {
+    root.fill(&WHITE)?;
     match kind {
         ChartKind::DuplicateCurve => curve::draw(root, data, curve::Measure::Duplicates),
         ChartKind::AttemptsCurve => curve::draw(root, data, curve::Measure::Attempts),
@@ -209,9 +213,9 @@ fn heading<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     description: &str,
-) -> Result<DrawingArea<DB, Shift>, String> {
+) -> Result<DrawingArea<DB, Shift>, ChartError> {
     let (top, body) = root.split_vertically(96);
-    let centered = |text: &str, size: u32, bold: bool| -> Result<TextStyle, String> {
+    let centered = |text: &str, size: u32, bold: bool| -> Result<TextStyle, ChartError> {
         let font = |size: u32| {
             let font = match bold {
                 true => (FONT, size, FontStyle::Bold).into_font(),
@@ -222,7 +226,7 @@ fn heading<DB: DrawingBackend>(
         };
         // A long name (a sweep named for its flags) is set smaller until it fits across.
         let room = style::SIZE.0 - 40;
-        let (width, _) = (top.estimate_text_size(text, &font(size))).map_err(|e| e.to_string())?;
+        let (width, _) = (top.estimate_text_size(text, &font(size)))?;
         Ok(match width > room {
             true => font((size * room / width).max(12)),
             false => font(size),
@@ -233,14 +237,12 @@ fn heading<DB: DrawingBackend>(
         title,
         (middle, 14),
         centered(title, style::TITLE, true)?,
-    ))
-    .map_err(|e| e.to_string())?;
+    ))?;
     top.draw(&Text::new(
         description,
         (middle, 60),
         centered(description, style::NOTE, false)?,
-    ))
-    .map_err(|e| e.to_string())?;
+    ))?;
     Ok(body)
 }
 
@@ -251,14 +253,14 @@ fn error_bar<DB: DrawingBackend>(
     lo: f64,
     hi: f64,
     color: RGBColor,
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let line = ShapeStyle::from(color).stroke_width(2);
     let cap = |y: f64| EmptyElement::at((x, y)) + PathElement::new(vec![(-8, 0), (8, 0)], line);
     let area = chart.plotting_area();
     area.draw(&PathElement::new(vec![(x, lo), (x, hi)], line))
         .and_then(|_| area.draw(&cap(lo)))
         .and_then(|_| area.draw(&cap(hi)))
-        .map_err(|e| e.to_string())
+        .map_err(ChartError::from)
 }
 
 /// A cell's number: seconds as few decimals as they need, other values to three.

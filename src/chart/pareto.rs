@@ -2,6 +2,7 @@
 //! constraint, the front of candidates no other beats on both, the constraint's bound, the
 //! choice and the policy as written. The legend stands in a column of its own.
 
+use super::ChartError;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -62,8 +63,8 @@ fn front(p: &Pareto) -> Vec<(f64, f64)> {
 }
 
 impl Picture for Pareto {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ChartError> {
+        root.fill(&WHITE)?;
         let body = super::heading(root, &self.title, &self.note)?;
         let (plot, column) = body.split_horizontally(style::SIZE.0 - 360);
         let all: Vec<(f64, f64)> = (self.points.iter().map(|(xy, _)| *xy))
@@ -87,17 +88,13 @@ impl Picture for Pareto {
             .margin_bottom(10)
             .x_label_area_size(70)
             .y_label_area_size(110)
-            .build_cartesian_2d(x0..x1, y0..y1)
-            .map_err(|e| e.to_string())?;
+            .build_cartesian_2d(x0..x1, y0..y1)?;
         let mut mesh = chart.configure_mesh();
         mesh.x_desc(&self.x_title)
             .y_desc(&self.y_title)
             .x_label_formatter(&|x| super::tick(*x))
             .y_label_formatter(&|y| super::tick(*y));
-        frame::styled(&mut mesh, style::TICK, style::LABEL)
-            .draw()
-            .map_err(|e| e.to_string())?;
-        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+        frame::styled(&mut mesh, style::TICK, style::LABEL).draw()?;
         if let Some((b, _)) = &self.bound {
             let dashes = (0..40).map(|i| {
                 let (a, z) = (
@@ -106,38 +103,28 @@ impl Picture for Pareto {
                 );
                 PathElement::new(vec![(*b, a), (*b, z)], BLACK.stroke_width(2))
             });
-            chart.draw_series(dashes).map_err(err)?;
+            chart.draw_series(dashes)?;
         }
         let grey = style::PALETTE[8];
         let (early, late): (Vec<_>, Vec<_>) = self.points.iter().partition(|(_, last)| !last);
-        chart
-            .draw_series(
-                early
-                    .iter()
-                    .map(|(xy, _)| Circle::new(*xy, 5, grey.filled())),
-            )
-            .map_err(err)?;
-        chart
-            .draw_series(
-                late.iter()
-                    .map(|(xy, _)| Circle::new(*xy, 7, style::color(0).filled())),
-            )
-            .map_err(err)?;
-        chart
-            .draw_series(LineSeries::new(
-                front(self),
-                style::color(0).stroke_width(3),
-            ))
-            .map_err(err)?;
+        chart.draw_series(
+            early
+                .iter()
+                .map(|(xy, _)| Circle::new(*xy, 5, grey.filled())),
+        )?;
+        chart.draw_series(
+            late.iter()
+                .map(|(xy, _)| Circle::new(*xy, 7, style::color(0).filled())),
+        )?;
+        chart.draw_series(LineSeries::new(
+            front(self),
+            style::color(0).stroke_width(3),
+        ))?;
         if let Some(xy) = self.as_written {
-            chart
-                .draw_series([Cross::new(xy, 12, BLACK.stroke_width(4))])
-                .map_err(err)?;
+            chart.draw_series([Cross::new(xy, 12, BLACK.stroke_width(4))])?;
         }
         if let Some(xy) = self.chosen {
-            chart
-                .draw_series([TriangleMarker::new(xy, 16, style::color(1).filled())])
-                .map_err(err)?;
+            chart.draw_series([TriangleMarker::new(xy, 16, style::color(1).filled())])?;
         }
         legend(&column, self)
     }
@@ -159,7 +146,7 @@ impl Mark {
         self,
         area: &DrawingArea<DB, Shift>,
         (x, y): (i32, i32),
-    ) -> Result<(), String> {
+    ) -> Result<(), ChartError> {
         let at = (x, y);
         let drawn = match self {
             Mark::Dropped => area.draw(&Circle::new(at, 5, style::PALETTE[8].filled())),
@@ -182,12 +169,12 @@ impl Mark {
                     ))
                 }),
         };
-        drawn.map_err(|e| e.to_string())
+        drawn.map_err(ChartError::from)
     }
 }
 
 /// The legend's column: a mark and its words per line.
-fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Pareto) -> Result<(), String> {
+fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Pareto) -> Result<(), ChartError> {
     let text = (FONT, style::NOTE)
         .into_font()
         .into_text_style(area)
@@ -205,8 +192,7 @@ fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Pareto) -> Resu
     for (i, (mark, words)) in entries.into_iter().enumerate() {
         let y = 60 + 40 * i as i32;
         mark.draw(area, (24, y))?;
-        area.draw(&Text::new(words, (48, y), text.clone()))
-            .map_err(|e| e.to_string())?;
+        area.draw(&Text::new(words, (48, y), text.clone()))?;
     }
     Ok(())
 }
@@ -357,5 +343,5 @@ fn read(dir: &Path, written: &Written, experiment: &str) -> Result<Pareto, Error
 /// The chart's bytes.
 pub fn draw(p: &Pareto, format: ChartFormat) -> Result<Vec<u8>, Error> {
     style::register_fonts();
-    render(format, style::SIZE, p).map_err(Error::Chart)
+    render(format, style::SIZE, p).map_err(|why| Error::Chart(None, why))
 }

@@ -1,6 +1,7 @@
 //! PNG charts rasterised from the SVG with resvg, text shaped with the same embedded DejaVu
 //! Sans: a PNG shows exactly what the SVG does, letters spaced as in the SVG.
 
+use super::ChartError;
 use std::sync::{Arc, OnceLock};
 
 use resvg::tiny_skia::{Pixmap, Transform};
@@ -22,16 +23,18 @@ fn fonts() -> Arc<fontdb::Database> {
 }
 
 /// The PNG of `svg`, at the SVG's own size.
-pub fn png(svg: &str) -> Result<Vec<u8>, String> {
+pub fn png(svg: &str) -> Result<Vec<u8>, ChartError> {
     let options = Options {
         fontdb: fonts(),
         ..Options::default()
     };
-    let tree = Tree::from_str(svg, &options).map_err(|e| format!("cannot read the SVG: {e}"))?;
+    let tree = Tree::from_str(svg, &options)
+        .map_err(|e| ChartError::Raster(format!("cannot read the SVG: {e}")))?;
     let size = tree.size().to_int_size();
-    let mut pixmap = Pixmap::new(size.width(), size.height()).ok_or("an empty chart")?;
+    let mut pixmap = Pixmap::new(size.width(), size.height())
+        .ok_or(ChartError::Raster("an empty chart".into()))?;
     resvg::render(&tree, Transform::default(), &mut pixmap.as_mut());
     pixmap
         .encode_png()
-        .map_err(|e| format!("cannot encode the PNG: {e}"))
+        .map_err(|e| ChartError::Raster(format!("cannot encode the PNG: {e}")))
 }

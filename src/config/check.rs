@@ -120,7 +120,7 @@ impl Check<'_> {
             ),
             Value::String(s) => match parse_duration(s) {
                 Ok(t) => Ok(t),
-                Err(why) => self.error_allowing(value.span(), path, why, DURATION_HELP),
+                Err(why) => self.error_allowing(value.span(), path, why.to_string(), DURATION_HELP),
             },
             other => self.error_allowing(
                 value.span(),

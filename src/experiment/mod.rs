@@ -58,12 +58,16 @@ impl Experiment {
         tools: Vec<Tool>,
         mut policies: Vec<Policy>,
         tasks: u64,
-    ) -> Result<Experiment, String> {
+    ) -> Result<Experiment, WaitError> {
         let calls: Vec<usize> = (0..tools.len()).collect();
         let graph = Graph::build(&calls, &vec![Vec::new(); tools.len()], &[]);
         for policy in &mut policies {
-            policy.time.waits = (policy.resolve_waits(&tools, &calls))
-                .map_err(|(key, why)| format!("{}: {key}: {why}", policy.name))?;
+            policy.time.waits =
+                (policy.resolve_waits(&tools, &calls)).map_err(|(key, why)| WaitError {
+                    policy: policy.name.clone(),
+                    key,
+                    why,
+                })?;
         }
         Ok(Experiment {
             name: name.into(),
@@ -187,3 +191,20 @@ impl Experiment {
         Windows::around(from, until, end)
     }
 }
+
+/// A policy's wait (`timeout` or `hedge_delay`) that a tool's latencies cannot answer: the
+/// policy, the key and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WaitError {
+    pub policy: String,
+    pub key: &'static str,
+    pub why: crate::model::RoundTripError,
+}
+
+impl std::fmt::Display for WaitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}: {}", self.policy, self.key, self.why)
+    }
+}
+
+impl std::error::Error for WaitError {}

@@ -148,35 +148,31 @@ impl Tool {
 
     /// The constant time of the two network legs, which round-trip questions need: the round
     /// trip is then the service time shifted, and its distribution is exactly known.
-    fn network(&self) -> Result<Tick, String> {
+    fn network(&self) -> Result<Tick, RoundTripError> {
+        let fail = |why| RoundTripError {
+            tool: self.name.clone(),
+            why,
+        };
         if self.script.is_some() {
-            return Err(format!(
-                "tool \"{}\" is scripted: a timeout from its latency has no distribution to read",
-                self.name
-            ));
+            return Err(fail(NoRoundTrip::Scripted));
         }
         match (&self.request_latency, &self.reply_latency) {
             (Latency::Constant(a), Latency::Constant(b)) => Ok(a.after(*b)),
-            _ => Err(format!(
-                "tool \"{}\": a timeout from its latency needs constant request and reply latencies",
-                self.name
-            )),
+            _ => Err(fail(NoRoundTrip::VariableNetwork)),
         }
     }
 
     /// The p-quantile of the round trip (request + service + reply).
-    pub fn round_trip_quantile(&self, p: f64) -> Result<Tick, String> {
+    pub fn round_trip_quantile(&self, p: f64) -> Result<Tick, RoundTripError> {
         Ok(self.network()?.after(self.service_time.quantile(p)))
     }
 
     /// The longest round trip.
-    pub fn round_trip_max(&self) -> Result<Tick, String> {
+    pub fn round_trip_max(&self) -> Result<Tick, RoundTripError> {
         let network = self.network()?;
-        let service = self.service_time.max().ok_or_else(|| {
-            format!(
-                "tool \"{}\": its service time has no maximum (only constant, uniform and empirical do)",
-                self.name
-            )
+        let service = self.service_time.max().ok_or_else(|| RoundTripError {
+            tool: self.name.clone(),
+            why: NoRoundTrip::NoMaximum,
         })?;
         Ok(network.after(service))
     }
@@ -250,3 +246,44 @@ impl Tool {
         }
     }
 }
+
+/// Why a tool's round trip has no quantile or maximum to read: the tool, and what it lacks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoundTripError {
+    pub tool: String,
+    pub why: NoRoundTrip,
+}
+
+/// What a tool lacks for a round trip to be read from its latencies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NoRoundTrip {
+    /// A script decides every attempt: there is no distribution to read.
+    Scripted,
+    /// The request and reply legs are not constant, so the round trip is no shifted service time.
+    VariableNetwork,
+    /// The service time has no maximum (only constant, uniform and empirical have one).
+    NoMaximum,
+}
+
+impl std::fmt::Display for RoundTripError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let tool = &self.tool;
+        match self.why {
+            NoRoundTrip::Scripted => write!(
+                f,
+                "tool \"{tool}\" is scripted: a timeout from its latency has no distribution to read"
+            ),
+            NoRoundTrip::VariableNetwork => write!(
+                f,
+                "tool \"{tool}\": a timeout from its latency needs constant request and reply latencies"
+            ),
+            NoRoundTrip::NoMaximum => write!(
+                f,
+                "tool \"{tool}\": its service time has no maximum (only constant, uniform and empirical do)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RoundTripError {}

@@ -335,7 +335,7 @@ impl Policy {
         &self,
         tools: &[Tool],
         called: &[usize],
-    ) -> Result<Vec<Waits>, (&'static str, String)> {
+    ) -> Result<Vec<Waits>, (&'static str, crate::model::RoundTripError)> {
         let mut waits = vec![Waits::default(); tools.len()];
         for &t in called {
             let timeout = self

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::model::Tool;
+use crate::model::{RoundTripError, Tool};
 use crate::time::Tick;
 
 /// A wait measured from an attempt's dispatch, as the config writes it: a policy's `timeout`
@@ -63,7 +63,7 @@ pub struct Waits {
 impl Wait {
     /// This wait on `tool`, in ticks (`None`: for ever); an error says why the tool's latencies
     /// cannot answer the rule.
-    pub fn on(self, tool: &Tool) -> Result<Option<Tick>, String> {
+    pub fn on(self, tool: &Tool) -> Result<Option<Tick>, RoundTripError> {
         match self {
             Wait::None => Ok(None),
             Wait::Fixed(t) => Ok(Some(t)),

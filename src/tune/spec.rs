@@ -367,7 +367,8 @@ fn values(value: &Value) -> Result<Vec<Value>, String> {
             .map(|x| Value::Integer(x.round() as i64))
             .collect(),
         (Value::String(a), Value::String(b)) => {
-            let (a, b) = (parse_duration(a)?, parse_duration(b)?);
+            let parse = |t: &str| parse_duration(t).map_err(|e| e.to_string());
+            let (a, b) = (parse(a)?, parse(b)?);
             // Durations to the millisecond above one, as a person would write them.
             (steps(a.0 as f64, b.0 as f64)?.into_iter())
                 .map(|x| {

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use serde_json::json;
 use toml::{Table, Value};
 
-use crate::config::{Origin, Source};
+use crate::config::{ConfigError, Origin, Source};
 use crate::model::FailureClass as C;
 use crate::policy::{Attempts, Backoff, Growth, Jitter, Policy, RetryAfter, RetryAfterFrom, Wait};
 use crate::time::{TICKS_PER_SECOND, Tick};
@@ -79,7 +79,7 @@ pub fn say(policy: &Policy, library: &str) -> Option<InWords> {
 }
 
 /// The policy a preset table expands to, read as any config's is.
-pub fn expand(library: &str, preset: &Value) -> Result<Policy, String> {
+pub fn expand(library: &str, preset: &Value) -> Result<Policy, ConfigError> {
     let mut policy = Table::new();
     policy.insert("name".into(), "p".into());
     let mut p = Table::new();
@@ -94,9 +94,7 @@ pub fn expand(library: &str, preset: &Value) -> Result<Policy, String> {
         text: toml::to_string(&doc).expect("a TOML table serializes"),
         origin: Origin::Text,
     };
-    let sweep = source
-        .sweep()
-        .map_err(|e| format!("{}: {}", e.path, e.message))?;
+    let sweep = source.sweep()?;
     Ok(sweep.base.policies[0].clone())
 }
 

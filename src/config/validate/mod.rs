@@ -336,7 +336,12 @@ fn waits(
             &raw.hedge_delay
         };
         let span = value.as_ref().map_or(0..0, |v| v.span());
-        check.error_allowing(span, &format!("{path}.{key}"), why, TIMEOUT_HELP)
+        check.error_allowing(
+            span,
+            &format!("{path}.{key}"),
+            why.to_string(),
+            TIMEOUT_HELP,
+        )
     })
 }
 
