@@ -205,6 +205,12 @@ impl Tool {
         self.burst.is_none() && self.replicas.iter().all(|r| r.faults == self.faults)
     }
 
+    /// The timer a client sets on an attempt it granted `granted`: none on a call that cannot
+    /// be abandoned (not cooperative), which is awaited however long it takes.
+    pub fn timer(&self, granted: Option<Tick>) -> Option<Tick> {
+        granted.filter(|_| self.cooperative)
+    }
+
     /// Whether its attempts are billed: a price, or a model's tokens.
     pub fn bills(&self) -> bool {
         !self.price.is_free() || self.provider.is_some()

@@ -326,7 +326,7 @@ impl Intent {
             intent: self.id,
             attempt,
             now,
-            wait: granted.filter(|_| tool.1.cooperative),
+            wait: tool.1.timer(granted),
             streams,
             words: &words,
         };

@@ -59,7 +59,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         // The trace records what the client granted; a non-cooperative call cannot be
         // abandoned, so no timer is set for it.
         let granted = limits.grant(policy.time.waits[intent.tool].timeout, start, now);
-        let wait = granted.filter(|_| tool.cooperative);
+        let wait = tool.timer(granted);
         let replica = self.balance(slot, now);
         let intent = self.intents.get(slot);
         // A call carrying its caller's deadline never starts an attempt after it: the gates
