@@ -481,7 +481,7 @@ fn draw_panel<DB: DrawingBackend>(
     let mut chart = ChartBuilder::on(&area)
         .margin(14)
         .x_label_area_size(match (layout.swept, last) {
-            (false, _) if layout.upright => 16 + 11 * layout.longest as u32,
+            (false, _) if layout.upright => NAME_GAP as u32 + 6 + 11 * layout.longest as u32,
             (false, _) => 40,
             (true, false) => 50,
             (true, true) => 82,
@@ -518,7 +518,8 @@ fn draw_panel<DB: DrawingBackend>(
     }
     mesh.draw()?;
     if layout.upright {
-        // Turned a quarter clockwise, each name reads down from just under its bar.
+        // Turned a quarter clockwise, each name reads down from under its bar, clear of a
+        // closed form's diamond on the axis.
         let style = (FONT, style::TICK)
             .into_font()
             .transform(FontTransform::Rotate90)
@@ -526,7 +527,11 @@ fn draw_panel<DB: DrawingBackend>(
             .pos(Pos::new(HPos::Left, VPos::Center));
         for (g, name) in groups.iter().enumerate() {
             let (x, y) = chart.backend_coord(&(g as f64, 0.0));
-            root.draw(&Text::new(name.join(" / "), (x, y + 10), style.clone()))?;
+            root.draw(&Text::new(
+                name.join(" / "),
+                (x, y + NAME_GAP),
+                style.clone(),
+            ))?;
         }
     }
     let width = layout.width();
@@ -614,12 +619,18 @@ fn value_labels<DB: DrawingBackend>(
     Ok(())
 }
 
+/// Half the height of a closed form's diamond, stroke included.
+const DIAMOND: i32 = 10;
+/// How far under the axis an upright name starts: clear of a diamond drawn at 0.
+const NAME_GAP: i32 = DIAMOND + 4;
+
 /// A closed form's mark at `at`: a hollow diamond.
 fn theory_mark<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     at: (i32, i32),
 ) -> Result<(), ChartError> {
-    let corners = [(0, -9), (9, 0), (0, 9), (-9, 0), (0, -9)];
+    let r = DIAMOND - 1;
+    let corners = [(0, -r), (r, 0), (0, r), (-r, 0), (0, -r)];
     let mark = EmptyElement::at(at)
         + Polygon::new(corners.to_vec(), WHITE.filled())
         + PathElement::new(corners.to_vec(), BLACK.stroke_width(2));
