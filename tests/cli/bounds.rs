@@ -72,8 +72,15 @@ fn model(input: &str, extra: &str) -> String {
     )
 }
 
-#[expect(clippy::too_many_lines, reason = "a table of cases, one entry each")]
 fn cases() -> Vec<Case> {
+    [integer_cases(), size_cases(), token_cases()]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// Integers past what TOML holds, in a file or on the command line.
+fn integer_cases() -> Vec<Case> {
     let big_seed = good_with("seed = 1", &format!("seed = {BIG}"));
     vec![
         case(
@@ -115,6 +122,12 @@ fn cases() -> Vec<Case> {
             &["--seed", "9223372036854775808"],
             &["9223372036854775808 is outside the integers a config holds"],
         ),
+    ]
+}
+
+/// Counts that size memory or work past their bounds: replicas, callers, fan-outs, chains.
+fn size_cases() -> Vec<Case> {
+    vec![
         case(
             "a billion replicas",
             good_with(
@@ -178,6 +191,12 @@ fn cases() -> Vec<Case> {
             &[],
             &["a chain of more than 100 services"],
         ),
+    ]
+}
+
+/// A model's token counts, an agent's turns and a price past what they allow.
+fn token_cases() -> Vec<Case> {
+    vec![
         case(
             "a token count past its bound",
             model("{ dist = \"constant\", value = 2000000000000 }", ""),

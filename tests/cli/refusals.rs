@@ -71,21 +71,22 @@ fn with_policy(extra: &str) -> String {
     )
 }
 
-#[expect(clippy::too_many_lines, reason = "a table of cases, one entry each")]
 fn config_cases() -> Vec<Case> {
-    let long_name = format!("name = \"{}\"", "x".repeat(101));
-    // "café" in Latin-1, in a comment on line 14.
-    let at = GOOD.find("name = \"p\"").unwrap() + "name = \"p\"".len();
-    let latin = [
-        &GOOD.as_bytes()[..at],
-        b" # caf\xE9",
-        &GOOD.as_bytes()[at..],
+    [
+        tool_cases(),
+        key_cases(),
+        policy_cases(),
+        sweep_and_file_cases(),
+        latency_file_cases(),
     ]
-    .concat();
-    let mut big = GOOD.to_string();
-    big.push_str(&format!("# {}\n", "x".repeat(1024 * 1024)));
-    let long_line = good_with("seed = 1", &format!("seed = {}x", "1".repeat(200_000)));
-    let mut cases = vec![
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// A tool's faults, replicas and bursts.
+fn tool_cases() -> Vec<Case> {
+    let cases = vec![
         config_case(
             "a probability above 1",
             good_with("reply_loss = 0.2", "reply_loss = 1.5"),
@@ -144,6 +145,14 @@ fn config_cases() -> Vec<Case> {
             ),
             &["tool[0].burst.bad", "a spell of 0 never happens"],
         ),
+    ];
+    cases
+}
+
+/// Unknown keys and values: durations, counts and names.
+fn key_cases() -> Vec<Case> {
+    let long_name = format!("name = \"{}\"", "x".repeat(101));
+    let cases = vec![
         config_case(
             "an unknown balancer",
             with_policy("balancer = \"least_outstandng\""),
@@ -232,6 +241,13 @@ fn config_cases() -> Vec<Case> {
             good_with("tasks = 10", "tasks = 10\ncalls = [\"refund\"]"),
             &["c.toml:6:", "workload.calls", "refund"],
         ),
+    ];
+    cases
+}
+
+/// A policy's rules, and those that hold across keys.
+fn policy_cases() -> Vec<Case> {
+    let cases = vec![
         config_case(
             "a percentile timeout on random legs",
             good_with(
@@ -304,6 +320,24 @@ fn config_cases() -> Vec<Case> {
                 "\"late\", \"in_time\"",
             ],
         ),
+    ];
+    cases
+}
+
+/// Sweeps, charts, TOML itself and the file read.
+fn sweep_and_file_cases() -> Vec<Case> {
+    // "café" in Latin-1, in a comment on line 14.
+    let at = GOOD.find("name = \"p\"").unwrap() + "name = \"p\"".len();
+    let latin = [
+        &GOOD.as_bytes()[..at],
+        b" # caf\xE9",
+        &GOOD.as_bytes()[at..],
+    ]
+    .concat();
+    let mut big = GOOD.to_string();
+    big.push_str(&format!("# {}\n", "x".repeat(1024 * 1024)));
+    let long_line = good_with("seed = 1", &format!("seed = {}x", "1".repeat(200_000)));
+    let cases = vec![
         config_case(
             "a sweep over an unknown key",
             format!(
@@ -378,6 +412,13 @@ fn config_cases() -> Vec<Case> {
             &["c.toml:2:8:", "…", "^"],
         ),
     ];
+    cases
+}
+
+/// A latency file that is not one: a bad cell, a wrong column, a negative delay, missing, or
+/// outside the config's folder.
+fn latency_file_cases() -> Vec<Case> {
+    let mut cases = Vec::new();
     // Latency CSVs beside the config.
     for (name, csv, says) in [
         (

@@ -176,16 +176,9 @@ fn backoff() -> impl Strategy<Value = Backoff> {
         })
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "167 lines: to be split by what it does"
-)]
-fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
-    let attempts = prop_oneof![
-        (1u32..6).prop_map(Attempts::AtMost),
-        Just(Attempts::Unlimited)
-    ];
-    let retry_on = (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
+/// Which of the transient failures the policy retries.
+fn retry_on() -> impl Strategy<Value = RetryOn> {
+    (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
         |(reset, errors, late, connect)| {
             let classes = [
                 (reset, FailureClass::Reset),
@@ -199,12 +192,32 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                 .map(|(_, c)| c)
                 .collect::<RetryOn>()
         },
-    );
-    let timeout = prop_oneof![
-        Just(Wait::None),
-        (1u64..20_000).prop_map(|t| Wait::Fixed(Tick(t)))
-    ];
-    let limits = (
+    )
+}
+
+/// Layers around the innermost with the caps `outer`, each with the same classes and backoff.
+fn layers(outer: &[u32], retry_on: RetryOn, backoff: Backoff) -> Option<Layers> {
+    (!outer.is_empty()).then(|| Layers {
+        outer: outer
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| Layer {
+                name: format!("layer-{i}"),
+                retry: Retry {
+                    max_attempts: Attempts::AtMost(n),
+                    retry_on,
+                },
+                backoff,
+            })
+            .collect(),
+        innermost: "sdk".into(),
+        reset_each: false,
+    })
+}
+
+/// A deadline, a dispatch cap and a cancellation, each sometimes.
+fn limits() -> impl Strategy<Value = Limits> {
+    (
         proptest::option::of(1u64..50_000),
         proptest::option::of(1u32..6),
         proptest::option::of(1u64..50_000),
@@ -214,8 +227,12 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
             dispatch_cap,
             cancel_after: cancel_after.map(Tick),
             admission: None,
-        });
-    let budget = prop_oneof![
+        })
+}
+
+/// No retry budget, or one of three kinds.
+fn budget() -> impl Strategy<Value = Option<BudgetRule>> {
+    prop_oneof![
         Just(None),
         (1.0f64..20.0, 0.0f64..1.0).prop_map(|(max_tokens, token_ratio)| Some(
             BudgetRule::TokenBucket {
@@ -236,9 +253,13 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
             min_per_second: 0.0,
             percent
         })),
-    ];
+    ]
+}
+
+/// No breaker, or one on a few failures in a row, refusing everything or only retries.
+fn breaker() -> impl Strategy<Value = Option<BreakerRule>> {
     let refuses = prop_oneof![Just(Refuses::All), Just(Refuses::Retries)];
-    let breaker = proptest::option::of((1u32..4, 1u64..50_000, refuses)).prop_map(|b| {
+    proptest::option::of((1u32..4, 1u64..50_000, refuses)).prop_map(|b| {
         b.map(|(n, open, refuses)| BreakerRule {
             trip: Trip::Consecutive(n),
             refuses,
@@ -246,9 +267,13 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
             half_open_probes: 1,
             counts: FailureClass::ALL.into_iter().collect(),
         })
-    });
-    // A fixed or adaptive limit of a few calls, refusing at once or with a short line.
-    let concurrency = proptest::option::of((1u32..4, any::<bool>(), 0u32..3)).prop_map(|c| {
+    })
+}
+
+/// No concurrency limit, or a fixed or adaptive limit of a few calls, refusing at once or with
+/// a short line.
+fn concurrency() -> impl Strategy<Value = Option<ConcurrencyRule>> {
+    proptest::option::of((1u32..4, any::<bool>(), 0u32..3)).prop_map(|c| {
         c.map(|(limit, aimd, queue)| ConcurrencyRule {
             limit: if aimd {
                 LimitRule::Aimd {
@@ -263,7 +288,18 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
             },
             queue,
         })
-    });
+    })
+}
+
+fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
+    let attempts = prop_oneof![
+        (1u32..6).prop_map(Attempts::AtMost),
+        Just(Attempts::Unlimited)
+    ];
+    let timeout = prop_oneof![
+        Just(Wait::None),
+        (1u64..20_000).prop_map(|t| Wait::Fixed(Tick(t)))
+    ];
     // Up to two layers around the innermost, each with its own cap and the same classes.
     let outer = proptest::collection::vec(1u32..4, 0..3);
     let hedge = proptest::option::of(1u64..20_000)
@@ -271,19 +307,19 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
     let hedging = prop_oneof![Just(Hedging::Single), Just(Hedging::Staggered)];
     (
         attempts,
-        retry_on,
+        retry_on(),
         timeout,
         backoff(),
-        limits,
+        limits(),
         hedging,
         (
             any::<bool>(),
-            breaker,
-            budget,
+            breaker(),
+            budget(),
             outer,
             hedge,
             prop_oneof![Just(0.0), 0.0f64..1.0],
-            concurrency,
+            concurrency(),
             // botocore's adaptive limiter, sometimes.
             proptest::option::of(Just(SendRateRule::BOTOCORE)),
         ),
@@ -307,22 +343,7 @@ fn policy(key: KeyScope) -> impl Strategy<Value = Policy> {
                     send_rate,
                 ),
             )| {
-                let layers = (!outer.is_empty()).then(|| Layers {
-                    outer: outer
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &n)| Layer {
-                            name: format!("layer-{i}"),
-                            retry: Retry {
-                                max_attempts: Attempts::AtMost(n),
-                                retry_on,
-                            },
-                            backoff,
-                        })
-                        .collect(),
-                    innermost: "sdk".into(),
-                    reset_each: false,
-                });
+                let layers = layers(&outer, retry_on, backoff);
                 // A timeout shorter than the network legs fails every attempt: unlimited
                 // attempts would then run to the horizon, one every few ticks.
                 let cap = match (timeout, max_attempts) {
