@@ -13,7 +13,9 @@
 //!
 //! Ties keep the engine's contract, first scheduled first run: events of one tick enter the
 //! current line in scheduling order (those filed from one bucket are put in order by their
-//! sequence numbers; those scheduled during the tick come later and go at the back).
+//! place, the tick they were scheduled at and their sequence number; those scheduled during
+//! the tick come later and go at the back). An event may be placed as if scheduled later, by
+//! a step it stands for (see [`Scheduler::place`]).
 
 use std::collections::VecDeque;
 
@@ -25,11 +27,21 @@ const LEVELS: usize = 16;
 /// holds earlier ticks.
 const BUCKETS: usize = LEVELS * 16;
 
-/// One waiting event: its tick, its place in scheduling order, and the event.
+/// One waiting event: its tick, its place in scheduling order, and the event. The place is the
+/// tick it was scheduled at and its sequence number then, so that an event placed as if an
+/// earlier one had scheduled it later (see [`Scheduler::place`]) takes that one's turn.
 struct Entry<E> {
     at: u64,
-    seq: u64,
+    placed: Placed,
     event: E,
+}
+
+/// Where an event stands among the events of its tick: the tick it was scheduled at, then its
+/// sequence number. Events scheduled the ordinary way are placed in sequence order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Placed {
+    tick: u64,
+    seq: u64,
 }
 
 /// The clock and the events waiting to run.
@@ -85,13 +97,33 @@ impl<E> Scheduler<E> {
 
     /// Schedules `event` at tick `at`, which must not be in the past.
     pub fn schedule_at(&mut self, at: Tick, event: E) {
-        assert!(at >= self.now, "event scheduled in the past");
-        let entry = Entry {
-            at: at.0,
+        let placed = self.place(self.now);
+        self.schedule_placed(at, placed, event);
+    }
+
+    /// A place in scheduling order for an event that an event scheduled now, to run at
+    /// `tick`, would have scheduled when it ran: the event that folds a later step into this
+    /// one keeps that step's turn among ties.
+    pub fn place(&mut self, tick: Tick) -> Placed {
+        assert!(tick >= self.now, "placed in the past");
+        let placed = Placed {
+            tick: tick.0,
             seq: self.next_seq,
-            event,
         };
         self.next_seq += 1;
+        placed
+    }
+
+    /// Schedules `event` at tick `at`, taking the turn `placed` among the events of its tick;
+    /// `placed` is no later than `at`.
+    pub fn schedule_placed(&mut self, at: Tick, placed: Placed, event: E) {
+        assert!(at >= self.now, "event scheduled in the past");
+        debug_assert!(placed.tick <= at.0, "placed after its tick");
+        let entry = Entry {
+            at: at.0,
+            placed,
+            event,
+        };
         if at.0 < self.last {
             // Only after a run stopped at its horizon, having looked at an event beyond it.
             self.rebase(at.0);
@@ -102,6 +134,11 @@ impl<E> Scheduler<E> {
     /// Schedules `event` a span of `delay` ticks from now.
     pub fn schedule_in(&mut self, delay: Tick, event: E) {
         self.schedule_at(self.now.after(delay), event);
+    }
+
+    /// Whether no other event is due at the current tick: one scheduled now would run next.
+    pub fn nothing_else_now(&self) -> bool {
+        self.current.is_empty()
     }
 
     /// The tick of the next event, if any.
@@ -158,7 +195,7 @@ impl<E> Scheduler<E> {
         if self.current.len() > 1 {
             self.current
                 .make_contiguous()
-                .sort_unstable_by_key(|e| e.seq);
+                .sort_unstable_by_key(|e| e.placed);
         }
         Some(())
     }
@@ -168,7 +205,7 @@ impl<E> Scheduler<E> {
     fn rebase(&mut self, at: u64) {
         let mut waiting: Vec<Entry<E>> = self.current.drain(..).collect();
         waiting.extend(self.buckets.iter_mut().flat_map(|b| b.drain(..)));
-        waiting.sort_unstable_by_key(|e| e.seq);
+        waiting.sort_unstable_by_key(|e| e.placed);
         self.occupied = [0; BUCKETS / 64];
         self.last = at;
         for entry in waiting {
@@ -193,6 +230,37 @@ mod tests {
                 sched.schedule_in(Tick::ZERO, event + 100);
             }
         }
+    }
+
+    /// Events 5 and 15 each schedule `event + 1` for tick 20, when they run.
+    struct Forward(Vec<(u64, u32)>);
+
+    impl Model for Forward {
+        type Event = u32;
+        fn handle(&mut self, event: u32, sched: &mut Scheduler<u32>) {
+            self.0.push((sched.now().0, event));
+            if event % 10 == 5 {
+                sched.schedule_at(Tick(20), event + 1);
+            }
+        }
+    }
+
+    #[test]
+    fn a_placed_event_takes_the_turn_of_the_step_it_stands_for() {
+        // Event 11 stands for what a step at tick 10 would have scheduled for tick 20: it runs
+        // after what tick 5 scheduled for 20 and before what tick 15 did, though scheduled first.
+        let mut sched = Scheduler::new();
+        let placed = sched.place(Tick(10));
+        sched.schedule_placed(Tick(20), placed, 11);
+        sched.schedule_at(Tick(5), 5);
+        sched.schedule_at(Tick(15), 15);
+        let mut model = Forward(Vec::new());
+        assert_eq!(run(&mut model, &mut sched, Tick::MAX), Ending::Drained);
+        let at_20: Vec<u32> = (model.0.iter())
+            .filter(|e| e.0 == 20)
+            .map(|e| e.1)
+            .collect();
+        assert_eq!(at_20, [6, 11, 16]);
     }
 
     #[test]

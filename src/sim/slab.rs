@@ -59,6 +59,13 @@ impl Slab {
         &mut entry.intent
     }
 
+    /// The intent in `slot`, to read.
+    pub fn peek(&self, slot: u32) -> &Intent {
+        let entry = &self.slots[slot as usize];
+        assert!(entry.live, "events refer to live intents only");
+        &entry.intent
+    }
+
     /// The intent `handle` was given to, if it is still there.
     pub fn find(&mut self, handle: Handle) -> Option<&mut Intent> {
         let entry = &mut self.slots[handle.slot as usize];

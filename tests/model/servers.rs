@@ -178,9 +178,11 @@ fn a_bounded_line_never_exceeds_its_limit() {
 
 /// Where nothing can happen between an attempt's arrival and the end of its service that the
 /// run does not know at its dispatch — every call taken up at once, or a plain
-/// first-come-first-served line reached over a constant leg — the two are one event. Every
-/// intent's story is the same as with the events apart (forced here by a time series, which
-/// watches the workers), attempt by attempt, with fewer events.
+/// first-come-first-served line reached over a constant leg — the two are one event; and where
+/// nothing can happen to the intent before the reply either (no timer that fires first), the
+/// server answers at the send and the reply is the attempt's one event. Every intent's story is
+/// the same as with the events apart (forced here by a time series, which watches the workers),
+/// attempt by attempt, with fewer events.
 #[test]
 fn arrival_and_service_as_one_event_change_no_intent() {
     let config = |workers: &str, output: &str| {
@@ -210,11 +212,14 @@ fn arrival_and_service_as_one_event_change_no_intent() {
             "{workers}: {few} events against {many}"
         );
     }
-    // A line whose requests may overtake each other on the way is run event by event.
+    // A line whose requests may overtake each other on the way is run event by event: the
+    // same stories, without the fifth of the events the foreseen lines save.
     let varied = "workers = 2\nrequest_latency = { dist = \"exponential\", mean = \"1ms\" }";
     let (unforeseen, apart) = (
         experiment(&config(varied, "")),
         experiment(&config(varied, "timeseries = \"1s\"")),
     );
-    assert_eq!(events(unforeseen), events(apart));
+    assert!(common::traced(&unforeseen, 0) == common::traced(&apart, 0));
+    let (some, all) = (events(unforeseen), events(apart));
+    assert!(some * 10 >= all * 8, "{some} events against {all}");
 }

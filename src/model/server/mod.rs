@@ -301,6 +301,11 @@ impl<T: Copy> Server<T> {
         self.at_once
     }
 
+    /// Whether an attempt's end of service is known when it is sent, its line foreseeing it.
+    pub fn foresees(&self) -> bool {
+        self.foresight.is_some()
+    }
+
     /// Where an attempt's end of service is known when it is sent: the line that tells it.
     pub fn foresight(&mut self) -> Option<&mut Foresight> {
         self.foresight.as_mut()

@@ -101,6 +101,13 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     fn dispatch_at(&mut self, slot: u32, until: Tick, sched: &mut Scheduler<Event>) {
         let intent = self.intents.get(slot);
         intent.client.backoff = intent.client.backoff.after(until.since(sched.now()));
+        // A dispatch due now, with nothing else due this tick, would be the next event run:
+        // it is made at once instead (every caller hands over here, last). Not where a time
+        // series watches the levels after each event.
+        if until == sched.now() && sched.nothing_else_now() && self.totals.series.is_none() {
+            let next = self.dispatch(slot, sched);
+            return self.move_on(next, sched);
+        }
         let handle = self.intents.handle(slot);
         sched.schedule_at(until, Event::Dispatch(handle));
     }

@@ -85,20 +85,75 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         };
         self.totals
             .count_replica((intent.tool, replica), now, count);
-        let at = AttemptRef {
-            intent: handle,
-            attempt,
-        };
+        let (at, t) = (
+            AttemptRef {
+                intent: handle,
+                attempt,
+            },
+            intent.tool,
+        );
+        let done = self.service_end(at, (draw, replica), now);
+        let folds = done.is_some_and(|done| self.folds(at, (draw, done), wait, now));
         // Set first, so a reply due at the same tick comes after it: completing exactly at the
-        // timeout is late.
-        if let Some(wait) = wait {
+        // timeout is late. An attempt answered at its send has its reply before any timer.
+        if let Some(wait) = wait.filter(|_| !folds) {
             sched.schedule_in(wait, Event::Timeout(at));
         }
         let next = hedge::sets_next(policy, primary);
-        if let Some(delay) = policy.time.waits[intent.tool].hedge.filter(|_| next) {
+        if let Some(delay) = policy.time.waits[t].hedge.filter(|_| next) {
             sched.schedule_in(delay, Event::Hedge(at));
         }
-        self.deliver(at, draw, replica, sched);
+        self.deliver(at, (draw, replica), (done, folds), sched);
+    }
+
+    /// When attempt `at`, drawn as `draw` and sent to `replica` at `now`, has been served, where
+    /// that is known at its send: at a server that serves at once, or whose line foresees it
+    /// (the line then counts it in). `None` for one that never reaches the server, reads a
+    /// record first, or waits at a door where anything may happen.
+    fn service_end(
+        &mut self,
+        at: AttemptRef,
+        (draw, replica): (AttemptDraw, usize),
+        now: Tick,
+    ) -> Option<Tick> {
+        let t = self.intents.peek(at.intent.slot).tool;
+        let sent = !matches!(draw.fate, Fate::LostRequest | Fate::ConnectFailed);
+        if !sent || self.tools[t].server.versioned() {
+            return None;
+        }
+        let arrives = now.after(draw.request);
+        let server = &mut self.hosts.servers[t][replica];
+        if server.serves_at_once() {
+            return Some(arrives.after(draw.service));
+        }
+        server
+            .foresight()
+            .map(|line| line.done(arrives, draw.service))
+    }
+
+    /// Whether attempt `at`, drawn as `draw`, sent at `now` with the timer `wait` and served by
+    /// `done` (known at the send: see [`World::service_end`]), can be answered when it is
+    /// sent, so that its one event is the reply: nothing can happen to its intent before the
+    /// reply — no timer that fires first, no hedge, no cancellation, no call graph whose other
+    /// calls share its state. The answer is then what the server would give at `done`: the
+    /// server's state it reads (the intent's keys) is the intent's alone.
+    fn folds(
+        &self,
+        at: AttemptRef,
+        (draw, done): (AttemptDraw, Tick),
+        wait: Option<Tick>,
+        now: Tick,
+    ) -> bool {
+        let intent = self.intents.peek(at.intent.slot);
+        let t = intent.tool;
+        let (tool, policy) = (&self.tools[t], self.hops.policies[usize::from(intent.edge)]);
+        let silent = draw.fate == Fate::LostReply && tool.loss_seen_as == LossSignal::Silence;
+        let heard_in = done.after(draw.reply).since(now);
+        !self.hops.kept
+            && !self.is_service(t)
+            && policy.time.waits[t].hedge.is_none()
+            && policy.time.limits.cancel_after.is_none()
+            && wait.is_none_or(|w| !silent && heard_in < w)
     }
 
     /// Schedules what becomes of attempt `at`, sent to `replica` with its `draw`: a reset or a
@@ -108,11 +163,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     fn deliver(
         &mut self,
         at: AttemptRef,
-        draw: AttemptDraw,
-        replica: usize,
+        (draw, replica): (AttemptDraw, usize),
+        (done, folds): (Option<Tick>, bool),
         sched: &mut Scheduler<Event>,
     ) {
-        let now = sched.now();
         let intent = self.intents.get(at.intent.slot);
         let tool = &self.tools[intent.tool];
         match (draw.fate, tool.loss_seen_as) {
@@ -135,14 +189,12 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 let server = &mut self.hosts.servers[intent.tool][replica];
                 to_server(server, intent, at.attempt);
                 if tool.server.versioned() {
-                    self.send_read(at, sched);
-                } else if server.serves_at_once() {
-                    sched.schedule_in(draw.request.after(draw.service), Event::Served(at));
-                } else if let Some(line) = server.foresight() {
-                    let done = line.done(now.after(draw.request), draw.service);
-                    sched.schedule_at(done, Event::Served(at));
-                } else {
-                    sched.schedule_in(draw.request, Event::ServerArrive(at));
+                    return self.send_read(at, sched);
+                }
+                match done {
+                    Some(done) if folds => self.answer_at_send(at, done, sched),
+                    Some(done) => sched.schedule_at(done, Event::Served(at)),
+                    None => sched.schedule_in(draw.request, Event::ServerArrive(at)),
                 }
             }
         }

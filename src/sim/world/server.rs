@@ -189,6 +189,30 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
 
     /// The server commits or fails the attempt and sends its reply, if anyone listens.
     pub(super) fn answer(&mut self, at: AttemptRef, sched: &mut Scheduler<Event>) {
+        if let Some((delay, reply)) = self.respond(at, sched.now()) {
+            sched.schedule_in(delay, Event::Reply { at, reply });
+        }
+        self.close_if_over(at.intent.slot);
+    }
+
+    /// The server's answer to attempt `at`, given when it is sent because nothing can come
+    /// between (see [`World::folds`]): as [`World::answer`] gives it at `done`, the end of its
+    /// service, its reply taking the turn among ties that that step would have given it.
+    pub(super) fn answer_at_send(
+        &mut self,
+        at: AttemptRef,
+        done: Tick,
+        sched: &mut Scheduler<Event>,
+    ) {
+        let placed = sched.place(done);
+        if let Some((delay, reply)) = self.respond(at, done) {
+            sched.schedule_placed(done.after(delay), placed, Event::Reply { at, reply });
+        }
+    }
+
+    /// The server commits or fails attempt `at` at `now`, and bills it: the reply and how long
+    /// it takes to reach the client, if anyone listens.
+    fn respond(&mut self, at: AttemptRef, now: Tick) -> Option<(Tick, Reply)> {
         let slot = at.intent.slot;
         let intent = self.intents.get(slot);
         let t = intent.tool;
@@ -215,7 +239,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             }
             _ => &mut intent.server.keys,
         };
-        let answer = server.answer(&tool.server, sched.now(), draw.fate, request, keys);
+        let answer = server.answer(&tool.server, now, draw.fate, request, keys);
         if answer.committed {
             let first = intent.server.effects == 0;
             intent.commit(at.attempt);
@@ -233,9 +257,6 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         // Nobody listens for the reply of an abandoned attempt, and silence sends none.
         let heard = intent.awaiting().contains(at.attempt)
             && !(draw.fate == Fate::LostReply && tool.loss_seen_as == LossSignal::Silence);
-        if heard {
-            sched.schedule_in(draw.reply, Event::Reply { at, reply });
-        }
         if tool.bills() {
             let resumes = draw.fate == Fate::StreamBroken && policy.rule.resume;
             if heard && resumes {
@@ -243,7 +264,12 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             }
             intent.bill_attempt(tool, at.attempt, heard && (reply == Reply::Ok || resumes));
         }
-        if intent.is_over() {
+        heard.then_some((draw.reply, reply))
+    }
+
+    /// Closes the intent in `slot` if it is over: ended, and no attempt of it at a server.
+    fn close_if_over(&mut self, slot: u32) {
+        if self.intents.get(slot).is_over() {
             self.close(slot);
         }
     }
