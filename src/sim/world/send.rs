@@ -93,10 +93,17 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             intent.tool,
         );
         let done = self.service_end(at, (draw, replica), now);
-        let folds = done.is_some_and(|done| self.folds(at, (draw, done), wait, now));
+        // Whether nothing can fire before the client hears of the attempt: no timer, or a sure
+        // reply before it (the timer would then find the attempt answered, and is never set).
+        let first = match (self.heard_at(t, draw, (now, done)), wait) {
+            (_, None) => true,
+            (Some(heard), Some(wait)) => heard.since(now) < wait,
+            (None, Some(_)) => false,
+        };
+        let folds = done.is_some() && first && self.folds(at);
         // Set first, so a reply due at the same tick comes after it: completing exactly at the
-        // timeout is late. An attempt answered at its send has its reply before any timer.
-        if let Some(wait) = wait.filter(|_| !folds) {
+        // timeout is late.
+        if let Some(wait) = wait.filter(|_| !first) {
             sched.schedule_in(wait, Event::Timeout(at));
         }
         let next = hedge::sets_next(policy, primary);
@@ -104,6 +111,26 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             sched.schedule_in(delay, Event::Hedge(at));
         }
         self.deliver(at, (draw, replica), (done, folds), sched);
+    }
+
+    /// When the client surely hears of an attempt at tool `t`, drawn as `draw`, sent at `now`
+    /// and served by `done` where that is known: a reset or a failed connection as they come
+    /// back, a reply at the end of the reply leg; `None` where it may hear nothing, or when is
+    /// not known at the send.
+    fn heard_at(
+        &self,
+        t: usize,
+        draw: AttemptDraw,
+        (now, done): (Tick, Option<Tick>),
+    ) -> Option<Tick> {
+        let signal = self.tools[t].loss_seen_as;
+        match draw.fate {
+            Fate::LostRequest if signal == LossSignal::Reset => Some(now.after(draw.round_trip())),
+            Fate::LostRequest => None,
+            Fate::ConnectFailed => Some(now.after(draw.request)),
+            Fate::LostReply if signal == LossSignal::Silence => None,
+            _ => done.map(|d| d.after(draw.reply)),
+        }
     }
 
     /// When attempt `at`, drawn as `draw` and sent to `replica` at `now`, has been served, where
@@ -131,29 +158,20 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             .map(|line| line.done(arrives, draw.service))
     }
 
-    /// Whether attempt `at`, drawn as `draw`, sent at `now` with the timer `wait` and served by
-    /// `done` (known at the send: see [`World::service_end`]), can be answered when it is
-    /// sent, so that its one event is the reply: nothing can happen to its intent before the
-    /// reply — no timer that fires first, no hedge, no cancellation, no call graph whose other
-    /// calls share its state. The answer is then what the server would give at `done`: the
+    /// Whether attempt `at`, whose service's end is known at its send (see
+    /// [`World::service_end`]) and whose reply comes before any timer, can be answered when it
+    /// is sent, so that its one event is the reply: nothing else can happen to its intent
+    /// before the reply — no hedge, no cancellation, no call graph whose other calls share its
+    /// state. The answer is then what the server would give at the end of the service: the
     /// server's state it reads (the intent's keys) is the intent's alone.
-    fn folds(
-        &self,
-        at: AttemptRef,
-        (draw, done): (AttemptDraw, Tick),
-        wait: Option<Tick>,
-        now: Tick,
-    ) -> bool {
+    fn folds(&self, at: AttemptRef) -> bool {
         let intent = self.intents.peek(at.intent.slot);
         let t = intent.tool;
-        let (tool, policy) = (&self.tools[t], self.hops.policies[usize::from(intent.edge)]);
-        let silent = draw.fate == Fate::LostReply && tool.loss_seen_as == LossSignal::Silence;
-        let heard_in = done.after(draw.reply).since(now);
+        let policy = self.hops.policies[usize::from(intent.edge)];
         !self.hops.kept
             && !self.is_service(t)
             && policy.time.waits[t].hedge.is_none()
             && policy.time.limits.cancel_after.is_none()
-            && wait.is_none_or(|w| !silent && heard_in < w)
     }
 
     /// Schedules what becomes of attempt `at`, sent to `replica` with its `draw`: a reset or a
