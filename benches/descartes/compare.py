@@ -15,26 +15,14 @@ Needs a release build of retrysim (`cargo build --release`); run from the reposi
 import csv
 import math
 import os
-import shutil
-import statistics
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+from pairs import RETRYSIM, against_retrysim, summary  # noqa: E402
+
 WORKERS, ARRIVALS_PER_S, MEAN_SERVICE_S = 4, 4000.0, 800e-6
-
-
-def cpu_of(command):
-    """Runs `command` and returns its CPU seconds, from the kernel's accounting of the child."""
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    stderr = child.stderr.read()
-    _, status, usage = os.wait4(child.pid, 0)
-    child.stderr.close()
-    if status != 0:
-        sys.exit(f"{' '.join(command)} failed ({status}): {stderr.decode(errors='replace')}")
-    return usage.ru_utime + usage.ru_stime
 
 
 def erlang_c_sojourn_us():
@@ -50,39 +38,22 @@ def erlang_c_sojourn_us():
 def main():
     pairs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     calls = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
-    retrysim = os.path.join(ROOT, "target", "release", "retrysim")
-    peer = os.path.join(HERE, "target", "release", "mm4-descartes")
-    for binary, build in [(retrysim, "cargo build --release"),
-                          (peer, "cargo build --release --manifest-path benches/descartes/Cargo.toml")]:
-        if not os.path.exists(binary):
-            sys.exit(f"no {binary}: run `{build}` first")
-    scratch = tempfile.mkdtemp(prefix="retrysim-descartes-")
-    ours = [retrysim, "run", os.path.join(HERE, "mm4.toml"), "--threads", "1", "--quiet",
-            "--set", f"workload.tasks={calls}", "--out"]
-    theirs = [peer, str(calls)]
-    ratios = []
-    try:
-        for pair in range(pairs):
-            out = os.path.join(scratch, str(pair))
-            a = cpu_of(theirs)
-            b = cpu_of(ours + [out])
-            if pair == 0:
-                summary = next(os.path.join(d, "summary.csv") for d in
-                               (os.path.join(out, name) for name in os.listdir(out)))
-                row = next(csv.DictReader(open(summary)))
-                print(f"mean time in the system: Erlang C {erlang_c_sojourn_us():.1f} µs, "
-                      f"retrysim {float(row['mean_completion_s']) * 1e6:.1f} µs, "
-                      f"DesCartes {subprocess.run(theirs, capture_output=True, text=True).stdout.strip()}")
-            shutil.rmtree(out, ignore_errors=True)
-            ratios.append(a / b)
-            print(f"pair {pair + 1}: DesCartes {a:.3f} s, retrysim {b:.3f} s, {a / b:.2f}×")
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    print(
-        f"DesCartes / retrysim CPU seconds, {calls} calls at an M/M/4 server: "
-        f"median {statistics.median(ratios):.2f}× (min {min(ratios):.2f}×, max {max(ratios):.2f}×, "
-        f"{pairs} interleaved pairs)"
-    )
+    peer = [os.path.join(HERE, "target", "release", "mm4-descartes"), str(calls)]
+    if not os.path.exists(peer[0]):
+        sys.exit("no mm4-descartes: run "
+                 "`cargo build --release --manifest-path benches/descartes/Cargo.toml` first")
+    retrysim = [RETRYSIM, "run", os.path.join(HERE, "mm4.toml"), "--threads", "1", "--quiet",
+                "--set", f"workload.tasks={calls}"]
+
+    def theory_beside(out):
+        (folder,) = os.listdir(out)
+        row = next(csv.DictReader(open(os.path.join(out, folder, "summary.csv"))))
+        theirs = subprocess.run(peer, capture_output=True, text=True).stdout.strip()
+        print(f"mean time in the system: Erlang C {erlang_c_sojourn_us():.1f} µs, "
+              f"retrysim {float(row['mean_completion_s']) * 1e6:.1f} µs, DesCartes: {theirs}")
+
+    ratios = against_retrysim(pairs, "DesCartes", peer, retrysim, theory_beside)
+    print(f"DesCartes / retrysim CPU seconds, {calls} calls at an M/M/4 server: {summary(ratios)}")
 
 
 if __name__ == "__main__":

@@ -12,54 +12,22 @@ release build (`cargo build --release`); run from the repository's root.
 """
 
 import os
-import shutil
-import statistics
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-
-
-def timed(command):
-    """Runs `command` and returns its CPU seconds, from the kernel's accounting of the child."""
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    stderr = child.stderr.read()
-    _, status, usage = os.wait4(child.pid, 0)
-    child.stderr.close()
-    if status != 0:
-        sys.exit(f"{' '.join(command)} failed ({status}): {stderr.decode(errors='replace')}")
-    return usage.ru_utime + usage.ru_stime
+sys.path.insert(0, os.path.dirname(HERE))
+from pairs import RETRYSIM, against_retrysim, summary  # noqa: E402
 
 
 def main():
     pairs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     intents = int(sys.argv[2]) if len(sys.argv) > 2 else 200_000
-    binary = os.path.join(ROOT, "target", "release", "retrysim")
-    if not os.path.exists(binary):
-        sys.exit("no release build: run `cargo build --release` first")
-    config = os.path.join(HERE, "lost-reply.toml")
-    scratch = tempfile.mkdtemp(prefix="retrysim-simpy-")
     simpy = [sys.executable, os.path.join(HERE, "lost_reply.py"), str(intents)]
-    retrysim = [binary, "run", config, "--threads", "1", "--quiet", "--set",
-                f"workload.tasks={intents}", "--out"]
-    ratios = []
-    try:
-        for pair in range(pairs):
-            out = os.path.join(scratch, str(pair))
-            a = timed(simpy)
-            b = timed(retrysim + [out])
-            shutil.rmtree(out, ignore_errors=True)
-            ratios.append(a / b)
-            print(f"pair {pair + 1}: SimPy {a:.3f} s, retrysim {b:.3f} s, {a / b:.1f}×")
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    print(
-        f"SimPy / retrysim CPU seconds, {intents} intents twice (no key, per-intent key): "
-        f"median {statistics.median(ratios):.1f}× (min {min(ratios):.1f}×, max {max(ratios):.1f}×, "
-        f"{pairs} interleaved pairs)"
-    )
+    retrysim = [RETRYSIM, "run", os.path.join(HERE, "lost-reply.toml"), "--threads", "1",
+                "--quiet", "--set", f"workload.tasks={intents}"]
+    ratios = against_retrysim(pairs, "SimPy", simpy, retrysim)
+    print(f"SimPy / retrysim CPU seconds, {intents} intents twice (no key, per-intent key): "
+          f"{summary(ratios)}")
 
 
 if __name__ == "__main__":

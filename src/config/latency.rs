@@ -157,11 +157,7 @@ fn distribution(
     keys_of(check, spanned, (dist, needs), path)?;
     let dur = |v: &Option<Spanned<Value>>, key: &str| {
         let v = v.as_ref().expect("presence checked above");
-        let at = format!("{path}.{key}");
-        match quantity {
-            Quantity::Duration => check.duration(v, &at),
-            Quantity::Tokens => token_count(check, v, &at),
-        }
+        amount(check, v, &format!("{path}.{key}"), quantity)
     };
     // A count of tokens is shown as one, a duration as one.
     let shown = |t: Tick| match quantity {
@@ -233,6 +229,14 @@ fn distribution(
 /// small enough that a context grown over every turn an agent may take is counted exactly.
 pub const MOST_TOKENS: u64 = 1_000_000_000_000;
 
+/// A duration or a count of tokens, as `quantity` says the distribution holds.
+fn amount(check: &Check, value: &Spanned<Value>, path: &str, quantity: Quantity) -> Result<Tick> {
+    match quantity {
+        Quantity::Duration => check.duration(value, path),
+        Quantity::Tokens => token_count(check, value, path),
+    }
+}
+
 /// A whole number of tokens, 0 to [`MOST_TOKENS`] (the integer was checked as one already).
 fn token_count(check: &Check, value: &Spanned<Value>, path: &str) -> Result<Tick> {
     match value.get_ref() {
@@ -266,10 +270,7 @@ fn lognormal(
     quantity: Quantity,
 ) -> Result<Latency> {
     let raw = spanned.get_ref();
-    let value = |v: &Spanned<Value>, at: &str| match quantity {
-        Quantity::Duration => check.duration(v, at),
-        Quantity::Tokens => token_count(check, v, at),
-    };
+    let value = |v: &Spanned<Value>, at: &str| amount(check, v, at, quantity);
     let median = value(
         raw.median.as_ref().expect("checked"),
         &format!("{path}.median"),

@@ -97,7 +97,11 @@ impl<E> Scheduler<E> {
 
     /// Schedules `event` at tick `at`, which must not be in the past.
     pub fn schedule_at(&mut self, at: Tick, event: E) {
-        let placed = self.place(self.now);
+        let placed = Placed {
+            tick: self.now.0,
+            seq: self.next_seq,
+        };
+        self.next_seq += 1;
         self.schedule_placed(at, placed, event);
     }
 

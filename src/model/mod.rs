@@ -211,6 +211,13 @@ impl Tool {
         granted.filter(|_| self.cooperative)
     }
 
+    /// Whether the client hears nothing at all of an attempt of fate `fate`: a lost request or
+    /// reply where a loss is silence rather than a reset.
+    pub fn silent(&self, fate: Fate) -> bool {
+        self.loss_seen_as == LossSignal::Silence
+            && matches!(fate, Fate::LostRequest | Fate::LostReply)
+    }
+
     /// Whether its attempts are billed: a price, or a model's tokens.
     pub fn bills(&self) -> bool {
         !self.price.is_free() || self.provider.is_some()

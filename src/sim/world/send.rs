@@ -85,13 +85,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         };
         self.totals
             .count_replica((intent.tool, replica), now, count);
-        let (at, t) = (
-            AttemptRef {
-                intent: handle,
-                attempt,
-            },
-            intent.tool,
-        );
+        let t = intent.tool;
+        let at = AttemptRef {
+            intent: handle,
+            attempt,
+        };
         let done = self.service_end(at, (draw, replica), now);
         // Whether nothing can fire before the client hears of the attempt: no timer, or a sure
         // reply before it (the timer would then find the attempt answered, and is never set).
@@ -123,12 +121,10 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         draw: AttemptDraw,
         (now, done): (Tick, Option<Tick>),
     ) -> Option<Tick> {
-        let signal = self.tools[t].loss_seen_as;
         match draw.fate {
-            Fate::LostRequest if signal == LossSignal::Reset => Some(now.after(draw.round_trip())),
-            Fate::LostRequest => None,
+            _ if self.tools[t].silent(draw.fate) => None,
+            Fate::LostRequest => Some(now.after(draw.round_trip())),
             Fate::ConnectFailed => Some(now.after(draw.request)),
-            Fate::LostReply if signal == LossSignal::Silence => None,
             _ => done.map(|d| d.after(draw.reply)),
         }
     }

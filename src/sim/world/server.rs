@@ -5,10 +5,10 @@
 use super::{AttemptRef, Event, Reply, World};
 use crate::engine::Scheduler;
 use crate::metrics::{AttemptRecord, Count, IntentRecord, Level};
+use crate::model::Fate;
 use crate::model::outage::OutageMode;
 use crate::model::server::Server;
 use crate::model::server::{Arrival, Request, TakeUp, Write};
-use crate::model::{Fate, LossSignal};
 use crate::model::{Key, Tool};
 use crate::policy::{KeyScope, Policy};
 use crate::sim::intent::Intent;
@@ -255,8 +255,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Err(class) => Reply::Failed(class),
         };
         // Nobody listens for the reply of an abandoned attempt, and silence sends none.
-        let heard = intent.awaiting().contains(at.attempt)
-            && !(draw.fate == Fate::LostReply && tool.loss_seen_as == LossSignal::Silence);
+        let heard = intent.awaiting().contains(at.attempt) && !tool.silent(draw.fate);
         if tool.bills() {
             let resumes = draw.fate == Fate::StreamBroken && policy.rule.resume;
             if heard && resumes {
