@@ -51,7 +51,11 @@ def load(folder, file="summary.csv", schema=SCHEMA):
         raise KeyError(f"{file}: out/schema.json describes {', '.join(sorted(tables))}")
     manifest = tomllib.loads((folder / "manifest.toml").read_text(encoding="utf-8"))
     axes = manifest.get("resolved", {}).get("sweep", {}).get("axis", [])
-    parameters = [{"name": a["path"], "type": parameter_type(a["values"])} for a in axes]
+    # An axis written as a range has the type of its start, stop and step.
+    parameters = [
+        {"name": a["path"], "type": parameter_type(a.get("values") or [a["start"], a["stop"], a["step"]])}
+        for a in axes
+    ]
     frame = pd.read_csv(folder / file, dtype=str, keep_default_na=False)
     for field in parameters + list(tables[file]["schema"]["fields"]):
         if field["name"] in frame.columns:

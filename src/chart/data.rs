@@ -9,7 +9,7 @@ use toml::Value;
 
 use super::lanes::Block;
 use crate::error::Error;
-use crate::experiment::ChartKind;
+use crate::experiment::{ChartKind, Experiment};
 use crate::output::manifest::Written;
 use crate::output::table::CsvTable;
 use crate::output::{edges, summary, timeseries};
@@ -22,6 +22,51 @@ use crate::time::Tick;
 pub struct Axis {
     pub path: String,
     pub values: Vec<String>,
+}
+
+/// What every chart of a folder reads of its `manifest.toml`, read once: the experiment as it
+/// ran (the `[resolved]` table, read by the config reader), its axes, and how many of its
+/// points finished. A sweep of ten thousand points has as many values on its axis, and reading
+/// them is the largest allocation charting makes.
+#[derive(Clone, Debug)]
+pub struct Outline {
+    pub exp: Experiment,
+    pub axes: Vec<Axis>,
+    pub zipped: bool,
+    pub finished: usize,
+}
+
+impl Outline {
+    pub fn read(written: &Written) -> Result<Outline, Error> {
+        let (exp, axes, zipped) = written.outline()?;
+        let axes: Vec<Axis> = (axes.iter())
+            .map(|a| Axis {
+                path: a.path.clone(),
+                values: a.values.iter().map(ToString::to_string).collect(),
+            })
+            .collect();
+        // A grid's points are its axes' values crossed; zipped axes (of one length, as the
+        // config reader checked) move together.
+        let points = match zipped {
+            true => axes.first().map_or(1, |a| a.values.len()),
+            false => axes.iter().map(|a| a.values.len()).product(),
+        };
+        let finished = (written.table.get("points_finished"))
+            .and_then(Value::as_integer)
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|&n| n <= points)
+            .ok_or_else(|| {
+                written.bad(&format!(
+                    "`points_finished` is not a count of the sweep's {points} points"
+                ))
+            })?;
+        Ok(Outline {
+            exp,
+            axes,
+            zipped,
+            finished,
+        })
+    }
 }
 
 /// One row of `summary.csv`: a configuration at a point, with the cells of the columns its
@@ -129,36 +174,19 @@ pub struct Bin {
 }
 
 impl Data {
-    /// Reads what chart `kind` draws from `dir`: `manifest.toml`, whose `[resolved]` table is
-    /// read by the config reader, so the chart sees the experiment as it ran, and of
-    /// `summary.csv` the columns the chart reads, every cell checked. A chart of bars, which
-    /// has room for a few points only, keeps that many, evenly spaced ([`run::spaced`]): a
-    /// sweep of ten thousand points is drawn from a few megabytes.
-    pub fn read(dir: &Path, kind: ChartKind) -> Result<Data, Error> {
-        let written = Written::read(dir)?;
-        let (exp, axes, zipped) = written.outline()?;
-        let axes: Vec<Axis> = (axes.iter())
-            .map(|a| Axis {
-                path: a.path.clone(),
-                values: a.values.iter().map(ToString::to_string).collect(),
-            })
-            .collect();
+    /// Reads what chart `kind` draws from `dir`: of `summary.csv` the columns the chart reads,
+    /// every cell checked against the folder's `outline` (its manifest, read once for all its
+    /// charts). A chart of bars, which has room for a few points only, keeps that many, evenly
+    /// spaced ([`run::spaced`]): a sweep of ten thousand points is drawn from a few megabytes.
+    pub fn read(dir: &Path, outline: &Outline, kind: ChartKind) -> Result<Data, Error> {
+        let Outline {
+            exp,
+            axes,
+            zipped,
+            finished,
+        } = outline;
+        let (zipped, finished) = (*zipped, *finished);
         let policies: Vec<String> = exp.policies.iter().map(|p| p.name.clone()).collect();
-        // A grid's points are its axes' values crossed; zipped axes (of one length, as the
-        // config reader checked) move together.
-        let points = match zipped {
-            true => axes.first().map_or(1, |a| a.values.len()),
-            false => axes.iter().map(|a| a.values.len()).product(),
-        };
-        let finished = (written.table.get("points_finished"))
-            .and_then(Value::as_integer)
-            .and_then(|n| usize::try_from(n).ok())
-            .filter(|&n| n <= points)
-            .ok_or_else(|| {
-                written.bad(&format!(
-                    "`points_finished` is not a count of the sweep's {points} points"
-                ))
-            })?;
         let paths: Vec<String> = axes.iter().map(|a| a.path.clone()).collect();
         let outages = (exp.tools.iter())
             .flat_map(|t| (t.server.outages.iter()).map(|o| (t.name.clone(), o.from, o.until)))
@@ -172,7 +200,7 @@ impl Data {
             _ => None,
         };
         let graph = match kind {
-            ChartKind::CallGraph => Some(graph(&exp, &dir.join("edges.csv"), &paths)?),
+            ChartKind::CallGraph => Some(graph(exp, &dir.join("edges.csv"), &paths)?),
             _ => None,
         };
         let mut data = Data {
@@ -182,7 +210,7 @@ impl Data {
             many_calls: exp.many_calls(),
             name: exp.name.clone(),
             description: exp.description.clone(),
-            axes,
+            axes: axes.clone(),
             zipped,
             policies,
             rows: Vec::new(),

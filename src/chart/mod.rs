@@ -28,7 +28,7 @@ use crate::error::Error;
 use crate::experiment::{ChartFormat, ChartKind};
 use crate::output::manifest::Written;
 use crate::story::Story;
-use data::Data;
+use data::{Data, Outline};
 use style::FONT;
 
 /// Draws every chart the manifest in `dir` names, in its formats unless `formats` says
@@ -37,26 +37,29 @@ use style::FONT;
 pub fn draw_all(dir: &Path, formats: Option<&[ChartFormat]>) -> Result<Vec<PathBuf>, Error> {
     style::register_fonts();
     let written = Written::read(dir)?;
-    let (exp, _, _) = written.outline()?;
-    let formats = formats.unwrap_or(&exp.output.chart_formats);
     // A tuner's folder has one chart of its own, drawn from its candidates.
     if written.table.get("command").and_then(toml::Value::as_str) == Some("tune") {
+        let (exp, _, _) = written.outline()?;
+        let formats = formats.unwrap_or(&exp.output.chart_formats);
         return pareto::draw_folder(dir, &written, &exp.name, formats);
     }
+    let outline = Outline::read(&written)?;
+    drop(written);
+    let formats = formats.unwrap_or(&outline.exp.output.chart_formats);
     // Every file is checked before anything is drawn, so a broken folder gets no chart at all,
     // not the charts that come before the broken file's: summary.csv once, with the first
     // chart, and the files only some charts read with those charts.
-    let checked = (exp.output.charts.iter().enumerate())
+    let checked = (outline.exp.output.charts.iter().enumerate())
         .filter(|&(i, kind)| i == 0 || kind.reads_more_than_the_summary());
     for (_, &kind) in checked {
-        Data::read(dir, kind)?;
+        Data::read(dir, &outline, kind)?;
     }
     let charts = dir.join("charts");
     fs::create_dir_all(&charts)
         .map_err(Error::io(format!("cannot create {}", charts.display())))?;
     let mut written = Vec::new();
-    for &kind in &exp.output.charts {
-        let data = Data::read(dir, kind)?;
+    for &kind in &outline.exp.output.charts {
+        let data = Data::read(dir, &outline, kind)?;
         let size = match kind {
             ChartKind::Timeline => {
                 lanes::size(&data.blocks().map_err(|why| Error::Chart(None, why))?)

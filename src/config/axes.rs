@@ -34,6 +34,7 @@ struct Spec {
     path: String,
     path_span: Range<usize>,
     values: Vec<(Param, Range<usize>)>,
+    range: Option<[Param; 3]>,
 }
 
 /// Reads the config's sweep, or makes a one-point sweep of a config without one.
@@ -132,6 +133,7 @@ fn axes_of(specs: &[Spec]) -> Vec<Axis> {
         .map(|s| Axis {
             path: s.path.clone(),
             values: s.values.iter().map(|(p, _)| p.clone()).collect(),
+            range: s.range.clone(),
         })
         .collect()
 }
@@ -251,6 +253,10 @@ fn axis_spec(check: &Check, axis: &Spanned<raw::Axis>, at: &str, earlier: &[Spec
         );
     }
     let range_keys = [&raw.start, &raw.stop, &raw.step];
+    let written_range = match range_keys {
+        [Some(a), Some(z), Some(d)] => Some([a, z, d].map(|v| Param(v.get_ref().clone()))),
+        _ => None,
+    };
     let values = match (&raw.values, range_keys) {
         (Some(list), [None, None, None]) => {
             if list.get_ref().is_empty() {
@@ -291,6 +297,7 @@ fn axis_spec(check: &Check, axis: &Spanned<raw::Axis>, at: &str, earlier: &[Spec
         path,
         path_span: raw.path.span(),
         values,
+        range: written_range,
     })
 }
 

@@ -43,6 +43,27 @@ fn the_resolved_config_reads_back_to_the_same_sweep() {
     assert!(checked >= 17, "{checked} configs");
 }
 
+/// A range is written back as its `start`, `stop` and `step`, not as the values it makes: a
+/// sweep of ten thousand points is three numbers in its manifest, and reads back to the same
+/// ten thousand points.
+#[test]
+fn a_range_is_written_back_as_a_range() {
+    let text = "name = \"ranged\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"charge\"\n[[policy]]\nname = \"p\"\n\
+                [[sweep.axis]]\npath = \"tool.charge.reply_loss\"\n\
+                start = 0.00005\nstop = 0.5\nstep = 0.00005\n";
+    let sweep = Source::from_text("ranged.toml", text).sweep().unwrap();
+    assert_eq!(sweep.len(), 10_000);
+    let table = retrysim::config::resolved(&sweep);
+    let written = toml::to_string(&table).unwrap();
+    let axis = &written[written.find("[[sweep.axis]]").expect("an axis")..];
+    assert_eq!(
+        axis,
+        "[[sweep.axis]]\npath = \"tool.charge.reply_loss\"\nstart = 0.00005\nstop = 0.5\nstep = 0.00005\n"
+    );
+    let again = Source::resolved("manifest.toml [resolved]", &table).sweep();
+    assert_eq!(again.unwrap_or_else(|e| panic!("{e}")), sweep);
+}
+
 /// A task's calls in stages — a list made together, an optional call, a fan-out written with
 /// `times` — and an edge that falls back with a cooldown, written back and read again: the
 /// same sweep.

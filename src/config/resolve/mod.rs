@@ -20,13 +20,19 @@ use crate::time::Tick;
 pub fn resolved(sweep: &Sweep) -> Table {
     let mut config = experiment(&sweep.base);
     if !sweep.axes.is_empty() {
+        // A range is written back as a range: it makes the same values when read again.
         let axes = sweep.axes.iter().map(|a| {
+            let [start, stop, step] = match &a.range {
+                Some(range) => range.clone().map(|p| some(p.0)),
+                None => [None, None, None],
+            };
+            let values = a.values.iter().map(|p| at(p.0.clone()));
             at(raw::Axis {
                 path: at(a.path.clone()),
-                values: some(a.values.iter().map(|p| at(p.0.clone())).collect()),
-                start: None,
-                stop: None,
-                step: None,
+                values: (a.range.is_none()).then(|| at(values.collect())),
+                start,
+                stop,
+                step,
             })
         });
         config.sweep = some(raw::Sweep {
