@@ -11,6 +11,10 @@
 //! scheduled, not on how many wait: 10⁵ calls in flight cost little more than 10² do, where a
 //! binary heap's pop grows with log n and, past the cache, with every level it touches.
 //!
+//! Before each event runs, the queue names the events likely next ([`Scheduler::upcoming`]) for
+//! the model to fetch their state into the cache while the event runs ([`super::Model::prefetch`]):
+//! with 10⁵ intents live, the first read of an event's intent is otherwise a wait on memory.
+//!
 //! Ties keep the engine's contract, first scheduled first run: events of one tick enter the
 //! current line in scheduling order (those filed from one bucket are put in order by their
 //! place, the tick they were scheduled at and their sequence number; those scheduled during
@@ -26,6 +30,9 @@ const LEVELS: usize = 16;
 /// Buckets: one per (level, digit), numbered level · 16 + digit, so that a lower number always
 /// holds earlier ticks.
 const BUCKETS: usize = LEVELS * 16;
+
+/// The most events of a bucket [`Scheduler::upcoming`] names.
+const UPCOMING: usize = 4;
 
 /// One waiting event: its tick, its place in scheduling order, and the event. The place is the
 /// tick it was scheduled at and its sequence number then, so that an event placed as if an
@@ -163,6 +170,21 @@ impl<E> Scheduler<E> {
         self.now = Tick(entry.at);
         self.processed += 1;
         entry.event
+    }
+
+    /// Events likely to run next, for the model to fetch their state ahead of them: the next
+    /// in the current line, or else the first few of the lowest occupied bucket, which holds
+    /// the next event unless the one being handled schedules an earlier one.
+    pub(super) fn upcoming(&self) -> impl Iterator<Item = &E> {
+        let bucket = match self.current.front() {
+            Some(_) => None,
+            None => (self.occupied.iter().enumerate())
+                .find(|(_, word)| **word != 0)
+                .map(|(i, word)| &self.buckets[i * 64 + word.trailing_zeros() as usize]),
+        };
+        let line = self.current.front().into_iter();
+        line.chain(bucket.into_iter().flat_map(|b| b.iter().take(UPCOMING)))
+            .map(|e| &e.event)
     }
 
     /// Puts `entry` in the current line or its bucket.
@@ -362,5 +384,28 @@ mod tests {
         // The later event was left waiting, not lost.
         assert_eq!(run(&mut model, &mut sched, Tick::MAX), Ending::Drained);
         assert_eq!(model.0, vec![(10, 1), (11, 2)]);
+    }
+
+    /// What the queue names as upcoming, for the model to fetch ahead, is the next event of
+    /// the current tick, or else the earliest bucket's first few, where the next event is.
+    #[test]
+    fn upcoming_names_the_event_that_runs_next() {
+        let mut sched = Scheduler::new();
+        for (at, event) in [(5, 1), (5, 2), (100, 3), (3000, 4)] {
+            sched.schedule_at(Tick(at), event);
+        }
+        let mut ran = Vec::new();
+        while sched.peek_tick().is_some() {
+            ran.push(sched.pop());
+            let next: Vec<u32> = sched.upcoming().copied().collect();
+            assert!(next.len() <= UPCOMING);
+            match ran.len() {
+                1 => assert_eq!(next, vec![2]),
+                2 => assert_eq!(next, vec![3]),
+                3 => assert_eq!(next, vec![4]),
+                _ => assert!(next.is_empty()),
+            }
+        }
+        assert_eq!(ran, vec![1, 2, 3, 4]);
     }
 }

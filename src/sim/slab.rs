@@ -19,6 +19,9 @@ struct Slot {
     intent: Intent,
 }
 
+/// The size below which the slab is taken to stay in cache (see [`Slab::cached`]).
+const CACHED_BYTES: usize = 1 << 20;
+
 /// A live intent's slot and the occupant count it was given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Handle {
@@ -88,6 +91,26 @@ impl Slab {
         Handle {
             slot,
             generation: self.slots[slot as usize].generation,
+        }
+    }
+
+    /// Whether the slab is small enough to stay in a core's cache (a megabyte or so): then
+    /// fetching its slots ahead is work for nothing.
+    pub fn cached(&self) -> bool {
+        self.slots.len() * size_of::<Slot>() <= CACHED_BYTES
+    }
+
+    /// The slot the next intent to start will take, if one is free.
+    pub fn next_free(&self) -> Option<u32> {
+        self.free.last().copied()
+    }
+
+    /// Asks for slot `slot`'s cache lines to be fetched (see [`crate::engine::Model::prefetch`]):
+    /// with 10⁵ intents live, most events' intent is in no cache, and its first read would
+    /// wait on memory.
+    pub fn prefetch(&self, slot: u32) {
+        if let Some(entry) = self.slots.get(slot as usize) {
+            crate::engine::prefetch(entry);
         }
     }
 
