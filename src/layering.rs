@@ -153,6 +153,38 @@ fn no_module_cycle_beyond_the_known_ones() {
 }
 
 /// The check sees a circle: a → b → c → a, beside a d that only reaches in.
+/// The simulation's shape, which each feature is built into rather than onto: no file of
+/// `src/sim` over 500 lines, and the world at 15 fields or fewer (what a new concern needs is a
+/// part of its own, which the world holds as one field).
+#[test]
+fn the_simulation_stays_in_parts_a_reader_can_hold() {
+    let sim = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sim");
+    let mut files = vec![sim.clone()];
+    let mut long = Vec::new();
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            let lines = fs::read_to_string(&path).unwrap().lines().count();
+            if lines > 500 {
+                long.push(format!("{} has {lines} lines", path.display()));
+            }
+        }
+    }
+    assert!(long.is_empty(), "{long:?}");
+    let world = fs::read_to_string(sim.join("world/mod.rs")).unwrap();
+    let body = world
+        .split_once("pub struct World<")
+        .and_then(|(_, rest)| rest.split_once("\n}\n"))
+        .expect("the world's struct")
+        .0;
+    let fields = (body.lines())
+        .filter(|l| l.starts_with("    ") && !l.trim_start().starts_with("//"))
+        .filter(|l| l.trim_end().ends_with(','))
+        .count();
+    assert!((10..=15).contains(&fields), "the world has {fields} fields");
+}
+
 #[test]
 fn the_cycle_check_sees_a_circle() {
     let edge = |pairs: &[(&str, &str)]| {

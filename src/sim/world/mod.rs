@@ -29,6 +29,7 @@
 //! - [`close`]: an intent that is over, recorded and freed.
 
 mod agent;
+mod ahead;
 mod arrivals;
 mod close;
 mod hops;
@@ -477,30 +478,6 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
     }
 
     fn prefetch<'e>(&self, upcoming: impl Iterator<Item = &'e Event>) {
-        if self.intents.cached() {
-            return;
-        }
-        for event in upcoming {
-            let slot = match event {
-                Event::Dispatch(h) | Event::Cancel(h) | Event::DeadlineInLine(h) => h.slot,
-                Event::ServerArrive(at)
-                | Event::ServerDone(at)
-                | Event::Served(at)
-                | Event::Abandon { at, .. }
-                | Event::Reply { at, .. }
-                | Event::Timeout(at)
-                | Event::Hedge(at)
-                | Event::ReadArrive(at)
-                | Event::ReadBack(at) => at.intent.slot,
-                Event::Lookup { intent, .. } => intent.slot,
-                // A task that arrives starts its first call in the slot freed last.
-                Event::Arrival => match self.intents.next_free() {
-                    Some(slot) => slot,
-                    None => continue,
-                },
-                Event::Token { .. } | Event::Capacity(_) => continue,
-            };
-            self.intents.prefetch(slot);
-        }
+        self.fetch_ahead(upcoming);
     }
 }
