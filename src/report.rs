@@ -174,6 +174,9 @@ fn heading(results: &Results) -> String {
                             let _ = write!(text, ", {name} = {}", value(key, p));
                         }
                     }
+                    if let Some(burst) = &t.burst {
+                        let _ = write!(text, "; {}", bursts(sweep, &t.name, burst));
+                    }
                     text
                 }
             }
@@ -350,6 +353,37 @@ fn with_params(
 
 /// The values a sweep gives key `key` of tool `tool` (swept by its name or on every tool), as
 /// `{0, 0.1, …, 0.5}`; `None` where no axis sweeps it.
+/// A bursty tool's bad spells as the header states them: how long each state lasts (or that the
+/// sweep sets it) and the faults of the bad one that are not nothing.
+fn bursts(sweep: &crate::sweep::Sweep, tool: &str, burst: &crate::model::Burst) -> String {
+    let spell = |key: &str, t: crate::time::Tick| {
+        swept(sweep, tool, &format!("burst.{key}")).unwrap_or(t.to_string())
+    };
+    let f = &burst.in_bad;
+    let faults: Vec<String> = [
+        ("a", f.request_loss),
+        ("b", f.reply_loss),
+        ("5xx", f.server_error),
+        ("429", f.throttled),
+        ("connect", f.connect_failure),
+        ("503", f.overloaded),
+    ]
+    .iter()
+    .filter(|(_, p)| *p > 0.0)
+    .map(|(name, p)| format!("{name} = {p}"))
+    .collect();
+    format!(
+        "bad spells of {} between good ones of {}: {}",
+        spell("bad", burst.bad),
+        spell("good", burst.good),
+        if faults.is_empty() {
+            "no faults".into()
+        } else {
+            faults.join(", ")
+        }
+    )
+}
+
 fn swept(sweep: &crate::sweep::Sweep, tool: &str, key: &str) -> Option<String> {
     let axis = sweep
         .axes

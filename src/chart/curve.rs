@@ -92,8 +92,15 @@ impl Measure {
     }
 
     /// The closed form a series follows, in words for its legend.
-    pub(super) fn formula(self, attempts: Attempts, key: KeyScope) -> String {
-        match (self, attempts, key) {
+    pub(super) fn formula(self, t: &Theory) -> String {
+        if t.bursts {
+            return match (self, t.attempts) {
+                (Measure::Work | Measure::Makespan, _) => String::new(),
+                (_, Attempts::Unlimited) => "by the burst chain".into(),
+                (_, Attempts::AtMost(n)) => format!("by the burst chain, N = {n}"),
+            };
+        }
+        match (self, t.attempts, t.key) {
             (Measure::Duplicates, _, KeyScope::PerIntent) => "0 with a per-intent key".into(),
             (Measure::Duplicates, Attempts::Unlimited, _) => "b/(1−a−b)".into(),
             (Measure::Duplicates, Attempts::AtMost(n), _) => {
@@ -125,6 +132,9 @@ pub(super) struct Theory {
     b: f64,
     pub(super) attempts: Attempts,
     pub(super) key: KeyScope,
+    /// The forms are the burst chain's ([`crate::theory::burst`]), which a and b alone do not
+    /// give: the line is drawn through the points only.
+    pub(super) bursts: bool,
 }
 
 pub(super) struct Series {
@@ -301,7 +311,7 @@ fn theory_lines(series: &[Series], measure: Measure) -> Vec<TheoryLine> {
         if path.is_empty() || lines.iter().any(|l| l.path == path) {
             continue;
         }
-        let mut label = format!("theory {}", measure.formula(t.attempts, t.key));
+        let mut label = format!("theory {}", measure.formula(&t));
         if lines.iter().any(|l| l.label == label) {
             label = format!("{label} ({})", s.label);
         }
@@ -549,6 +559,7 @@ fn theory_at(data: &Data, row: &Row, column: &str) -> Option<Theory> {
         b: data.number(row, "theory_b")?,
         attempts,
         key,
+        bursts: data.bursts,
     })
 }
 
@@ -566,7 +577,7 @@ fn theory_path(marks: &[Mark], measure: Measure) -> Vec<(f64, f64)> {
     for pair in points.windows(2) {
         let ((x0, t0), (x1, t1)) = (pair[0], pair[1]);
         path.push((x0, t0.value));
-        if t0.attempts == t1.attempts && t0.key == t1.key {
+        if t0.attempts == t1.attempts && t0.key == t1.key && !t0.bursts {
             for step in 1..steps {
                 let f = step as f64 / steps as f64;
                 let (a, b) = (t0.a + f * (t1.a - t0.a), t0.b + f * (t1.b - t0.b));

@@ -114,6 +114,8 @@ pub struct Data {
     pub services: bool,
     /// A task makes more than one call: a success rate per intent is a call's.
     pub many_calls: bool,
+    /// Some tool's faults come in bursts: its closed forms are the burst chain's.
+    pub bursts: bool,
 }
 
 /// The call graph as the callgraph chart draws it.
@@ -208,6 +210,7 @@ impl Data {
             graph,
             services: exp.graph.has_services(),
             many_calls: exp.many_calls(),
+            bursts: exp.tools.iter().any(|t| t.burst.is_some()),
             name: exp.name.clone(),
             description: exp.description.clone(),
             axes: axes.clone(),

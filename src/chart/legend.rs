@@ -199,7 +199,7 @@ pub(super) fn side_legend<DB: DrawingBackend>(
         })?;
         draw(&|| area.draw(&Text::new(s.label.clone(), (54, y), text(style::NOTE))))?;
         if let Some(t) = theory {
-            let formula = format!("theory {}", measure.formula(t.attempts, t.key));
+            let formula = format!("theory {}", measure.formula(&t));
             draw(&|| {
                 area.draw(&Text::new(
                     formula.clone(),

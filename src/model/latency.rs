@@ -126,6 +126,30 @@ impl Latency {
         }
     }
 
+    /// E\[e^(−rate·X)\] for the samples X as drawn (whole ticks), where it has a closed form:
+    /// what a gap of this latency leaves of a state that decays at `rate` per tick (the burst
+    /// forms, [`crate::theory::burst`]). An exponential X rounds to k with probability
+    /// e^(−k/m)·(e^(h) − e^(−h)) for k ≥ 1, h = 1/(2m), and to 0 with 1 − e^(−h).
+    pub fn decay(&self, rate: f64) -> Option<f64> {
+        match self {
+            Latency::Constant(c) => Some(libm::exp(-rate * c.0 as f64)),
+            Latency::Uniform { min, max } => Some(uniform_decay(min.0, max.0, rate)),
+            Latency::Empirical(e) => Some(
+                (e.samples.iter())
+                    .map(|s| libm::exp(-rate * s.0 as f64))
+                    .sum::<f64>()
+                    / e.samples.len() as f64,
+            ),
+            Latency::Exponential { mean } if *mean > 0.0 => {
+                let h = 0.5 / mean;
+                let rho = libm::exp(-(rate + 1.0 / mean));
+                Some(-libm::expm1(-h) + (libm::exp(h) - libm::exp(-h)) * rho / (1.0 - rho))
+            }
+            Latency::Exponential { .. } => Some(1.0),
+            _ => None,
+        }
+    }
+
     /// The p-quantile of the samples as drawn: the least whole tick t with P(sample ≤ t) ≥ p
     /// (0 for a file named but not read, which no run meets).
     pub fn quantile(&self, p: f64) -> Tick {
@@ -260,10 +284,53 @@ fn standard_gamma(shape: f64) -> Gamma {
     Gamma::new(shape, 1.0).expect("validation keeps the shape positive and finite")
 }
 
+/// The mean of e^(−rate·j) over every whole j in `lo..=hi`, each equally likely: a geometric
+/// sum, e^(−rate·lo)·(1 − e^(−rate·n))/(n·(1 − e^(−rate))) for n values.
+pub fn uniform_decay(lo: u64, hi: u64, rate: f64) -> f64 {
+    let n = (hi - lo) as f64 + 1.0;
+    if rate == 0.0 || n == 1.0 {
+        return libm::exp(-rate * lo as f64);
+    }
+    libm::exp(-rate * lo as f64) * libm::expm1(-rate * n) / (n * libm::expm1(-rate))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::rng::{Source, Streams, word};
+
+    /// `decay` is Σ_k e^(−r·k)·P(sample = k), with P(sample = k) from `exceeds`, which reads
+    /// the distribution as drawn (rounded to whole ticks), summed until the tail is nothing.
+    #[test]
+    fn decay_is_the_sum_over_every_whole_tick() {
+        for latency in [
+            Latency::Constant(Tick(40)),
+            Latency::Uniform {
+                min: Tick(3),
+                max: Tick(90),
+            },
+            Latency::Exponential { mean: 25.0 },
+            Latency::Exponential { mean: 0.3 },
+        ] {
+            for rate in [0.0, 0.001, 0.05, 1.0] {
+                let mut sum = 1.0 - latency.exceeds(Tick(0));
+                for k in 1..20_000u64 {
+                    let p = latency.exceeds(Tick(k - 1)) - latency.exceeds(Tick(k));
+                    sum += p * libm::exp(-rate * k as f64);
+                }
+                let got = latency.decay(rate).unwrap();
+                assert!(
+                    (got - sum).abs() < 1e-12,
+                    "{latency:?} at {rate}: {got} vs {sum}"
+                );
+            }
+        }
+        let lognormal = Latency::LogNormal {
+            median: 10.0,
+            sigma: 1.0,
+        };
+        assert_eq!(lognormal.decay(0.1), None);
+    }
 
     /// The closed-form mean in ticks (before rounding to whole ticks).
     fn mean(latency: Latency) -> f64 {

@@ -238,6 +238,56 @@ impl Backoff {
         jittered.max(self.min_delay)
     }
 
+    /// E\[e^(−rate·delay)\] for the delay before retry `n` as [`Backoff::delay`] draws it, where
+    /// the delay is drawn afresh each time (not the decorrelated jitters, which grow from the
+    /// previous one): a whole tick uniform in the jitter's range, capped after the jitter where
+    /// the cap is, floored at `min_delay`. What a backoff leaves of a state that decays at `rate`
+    /// per tick (the burst forms, [`crate::theory::burst`]).
+    pub fn decay(&self, n: u32, rate: f64) -> Option<f64> {
+        if n == 1 && self.first_retry == FirstRetry::Immediate {
+            return Some(1.0);
+        }
+        let v = match self.cap {
+            Cap::BeforeJitter => self.capped(n),
+            Cap::AfterJitter => to_tick(self.grown(n)),
+        }
+        .0;
+        let (lo, hi) = match self.jitter {
+            Jitter::Decorrelated | Jitter::DecorrelatedV2 => return None,
+            Jitter::None => (v, v),
+            Jitter::Full => (0, v),
+            Jitter::Equal => (v - v / 2, v - v / 2 + v / 2),
+            Jitter::Proportional => (
+                to_tick(v as f64 * (1.0 - self.jitter_factor)).0,
+                to_tick(v as f64 * (1.0 + self.jitter_factor)).0,
+            ),
+            Jitter::Additive => (v, v.saturating_add(self.jitter_max.0)),
+            Jitter::Reduced => (v - to_tick(v as f64 * self.jitter_factor).0.min(v), v),
+        };
+        let ceiling = match self.cap {
+            Cap::AfterJitter => self.max_delay.map_or(u64::MAX, |c| c.0),
+            Cap::BeforeJitter => u64::MAX,
+        };
+        // A drawn j is max(min(j, ceiling), floor): those at or above the ceiling wait it,
+        // those at or below the floor wait the floor, the rest wait j.
+        let floor = self.min_delay.0;
+        let count = |from: u64, to: u64| if from > to { 0 } else { to - from + 1 };
+        let all = (hi - lo) as f64 + 1.0;
+        let high = count(lo.max(ceiling), hi);
+        let low = count(lo, floor.min(hi).min(ceiling.saturating_sub(1)));
+        let (mid_lo, mid_hi) = (
+            lo.max(floor.saturating_add(1)),
+            hi.min(ceiling.saturating_sub(1)),
+        );
+        let mid = count(mid_lo, mid_hi);
+        let at = |t: u64| libm::exp(-rate * t as f64);
+        let mut sum = high as f64 * at(ceiling.max(floor)) + low as f64 * at(floor);
+        if mid > 0 {
+            sum += mid as f64 * crate::model::latency::uniform_decay(mid_lo, mid_hi, rate);
+        }
+        Some(sum / all)
+    }
+
     /// `v` with the jitter applied (not `decorrelated`, which has its own rule).
     fn jitter_of(&self, v: Tick, word: u64) -> Tick {
         match self.jitter {
@@ -275,6 +325,62 @@ fn to_tick(x: f64) -> Tick {
 mod tests {
     use super::*;
     use crate::engine::rng::{Source, Streams, word};
+
+    /// `decay` is the mean of e^(−r·delay) over the delays `delay` draws, each value of the
+    /// jitter's range taken once (by the least word that draws it), for every jitter drawn
+    /// afresh, with a floor and a cap after the jitter.
+    #[test]
+    fn decay_is_the_mean_over_every_delay_drawn() {
+        let rate = 0.013;
+        for jitter in [
+            Jitter::None,
+            Jitter::Full,
+            Jitter::Equal,
+            Jitter::Proportional,
+            Jitter::Additive,
+            Jitter::Reduced,
+        ] {
+            for (cap, floor) in [
+                (Cap::BeforeJitter, 0),
+                (Cap::AfterJitter, 7),
+                (Cap::AfterJitter, 90),
+            ] {
+                let b = Backoff {
+                    growth: Growth::Exponential,
+                    initial_delay: Tick(10),
+                    multiplier: 2.0,
+                    max_delay: Some(Tick(70)),
+                    cap,
+                    jitter,
+                    jitter_factor: 0.4,
+                    jitter_max: Tick(25),
+                    min_delay: Tick(floor),
+                    ..Backoff::IMMEDIATE
+                };
+                for n in 1..6 {
+                    // Every word the jitter's range can draw from, by value.
+                    let (lo, hi) = (0..=u16::MAX)
+                        .map(|i| b.delay(n, Previous::default(), u64::from(i) << 48))
+                        .fold((Tick::MAX, Tick::ZERO), |(l, h), d| (l.min(d), h.max(d)));
+                    let span = 1u128 << 16;
+                    let mean = (0..span)
+                        .map(|i| {
+                            let d = b.delay(n, Previous::default(), (i << 48) as u64);
+                            libm::exp(-rate * d.0 as f64)
+                        })
+                        .sum::<f64>()
+                        / span as f64;
+                    let got = b.decay(n, rate).unwrap();
+                    // 2¹⁶ evenly spaced words draw each value of a range of under 200 within
+                    // one word of its share: 200/2¹⁶ of the mean at most.
+                    assert!(
+                        (got - mean).abs() < 4e-3 * mean.max(1e-9),
+                        "{jitter:?} {cap:?} floor {floor} n {n}: {got} vs {mean} ({lo}–{hi})"
+                    );
+                }
+            }
+        }
+    }
 
     fn backoff(growth: Growth, jitter: Jitter) -> Backoff {
         Backoff {

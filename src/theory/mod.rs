@@ -17,6 +17,7 @@
 //!   probability p; the server still commits it, so a late reply is a lost one: b → b + s·p.
 //!   With no other loss, E\[attempts\] = Σ_{k<N} p^k (1 + p + p² for N = 3).
 
+pub mod burst;
 pub mod graph;
 pub mod stream;
 
@@ -66,7 +67,9 @@ pub fn cost(exp: &Experiment, policy: &Policy, forms: Option<&ClosedForms>) -> O
         return None;
     };
     let price = &exp.tools[t].price;
-    if price.call == 0 || price.input > 0 || price.output > 0 {
+    // Under bursts an attempt's chance to reach the work depends on the attempts before it,
+    // and Wald's identity, which the bill below reads, no longer holds.
+    if exp.tools[t].burst.is_some() || price.call == 0 || price.input > 0 || price.output > 0 {
         return None;
     }
     Some(CostForms {
@@ -201,6 +204,13 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
     }
     if !modelled(exp, policy) {
         return None;
+    }
+    // Faults in bursts make an intent's attempts meet states that depend on each other.
+    if exp
+        .called_tools(exp.calls_of(policy))
+        .any(|t| t.burst.is_some())
+    {
+        return burst::for_policy(exp, policy);
     }
     let mut losses = exp
         .called(exp.calls_of(policy))

@@ -3,6 +3,7 @@
 //! binary for the area, so the suite links the crate few times.
 
 mod amplification;
+mod bursts;
 mod common;
 mod connect;
 mod contention;

@@ -1,0 +1,109 @@
+//! Faults in bursts against their closed forms (`retrysim::theory::burst`): runs agree with
+//! them, and not with the independent forms of the same average rates; a burst whose bad state
+//! fails as the good one does draws exactly what independent faults draw.
+
+use retrysim::metrics::Measure;
+use retrysim::policy::{Attempts, KeyScope};
+use retrysim::run::PolicyResult;
+use retrysim::theory::{ClosedForms, closed_forms};
+
+use crate::common::{experiment, run_one};
+
+/// Every figure lies in the 99.9 % interval across the replications' means: with bursts the
+/// intents of one run meet the same spells, so an interval across intents would be too narrow.
+fn assert_agrees_across_replications(p: &PolicyResult, theory: &ClosedForms) {
+    for (m, expected) in [
+        (Measure::Attempts, theory.attempts),
+        (Measure::Effects, theory.effects),
+        (Measure::Duplicates, theory.duplicates),
+        (Measure::Success, theory.success),
+        (Measure::Ghost, theory.ghost),
+    ] {
+        let est = p.estimate_at(m, 0.999);
+        assert!(
+            est.contains(expected),
+            "{} {m:?}: {} ± {} vs {expected}",
+            p.name,
+            est.mean,
+            est.half_width
+        );
+    }
+}
+
+/// A tool bad a tenth of the time (spells of 9 s and 1 s), failing 2 % + 5 % of attempts
+/// when good and 60 % + 20 % when bad; tasks arrive as a Poisson stream and never wait for a
+/// client, so each first attempt meets the long-run state.
+fn bursty(policies: &str, in_bad: &str) -> String {
+    format!(
+        "name = \"bursts\"\nseed = 5\nreplications = 20\n\
+         [workload]\ntasks = 5000\nclients = 5000\narrival = \"poisson\"\nmean_interarrival = \"20ms\"\n\
+         [[tool]]\nname = \"charge\"\nserver_error = 0.02\nreply_loss = 0.05\n\
+         service_time = {{ dist = \"exponential\", mean = \"10ms\" }}\n\
+         burst = {{ good = \"9s\", bad = \"1s\", in_bad = {in_bad} }}\n{policies}"
+    )
+}
+
+const POLICIES: &str = "[[policy]]\nname = \"quick\"\nmax_attempts = 4\n\
+    backoff = { kind = \"constant\", initial_delay = \"50ms\", jitter = \"none\" }\n\
+    [[policy]]\nname = \"jittered\"\nmax_attempts = 4\n\
+    backoff = { kind = \"exponential\", initial_delay = \"200ms\", jitter = \"full\", max_delay = \"2s\" }\n\
+    [[policy]]\nname = \"keyed\"\nmax_attempts = \"unlimited\"\nidempotency_key = \"per_intent\"\n\
+    backoff = { kind = \"constant\", initial_delay = \"500ms\" }\n";
+
+/// Every figure of every configuration lies in its 99.9 % interval (across the 20
+/// replications, which covers the intents of one run meeting one spell together) of the burst
+/// forms; the independent forms at the same average a and b lie outside it for the success of
+/// the quick retries, which meet the spell their first attempt met.
+#[test]
+fn runs_agree_with_the_burst_forms_and_not_the_independent_ones() {
+    let result = run_one(experiment(&bursty(
+        POLICIES,
+        "{ server_error = 0.6, reply_loss = 0.2 }",
+    )));
+    for p in &result.policies {
+        let theory = p
+            .theory
+            .unwrap_or_else(|| panic!("{}: no burst forms", p.name));
+        assert_agrees_across_replications(p, &theory);
+    }
+    let quick = &result.policies[0];
+    let theory = quick.theory.unwrap();
+    // The long-run average losses: a = 0.9·0.02 + 0.1·0.6, b = 0.9·0.05 + 0.1·0.2.
+    assert!((theory.a - 0.078).abs() < 1e-12 && (theory.b - 0.065).abs() < 1e-12);
+    let independent = closed_forms(theory.a, theory.b, Attempts::AtMost(4), KeyScope::None);
+    let est = quick.estimate_at(Measure::Success, 0.999);
+    assert!(
+        !est.contains(independent.success),
+        "independent success {} inside {} ± {}",
+        independent.success,
+        est.mean,
+        est.half_width
+    );
+}
+
+/// A bad state that fails as the good one does changes no draw: the same totals as the tool
+/// without a burst, and the burst forms are the independent ones to 1e-12.
+#[test]
+fn a_burst_whose_states_fail_alike_is_independent_faults() {
+    let with = run_one(experiment(&bursty(
+        POLICIES,
+        "{ server_error = 0.02, reply_loss = 0.05 }",
+    )));
+    let text = bursty(POLICIES, "{}");
+    let without = text.replace("burst = { good = \"9s\", bad = \"1s\", in_bad = {} }\n", "");
+    assert_ne!(text, without);
+    let without = run_one(experiment(&without));
+    for (b, i) in with.policies.iter().zip(&without.policies) {
+        assert_eq!(b.totals, i.totals, "{}", b.name);
+        let (tb, ti) = (b.theory.unwrap(), i.theory.unwrap());
+        for (x, y) in [
+            (tb.attempts, ti.attempts),
+            (tb.effects, ti.effects),
+            (tb.duplicates, ti.duplicates),
+            (tb.success, ti.success),
+            (tb.ghost, ti.ghost),
+        ] {
+            assert!((x - y).abs() < 1e-12, "{}: {x} vs {y}", b.name);
+        }
+    }
+}
