@@ -115,6 +115,7 @@ shipped_configs! {
     timeout_percentile => "timeout-percentile.toml",
     token_burn => "token-burn.toml",
     tune_retry => "tune-retry.toml",
+    tune_under_bursts => "tune-under-bursts.toml",
     tokens_per_minute => "tokens-per-minute.toml",
     zone_outage => "zone-outage.toml",
     compare_demo => "compare-demo.toml",

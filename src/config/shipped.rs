@@ -176,6 +176,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../configs/tune-retry.toml"),
     ),
     (
+        "configs/tune-under-bursts.toml",
+        include_str!("../../configs/tune-under-bursts.toml"),
+    ),
+    (
         "configs/zone-outage.toml",
         include_str!("../../configs/zone-outage.toml"),
     ),
