@@ -90,6 +90,7 @@ shipped_configs! {
     concurrency_limit => "concurrency-limit.toml",
     deadline_propagation => "deadline-propagation.toml",
     duplicate_curve => "duplicate-curve.toml",
+    failure_domains => "failure-domains.toml",
     fallback_chain => "fallback-chain.toml",
     fan_out => "fan-out.toml",
     hedging => "hedging.toml",

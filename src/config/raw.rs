@@ -221,6 +221,7 @@ pub struct Burst {
     pub good: Spanned<Value>,
     pub bad: Spanned<Value>,
     pub in_bad: Option<Spanned<BadFaults>>,
+    pub domain: Option<Spanned<String>>,
 }
 
 /// The faults of a burst's bad state, each the tool's own where it is left out.

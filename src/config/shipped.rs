@@ -44,6 +44,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../configs/duplicate-curve.toml"),
     ),
     (
+        "configs/failure-domains.toml",
+        include_str!("../../configs/failure-domains.toml"),
+    ),
+    (
         "configs/fallback-chain.toml",
         include_str!("../../configs/fallback-chain.toml"),
     ),

@@ -6,7 +6,8 @@
 //!
 //! A run draws the tool's timeline from a stream of its own (keyed by the run and the tool, as
 //! every stream is), spell by spell as far as the run asks, so every configuration of one
-//! experiment meets the same bursts at the same times (common random numbers). The timeline
+//! experiment meets the same bursts at the same times (common random numbers). Tools in one
+//! failure domain meet one timeline, drawn from the stream of the domain's first tool. The timeline
 //! starts in its long-run state: bad with probability π_b = bad / (good + bad); spells being
 //! memoryless, the first lasts an exponential time of its state's mean like any other.
 
@@ -23,6 +24,11 @@ pub struct Burst {
     pub bad: Tick,
     /// The faults an attempt meets while the tool is bad (in the good state, the tool's own).
     pub in_bad: Faults,
+    /// The failure domain whose spells the tool shares with every tool naming it (a database
+    /// behind two services, a provider behind two models), if it names one.
+    pub domain: Option<String>,
+    /// The tool whose stream draws the spells it meets: the first tool of its domain, or itself.
+    pub timeline: usize,
 }
 
 impl Burst {
@@ -77,6 +83,8 @@ mod tests {
             good: Tick::from_secs(9),
             bad: Tick::from_secs(1),
             in_bad: Faults::default(),
+            domain: None,
+            timeline: 0,
         }
     }
 

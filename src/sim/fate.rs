@@ -45,17 +45,19 @@ pub struct Asked<'a> {
 pub struct Fates {
     /// The schedule being walked, where the explorer walks the run (or a config names one).
     pub explorer: Option<Choices>,
-    /// Each bursty tool's timeline of good and bad spells, by tool, drawn as the run goes.
+    /// Each bursty tool's (or failure domain's) timeline of good and bad spells, by the tool
+    /// whose stream draws it, drawn as the run goes.
     bursts: Vec<Option<Timeline>>,
 }
 
 impl Fates {
     /// Whether the tool `asked` names is in its bad state at its send: never, without bursts.
     fn bad(&mut self, asked: &Asked) -> bool {
-        let (index, tool) = asked.tool;
-        let Some(burst) = &tool.burst else {
+        let Some(burst) = &asked.tool.1.burst else {
             return false;
         };
+        // Tools of one failure domain read the timeline of its first tool.
+        let index = burst.timeline;
         if self.bursts.len() <= index {
             self.bursts.resize(index + 1, None);
         }

@@ -145,6 +145,20 @@ fn tool_cases() -> Vec<Case> {
             ),
             &["tool[0].burst.bad", "a spell of 0 never happens"],
         ),
+        config_case(
+            "two tools of one failure domain with different spells",
+            good_with(
+                "reply_loss = 0.2\n",
+                "reply_loss = 0.2\nburst = { good = \"9s\", bad = \"1s\", domain = \"db\" }\n\
+                 [[tool]]\nname = \"refund\"\n\
+                 burst = { good = \"9s\", bad = \"2s\", domain = \"db\" }\n",
+            ),
+            &[
+                "tool[1].burst",
+                "the failure domain \"db\" has spells of good = 9s, bad = 1s in tool `charge`",
+                "good = \"9s\", bad = \"1s\" here too",
+            ],
+        ),
     ];
     cases
 }

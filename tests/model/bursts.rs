@@ -107,3 +107,43 @@ fn a_burst_whose_states_fail_alike_is_independent_faults() {
         }
     }
 }
+
+/// Two tools called together, each failing every attempt while bad and none while good: in one
+/// failure domain they meet one timeline, so a task's two calls fail together or not at all;
+/// each in a domain of its own, some tasks see one fail and the other not.
+#[test]
+fn tools_of_one_failure_domain_fail_together() {
+    let config = |second: &str| {
+        format!(
+            "name = \"domains\"\nseed = 3\n\
+             [workload]\ntasks = 3000\nclients = 3000\narrival = \"poisson\"\n\
+             mean_interarrival = \"20ms\"\ncalls = [[\"db-read\", \"db-write\"]]\n\
+             [[tool]]\nname = \"db-read\"\nkind = \"read_only\"\n\
+             burst = {{ good = \"4s\", bad = \"1s\", in_bad = {{ server_error = 1.0 }}, domain = \"db\" }}\n\
+             [[tool]]\nname = \"db-write\"\nkind = \"read_only\"\n\
+             burst = {{ good = \"4s\", bad = \"1s\", in_bad = {{ server_error = 1.0 }}, domain = \"{second}\" }}\n\
+             [[policy]]\nname = \"once\"\nmax_attempts = 1\n"
+        )
+    };
+    // (tasks with both calls failed, with exactly one failed).
+    let split = |second: &str| {
+        let exp = experiment(&config(second));
+        let records = crate::common::records(&exp, 0);
+        let mut by_task = std::collections::BTreeMap::<u64, Vec<bool>>::new();
+        for r in &records {
+            let failed = r.status != retrysim::metrics::Status::Succeeded;
+            // An intent is numbered task × calls per task + its place in the task.
+            by_task.entry(r.intent / 2).or_default().push(failed);
+        }
+        let both = by_task.values().filter(|f| f.iter().all(|&x| x)).count();
+        let one = by_task
+            .values()
+            .filter(|f| f.iter().filter(|&&x| x).count() == 1)
+            .count();
+        (both, one)
+    };
+    let (both, one) = split("db");
+    assert!(both > 300 && one == 0, "one domain: {both} both, {one} one");
+    let (both, one) = split("other");
+    assert!(one > 300, "two domains: {both} both, {one} one");
+}

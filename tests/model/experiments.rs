@@ -412,3 +412,39 @@ fn the_policy_tuned_for_independent_faults_misses_its_constraint_under_bursts() 
         success.half_width
     );
 }
+
+/// A fallback in its primary's failure domain fails with it: recounted from every intent of
+/// one replication, the calls that fell back to `secondary` fail most of the time where it
+/// shares the primary's spells, and about as often as it is bad alone where it has its own.
+#[test]
+fn failure_domains_relations() {
+    let shared = shipped("failure-domains.toml");
+    let secondary = shared
+        .tools
+        .iter()
+        .position(|t| t.name == "secondary")
+        .unwrap();
+    let failed_share = |exp: &retrysim::Experiment| {
+        let records = common::records(exp, 0);
+        let fell: Vec<&IntentRecord> = records.iter().filter(|r| r.tool == secondary).collect();
+        let failed = fell
+            .iter()
+            .filter(|r| r.status != Status::Succeeded)
+            .count();
+        (failed as f64 / fell.len() as f64, fell.len())
+    };
+    let mut own = shared.clone();
+    if let Some(burst) = &mut own.tools[secondary].burst {
+        burst.domain = Some("backup".into());
+        burst.timeline = secondary;
+    }
+    let (together, n) = failed_share(&shared);
+    let (apart, m) = failed_share(&own);
+    // About 8 % of 20 000 calls fall back; bad a tenth of the time, failing 90 % of attempts,
+    // a fallback of its own fails twice in a row about 0.1 × 0.9² of the time, 8 %.
+    assert!(n > 1000 && m > 1000, "{n} and {m} fell back");
+    assert!(
+        together > 0.5 && apart < 0.2,
+        "{together} together, {apart} apart"
+    );
+}

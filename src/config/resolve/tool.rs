@@ -48,6 +48,7 @@ fn burst(b: &Burst) -> Spanned<raw::Burst> {
             throttled: drawn(f.throttled),
             error_after_commit: drawn(f.error_after_commit),
         })),
+        domain: b.domain.as_deref().and_then(text),
     })
 }
 

@@ -5,7 +5,7 @@ use toml::Spanned;
 use super::tool::overridden;
 use crate::config::check::{Check, Result};
 use crate::config::raw;
-use crate::model::{Burst, Faults};
+use crate::model::{Burst, Faults, Tool};
 use crate::time::Tick;
 
 /// The tool's burst process, where it has one: both means above 0; the bad state's faults in
@@ -15,7 +15,7 @@ use crate::time::Tick;
 pub(super) fn burst(
     check: &Check,
     raw: &raw::Tool,
-    faults: &Faults,
+    (faults, index): (&Faults, usize),
     path: &str,
 ) -> Result<Option<Burst>> {
     let Some(spanned) = &raw.burst else {
@@ -76,5 +76,46 @@ pub(super) fn burst(
             overridden(check, *faults, keys, &format!("{at}.in_bad"), whose)?
         }
     };
-    Ok(Some(Burst { good, bad, in_bad }))
+    Ok(Some(Burst {
+        good,
+        bad,
+        in_bad,
+        domain: b.domain.as_ref().map(|d| d.get_ref().clone()),
+        timeline: index,
+    }))
+}
+
+/// Ties each tool that names a failure domain to the domain's first tool, whose stream draws
+/// the spells they all meet: one timeline has one pair of means, so every tool of a domain must
+/// give the first one's `good` and `bad`.
+pub(super) fn domains(check: &Check, raw: &[Spanned<raw::Tool>], tools: &mut [Tool]) -> Result<()> {
+    for i in 0..tools.len() {
+        let Some(domain) = tools[i].burst.as_ref().and_then(|b| b.domain.clone()) else {
+            continue;
+        };
+        let first = (0..i)
+            .find(|&j| {
+                (tools[j].burst.as_ref()).is_some_and(|b| b.domain.as_ref() == Some(&domain))
+            })
+            .unwrap_or(i);
+        let (theirs, mine) = (tools[first].burst.clone(), tools[i].burst.as_mut());
+        let (Some(theirs), Some(mine)) = (theirs, mine) else {
+            continue;
+        };
+        if (theirs.good, theirs.bad) != (mine.good, mine.bad) {
+            let written = raw[i].get_ref().burst.as_ref().expect("a burst as read");
+            return check.error_allowing(
+                written.span(),
+                &format!("tool[{i}].burst"),
+                format!(
+                    "the failure domain \"{domain}\" has spells of good = {}, bad = {} in tool `{}`, \
+                     and one timeline has one pair of means",
+                    theirs.good, theirs.bad, tools[first].name
+                ),
+                &format!("good = \"{}\", bad = \"{}\" here too", theirs.good, theirs.bad),
+            );
+        }
+        mine.timeline = first;
+    }
+    Ok(())
 }

@@ -180,8 +180,9 @@ fn tools(check: &Check, raw: &raw::Config) -> Result<Vec<Tool>> {
         let path = format!("tool[{i}]");
         let names: Vec<String> = tools.iter().map(|t: &Tool| t.name.clone()).collect();
         check.unique(&names, &t.get_ref().name, &format!("{path}.name"))?;
-        tools.push(tool(check, t, &path)?);
+        tools.push(tool(check, t, (i, &path))?);
     }
+    burst::domains(check, &raw.tool, &mut tools)?;
     Ok(tools)
 }
 

@@ -12,7 +12,11 @@ use crate::model::{
 use crate::time::{TICKS_PER_SECOND, Tick};
 use toml::Spanned;
 
-pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> Result<Tool> {
+pub(super) fn tool(
+    check: &Check,
+    spanned: &Spanned<raw::Tool>,
+    (index, path): (usize, &str),
+) -> Result<Tool> {
     let raw = spanned.get_ref();
     let name = check.name(&raw.name, &format!("{path}.name"))?;
     // Every default is the library's: a key left out is what `Tool::new` leaves.
@@ -57,7 +61,7 @@ pub(super) fn tool(check: &Check, spanned: &Spanned<raw::Tool>, path: &str) -> R
         service_time: service_time.clone(),
         reply_latency: leg(&raw.reply_latency, "reply_latency")?,
         script,
-        burst: burst::burst(check, raw, &faults, path)?,
+        burst: burst::burst(check, raw, (&faults, index), path)?,
         lookup: Lookup {
             time: match &raw.lookup_time {
                 None => base.lookup.time,
