@@ -573,7 +573,8 @@ fn theory_path(marks: &[Mark], measure: Measure) -> Vec<(f64, f64)> {
         .collect();
     // Where points are dense, the points alone trace the curve.
     let steps = if points.len() > DENSE { 1 } else { 24 };
-    let mut path = Vec::new();
+    // Sized once: a sweep of ten thousand points draws a path of as many, held once.
+    let mut path = Vec::with_capacity(points.len().saturating_sub(1) * steps + 1);
     for pair in points.windows(2) {
         let ((x0, t0), (x1, t1)) = (pair[0], pair[1]);
         path.push((x0, t0.value));
