@@ -152,7 +152,6 @@ fn no_module_cycle_beyond_the_known_ones() {
     }
 }
 
-/// The check sees a circle: a → b → c → a, beside a d that only reaches in.
 /// The simulation's shape, which each feature is built into rather than onto: no file of
 /// `src/sim` over 500 lines, and the world at 15 fields or fewer (what a new concern needs is a
 /// part of its own, which the world holds as one field).
@@ -185,6 +184,7 @@ fn the_simulation_stays_in_parts_a_reader_can_hold() {
     assert!((10..=15).contains(&fields), "the world has {fields} fields");
 }
 
+/// The check sees a circle: a → b → c → a, beside a d that only reaches in.
 #[test]
 fn the_cycle_check_sees_a_circle() {
     let edge = |pairs: &[(&str, &str)]| {

@@ -351,8 +351,6 @@ fn with_params(
         .collect()
 }
 
-/// The values a sweep gives key `key` of tool `tool` (swept by its name or on every tool), as
-/// `{0, 0.1, …, 0.5}`; `None` where no axis sweeps it.
 /// A bursty tool's bad spells as the header states them: how long each state lasts (or that the
 /// sweep sets it) and the faults of the bad one that are not nothing.
 fn bursts(sweep: &crate::sweep::Sweep, tool: &str, burst: &crate::model::Burst) -> String {
@@ -365,8 +363,11 @@ fn bursts(sweep: &crate::sweep::Sweep, tool: &str, burst: &crate::model::Burst) 
         ("b", f.reply_loss),
         ("5xx", f.server_error),
         ("429", f.throttled),
+        ("403", f.forbidden),
+        ("4xx", f.invalid),
         ("connect", f.connect_failure),
         ("503", f.overloaded),
+        ("5xx after commit", f.error_after_commit),
     ]
     .iter()
     .filter(|(_, p)| *p > 0.0)
@@ -384,6 +385,8 @@ fn bursts(sweep: &crate::sweep::Sweep, tool: &str, burst: &crate::model::Burst) 
     )
 }
 
+/// The values a sweep gives key `key` of tool `tool` (swept by its name or on every tool), as
+/// `{0, 0.1, …, 0.5}`; `None` where no axis sweeps it.
 fn swept(sweep: &crate::sweep::Sweep, tool: &str, key: &str) -> Option<String> {
     let axis = sweep
         .axes

@@ -42,6 +42,8 @@ def makespan(costs, workers):
         for k in range(first, end):
             t += costs[k]
             finish[k] = t
+        # A batch's runs are sent on together when its last ends.
+        for k in range(first, end):
             done_by[k + 1] = max(done_by[k], t)
         heapq.heappush(free, (t, w))
         first = end

@@ -210,7 +210,7 @@ impl Data {
             graph,
             services: exp.graph.has_services(),
             many_calls: exp.many_calls(),
-            bursts: exp.tools.iter().any(|t| t.burst.is_some()),
+            bursts: (exp.called_tools(&exp.workload.calls)).any(|t| t.burst.is_some()),
             name: exp.name.clone(),
             description: exp.description.clone(),
             axes: axes.clone(),

@@ -134,6 +134,8 @@ impl Latency {
         match self {
             Latency::Constant(c) => Some(libm::exp(-rate * c.0 as f64)),
             Latency::Uniform { min, max } => Some(uniform_decay(min.0, max.0, rate)),
+            // A file named but not read (a manifest's) has no samples, and no mean.
+            Latency::Empirical(e) if e.samples.is_empty() => None,
             Latency::Empirical(e) => Some(
                 (e.samples.iter())
                     .map(|s| libm::exp(-rate * s.0 as f64))

@@ -326,9 +326,9 @@ mod tests {
     use super::*;
     use crate::engine::rng::{Source, Streams, word};
 
-    /// `decay` is the mean of e^(−r·delay) over the delays `delay` draws, each value of the
-    /// jitter's range taken once (by the least word that draws it), for every jitter drawn
-    /// afresh, with a floor and a cap after the jitter.
+    /// `decay` is the mean of e^(−r·delay) over the delays `delay` draws from 2¹⁶ evenly spaced
+    /// words, for every jitter drawn afresh, with a floor and a cap after the jitter, the first
+    /// retry sent at once, and the counter starting at 1.
     #[test]
     fn decay_is_the_mean_over_every_delay_drawn() {
         let rate = 0.013;
@@ -340,10 +340,11 @@ mod tests {
             Jitter::Additive,
             Jitter::Reduced,
         ] {
-            for (cap, floor) in [
-                (Cap::BeforeJitter, 0),
-                (Cap::AfterJitter, 7),
-                (Cap::AfterJitter, 90),
+            for (cap, floor, first_retry, count_from) in [
+                (Cap::BeforeJitter, 0, FirstRetry::Backoff, 0),
+                (Cap::AfterJitter, 7, FirstRetry::Backoff, 0),
+                (Cap::AfterJitter, 90, FirstRetry::Backoff, 0),
+                (Cap::BeforeJitter, 0, FirstRetry::Immediate, 1),
             ] {
                 let b = Backoff {
                     growth: Growth::Exponential,
@@ -355,7 +356,8 @@ mod tests {
                     jitter_factor: 0.4,
                     jitter_max: Tick(25),
                     min_delay: Tick(floor),
-                    ..Backoff::IMMEDIATE
+                    first_retry,
+                    count_from,
                 };
                 for n in 1..6 {
                     // Every word the jitter's range can draw from, by value.
@@ -375,7 +377,7 @@ mod tests {
                     // one word of its share: 200/2¹⁶ of the mean at most.
                     assert!(
                         (got - mean).abs() < 4e-3 * mean.max(1e-9),
-                        "{jitter:?} {cap:?} floor {floor} n {n}: {got} vs {mean} ({lo}–{hi})"
+                        "{jitter:?} {cap:?} floor {floor} {first_retry:?} n {n}: {got} vs {mean} ({lo}–{hi})"
                     );
                 }
             }

@@ -28,8 +28,8 @@
 
 use super::ClosedForms;
 use crate::experiment::Experiment;
-use crate::model::{Arrival, Faults, LossSignal, Tool};
-use crate::policy::{Attempts, KeyScope, Policy};
+use crate::model::{Faults, LossSignal, Tool};
+use crate::policy::{Attempts, Cap, Growth, Jitter, KeyScope, Policy};
 
 /// The two states' losses and how often the tool is bad.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -56,7 +56,8 @@ const GROWING: u32 = 1 << 16;
 
 /// The forms for `policy` in `exp`, whose task calls a tool whose faults come in bursts, where
 /// the chain above describes it exactly: each task one call, to one tool, its first attempt at
-/// a time the spells do not know (tasks arriving on their own, never waiting for a client),
+/// a time the spells do not know (tasks never waiting for a client), no client-side bucket
+/// holding a retry back,
 /// and every gap between sends known in law — the same round trip for every failure (no
 /// failed connection, which comes back after the request's leg alone; no timer that fires; no
 /// server-named wait), legs and backoff whose E\[e^(−λD)\] has a closed form
@@ -68,11 +69,15 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
     let tool = &exp.tools[t];
     let burst = tool.burst.as_ref()?;
     let workload = &exp.workload;
-    let open = !matches!(workload.arrival, Arrival::Batch)
-        && workload
-            .tasks
-            .is_some_and(|n| n <= u64::from(workload.clients));
-    if !open || !tool.replicas.is_empty() || policy.rule.lookup_before_retry {
+    // Every task its own client: none waits, so each first attempt is sent at a time the
+    // spells do not know (its arrival; at tick 0 for a batch, the timeline's long-run start).
+    let on_their_own = workload
+        .tasks
+        .is_some_and(|n| n <= u64::from(workload.clients));
+    // A client-side bucket may hold a retry back for a token: a gap the forms do not know.
+    let gates = &policy.gates;
+    let held = gates.send_rate.is_some() || gates.send_tokens.is_some();
+    if !on_their_own || held || !tool.replicas.is_empty() || policy.rule.lookup_before_retry {
         return None;
     }
     let wait = policy.time.waits[t].timeout;
@@ -110,9 +115,17 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
     .product::<Option<f64>>()?;
     let backoff = &policy.rule.backoff;
     let decay = |k: u32| backoff.decay(k, rate).map(|d| d * round_trip);
-    // From which retry the gap stays as it is: the backoff's curve is monotone, so two equal
-    // retries in a row (at the cap, or both leaving nothing) are equal from then on.
-    let steady = (2..GROWING).find(|&k| decay(k).is_some() && decay(k) == decay(k + 1))?;
+    // From which retry the gap stays as it is: a constant curve from the second retry (the
+    // first may be sent at once); a growing one once it is at its cap — where the jitter comes
+    // after the cap, only without a jitter, as a range clipped at the cap still changes — or
+    // once its gaps leave nothing of the state.
+    let settled = |k: u32| {
+        let at_cap = (backoff.max_delay).is_some_and(|c| backoff.capped(k) >= c)
+            && (backoff.cap == Cap::BeforeJitter || backoff.jitter == Jitter::None);
+        backoff.growth == Growth::Constant || at_cap || decay(k) == Some(0.0)
+    };
+    let steady = (2..GROWING).find(|&k| settled(k))?;
+    decay(steady)?;
     let gaps = Gaps {
         decay: &|k| decay(k).unwrap_or(0.0),
         steady,
@@ -166,14 +179,14 @@ pub fn forms(spells: &Spells, gaps: &Gaps, n: Attempts, key: KeyScope) -> Option
         Attempts::AtMost(n) if n > walked => {
             let left = n - walked;
             let (nv, nw) = (times(v, &m), times(w, &ma));
-            sums.add_row(&geometric(nv, &m, left), &geometric(nw, &ma, left), commit);
+            sums.add(geometric(nv, &m, left), geometric(nw, &ma, left), commit);
             (times(v, &power(&m, left)), times(w, &power(&ma, left)))
         }
         Attempts::AtMost(_) => (v, w),
         Attempts::Unlimited => {
             let (nv, nw) = (times(v, &m), times(w, &ma));
             let tail = |x: Row, m: &Matrix| inverse_minus(m).map(|inv| times(x, &inv));
-            sums.add_row(&tail(nv, &m)?, &tail(nw, &ma)?, commit);
+            sums.add(tail(nv, &m)?, tail(nw, &ma)?, commit);
             ([0.0; 2], [0.0; 2])
         }
     };
@@ -209,10 +222,6 @@ impl Sums {
         self.attempts += v[0] + v[1];
         self.effects += dot(v, commit);
         self.excess += (v[0] - w[0]).max(0.0) * commit[0] + (v[1] - w[1]).max(0.0) * commit[1];
-    }
-
-    fn add_row(&mut self, v: &Row, w: &Row, commit: Row) {
-        self.add(*v, *w, commit);
     }
 }
 

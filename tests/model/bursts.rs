@@ -147,3 +147,20 @@ fn tools_of_one_failure_domain_fail_together() {
     let (both, one) = split("other");
     assert!(one > 300, "two domains: {both} both, {one} one");
 }
+
+/// The burst forms are claimed only where the chain is the run: not where a task may wait for
+/// a client (its first attempt then meets a state its wait depends on), nor where a client-side
+/// bucket may hold a retry back for a token (a gap the forms do not know).
+#[test]
+fn the_burst_forms_stand_aside_where_the_gaps_are_not_theirs() {
+    let policy = "[[policy]]\nname = \"quick\"\nmax_attempts = 4\n";
+    let text = bursty(policy, "{ server_error = 0.6 }");
+    let forms =
+        |text: &str| retrysim::theory::for_policy(&experiment(text), &experiment(text).policies[0]);
+    assert!(forms(&text).is_some());
+    let waiting = text.replace("clients = 5000", "clients = 50");
+    assert!(forms(&waiting).is_none());
+    let bucket = text.replace("max_attempts = 4\n", "max_attempts = 4\nsend_rate = {}\n");
+    assert_ne!(bucket, text);
+    assert!(forms(&bucket).is_none());
+}
