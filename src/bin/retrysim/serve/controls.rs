@@ -46,11 +46,18 @@ pub struct Control {
 pub const TEACHING: [(&str, u64); 2] = [("replications", 5), ("workload.tasks", 2000)];
 
 /// The keys of a tool, of a policy and of the workload a page offers, where the config sets them.
-fn tool_keys() -> [(&'static str, &'static str, Input); 3] {
+fn tool_keys() -> [(&'static str, &'static str, Input); 6] {
     [
         ("request_loss", "request loss (a)", Input::Share(0.95)),
         ("reply_loss", "reply loss (b)", Input::Share(0.95)),
         ("server_error", "5xx share", Input::Share(0.95)),
+        ("burst.good", "good spells (mean)", Input::Duration),
+        ("burst.bad", "bad spells (mean)", Input::Duration),
+        (
+            "burst.in_bad.server_error",
+            "5xx share while bad",
+            Input::Share(0.95),
+        ),
     ]
 }
 
@@ -176,19 +183,29 @@ const FAULTS: [&str; 9] = [
 /// The most a slider may offer for fault `key` of tool `name`: the config takes a tool's faults
 /// only while they add up to less than 1 (retrying until a reply never ends otherwise), so it
 /// is 1 less the tool's other faults, each at its largest (a swept one at its sweep's largest
-/// value), a step below, rounded down to the slider's steps; at most 0.95.
+/// value), a step below, rounded down to the slider's steps; at most 0.95. A bad state's fault
+/// (`burst.in_bad.…`) is bounded by the bad state's others and may bring them to 1.
 fn most_share(config: &Table, name: &str, tool: &Table, key: &str) -> f64 {
+    // A bad state's fault is bounded by the bad state's others: its own where `in_bad` sets
+    // them, the tool's where it does not.
+    let (within, leaf) = match key.strip_prefix("burst.in_bad.") {
+        Some(leaf) => ("burst.in_bad.", leaf),
+        None => ("", key),
+    };
     let largest = |k: &str| {
-        let written = tool.get(k).and_then(number).unwrap_or(0.0);
-        let swept = axis_values(config, &format!("tool.{name}.{k}"));
+        let own = lookup(tool, &format!("{within}{k}")).or_else(|| tool.get(k));
+        let written = own.and_then(number).unwrap_or(0.0);
+        let swept = axis_values(config, &format!("tool.{name}.{within}{k}"));
         swept.into_iter().fold(written, f64::max)
     };
     let others: f64 = FAULTS
         .iter()
-        .filter(|k| **k != key)
+        .filter(|k| **k != leaf)
         .map(|k| largest(k))
         .sum();
-    let most = libm::floor((1.0 - others - 0.01) * 100.0 + 1e-9) / 100.0;
+    // A tool's faults stay a step below 1; a bad state's may reach it (the state ends).
+    let step = if within.is_empty() { 0.01 } else { 0.0 };
+    let most = libm::floor((1.0 - others - step) * 100.0 + 1e-9) / 100.0;
     most.clamp(0.0, 0.95)
 }
 
@@ -291,6 +308,25 @@ mod tests {
 
     fn of(text: &str) -> Vec<Control> {
         controls(&text.parse::<Table>().unwrap())
+    }
+
+    /// A bursty tool offers its spells' means and its bad state's 5xx share, bounded by the bad
+    /// state's other faults (the tool's own where `in_bad` leaves them out), up to 1 with them.
+    #[test]
+    fn offers_a_bursty_tools_spells_and_bad_state() {
+        let found = of(r#"
+            [[tool]]
+            name = "charge"
+            request_loss = 0.02
+            reply_loss = 0.1
+            burst = { good = "332s", bad = "20s", in_bad = { server_error = 0.88 } }
+        "#);
+        let get = |path: &str| found.iter().find(|c| c.path == path).cloned();
+        assert_eq!(get("tool.charge.burst.good").unwrap().written, "332s");
+        assert_eq!(get("tool.charge.burst.bad").unwrap().input, Input::Duration);
+        let bad = get("tool.charge.burst.in_bad.server_error").unwrap();
+        assert_eq!(bad.input, Input::Share(0.88));
+        assert_eq!(bad.label, "charge · 5xx share while bad");
     }
 
     #[test]
