@@ -32,6 +32,7 @@ TAMPERS = {
     "09": ("broken-streams/summary.csv", "cost_per_task"),
     "10": ("compare-demo-after/runs.csv", "attempts_per_intent"),
     "11": ("exactly-one-order.explore/explore.csv", "violation_probability"),
+    "12": ("bursty-faults/summary.csv", "attempts_per_intent"),
 }
 
 
