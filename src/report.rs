@@ -236,6 +236,9 @@ fn main_rows(results: &Results, comparisons: usize) -> Vec<Vec<String>> {
                     .map_or("—".to_string(), |t| format!("{:.4}", f(t)))
             };
             let agrees = match (verdict::of(r, comparisons), verdict::furthest(r)) {
+                (Some(Verdict::TooFew), _) if verdict::shared_run(r) => {
+                    "too_few (one replication of intents that share bursts)".into()
+                }
                 (Some(Verdict::TooFew), _) => "too_few (one observation: no interval)".into(),
                 (Some(v), Some(s)) => {
                     let word = match v {

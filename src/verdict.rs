@@ -116,7 +116,7 @@ pub fn widened_level(comparisons: usize) -> f64 {
 pub fn of(result: &PolicyResult, comparisons: usize) -> Option<Verdict> {
     let stats = statistics(result)?;
     let inside = |level: f64| stats.iter().all(|s| s.inside(level));
-    Some(if stats.iter().any(|s| s.df == 0) {
+    Some(if stats.iter().any(|s| s.df == 0) || shared_run(result) {
         Verdict::TooFew
     } else if inside(LEVEL) {
         Verdict::Agrees
@@ -125,6 +125,12 @@ pub fn of(result: &PolicyResult, comparisons: usize) -> Option<Verdict> {
     } else {
         Verdict::Disagrees
     })
+}
+
+/// One replication of intents that do not fail independently (bursts): its interval, across
+/// the intents of one run, is narrower than the truth, so it judges nothing.
+pub fn shared_run(result: &PolicyResult) -> bool {
+    result.replications < 2 && result.theory.is_some_and(|t| !t.intents_independent)
 }
 
 /// The verdict on edge `e`'s calls per top-level intent in `result`, in an edge table of

@@ -205,6 +205,7 @@ pub fn forms(spells: &Spells, gaps: &Gaps, n: Attempts, key: KeyScope) -> Option
         duplicates,
         success: 1.0 - failed,
         ghost: (failed - no_effect).max(0.0),
+        intents_independent: false,
     })
 }
 

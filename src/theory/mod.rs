@@ -43,6 +43,10 @@ pub struct ClosedForms {
     pub duplicates: f64,
     pub success: f64,
     pub ghost: f64,
+    /// The forms hold for each intent alone, its outcome independent of the others' in one
+    /// run: false under bursts, where the intents of a run meet the same spells, so an
+    /// interval across one run's intents is too narrow and one replication gives no verdict.
+    pub intents_independent: bool,
 }
 
 /// What a task costs and takes by the closed forms, where they describe it.
@@ -110,6 +114,7 @@ pub fn closed_forms(a: f64, b: f64, n: Attempts, key: KeyScope) -> ClosedForms {
         duplicates,
         success,
         ghost,
+        intents_independent: true,
     }
 }
 

@@ -164,3 +164,21 @@ fn the_burst_forms_stand_aside_where_the_gaps_are_not_theirs() {
     assert_ne!(bucket, text);
     assert!(forms(&bucket).is_none());
 }
+
+/// With one replication the intents of the run meet the same spells, so an interval across
+/// them is too narrow: the burst forms stay in the table, and the verdict is `too_few`; with
+/// several, the verdict is read across the replications.
+#[test]
+fn one_replication_of_bursts_gives_no_verdict() {
+    use retrysim::verdict::{self, Verdict};
+    let policy = "[[policy]]\nname = \"quick\"\nmax_attempts = 4\n";
+    let text = bursty(policy, "{ server_error = 0.6 }");
+    let one = run_one(experiment(
+        &text.replace("replications = 20", "replications = 1"),
+    ));
+    let p = &one.policies[0];
+    assert!(p.theory.is_some());
+    assert_eq!(verdict::of(p, 5), Some(Verdict::TooFew));
+    let many = run_one(experiment(&text));
+    assert_ne!(verdict::of(&many.policies[0], 5), Some(Verdict::TooFew));
+}
