@@ -145,35 +145,12 @@ fn heading(results: &Results) -> String {
     let tools: Vec<String> = exp
         .called_tools(&exp.workload.calls)
         .map(|t| {
-            let f = &t.faults;
-            // A swept fault shows the values the sweep takes, not the base config's.
-            let value = |key: &str, p: f64| swept(sweep, &t.name, key).unwrap_or(p.to_string());
             match t.script {
                 Some(_) => format!("{}: scripted", t.name),
                 None => {
-                    let mut text = format!(
-                        "{}: a = {}, b = {}, 5xx = {}",
-                        t.name,
-                        value("request_loss", f.request_loss),
-                        value("reply_loss", f.reply_loss),
-                        value("server_error", f.server_error)
-                    );
-                    for (name, key, p) in [
-                        ("429", "throttled", f.throttled),
-                        ("403", "forbidden", f.forbidden),
-                        ("4xx", "invalid", f.invalid),
-                        ("connect", "connect_failure", f.connect_failure),
-                        ("503", "overloaded", f.overloaded),
-                        (
-                            "5xx after commit",
-                            "error_after_commit",
-                            f.error_after_commit,
-                        ),
-                    ] {
-                        if p > 0.0 || swept(sweep, &t.name, key).is_some() {
-                            let _ = write!(text, ", {name} = {}", value(key, p));
-                        }
-                    }
+                    // a, b and the 5xx share always; the rarer faults where drawn or swept.
+                    let faults = faults(sweep, (&t.name, ""), &t.faults, 3);
+                    let mut text = format!("{}: {}", t.name, faults.join(", "));
                     if let Some(burst) = &t.burst {
                         let _ = write!(text, "; {}", bursts(sweep, &t.name, burst));
                     }
@@ -354,28 +331,48 @@ fn with_params(
         .collect()
 }
 
+/// A fault table as the header states it, `name = value` each: the first `always` (a, b, the
+/// 5xx share) whatever they are, the others where drawn or swept, a swept one as the values
+/// its sweep takes (the key `key` under `prefix` of tool `tool`).
+fn faults(
+    sweep: &crate::sweep::Sweep,
+    (tool, prefix): (&str, &str),
+    f: &crate::model::Faults,
+    always: usize,
+) -> Vec<String> {
+    [
+        ("a", "request_loss", f.request_loss),
+        ("b", "reply_loss", f.reply_loss),
+        ("5xx", "server_error", f.server_error),
+        ("429", "throttled", f.throttled),
+        ("403", "forbidden", f.forbidden),
+        ("4xx", "invalid", f.invalid),
+        ("connect", "connect_failure", f.connect_failure),
+        ("503", "overloaded", f.overloaded),
+        (
+            "5xx after commit",
+            "error_after_commit",
+            f.error_after_commit,
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    .filter_map(|(i, (name, key, p))| {
+        let key = format!("{prefix}{key}");
+        let swept = swept(sweep, tool, &key);
+        (i < always || p > 0.0 || swept.is_some())
+            .then(|| format!("{name} = {}", swept.unwrap_or(p.to_string())))
+    })
+    .collect()
+}
+
 /// A bursty tool's bad spells as the header states them: how long each state lasts (or that the
 /// sweep sets it) and the faults of the bad one that are not nothing.
 fn bursts(sweep: &crate::sweep::Sweep, tool: &str, burst: &crate::model::Burst) -> String {
     let spell = |key: &str, t: crate::time::Tick| {
         swept(sweep, tool, &format!("burst.{key}")).unwrap_or(t.to_string())
     };
-    let f = &burst.in_bad;
-    let faults: Vec<String> = [
-        ("a", f.request_loss),
-        ("b", f.reply_loss),
-        ("5xx", f.server_error),
-        ("429", f.throttled),
-        ("403", f.forbidden),
-        ("4xx", f.invalid),
-        ("connect", f.connect_failure),
-        ("503", f.overloaded),
-        ("5xx after commit", f.error_after_commit),
-    ]
-    .iter()
-    .filter(|(_, p)| *p > 0.0)
-    .map(|(name, p)| format!("{name} = {p}"))
-    .collect();
+    let faults = faults(sweep, (tool, "burst.in_bad."), &burst.in_bad, 0);
     format!(
         "bad spells of {} between good ones of {}: {}",
         spell("bad", burst.bad),

@@ -276,8 +276,9 @@ fn geometric(x: Row, m: &Matrix, n: u32) -> Row {
 fn inverse_minus(m: &Matrix) -> Option<Matrix> {
     let (p, q, r, s) = (1.0 - m[0][0], -m[0][1], -m[1][0], 1.0 - m[1][1]);
     let det = p * s - q * r;
-    (det > 1e-300 && m.iter().flatten().all(|x| *x >= 0.0))
-        .then(|| [[s / det, -q / det], [-r / det, p / det]])
+    // Every entry is at least 0 and each row sums to at most 1: the determinant is 0 only
+    // where some mass never leaves.
+    (det > 1e-300).then(|| [[s / det, -q / det], [-r / det, p / det]])
 }
 
 #[cfg(test)]

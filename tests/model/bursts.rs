@@ -4,31 +4,9 @@
 
 use retrysim::metrics::Measure;
 use retrysim::policy::{Attempts, KeyScope};
-use retrysim::run::PolicyResult;
-use retrysim::theory::{ClosedForms, closed_forms};
+use retrysim::theory::closed_forms;
 
-use crate::common::{experiment, run_one};
-
-/// Every figure lies in the 99.9 % interval across the replications' means: with bursts the
-/// intents of one run meet the same spells, so an interval across intents would be too narrow.
-fn assert_agrees_across_replications(p: &PolicyResult, theory: &ClosedForms) {
-    for (m, expected) in [
-        (Measure::Attempts, theory.attempts),
-        (Measure::Effects, theory.effects),
-        (Measure::Duplicates, theory.duplicates),
-        (Measure::Success, theory.success),
-        (Measure::Ghost, theory.ghost),
-    ] {
-        let est = p.estimate_at(m, 0.999);
-        assert!(
-            est.contains(expected),
-            "{} {m:?}: {} ± {} vs {expected}",
-            p.name,
-            est.mean,
-            est.half_width
-        );
-    }
-}
+use crate::common::{assert_agrees_across_replications, experiment, run_one};
 
 /// A tool bad a tenth of the time (spells of 9 s and 1 s), failing 2 % + 5 % of attempts
 /// when good and 60 % + 20 % when bad; tasks arrive as a Poisson stream and never wait for a

@@ -419,11 +419,26 @@ fn the_policy_tuned_for_independent_faults_misses_its_constraint_under_bursts() 
 #[test]
 fn failure_domains_relations() {
     let shared = shipped("failure-domains.toml");
+    // The same config with the secondary in a domain of its own, as the sweep's other point.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/failure-domains.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let at = text
+        .rfind("domain = \"provider\"")
+        .expect("the secondary's domain");
+    let own = common::experiment(&format!(
+        "{}domain = \"backup\"{}",
+        &text[..at],
+        &text[at + "domain = \"provider\"".len()..]
+    ));
     let secondary = shared
         .tools
         .iter()
         .position(|t| t.name == "secondary")
         .unwrap();
+    assert_eq!(
+        own.tools[secondary].burst.as_ref().unwrap().timeline,
+        secondary
+    );
     let failed_share = |exp: &retrysim::Experiment| {
         let records = common::records(exp, 0);
         let fell: Vec<&IntentRecord> = records.iter().filter(|r| r.tool == secondary).collect();
@@ -433,11 +448,6 @@ fn failure_domains_relations() {
             .count();
         (failed as f64 / fell.len() as f64, fell.len())
     };
-    let mut own = shared.clone();
-    if let Some(burst) = &mut own.tools[secondary].burst {
-        burst.domain = Some("backup".into());
-        burst.timeline = secondary;
-    }
     let (together, n) = failed_share(&shared);
     let (apart, m) = failed_share(&own);
     // About 8 % of 20 000 calls fall back; bad a tenth of the time, failing 90 % of attempts,

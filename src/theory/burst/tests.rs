@@ -90,6 +90,26 @@ fn spells((alpha, beta): (f64, f64), good: (f64, f64), bad: (f64, f64)) -> Spell
     }
 }
 
+/// The forms for `n` attempts, no key, at these rates, losses and gaps, against the sum over
+/// every path with the gaps mixed as `mixes` says, to 1e-12 in every figure.
+fn assert_the_paths_sum(
+    (rates, good, bad): ((f64, f64), (f64, f64), (f64, f64)),
+    gaps: &Gaps,
+    n: u32,
+    mixes: &dyn Fn(u32) -> Vec<(f64, f64)>,
+) {
+    let want = by_paths(rates, good, bad, n, mixes);
+    let got = forms(
+        &spells(rates, good, bad),
+        gaps,
+        Attempts::AtMost(n),
+        KeyScope::None,
+    );
+    for (g, w) in figures(&got.unwrap()).iter().zip(want) {
+        assert!((g - w).abs() < 1e-12, "{rates:?} n = {n}: {g} vs {w}");
+    }
+}
+
 /// A constant gap, at several rates and losses: the chain is the sum over every path.
 #[test]
 fn with_a_constant_gap_the_forms_are_the_sum_over_every_path() {
@@ -106,17 +126,8 @@ fn with_a_constant_gap_the_forms_are_the_sum_over_every_path() {
             steady: 1,
         };
         for n in [1, 2, 3, 6] {
-            let want = by_paths(rates, good, bad, n, &|_| vec![(gap, 1.0)]);
-            let got = forms(
-                &spells(rates, good, bad),
-                &gaps,
-                Attempts::AtMost(n),
-                KeyScope::None,
-            )
-            .unwrap();
-            for (g, w) in figures(&got).iter().zip(want) {
-                assert!((g - w).abs() < 1e-12, "{rates:?} n = {n}: {g} vs {w}");
-            }
+            let paths = |_: u32| vec![(gap, 1.0)];
+            assert_the_paths_sum((rates, good, bad), &gaps, n, &paths);
         }
     }
 }
@@ -163,17 +174,7 @@ fn with_jittered_gaps_the_forms_are_the_sum_over_every_path() {
             mix
         };
         for n in [2, 4, 6] {
-            let want = by_paths(rates, good, bad, n, &mixes);
-            let got = forms(
-                &spells(rates, good, bad),
-                &gaps,
-                Attempts::AtMost(n),
-                KeyScope::None,
-            )
-            .unwrap();
-            for (g, w) in figures(&got).iter().zip(want) {
-                assert!((g - w).abs() < 1e-12, "{rates:?} n = {n}: {g} vs {w}");
-            }
+            assert_the_paths_sum((rates, good, bad), &gaps, n, &mixes);
         }
     }
 }

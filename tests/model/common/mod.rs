@@ -89,6 +89,19 @@ pub fn assert_pair_agrees(
 /// closed form;
 /// `label` says which case failed.
 pub fn assert_agrees(result: &PolicyResult, theory: &ClosedForms, label: &str) {
+    agrees(theory, label, |m| {
+        Estimate::at_level(result.totals.get(m), 0.999)
+    });
+}
+
+/// As [`assert_agrees`], each interval across the replications' means: where the intents of
+/// one run are not independent of each other (bursts), an interval across them is too narrow.
+pub fn assert_agrees_across_replications(result: &PolicyResult, theory: &ClosedForms) {
+    agrees(theory, &result.name, |m| result.estimate_at(m, 0.999));
+}
+
+/// Every measure's `estimate` holds its closed form.
+fn agrees(theory: &ClosedForms, label: &str, estimate: impl Fn(Measure) -> Estimate) {
     for (m, expected) in [
         (Measure::Attempts, theory.attempts),
         (Measure::Effects, theory.effects),
@@ -96,7 +109,7 @@ pub fn assert_agrees(result: &PolicyResult, theory: &ClosedForms, label: &str) {
         (Measure::Success, theory.success),
         (Measure::Ghost, theory.ghost),
     ] {
-        let est = Estimate::at_level(result.totals.get(m), 0.999);
+        let est = estimate(m);
         assert!(
             est.contains(expected),
             "{label} {m:?}: {} ± {} vs {expected}",
