@@ -174,16 +174,18 @@ impl<E> Scheduler<E> {
 
     /// Events likely to run next, for the model to fetch their state ahead of them: the next
     /// in the current line, or else the first few of the lowest occupied bucket, which holds
-    /// the next event unless the one being handled schedules an earlier one.
+    /// the next event unless the one being handled schedules an earlier one. Lazy: a model
+    /// that fetches nothing ahead costs the queue nothing.
     pub(super) fn upcoming(&self) -> impl Iterator<Item = &E> {
-        let bucket = match self.current.front() {
+        let line = self.current.front();
+        let bucket = std::iter::once_with(move || match line {
             Some(_) => None,
             None => (self.occupied.iter().enumerate())
                 .find(|(_, word)| **word != 0)
                 .map(|(i, word)| &self.buckets[i * 64 + word.trailing_zeros() as usize]),
-        };
-        let line = self.current.front().into_iter();
-        line.chain(bucket.into_iter().flat_map(|b| b.iter().take(UPCOMING)))
+        });
+        (line.into_iter())
+            .chain(bucket.flatten().flat_map(|b| b.iter().take(UPCOMING)))
             .map(|e| &e.event)
     }
 
