@@ -374,7 +374,12 @@ fn bursts(sweep: &crate::sweep::Sweep, tool: &str, burst: &crate::model::Burst) 
     };
     let faults = faults(sweep, (tool, "burst.in_bad."), &burst.in_bad, 0);
     format!(
-        "bad spells of {} between good ones of {}: {}",
+        "{}bad spells of {} between good ones of {}: {}",
+        if burst.per_replica {
+            "each replica its own "
+        } else {
+            ""
+        },
         spell("bad", burst.bad),
         spell("good", burst.good),
         if faults.is_empty() {

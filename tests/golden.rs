@@ -119,6 +119,7 @@ shipped_configs! {
     tune_under_bursts => "tune-under-bursts.toml",
     tokens_per_minute => "tokens-per-minute.toml",
     zone_outage => "zone-outage.toml",
+    partial_outage => "partial-outage.toml",
     compare_demo => "compare-demo.toml",
     compare_demo_after => "compare-demo-after.toml",
     cooperative_budget => "scenarios/cooperative-budget.toml",

@@ -222,6 +222,7 @@ pub struct Burst {
     pub bad: Spanned<Value>,
     pub in_bad: Option<Spanned<BadFaults>>,
     pub domain: Option<Spanned<String>>,
+    pub per_replica: Option<Spanned<bool>>,
 }
 
 /// The faults of a burst's bad state, each the tool's own where it is left out.

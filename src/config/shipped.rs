@@ -96,6 +96,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../configs/model-fallback.toml"),
     ),
     (
+        "configs/partial-outage.toml",
+        include_str!("../../configs/partial-outage.toml"),
+    ),
+    (
         "configs/rate-limited-provider.toml",
         include_str!("../../configs/rate-limited-provider.toml"),
     ),

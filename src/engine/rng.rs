@@ -35,6 +35,9 @@ pub enum Source {
     Turns = 10,
     /// The good and bad spells of each tool whose faults come in bursts (one stream per tool).
     Bursts = 11,
+    /// The key each call is routed by under a keyed balancer (one word per intent), so a call
+    /// meets the same shard in every configuration.
+    Keys = 12,
 }
 
 /// The key of a run's streams: everything but the source and the entity.

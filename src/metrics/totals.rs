@@ -100,6 +100,9 @@ pub struct ReplicaTotals {
     pub calls_while_down: u64,
     /// Times outlier detection ejected it.
     pub ejections: u64,
+    /// Calls bound for it that the breaker refused: counted only under a keyed balancer,
+    /// the one where a call's replica is known before the gates are asked.
+    pub short_circuited: u64,
 }
 
 /// What one configuration's calls did at one tool.
@@ -277,6 +280,7 @@ impl Totals {
                 mine.calls += other.calls;
                 mine.calls_while_down += other.calls_while_down;
                 mine.ejections += other.ejections;
+                mine.short_circuited += other.short_circuited;
             }
         }
     }

@@ -7,7 +7,9 @@
 //! A run draws the tool's timeline from a stream of its own (keyed by the run and the tool, as
 //! every stream is), spell by spell as far as the run asks, so every configuration of one
 //! experiment meets the same bursts at the same times (common random numbers). Tools in one
-//! failure domain meet one timeline, drawn from the stream of the domain's first tool. The timeline
+//! failure domain meet one timeline, drawn from the stream of the domain's first tool. Where
+//! each replica has spells of its own (`per_replica`, a sharded store whose shards fail apart),
+//! replica r's timeline is drawn from a stream of its own, keyed by the tool and r. The timeline
 //! starts in its long-run state: bad with probability π_b = bad / (good + bad); spells being
 //! memoryless, the first lasts an exponential time of its state's mean like any other.
 
@@ -29,6 +31,9 @@ pub struct Burst {
     pub domain: Option<String>,
     /// The tool whose stream draws the spells it meets: the first tool of its domain, or itself.
     pub timeline: usize,
+    /// Each replica (each shard) has spells of its own; in a domain, replica r of every tool
+    /// meets the same ones.
+    pub per_replica: bool,
 }
 
 impl Burst {
@@ -85,6 +90,7 @@ mod tests {
             in_bad: Faults::default(),
             domain: None,
             timeline: 0,
+            per_replica: false,
         }
     }
 

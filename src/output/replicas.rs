@@ -1,7 +1,8 @@
 //! `replicas.csv`: one row per sweep point × configuration × replica of a tool with several,
 //! summed over replications — where the balancer sent the calls, how many met a replica that
-//! was down, and how often outlier detection ejected it. Written only when some tool has replicas. Columns are documented in
-//! `out/README.md`.
+//! was down, how often outlier detection ejected it, and (under a keyed balancer) how many calls
+//! bound for it the breaker refused. Written only when some tool has replicas. Columns are
+//! documented in `out/README.md`.
 
 use super::Export;
 use super::column::{Column, Kind::*, col};
@@ -20,6 +21,7 @@ pub fn columns() -> Vec<Column> {
         col("calls", Count),
         col("calls_while_down", Count),
         col("ejections", Count),
+        col("short_circuited", Count),
     ]
 }
 
@@ -45,6 +47,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                     calls,
                     calls_while_down,
                     ejections,
+                    short_circuited,
                 } = sum;
                 let zone = tool
                     .zone_of(r)
@@ -58,6 +61,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                     calls.to_string(),
                     calls_while_down.to_string(),
                     ejections.to_string(),
+                    short_circuited.to_string(),
                 ];
                 let params = point.params.iter().map(ToString::to_string);
                 rows.push(params.chain(cells).collect());

@@ -17,7 +17,12 @@
 //!   Linkerd's balancers weigh a host. A round trip above the average replaces it at once (the
 //!   peak); one below pulls it down with weight 1 − e^(−Δt/τ), Δt the time since the last
 //!   sample and τ the decay time (`peak_ewma_decay`, 10 s by default, Finagle's and Linkerd's).
-//!   A replica not yet measured costs the default round trip (30 ms, Linkerd's) times its load.
+//!   A replica not yet measured costs the default round trip (30 ms, Linkerd's) times its load;
+//! - `by_key`: the replica the call's key hashes to, every attempt of it: a sharded store or a
+//!   cell-based service, where a key lives on one shard and nowhere else. The key is a word of
+//!   the call's own stream ([`shard_of`]), so one call meets one shard in every configuration.
+//!   A shard is not a host to route around: neither another replica for a retry nor outlier
+//!   ejection goes with it (validation refuses both).
 //!
 //! A balancer picks among the replicas a pick may take: those not ejected by outlier detection
 //! ([`Ejection`], Envoy's consecutive-5xx detection), and of those the ones a retry's host rule
@@ -131,6 +136,8 @@ pub enum Balancer {
     PowerOfTwo,
     /// Two choices by peak-EWMA cost, the moving average decaying over this time (τ).
     PeakEwma(Tick),
+    /// The shard the call's key hashes to.
+    ByKey,
 }
 
 /// Peak EWMA's decay time unless a policy sets one: Finagle's and Linkerd's 10 s.
@@ -139,12 +146,13 @@ pub const PEAK_EWMA_DECAY: Tick = Tick::from_secs(10);
 const DEFAULT_RTT: Tick = Tick::from_millis(30);
 
 impl Balancer {
-    pub const ALL: [Balancer; 5] = [
+    pub const ALL: [Balancer; 6] = [
         Balancer::RoundRobin,
         Balancer::Random,
         Balancer::LeastOutstanding,
         Balancer::PowerOfTwo,
         Balancer::PeakEwma(PEAK_EWMA_DECAY),
+        Balancer::ByKey,
     ];
 
     pub fn name(self) -> &'static str {
@@ -154,6 +162,7 @@ impl Balancer {
             Balancer::LeastOutstanding => "least_outstanding",
             Balancer::PowerOfTwo => "power_of_two",
             Balancer::PeakEwma(_) => "peak_ewma",
+            Balancer::ByKey => "by_key",
         }
     }
 
@@ -164,6 +173,12 @@ impl Balancer {
             Balancer::Random | Balancer::PowerOfTwo | Balancer::PeakEwma(_)
         )
     }
+}
+
+/// The shard of `replicas` a call whose key word is `key` belongs to: the word mapped onto
+/// `0 … replicas − 1` without a modulo's bias.
+pub fn shard_of(key: u64, replicas: usize) -> usize {
+    integer_in(key, 0, replicas as u64 - 1) as usize
 }
 
 /// A replica's peak-sensitive moving average of round trips, in ticks, and when it last took a
@@ -231,7 +246,8 @@ impl View {
 
     /// The replica the next request goes to under `balancer` at `now`, among those `rule`
     /// allows (see the module doc for the fall-backs); `words` the two random words a random
-    /// rule may read.
+    /// rule may read, or under `by_key` the call's key word first (its shard, whatever the
+    /// rule and ejection say: validation lets neither stand beside it).
     pub fn pick(
         &mut self,
         balancer: Balancer,
@@ -278,6 +294,7 @@ impl View {
                 };
                 if lighter { b } else { a }
             }
+            Balancer::ByKey => shard_of(words[0], n),
         };
         self.next = (picked + 1) % n;
         picked
@@ -441,6 +458,25 @@ mod tests {
         }
     }
 
+    /// A keyed pick is the key's shard, the same at every attempt whatever the view holds:
+    /// the rule, the load and the round-robin cursor change nothing. Keys spread over every
+    /// shard, each word range of width 2⁶⁴/8 to one shard.
+    #[test]
+    fn a_keyed_pick_is_the_keys_shard() {
+        let mut view = View::new(8);
+        for k in 0..8u64 {
+            let key = k * (u64::MAX / 8) + 7;
+            assert_eq!(shard_of(key, 8), k as usize);
+            for _ in 0..3 {
+                let picked = view.pick(Balancer::ByKey, Tick::ZERO, |r| r != k as usize, [key, 0]);
+                assert_eq!(picked, k as usize);
+                view.sent(picked);
+            }
+        }
+        assert_eq!(shard_of(u64::MAX, 8), 7);
+        assert_eq!(shard_of(u64::MAX, 1), 0);
+    }
+
     #[test]
     fn random_spreads_over_every_replica() {
         let mut view = View::new(5);
@@ -472,8 +508,10 @@ mod tests {
         assert!(!view.observe(1, now, true, &rule));
         assert!(view.observe(1, now, true, &rule));
         assert!(view.ejected(1, now) && !view.ejected(1, Tick::from_secs(30)));
-        // Replica 1 is out: never picked while another is up, by any balancer.
-        for balancer in Balancer::ALL {
+        // Replica 1 is out: never picked while another is up, by any balancer that routes
+        // around a replica (a keyed one goes to the key's shard, and no ejection stands beside
+        // it).
+        for balancer in Balancer::ALL.into_iter().filter(|&b| b != Balancer::ByKey) {
             for k in 0..6u64 {
                 let words = [k * (u64::MAX / 6), u64::MAX - k];
                 assert_ne!(
@@ -552,7 +590,8 @@ mod tests {
             max_ejection_time: Tick(400),
             max_ejection_percent: 40.0,
         };
-        for balancer in Balancer::ALL {
+        // A keyed balancer stands beside neither rule (validation refuses both).
+        for balancer in Balancer::ALL.into_iter().filter(|&b| b != Balancer::ByKey) {
             let n = 6;
             let mut view = View::new(n);
             let mut now = Tick::ZERO;

@@ -25,8 +25,10 @@
 //! timeout) or [`Gates::abandoned`] (the client stopped waiting for it): breakers, budgets and
 //! limits all hear of it there.
 //!
-//! Each tool has one set of stateful gates, or one per caller when the policy's scope is
-//! [`GateScope::Caller`]: every function takes the tool and the caller, and finds its set.
+//! Each tool has one set of stateful gates, or one per holder: per caller when the policy's
+//! scope is [`GateScope::Caller`], per shard of a keyed tool when it is [`GateScope::Shard`].
+//! Every function takes the tool and the holder (the caller, or the call's shard; any under
+//! scope `tool`), and finds its set.
 
 use super::concurrency::{Concurrency, Full};
 use super::{Breaker, GateScope, Limits, Policy, Refuses, RetryBudget, SendRate};
@@ -49,8 +51,9 @@ pub enum Moment {
 #[derive(Clone, Copy, Debug)]
 pub struct Ask {
     pub tool: usize,
-    /// The caller the intent's task belongs to.
-    pub caller: u32,
+    /// Whose set of the tool's gates it asks: its task's caller, or its key's shard (see
+    /// the module doc).
+    pub holder: u32,
     pub now: Tick,
     /// Where the deadline and the dispatch cap count from.
     pub scope_start: Tick,
@@ -98,9 +101,9 @@ pub struct Pass {
 }
 
 /// The gates of one configuration in one run, with the state of each set of stateful gates: a
-/// breaker, a budget and a concurrency limit per tool, or per tool and caller.
+/// breaker, a budget and a concurrency limit per tool, or per tool and holder.
 pub struct Gates {
-    /// Sets per tool: 1, or the number of callers.
+    /// Sets per tool: 1, the number of callers, or the most shards a tool has.
     per_tool: usize,
     breakers: Vec<Option<Breaker>>,
     budgets: Vec<Option<RetryBudget>>,
@@ -113,13 +116,19 @@ pub struct Gates {
 
 impl Gates {
     /// Fresh gates for each tool's policy in `policies` (by tool: the policy of the edge
-    /// into it, in a call graph) and `callers` callers, each set with its own breaker and
-    /// budget where the tool's policy has them; `scope` says whether a set is the tool's or a
-    /// caller's. `watched` keeps the list of sets touched.
-    pub fn new(policies: &[&Policy], scope: GateScope, callers: u32, watched: bool) -> Gates {
+    /// into it, in a call graph), each set with its own breaker and budget where the tool's
+    /// policy has them; `scope` says whether a set is the tool's, a caller's (of `callers`) or
+    /// a shard's (of at most `shards` a tool). `watched` keeps the list of sets touched.
+    pub fn new(
+        policies: &[&Policy],
+        scope: GateScope,
+        (callers, shards): (u32, usize),
+        watched: bool,
+    ) -> Gates {
         let per_tool = match scope {
             GateScope::Tool => 1,
             GateScope::Caller => callers as usize,
+            GateScope::Shard => shards,
         };
         let sets = policies.len() * per_tool;
         let of_set = |i: usize| policies[i / per_tool];
@@ -146,9 +155,9 @@ impl Gates {
         }
     }
 
-    /// The set of `tool`'s gates that `caller` uses.
-    fn set(&self, tool: usize, caller: u32) -> usize {
-        tool * self.per_tool + (caller as usize % self.per_tool)
+    /// The set of `tool`'s gates that `holder` uses.
+    fn set(&self, tool: usize, holder: u32) -> usize {
+        tool * self.per_tool + (holder as usize % self.per_tool)
     }
 
     /// Notes that set `i` may have changed, for whoever watches.
@@ -158,7 +167,7 @@ impl Gates {
         }
     }
 
-    /// Sets per tool: 1, or one per caller.
+    /// Sets per tool: 1, or one per holder.
     pub fn per_tool(&self) -> usize {
         self.per_tool
     }
@@ -186,7 +195,7 @@ impl Gates {
 
     /// Whether the dispatch `ask` describes may go, in the order of the table above.
     pub fn admit(&mut self, ask: &Ask) -> Result<Pass, Refusal> {
-        let set = self.set(ask.tool, ask.caller);
+        let set = self.set(ask.tool, ask.holder);
         self.touch(set);
         let refuse = |gate, reason| {
             Err(Refusal {
@@ -276,17 +285,17 @@ impl Gates {
         })
     }
 
-    /// How an attempt on `tool` by `caller` ended at `now` (`failure` none for a reply that
+    /// How an attempt on `tool` by `holder` ended at `now` (`failure` none for a reply that
     /// answered), for the breaker and the budget; `cost` is what the budget took for it, if it
     /// was a retry.
     pub fn feedback(
         &mut self,
-        (tool, caller): (usize, u32),
+        (tool, holder): (usize, u32),
         now: Tick,
         failure: Option<FailureClass>,
         cost: Option<f64>,
     ) {
-        let set = self.set(tool, caller);
+        let set = self.set(tool, holder);
         self.touch(set);
         if let Some(breaker) = &mut self.breakers[set] {
             breaker.record(now, failure);
@@ -302,56 +311,56 @@ impl Gates {
         }
     }
 
-    /// The client stopped waiting for an attempt on `tool` by `caller` (a hedge's loser, or
+    /// The client stopped waiting for an attempt on `tool` by `holder` (a hedge's loser, or
     /// one in flight when its operation ended): it no longer holds a concurrency slot.
-    pub fn abandoned(&mut self, tool: usize, caller: u32) {
-        let set = self.set(tool, caller);
+    pub fn abandoned(&mut self, tool: usize, holder: u32) {
+        let set = self.set(tool, holder);
         if let Some(limit) = &mut self.concurrency[set] {
             limit.end(None);
         }
     }
 
-    /// The first call waiting for a concurrency slot on `tool` by `caller`, out of the line, if
+    /// The first call waiting for a concurrency slot on `tool` by `holder`, out of the line, if
     /// a slot is free; it must ask again, and will be let through.
-    pub fn next_waiting(&mut self, tool: usize, caller: u32) -> Option<u64> {
-        let set = self.set(tool, caller);
+    pub fn next_waiting(&mut self, tool: usize, holder: u32) -> Option<u64> {
+        let set = self.set(tool, holder);
         self.concurrency[set].as_mut()?.next_waiting()
     }
 
-    /// Takes the call `ticket` out of the line it waits in on `tool` by `caller`, for a
+    /// Takes the call `ticket` out of the line it waits in on `tool` by `holder`, for a
     /// concurrency slot or a send-rate token; whether it was waiting.
-    pub fn leave_line(&mut self, tool: usize, caller: u32, ticket: u64) -> bool {
-        let set = self.set(tool, caller);
+    pub fn leave_line(&mut self, tool: usize, holder: u32, ticket: u64) -> bool {
+        let set = self.set(tool, holder);
         let for_slot = (self.concurrency[set].as_mut()).is_some_and(|limit| limit.leave(ticket));
         let for_token = (self.send_rates[set].as_mut()).is_some_and(|rate| rate.leave(ticket));
         for_slot || for_token
     }
 
-    /// A send on `tool` by `caller` was answered having used `tokens` fewer model tokens than
+    /// A send on `tool` by `holder` was answered having used `tokens` fewer model tokens than
     /// its client-side bucket took for it.
-    pub fn give_back(&mut self, (tool, caller): (usize, u32), now: Tick, tokens: u64) {
-        let set = self.set(tool, caller);
+    pub fn give_back(&mut self, (tool, holder): (usize, u32), now: Tick, tokens: u64) {
+        let set = self.set(tool, holder);
         if let Some(rate) = &mut self.send_rates[set] {
             rate.give_back(now, tokens);
         }
     }
 
-    /// When the send-rate line on `tool` by `caller` next has a token for its head, if that is
+    /// When the send-rate line on `tool` by `holder` next has a token for its head, if that is
     /// a new promise to set a wake-up for.
-    pub fn token_due(&mut self, tool: usize, caller: u32, now: Tick) -> Option<Tick> {
-        let set = self.set(tool, caller);
+    pub fn token_due(&mut self, tool: usize, holder: u32, now: Tick) -> Option<Tick> {
+        let set = self.set(tool, holder);
         self.send_rates[set].as_mut()?.next_due(now)
     }
 
-    /// At a promised wake-up, the waiting sends on `tool` by `caller` that go out now; `live`
+    /// At a promised wake-up, the waiting sends on `tool` by `holder` that go out now; `live`
     /// passes over those whose operation ended.
     pub fn release_tokens(
         &mut self,
-        (tool, caller): (usize, u32),
+        (tool, holder): (usize, u32),
         now: Tick,
         live: impl FnMut(u64) -> bool,
     ) -> Vec<u64> {
-        let set = self.set(tool, caller);
+        let set = self.set(tool, holder);
         match &mut self.send_rates[set] {
             Some(rate) => rate.release(now, live),
             None => Vec::new(),

@@ -125,7 +125,7 @@ pub struct Hedges {
 }
 
 /// The client's stateful gates, each per tool (per tool and caller, with
-/// [`GateScope::Caller`]).
+/// [`GateScope::Caller`]; per shard, with [`GateScope::Shard`]).
 #[non_exhaustive]
 #[derive(Clone, Debug, PartialEq)]
 pub struct Gates {
@@ -221,15 +221,19 @@ pub enum GateScope {
     Tool,
     /// One of each per tool and caller: every agent or service instance keeps its own.
     Caller,
+    /// One of each per shard of a tool whose calls go by key (`balancer = "by_key"`): a call
+    /// asks the gates of its key's shard, so one bad shard trips only its own breaker.
+    Shard,
 }
 
 impl GateScope {
-    pub const ALL: [GateScope; 2] = [GateScope::Tool, GateScope::Caller];
+    pub const ALL: [GateScope; 3] = [GateScope::Tool, GateScope::Caller, GateScope::Shard];
 
     pub fn name(self) -> &'static str {
         match self {
             GateScope::Tool => "tool",
             GateScope::Caller => "caller",
+            GateScope::Shard => "shard",
         }
     }
 }

@@ -45,24 +45,34 @@ pub struct Asked<'a> {
 pub struct Fates {
     /// The schedule being walked, where the explorer walks the run (or a config names one).
     pub explorer: Option<Choices>,
-    /// Each bursty tool's (or failure domain's) timeline of good and bad spells, by the tool
-    /// whose stream draws it, drawn as the run goes.
-    bursts: Vec<Option<Timeline>>,
+    /// Each bursty tool's (or failure domain's) timelines of good and bad spells, by the tool
+    /// whose stream draws them and the replica (0 where the replicas share one), drawn as the
+    /// run goes.
+    bursts: Vec<Vec<Option<Timeline>>>,
 }
 
 impl Fates {
-    /// Whether the tool `asked` names is in its bad state at its send: never, without bursts.
+    /// Whether the tool `asked` names (its replica, where each has its own spells) is in its
+    /// bad state at its send: never, without bursts.
     fn bad(&mut self, asked: &Asked) -> bool {
         let Some(burst) = &asked.tool.1.burst else {
             return false;
         };
-        // Tools of one failure domain read the timeline of its first tool.
+        // Tools of one failure domain read the timelines of its first tool.
         let index = burst.timeline;
+        let replica = if burst.per_replica { asked.replica } else { 0 };
         if self.bursts.len() <= index {
-            self.bursts.resize(index + 1, None);
+            self.bursts.resize(index + 1, Vec::new());
         }
-        let stream = || asked.streams.stream(Source::Bursts, index as u64);
-        let timeline = self.bursts[index].get_or_insert_with(|| Timeline::new(burst, stream()));
+        let timelines = &mut self.bursts[index];
+        if timelines.len() <= replica {
+            timelines.resize(replica + 1, None);
+        }
+        // Replica 0's stream is the tool's, so the replicas of a tool sharing one timeline
+        // and the first of a tool with one each meet the same spells.
+        let entity = index as u64 | (replica as u64) << 32;
+        let stream = || asked.streams.stream(Source::Bursts, entity);
+        let timeline = timelines[replica].get_or_insert_with(|| Timeline::new(burst, stream()));
         timeline.bad_at(burst, asked.now)
     }
 }

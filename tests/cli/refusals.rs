@@ -75,6 +75,7 @@ fn config_cases() -> Vec<Case> {
     [
         tool_cases(),
         key_cases(),
+        keyed_cases(),
         policy_cases(),
         sweep_and_file_cases(),
         latency_file_cases(),
@@ -82,6 +83,31 @@ fn config_cases() -> Vec<Case> {
     .into_iter()
     .flatten()
     .collect()
+}
+
+/// A keyed balancer and the gates per shard it allows: nothing that routes around a shard.
+fn keyed_cases() -> Vec<Case> {
+    vec![
+        config_case(
+            "a retry on another replica beside a keyed balancer",
+            with_policy("balancer = \"by_key\"\nretry_host = \"other\""),
+            &[
+                "policy[0].retry_host",
+                "a key lives on one shard",
+                "\"same\"",
+            ],
+        ),
+        config_case(
+            "outlier ejection beside a keyed balancer",
+            with_policy("balancer = \"by_key\"\noutlier_detection = { consecutive_5xx = 5 }"),
+            &["policy[0].outlier_detection", "scope = \"shard\""],
+        ),
+        config_case(
+            "gates per shard without a keyed balancer",
+            with_policy("scope = \"shard\"\nbreaker = { consecutive_failures = 5 }"),
+            &["policy[0].scope", "balancer = \"by_key\" beside it"],
+        ),
+    ]
 }
 
 /// A tool's faults, replicas and bursts.
@@ -157,6 +183,29 @@ fn tool_cases() -> Vec<Case> {
                 "tool[1].burst",
                 "the failure domain \"db\" has spells of good = 9s, bad = 1s in tool `charge`",
                 "good = \"9s\", bad = \"1s\" here too",
+            ],
+        ),
+        config_case(
+            "spells per replica at a tool with one server",
+            good_with(
+                "reply_loss = 0.2",
+                "reply_loss = 0.2\nburst = { good = \"9s\", bad = \"1s\", per_replica = true }",
+            ),
+            &["tool[0].burst.per_replica", "`replicas = N` (N ≥ 2)"],
+        ),
+        config_case(
+            "two tools of one failure domain, one with spells per replica",
+            good_with(
+                "reply_loss = 0.2\n",
+                "reply_loss = 0.2\nreplicas = 2\n\
+                 burst = { good = \"9s\", bad = \"1s\", domain = \"db\", per_replica = true }\n\
+                 [[tool]]\nname = \"refund\"\n\
+                 burst = { good = \"9s\", bad = \"1s\", domain = \"db\" }\n",
+            ),
+            &[
+                "tool[1].burst",
+                "spells per replica in tool `charge`",
+                "per_replica = true here too",
             ],
         ),
     ];

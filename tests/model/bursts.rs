@@ -126,6 +126,73 @@ fn tools_of_one_failure_domain_fail_together() {
     assert!(one > 300, "two domains: {both} both, {one} one");
 }
 
+/// A store of two shards, each call to its key's shard, failing every attempt while bad and
+/// none while good (spells of 1 s each, so π_b = 1/2). With one timeline for the tool, two
+/// calls sent to different shards within 5 ms meet one state (they disagree only across a
+/// spell's edge); with spells per replica, the shards' states are independent and such a pair
+/// agrees half the time. The share agreeing is a time average over the run's T seconds of
+/// whether the two chains agree, a ±1 process whose correlation is e^(−2(α+β)t) = e^(−4t): its
+/// variance is 2·(1/4)/T on the ±1 scale, 1/(8T) on the share's, plus the pairs' own 1/(4n).
+/// The bound is 4.4 standard deviations.
+/// Replica 0 draws the tool's own timeline either way, so its calls fare alike in both.
+#[test]
+fn shards_with_spells_of_their_own_fail_apart() {
+    let config = |per_replica: bool| {
+        format!(
+            "name = \"shards\"\nseed = 8\n\
+             [workload]\ntasks = 200000\nclients = 200000\narrival = \"poisson\"\n\
+             mean_interarrival = \"5ms\"\n\
+             [[tool]]\nname = \"orders\"\nkind = \"read_only\"\nreplicas = 2\n\
+             service_time = {{ dist = \"constant\", value = \"1ms\" }}\n\
+             burst = {{ good = \"1s\", bad = \"1s\", in_bad = {{ server_error = 1.0 }}, \
+             per_replica = {per_replica} }}\n\
+             [[policy]]\nname = \"once\"\nbalancer = \"by_key\"\n"
+        )
+    };
+    // Each call's (send, shard, failed), in order of sending.
+    let calls = |per_replica: bool| {
+        let exp = experiment(&config(per_replica));
+        let mut calls: Vec<(u64, u16, bool)> = crate::common::traced(&exp, 0)
+            .iter()
+            .map(|(r, a)| {
+                (
+                    a[0].dispatch.0,
+                    a[0].replica,
+                    r.status != retrysim::metrics::Status::Succeeded,
+                )
+            })
+            .collect();
+        calls.sort_unstable();
+        calls
+    };
+    // Of neighbouring calls at different shards within 5 ms, the share that fared alike.
+    let agreeing = |calls: &[(u64, u16, bool)]| {
+        let pairs: Vec<bool> = (calls.windows(2))
+            .filter(|w| w[0].1 != w[1].1 && w[1].0 - w[0].0 <= 5_000)
+            .map(|w| w[0].2 == w[1].2)
+            .collect();
+        let n = pairs.len() as f64;
+        (pairs.iter().filter(|&&a| a).count() as f64 / n, n)
+    };
+    let (shared, apart) = (calls(false), calls(true));
+    let (share, n) = agreeing(&shared);
+    assert!(n > 1000.0 && share > 0.95, "one timeline: {share} of {n}");
+    let (share, n) = agreeing(&apart);
+    let seconds = apart.last().map_or(0.0, |c| c.0 as f64 / 1e6);
+    let bound = 4.4 * (1.0 / (8.0 * seconds) + 0.25 / n).sqrt();
+    assert!(
+        (share - 0.5).abs() < bound,
+        "per replica: {share} of {n}, ± {bound}"
+    );
+    let at_zero = |calls: &[(u64, u16, bool)]| -> Vec<(u64, bool)> {
+        (calls.iter())
+            .filter(|c| c.1 == 0)
+            .map(|c| (c.0, c.2))
+            .collect()
+    };
+    assert_eq!(at_zero(&shared), at_zero(&apart));
+}
+
 /// The burst forms are claimed only where the chain is the run: not where a task may wait for
 /// a client (its first attempt then meets a state its wait depends on), nor where a client-side
 /// bucket may hold a retry back for a token (a gap the forms do not know).

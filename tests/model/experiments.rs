@@ -242,6 +242,65 @@ fn one_server_with_any_balancer_is_the_tool_itself() {
     }
 }
 
+/// A partial outage: one shard of eight down for 30 s. Every attempt of a call goes to its
+/// key's shard; one breaker for the whole store refuses calls bound for the seven healthy
+/// shards, a breaker per shard refuses none of theirs and keeps the down shard's calls away.
+/// Success and refusals recounted from every intent's record, each call's shard from its
+/// attempts; the refusals by shard from the replicas' counts, which must add up to the records'.
+#[test]
+fn partial_outage_relations() {
+    let mut exp = shipped("partial-outage.toml");
+    exp.replications = 1;
+    let names: Vec<&str> = exp.policies.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["no-breaker", "breaker-per-tool", "breaker-per-shard"]
+    );
+    let tool = &exp.tools[0];
+    let down = (0..tool.replica_count())
+        .find(|&r| tool.zone_of(r).map(|z| tool.zones[z].as_str()) == Some("shard-3"))
+        .expect("shard 3 is a zone of its own");
+    let result = common::run_one(exp.clone());
+    let mut success = Vec::new();
+    for (p, name) in names.iter().enumerate() {
+        let rs = traced(&exp, p);
+        for (r, attempts) in &rs {
+            let first = attempts.first().map(|a| a.replica);
+            assert!(
+                attempts.iter().all(|a| Some(a.replica) == first),
+                "intent {} went to more than one shard",
+                r.intent
+            );
+        }
+        let ok = (rs.iter())
+            .filter(|(r, _)| r.status == Status::Succeeded)
+            .count();
+        success.push(ok as f64 / rs.len() as f64);
+        let refused: u64 = rs.iter().map(|(r, _)| u64::from(r.short_circuited)).sum();
+        let shards = &result.policies[p].totals.replicas[0];
+        let counted: u64 = shards.iter().map(|s| s.short_circuited).sum();
+        assert_eq!(counted, refused, "{name}: refusals by shard");
+        let healthy: u64 = (shards.iter().enumerate())
+            .filter(|(r, _)| *r != down)
+            .map(|(_, s)| s.short_circuited)
+            .sum();
+        match p {
+            0 => assert_eq!(refused, 0),
+            1 => assert!(healthy > refused / 2, "{healthy} of {refused}"),
+            _ => {
+                assert_eq!(healthy, 0, "a shard's breaker refuses only its own");
+                assert!(shards[down].short_circuited > 0);
+                let met = |p: usize| result.policies[p].totals.replicas[0][down].calls_while_down;
+                assert!(10 * met(2) < met(0), "{} vs {}", met(2), met(0));
+            }
+        }
+    }
+    assert!(
+        success[1] < success[0] && success[1] < success[2],
+        "{success:?}"
+    );
+}
+
 /// A zone outage: a retry to another host recovers what a sticky retry cannot, and ejecting
 /// the failing replicas keeps first attempts away from the zone too. Success recounted from
 /// every intent's record; the calls that met the down zone from its replicas' counts.

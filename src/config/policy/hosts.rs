@@ -6,14 +6,20 @@ use toml::{Spanned, Value};
 use crate::config::check::{Check, Key, Result, key};
 use crate::config::raw;
 use crate::config::resolve::{at, some, ticks, when};
-use crate::policy::{Balancer, Ejection, Hosts, Policy, RetryHost};
+use crate::policy::{Balancer, Ejection, GateScope, Hosts, Policy, RetryHost};
 use crate::time::Tick;
 
-pub(super) fn read(check: &Check, raw: &raw::Policy, path: &str) -> Result<Hosts> {
+/// `scope` is the policy's gate scope: `shard` asks for a keyed balancer.
+pub(super) fn read(
+    check: &Check,
+    raw: &raw::Policy,
+    scope: GateScope,
+    path: &str,
+) -> Result<Hosts> {
     let base = Policy::new("").hosts;
     let retry_host = key!(path, raw.retry_host);
     let ejection = key!(path, raw.outlier_detection);
-    Ok(Hosts {
+    let hosts = Hosts {
         balancer: balancer(check, raw, path, base.balancer)?,
         retry_host: check.named(
             retry_host.value.as_ref(),
@@ -26,7 +32,58 @@ pub(super) fn read(check: &Check, raw: &raw::Policy, path: &str) -> Result<Hosts
             None => None,
             Some(o) => Some(read_ejection(check, o.get_ref(), &ejection.path)?),
         },
-    })
+    };
+    keyed(check, raw, &hosts, scope, path)?;
+    Ok(hosts)
+}
+
+/// A keyed balancer sends a call's every attempt to its key's shard, so a retry on another
+/// replica and outlier ejection (which routes around a replica) cannot stand beside it; gates
+/// per shard need one, as only it knows a call's shard before the gates are asked.
+fn keyed(
+    check: &Check,
+    raw: &raw::Policy,
+    hosts: &Hosts,
+    scope: GateScope,
+    path: &str,
+) -> Result<()> {
+    let by_key = hosts.balancer == Balancer::ByKey;
+    let host = key!(path, raw.retry_host);
+    if let (true, RetryHost::Other, Some(v)) = (by_key, hosts.retry_host, host.value) {
+        return check.error_allowing(
+            v.span(),
+            &host.path,
+            "a retry on another replica beside balancer = \"by_key\": a key lives on one \
+             shard, and every attempt of its call goes there"
+                .into(),
+            "retry_host = \"any\" or \"same\" (the same under a keyed balancer)",
+        );
+    }
+    let ejection = key!(path, raw.outlier_detection);
+    if let (true, Some(v)) = (by_key, ejection.value) {
+        return check.error_allowing(
+            v.span(),
+            &ejection.path,
+            "outlier ejection beside balancer = \"by_key\": a shard's keys have no other \
+             replica to go to"
+                .into(),
+            "no outlier_detection; a breaker per shard (scope = \"shard\") stops calls to a \
+             bad shard",
+        );
+    }
+    let named = key!(path, raw.scope);
+    match (scope, by_key, named.value) {
+        (GateScope::Shard, false, Some(v)) => check.error_allowing(
+            v.span(),
+            &named.path,
+            format!(
+                "gates per shard beside balancer = \"{}\", which does not route calls by key",
+                hosts.balancer.name()
+            ),
+            "balancer = \"by_key\" beside it, or scope = \"tool\" or \"caller\"",
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// The policy's balancer, with peak EWMA's decay time where it sets one (above 0; refused
@@ -129,6 +186,7 @@ pub(super) fn describe(hosts: &Hosts, out: &mut Vec<String>) {
     match balancer {
         Balancer::RoundRobin => {}
         Balancer::PeakEwma(decay) => out.push(format!("peak EWMA balancer decaying over {decay}")),
+        Balancer::ByKey => out.push("each call to its key's shard".into()),
         other => out.push(format!("{} balancer", other.name().replace('_', " "))),
     }
     match retry_host {

@@ -36,7 +36,7 @@ pub(super) fn read(check: &Check, raw: &raw::Policy, path: &str) -> Result<Polic
     policy.time = timing::read(check, raw, path)?;
     policy.hedges = hedges::read(check, raw, policy.rule.retry.max_attempts, path)?;
     policy.gates = gates::read(check, raw, &policy.rule, path)?;
-    policy.hosts = hosts::read(check, raw, path)?;
+    policy.hosts = hosts::read(check, raw, policy.gates.scope, path)?;
     policy.agent = agent::read(check, raw, path)?;
     policy.edge = edge::read(check, raw, path)?;
     policy.note.clone_from(&raw.note);

@@ -49,6 +49,7 @@ fn burst(b: &Burst) -> Spanned<raw::Burst> {
             error_after_commit: drawn(f.error_after_commit),
         })),
         domain: b.domain.as_deref().and_then(text),
+        per_replica: when(b.per_replica, true),
     })
 }
 

@@ -82,6 +82,17 @@ pub(super) fn burst(
         in_bad,
         domain: b.domain.as_ref().map(|d| d.get_ref().clone()),
         timeline: index,
+        per_replica: match &b.per_replica {
+            Some(p) if *p.get_ref() && raw.replicas.as_ref().is_none_or(|n| *n.get_ref() < 2) => {
+                return check.error_allowing(
+                    p.span(),
+                    &format!("{at}.per_replica"),
+                    "spells per replica at a tool with one server".into(),
+                    "`replicas = N` (N ≥ 2) on the tool beside it",
+                );
+            }
+            p => p.as_ref().is_some_and(|p| *p.get_ref()),
+        },
     }))
 }
 
@@ -102,6 +113,23 @@ pub(super) fn domains(check: &Check, raw: &[Spanned<raw::Tool>], tools: &mut [To
         let (Some(theirs), Some(mine)) = (theirs, mine) else {
             continue;
         };
+        if theirs.per_replica != mine.per_replica {
+            let written = raw[i].get_ref().burst.as_ref().expect("a burst as read");
+            return check.error_allowing(
+                written.span(),
+                &format!("tool[{i}].burst"),
+                format!(
+                    "the failure domain \"{domain}\" has spells {} in tool `{}`",
+                    if theirs.per_replica {
+                        "per replica"
+                    } else {
+                        "for the whole tool"
+                    },
+                    tools[first].name
+                ),
+                &format!("per_replica = {} here too", theirs.per_replica),
+            );
+        }
         if (theirs.good, theirs.bad) != (mine.good, mine.bad) {
             let written = raw[i].get_ref().burst.as_ref().expect("a burst as read");
             return check.error_allowing(

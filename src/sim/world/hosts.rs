@@ -1,10 +1,11 @@
 //! Each tool's servers, one per replica, and the balancer's views of them.
 
 use super::{AttemptRef, World};
+use crate::engine::rng::Source;
 use crate::experiment::Experiment;
 use crate::metrics::Outcome;
 use crate::model::server::Server;
-use crate::policy::balance::View;
+use crate::policy::balance::{View, shard_of};
 use crate::policy::{GateScope, Policy};
 use crate::time::Tick;
 
@@ -36,7 +37,7 @@ impl Hosts {
         let views = (exp.tools.iter())
             .map(|t| match (t.replica_count(), policy.gates.scope) {
                 (1, _) => Vec::new(),
-                (n, GateScope::Tool) => vec![View::new(n)],
+                (n, GateScope::Tool | GateScope::Shard) => vec![View::new(n)],
                 (n, GateScope::Caller) => vec![View::new(n); exp.workload.callers as usize],
             })
             .collect();
@@ -63,7 +64,7 @@ impl<S> World<'_, S> {
         let r = usize::from(intent.draw(attempt).replica);
         let views = &mut self.hosts.views[tool];
         let view = match self.policy.gates.scope {
-            GateScope::Tool => views.first_mut(),
+            GateScope::Tool | GateScope::Shard => views.first_mut(),
             GateScope::Caller => views.get_mut(caller as usize),
         };
         // A tool with one server has no view.
@@ -79,5 +80,23 @@ impl<S> World<'_, S> {
         {
             self.totals.replica(tool, r).ejections += 1;
         }
+    }
+
+    /// Whose set of its tool's gates the intent in `slot` asks: its task's caller, or under
+    /// scope `shard` its key's shard.
+    pub(super) fn holder(&mut self, slot: u32) -> u32 {
+        let intent = self.intents.get(slot);
+        let (id, tool, caller) = (intent.id, intent.tool, intent.caller);
+        match self.policy.gates.scope {
+            GateScope::Shard => self.shard(id, tool) as u32,
+            GateScope::Tool | GateScope::Caller => caller,
+        }
+    }
+
+    /// The shard of `tool` that the key of the call `id` belongs to (0 at a tool with one
+    /// server): the replica a keyed balancer sends its every attempt to.
+    pub(super) fn shard(&self, id: u64, tool: usize) -> usize {
+        let key = self.streams.word_at(Source::Keys, id, 0);
+        shard_of(key, self.tools[tool].replica_count())
     }
 }

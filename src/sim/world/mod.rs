@@ -90,7 +90,7 @@ pub enum Event {
     /// The intent sends its next attempt, after its backoff (unless cancelled meanwhile).
     Dispatch(Handle),
     /// A token the send-rate limiter on `tool` (for `caller`) promised its line is made.
-    Token { tool: usize, caller: u32 },
+    Token { tool: usize, holder: u32 },
     /// The attempt's request reaches the server.
     ServerArrive(AttemptRef),
     /// The server has done the attempt's work and commits or fails it.
@@ -169,7 +169,14 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
             gates: Gates::new(
                 &hops.at_tool,
                 policy.gates.scope,
-                exp.workload.callers,
+                (
+                    exp.workload.callers,
+                    exp.tools
+                        .iter()
+                        .map(|t| t.replica_count())
+                        .max()
+                        .unwrap_or(1),
+                ),
                 exp.output.timeseries.is_some(),
             ),
             hops,
@@ -363,6 +370,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         sched: &mut Scheduler<Event>,
     ) -> MoveOn {
         let now = sched.now();
+        let holder = self.holder(slot);
         let intent = self.intents.get(slot);
         // The client stops waiting on any attempt still out: a hedge's loser, or an attempt
         // in flight at a cancellation. The server still does its work.
@@ -403,8 +411,8 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         }
         // Their concurrency slots are free: the calls waiting for one go first.
         if abandoned > 0 {
-            (0..abandoned).for_each(|_| self.gates.abandoned(tool, caller));
-            self.wake_waiting(tool, caller, sched);
+            (0..abandoned).for_each(|_| self.gates.abandoned(tool, holder));
+            self.wake_waiting(tool, holder, sched);
         }
         // The call is not over: it goes on at its next fallback, still under way for its
         // caller unless that ends at once too.
@@ -454,7 +462,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
                     self.move_on(next, sched);
                 }
             }
-            Event::Token { tool, caller } => self.on_token(tool, caller, sched),
+            Event::Token { tool, holder } => self.on_token(tool, holder, sched),
             Event::ServerArrive(at) => self.on_server_arrive(at, sched),
             Event::ServerDone(at) => self.on_server_done(at, sched),
             Event::Served(at) => {

@@ -50,12 +50,14 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             }
             _ => false,
         };
-        let (tool, cost) = ((intent.tool, intent.caller), intent.retry.cost);
+        let (t, cost) = (intent.tool, intent.retry.cost);
         if policy.gates.send_tokens.is_some() {
             // The answer reports the usage: a client-side bucket settles as the provider's does.
-            let unused = intent.tokens_unused(&self.tools[tool.0], (at.attempt, draw), failure);
-            self.gates.give_back(tool, now, unused);
+            let unused = intent.tokens_unused(&self.tools[t], (at.attempt, draw), failure);
+            let holder = self.holder(at.intent.slot);
+            self.gates.give_back((t, holder), now, unused);
         }
+        let tool = (t, self.holder(at.intent.slot));
         self.observe(tool, failure, cost, sched);
         if late {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
@@ -90,7 +92,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         self.totals
             .count_replica((intent.tool, replica), now, Count::Timeout);
         let racing = !intent.awaiting().is_empty();
-        let tool = (intent.tool, intent.caller);
+        let tool = (intent.tool, self.holder(at.intent.slot));
+        let intent = self.intents.get(at.intent.slot);
         let (start, cost) = (intent.retry.scope.start, intent.retry.cost);
         let policy = self.hops.policies[usize::from(intent.edge)];
         let limits = intent.limits(policy.time.limits, start);
@@ -109,7 +112,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         );
     }
 
-    /// Tells the gates (the breaker, budget and concurrency limit of the tool and caller) how a
+    /// Tells the gates (the breaker, budget and concurrency limit of the tool and holder) how a
     /// call ended, and lets a call waiting for a slot go out; `cost` is what the budget took for
     /// it, if it was a retry.
     pub(super) fn observe(

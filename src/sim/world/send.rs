@@ -9,7 +9,7 @@ use crate::model::FailureClass;
 use crate::model::{AttemptDraw, Fate, LossSignal};
 use crate::policy::gate::{Ask, Gate, Moment, Refusal};
 use crate::policy::hedge;
-use crate::policy::{GateScope, Scope};
+use crate::policy::{Balancer, GateScope, Scope};
 use crate::sim::slab::Handle;
 use crate::time::Tick;
 
@@ -250,18 +250,19 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             return 0;
         }
         let view = match self.policy.gates.scope {
-            GateScope::Tool => &mut views[0],
+            GateScope::Tool | GateScope::Shard => &mut views[0],
             GateScope::Caller => &mut views[intent.caller as usize],
         };
         let policy = self.hops.policies[usize::from(intent.edge)];
         let balancer = policy.hosts.balancer;
-        let words = match balancer.is_random() {
-            true => {
+        let words = match balancer {
+            Balancer::ByKey => [self.streams.word_at(Source::Keys, intent.id, 0), 0],
+            b if b.is_random() => {
                 let at = 2 * u64::from(intent.attempts());
                 let word = |k| self.streams.word_at(Source::Balancer, intent.id, at + k);
                 [word(0), word(1)]
             }
-            false => [0, 0],
+            _ => [0, 0],
         };
         let (host, (tried, first)) = (policy.hosts.retry_host, intent.tried());
         let first = first.map(usize::from);
@@ -273,6 +274,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     }
 
     pub(super) fn ask(&mut self, slot: u32, now: Tick, moment: Moment) -> Ask {
+        let holder = self.holder(slot);
         let handle = self.intents.handle(slot);
         let intent = self.intents.get(slot);
         let policy = self.hops.policies[usize::from(intent.edge)];
@@ -285,7 +287,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         };
         Ask {
             tool: intent.tool,
-            caller: intent.caller,
+            holder,
             now,
             scope_start: intent.retry.scope.start,
             dispatches: intent.dispatches_in_scope(),
@@ -315,50 +317,47 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// The send waits for a send-rate token, which is promised a time.
     fn wait_for_a_token(&mut self, slot: u32, sched: &mut Scheduler<Event>) {
         self.wait_in_line(slot, sched);
-        let intent = self.intents.get(slot);
-        let (tool, caller) = (intent.tool, intent.caller);
-        self.promise_token(tool, caller, sched);
+        let (tool, holder) = (self.intents.get(slot).tool, self.holder(slot));
+        self.promise_token(tool, holder, sched);
     }
 
     /// Sets a wake-up for the send-rate line's head, if its token comes at a new time.
-    pub(super) fn promise_token(&mut self, tool: usize, caller: u32, sched: &mut Scheduler<Event>) {
-        if let Some(at) = self.gates.token_due(tool, caller, sched.now()) {
-            sched.schedule_at(at, Event::Token { tool, caller });
+    pub(super) fn promise_token(&mut self, tool: usize, holder: u32, sched: &mut Scheduler<Event>) {
+        if let Some(at) = self.gates.token_due(tool, holder, sched.now()) {
+            sched.schedule_at(at, Event::Token { tool, holder });
         }
     }
 
     /// A promised token is made: the sends it lets go out, and the next promise.
-    pub(super) fn on_token(&mut self, tool: usize, caller: u32, sched: &mut Scheduler<Event>) {
+    pub(super) fn on_token(&mut self, tool: usize, holder: u32, sched: &mut Scheduler<Event>) {
         let intents = &mut self.intents;
         let live = |t: u64| intents.under_way(handle_of(t));
-        for t in self.gates.release_tokens((tool, caller), sched.now(), live) {
+        for t in self.gates.release_tokens((tool, holder), sched.now(), live) {
             self.send(handle_of(t).slot, true, sched);
         }
-        self.promise_token(tool, caller, sched);
+        self.promise_token(tool, holder, sched);
     }
 
     /// The deadline of a call that may still wait in a line: if it does, it stops there.
     pub(super) fn on_deadline_in_line(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
-        let Some(intent) = self
-            .intents
-            .find(handle)
+        let Some(tool) = (self.intents.find(handle))
             .filter(|i| i.client.ended.is_none())
+            .map(|i| i.tool)
         else {
             return;
         };
-        if self
-            .gates
-            .leave_line(intent.tool, intent.caller, ticket(handle))
-        {
+        let holder = self.holder(handle.slot);
+        if self.gates.leave_line(tool, holder, ticket(handle)) {
             let stop = Status::Stopped(StopReason::DeadlineExceeded);
             self.end_intent(handle.slot, stop, sched);
         }
     }
 
-    /// Lets the calls waiting for a slot on `tool` by `caller` go out, first come first served,
-    /// while there are free slots; a call whose operation ended meanwhile is passed over.
-    pub(super) fn wake_waiting(&mut self, tool: usize, caller: u32, sched: &mut Scheduler<Event>) {
-        while let Some(t) = self.gates.next_waiting(tool, caller) {
+    /// Lets the calls waiting for a slot in `holder`'s set of `tool`'s gates go out, first come
+    /// first served, while there are free slots; a call whose operation ended meanwhile is
+    /// passed over.
+    pub(super) fn wake_waiting(&mut self, tool: usize, holder: u32, sched: &mut Scheduler<Event>) {
+        while let Some(t) = self.gates.next_waiting(tool, holder) {
             let handle = handle_of(t);
             if self.intents.under_way(handle) {
                 let next = self.dispatch(handle.slot, sched);
@@ -368,11 +367,19 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     }
 
     /// Counts a call the breaker refused; other refusals leave no trace here.
+    /// Under a keyed balancer the refused call's shard is known, and counts it too.
     pub(super) fn short_circuit(&mut self, slot: u32, refusal: Refusal, now: Tick) {
         if refusal.gate == Gate::Breaker {
             let intent = self.intents.get(slot);
             intent.client.short_circuited += 1;
-            self.totals.count(intent.tool, now, Count::ShortCircuited);
+            let (id, tool, edge) = (intent.id, intent.tool, usize::from(intent.edge));
+            self.totals.count(tool, now, Count::ShortCircuited);
+            if self.hops.policies[edge].hosts.balancer == Balancer::ByKey
+                && self.tools[tool].replica_count() > 1
+            {
+                let shard = self.shard(id, tool);
+                self.totals.replica(tool, shard).short_circuited += 1;
+            }
         }
     }
 }

@@ -81,10 +81,11 @@ pub(super) fn write(gates: &Gates, out: &mut raw::Policy) {
     out.send_tokens = send_tokens.map(|t| at(send_rate::write_send_tokens(t)));
 }
 
-/// Each gate set, in words (the scope only where a gate is).
+/// Each gate set, in words; a scope per shard said after them, where a gate is.
 pub(super) fn describe(gates: &Gates, out: &mut Vec<String>) {
+    let before = out.len();
     let Gates {
-        scope: _,
+        scope,
         breaker,
         retry_budget,
         concurrency,
@@ -118,6 +119,9 @@ pub(super) fn describe(gates: &Gates, out: &mut Vec<String>) {
             n => format!("a line of {n}"),
         };
         out.push(format!("at most {limit} in flight, {line}"));
+    }
+    if *scope == GateScope::Shard && out.len() > before {
+        out.push("each shard its own gates".into());
     }
 }
 
