@@ -50,6 +50,8 @@ pub struct Census {
     pub graph: bool,
     /// Some point has a tool with replicas (writes `replicas.csv`).
     pub replicas: bool,
+    /// Some point's workers crash (writes `crashes.csv`).
+    pub crashes: bool,
 }
 
 impl Census {
@@ -60,6 +62,7 @@ impl Census {
         self.edge_comparisons += crate::theory::edge_comparisons(exp);
         self.graph |= exp.graph.is_measured();
         self.replicas |= exp.tools.iter().any(|t| !t.replicas.is_empty());
+        self.crashes |= exp.workload.crash.is_some();
     }
 
     /// The census of an experiment on its own.

@@ -120,6 +120,7 @@ shipped_configs! {
     tokens_per_minute => "tokens-per-minute.toml",
     zone_outage => "zone-outage.toml",
     partial_outage => "partial-outage.toml",
+    agent_crash => "agent-crash.toml",
     compare_demo => "compare-demo.toml",
     compare_demo_after => "compare-demo-after.toml",
     cooperative_budget => "scenarios/cooperative-budget.toml",

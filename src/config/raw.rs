@@ -57,6 +57,17 @@ pub struct Workload {
     pub rate: Option<Spanned<Vec<Spanned<RatePoint>>>>,
     pub rate_scale: Option<Spanned<f64>>,
     pub agent: Option<Spanned<Agent>>,
+    pub crash: Option<Spanned<Crash>>,
+}
+
+/// `crash = { mean_uptime = "60s", at = "15ms", lease = "10s" }`: the workers that hold calls
+/// crash, at a rate, at a scripted point, or both.
+#[derive(Deserialize, Serialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Crash {
+    pub mean_uptime: Option<Spanned<Value>>,
+    pub at: Option<Spanned<Value>>,
+    pub lease: Spanned<Value>,
 }
 
 /// `agent = { turns = {…}, result_tokens = 300 }`: tasks are loops of turns over `calls`.
@@ -354,6 +365,7 @@ pub struct Policy {
     pub resume: Option<Spanned<bool>>,
     pub send_tokens: Option<Spanned<SendTokens>>,
     pub replan: Option<Spanned<Replan>>,
+    pub durability: Option<Spanned<String>>,
     /// Never written back: a resolved policy holds what its preset expanded to.
     #[serde(skip_serializing)]
     pub preset: Option<Spanned<crate::config::preset::Preset>>,

@@ -4,6 +4,10 @@
 /// Every shipped config: its path in the repository and its text.
 pub const SHIPPED: &[(&str, &str)] = &[
     (
+        "configs/agent-crash.toml",
+        include_str!("../../configs/agent-crash.toml"),
+    ),
+    (
         "configs/attempts-curve.toml",
         include_str!("../../configs/attempts-curve.toml"),
     ),

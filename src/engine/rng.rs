@@ -38,6 +38,8 @@ pub enum Source {
     /// The key each call is routed by under a keyed balancer (one word per intent), so a call
     /// meets the same shard in every configuration.
     Keys = 12,
+    /// When the worker holding each call crashes (one stream per intent, a word per worker).
+    Crashes = 13,
 }
 
 /// The key of a run's streams: everything but the source and the entity.

@@ -86,6 +86,7 @@ impl Experiment {
                 arrival: Arrival::Batch,
                 clients: 100,
                 callers: 1,
+                crash: None,
             },
             policies,
             output: OutputOptions::default(),

@@ -85,7 +85,7 @@ pub fn into_folder(
     if let Some(why) = unsupported(&sweep.base) {
         return Err(Error::Config(
             crate::config::ConfigError::at(source, 0..0, "explore", format!("cannot explore: {why}"))
-                .allowed("tools without a model, replicas' own faults, bursts or random network legs under a timeout"),
+                .allowed("tools without a model, replicas' own faults, bursts or random network legs under a timeout, and no crashes at a rate"),
         ));
     }
     let e = fixed(&sweep.base);
@@ -177,6 +177,15 @@ pub fn schedules_at_least(e: &Explorable, policy: usize, faults: usize) -> f64 {
 /// Why the explorer cannot walk `exp` exactly, if it cannot: what it would otherwise weigh
 /// or fix wrongly.
 pub fn unsupported(exp: &Experiment) -> Option<String> {
+    // A scripted crash point is the same in every schedule; crashes at a rate are draws the
+    // explorer does not weigh.
+    if exp.workload.crash.is_some_and(|c| c.mean_uptime.is_some()) {
+        return Some(
+            "its workers crash at a rate (`mean_uptime`), draws the explorer does not weigh; a \
+             scripted crash (`at`) it explores"
+                .into(),
+        );
+    }
     for t in &exp.tools {
         if t.provider.is_some() {
             return Some(format!(

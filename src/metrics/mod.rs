@@ -21,4 +21,4 @@ pub use moments::{Moments, Sample, Sums};
 pub use quantiles::Quantiles;
 pub use record::{BusinessState, IntentRecord, Status, StopReason};
 pub use series::{Count, Level, Series, SeriesStats, Tracks};
-pub use totals::{Measure, ReplicaTotals, ToolTotals, Totals};
+pub use totals::{CrashTotals, Measure, ReplicaTotals, ToolTotals, Totals};

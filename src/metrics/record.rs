@@ -155,6 +155,14 @@ pub struct IntentRecord {
     pub end: Tick,
     /// What its attempts were billed, at a priced tool.
     pub bill: IntentBill,
+    /// Times the worker holding it crashed, and times a replacement took it over.
+    pub crashes: u32,
+    pub takeovers: u32,
+    /// Of `effects`, the commits a takeover caused: by a worker other than the one whose
+    /// attempt committed first.
+    pub takeover_duplicates: u32,
+    /// Attempts the replacements sent: work a takeover redid.
+    pub redone: u32,
 }
 
 impl IntentRecord {
@@ -183,6 +191,10 @@ impl IntentRecord {
             start: self.start.min(later.start),
             end: later.end,
             bill: self.bill.then(&later.bill),
+            crashes: self.crashes + later.crashes,
+            takeovers: self.takeovers + later.takeovers,
+            takeover_duplicates: self.takeover_duplicates + later.takeover_duplicates,
+            redone: self.redone + later.redone,
         }
     }
 

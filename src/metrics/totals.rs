@@ -1,6 +1,9 @@
 //! Running totals of one run (one configuration, one replication), fed one intent at a time.
 
-use super::{Count, IntentRecord, Outcome, Quantiles, Sample, Series, Status, StopReason, Sums};
+use super::{
+    BusinessState, Count, IntentRecord, Outcome, Quantiles, Sample, Series, Status, StopReason,
+    Sums,
+};
 use crate::model::price::{BillTotals, IntentBill};
 use crate::time::Tick;
 use serde::{Deserialize, Serialize};
@@ -89,6 +92,51 @@ pub struct Totals {
     /// What went over each edge of the call graph, by edge index, kept only where a tool is a
     /// service: the task's calls on the top edges, and every call a service made.
     pub edges: Vec<ToolTotals>,
+    /// What the crashes of the workers holding calls did.
+    #[serde(default)]
+    pub crashes: CrashTotals,
+}
+
+/// What the crashes of the workers holding one configuration's calls did, over its calls.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrashTotals {
+    /// Crashes of a worker holding a call.
+    pub crashes: u64,
+    /// Calls a replacement took over.
+    pub takeovers: u64,
+    /// Commits a takeover caused (see [`IntentRecord::takeover_duplicates`]).
+    pub takeover_duplicates: u64,
+    /// Attempts the replacements sent.
+    pub redone: u64,
+    /// Calls that ended with their outcome unknown to the agent: an operator must find out.
+    pub uncertain: u64,
+    /// Calls that crashed at least once, and of those the ones that succeeded.
+    pub crashed_calls: u64,
+    pub crashed_succeeded: u64,
+}
+
+impl CrashTotals {
+    fn add(&mut self, r: &IntentRecord) {
+        self.crashes += u64::from(r.crashes);
+        self.takeovers += u64::from(r.takeovers);
+        self.takeover_duplicates += u64::from(r.takeover_duplicates);
+        self.redone += u64::from(r.redone);
+        self.uncertain += u64::from(r.business_state == BusinessState::Unknown);
+        if r.crashes > 0 {
+            self.crashed_calls += 1;
+            self.crashed_succeeded += u64::from(r.status == Status::Succeeded);
+        }
+    }
+
+    fn merge(&mut self, other: &CrashTotals) {
+        self.crashes += other.crashes;
+        self.takeovers += other.takeovers;
+        self.takeover_duplicates += other.takeover_duplicates;
+        self.redone += other.redone;
+        self.uncertain += other.uncertain;
+        self.crashed_calls += other.crashed_calls;
+        self.crashed_succeeded += other.crashed_succeeded;
+    }
 }
 
 /// What one configuration's calls did at one replica of a tool.
@@ -208,6 +256,7 @@ impl Totals {
         self.lookups += u64::from(r.lookups);
         self.hedges += u64::from(r.hedges);
         self.completion.record(r.end.since(r.start));
+        self.crashes.add(r);
         if r.status == Status::Succeeded {
             self.last_success = self.last_success.max(r.end);
         }
@@ -260,6 +309,7 @@ impl Totals {
         self.lookups += other.lookups;
         self.hedges += other.hedges;
         self.completion.merge(&other.completion);
+        self.crashes.merge(&other.crashes);
         if self.tools.len() < other.tools.len() {
             self.tools
                 .resize_with(other.tools.len(), ToolTotals::default);

@@ -60,6 +60,9 @@ pub struct Workload {
     /// from one drawn uniformly, so each caller's tasks are a Poisson stream of their own
     /// when the whole is. Breakers, budgets and rate-limit buckets can be kept per caller.
     pub callers: u32,
+    /// How the workers that hold calls crash, and how soon a replacement takes over; `None`:
+    /// they never do.
+    pub crash: Option<super::Crash>,
 }
 
 impl Workload {

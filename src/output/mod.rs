@@ -2,6 +2,7 @@
 //! so a reader never sees a half-written experiment and a failed run leaves nothing behind.
 
 pub mod column;
+pub mod crashes;
 pub mod edges;
 pub mod json;
 pub mod manifest;
@@ -127,6 +128,9 @@ impl Writer {
         }
         if replicas::wanted(sweep) {
             chosen.push(Box::new(replicas::Replicas));
+        }
+        if crashes::wanted(sweep) {
+            chosen.push(Box::new(crashes::Crashes));
         }
         if edges::wanted(sweep) {
             chosen.push(Box::new(edges::Edges {

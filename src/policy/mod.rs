@@ -160,6 +160,33 @@ pub struct AgentRule {
     pub calls: Option<Vec<usize>>,
     /// The task-level retry: re-plans after a call fails for good.
     pub replan: Option<Replan>,
+    /// What the agent writes down that outlives a crash of its worker.
+    pub durability: Durability,
+}
+
+/// What a replacement worker knows of a call it takes over from one that crashed (see
+/// [`crate::model::Crash`]). Finished calls stand under either: their results are the task's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// Finished calls' results are journaled, and nothing of the call in flight: the
+    /// replacement runs it again from its first attempt, under a key it makes anew unless the
+    /// key is derived from the work item (durable execution's checkpoint).
+    Checkpoint,
+    /// A SENDING record, with the call's key, is written before each send: the replacement
+    /// knows the call may have been sent, and under which key, and looks the key up before it
+    /// sends again (the intent log of a recoverable order path).
+    IntentLog,
+}
+
+impl Durability {
+    pub const ALL: [Durability; 2] = [Durability::Checkpoint, Durability::IntentLog];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Durability::Checkpoint => "checkpoint",
+            Durability::IntentLog => "intent_log",
+        }
+    }
 }
 
 /// What a call over an edge of the call graph carries and turns to.
@@ -287,6 +314,7 @@ impl Policy {
             agent: AgentRule {
                 calls: None,
                 replan: None,
+                durability: Durability::Checkpoint,
             },
             edge: EdgeRules {
                 propagation: Propagation::None,

@@ -87,6 +87,16 @@ impl Slab {
             .filter(|intent| intent.awaiting().contains(attempt))
     }
 
+    /// Gives the intent in `slot` a new handle: the events its old one names (a crashed
+    /// worker's timers and the replies it waited on) find nothing, while its attempts at the
+    /// server, which name the slot, still land.
+    pub fn renew(&mut self, slot: u32) -> Handle {
+        let entry = &mut self.slots[slot as usize];
+        assert!(entry.live, "only a live intent is handed over");
+        entry.generation = entry.generation.wrapping_add(1);
+        self.handle(slot)
+    }
+
     pub fn handle(&self, slot: u32) -> Handle {
         Handle {
             slot,

@@ -193,7 +193,7 @@ pub fn forms(spells: &Spells, gaps: &Gaps, n: Attempts, key: KeyScope) -> Option
     let failed = dot(last_v, q);
     let no_effect = dot(last_w, a);
     let (effects, duplicates) = match key {
-        KeyScope::PerIntent | KeyScope::Forward => (1.0 - no_effect, 0.0),
+        KeyScope::PerIntent | KeyScope::Forward | KeyScope::Derived => (1.0 - no_effect, 0.0),
         KeyScope::None | KeyScope::PerAttempt => (sums.effects, sums.excess),
     };
     let mean = |x: (f64, f64)| -> f64 { pi[0] * x.0 + pi[1] * x.1 };

@@ -18,6 +18,7 @@
 //!   With no other loss, E\[attempts\] = Σ_{k<N} p^k (1 + p + p² for N = 3).
 
 pub mod burst;
+pub mod crash;
 pub mod graph;
 pub mod stream;
 
@@ -103,7 +104,7 @@ pub fn closed_forms(a: f64, b: f64, n: Attempts, key: KeyScope) -> ClosedForms {
         }
     };
     let (effects, duplicates) = match key {
-        KeyScope::PerIntent | KeyScope::Forward => (1.0 - no_effect, 0.0),
+        KeyScope::PerIntent | KeyScope::Forward | KeyScope::Derived => (1.0 - no_effect, 0.0),
         KeyScope::None | KeyScope::PerAttempt => ((1.0 - a) * attempts, excess),
     };
     ClosedForms {
@@ -210,6 +211,10 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
     if !modelled(exp, policy) {
         return None;
     }
+    // Crashed workers' calls are taken over: only the crash forms count that.
+    if let Some(crash) = &exp.workload.crash {
+        return crash::for_policy(exp, policy, crash);
+    }
     // Faults in bursts make an intent's attempts meet states that depend on each other.
     if exp
         .called_tools(exp.calls_of(policy))
@@ -314,10 +319,12 @@ fn modelled(exp: &Experiment, policy: &Policy) -> bool {
         outlier_detection: _,
     } = hosts;
     // The task's calls are the tools read; a re-plan is a task-level retry the call-level forms
-    // leave to the task's counts.
+    // leave to the task's counts; what outlives a crash matters only where workers crash,
+    // which `for_policy` sends to the crash forms.
     let AgentRule {
         calls: _,
         replan: _,
+        durability: _,
     } = agent;
     // An edge's rules act in a call graph, whose forms are in [`graph`].
     let EdgeRules {

@@ -76,6 +76,7 @@ fn config_cases() -> Vec<Case> {
         tool_cases(),
         key_cases(),
         keyed_cases(),
+        crash_cases(),
         policy_cases(),
         sweep_and_file_cases(),
         latency_file_cases(),
@@ -83,6 +84,42 @@ fn config_cases() -> Vec<Case> {
     .into_iter()
     .flatten()
     .collect()
+}
+
+/// Workers that crash: a rate or a scripted point, times above 0, one call held at a time.
+fn crash_cases() -> Vec<Case> {
+    let crashing = |crash: &str| good_with("tasks = 10", &format!("tasks = 10\ncrash = {crash}"));
+    vec![
+        config_case(
+            "workers that crash neither at a rate nor at a point",
+            crashing("{ lease = \"1s\" }"),
+            &["workload.crash", "`mean_uptime = \"60s\"`"],
+        ),
+        config_case(
+            "a lease of 0",
+            crashing("{ mean_uptime = \"10s\", lease = \"0s\" }"),
+            &["workload.crash.lease", "a duration above 0"],
+        ),
+        config_case(
+            "a mean uptime of 0",
+            crashing("{ mean_uptime = \"0s\", lease = \"1s\" }"),
+            &["workload.crash.mean_uptime", "crashes every worker at once"],
+        ),
+        config_case(
+            "crashing workers beside calls in stages",
+            good_with(
+                "tasks = 10",
+                "tasks = 10\ncalls = [[\"charge\", \"charge\"]]\n\
+                 crash = { mean_uptime = \"10s\", lease = \"1s\" }",
+            ),
+            &["workload.crash", "calls in stages", "one after another"],
+        ),
+        config_case(
+            "an unknown durability",
+            with_policy("durability = \"intent-log\""),
+            &["policy[0].durability", "intent_log"],
+        ),
+    ]
 }
 
 /// A keyed balancer and the gates per shard it allows: nothing that routes around a shard.

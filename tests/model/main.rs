@@ -7,6 +7,7 @@ mod bursts;
 mod common;
 mod connect;
 mod contention;
+mod crashes;
 mod experiments;
 mod explore;
 mod gates;

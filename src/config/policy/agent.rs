@@ -1,16 +1,24 @@
-//! What an agent loop's tasks call (`calls`, read with the workload's tools by the caller) and
-//! the task-level retry (`replan`).
+//! What an agent loop's tasks call (`calls`, read with the workload's tools by the caller), the
+//! task-level retry (`replan`), and what outlives a crash of the worker (`durability`).
 
 use crate::config::check::{Check, Result, key};
 use crate::config::raw;
-use crate::config::resolve::{at, some, texts};
+use crate::config::resolve::{at, some, texts, when};
 use crate::model::Tool;
-use crate::policy::{AgentRule, Replan, ReplanFrom};
+use crate::policy::{AgentRule, Durability, Replan, ReplanFrom};
 
 pub(super) fn read(check: &Check, raw: &raw::Policy, path: &str) -> Result<AgentRule> {
     let replan = key!(path, raw.replan);
+    let durability = key!(path, raw.durability);
     Ok(AgentRule {
         calls: None,
+        durability: check.named(
+            durability.value.as_ref(),
+            &durability.path,
+            &Durability::ALL,
+            Durability::name,
+            Durability::Checkpoint,
+        )?,
         replan: match replan.value {
             None => None,
             Some(r) => {
@@ -32,7 +40,15 @@ pub(super) fn read(check: &Check, raw: &raw::Policy, path: &str) -> Result<Agent
 }
 
 pub(super) fn write(agent: &AgentRule, tools: &[Tool], out: &mut raw::Policy) {
-    let AgentRule { calls, replan } = agent;
+    let AgentRule {
+        calls,
+        replan,
+        durability,
+    } = agent;
+    out.durability = when(
+        *durability != Durability::Checkpoint,
+        durability.name().into(),
+    );
     out.calls =
         (calls.as_ref()).and_then(|calls| texts(calls.iter().map(|&c| tools[c].name.as_str())));
     out.replan = replan.map(|r| {
@@ -45,7 +61,14 @@ pub(super) fn write(agent: &AgentRule, tools: &[Tool], out: &mut raw::Policy) {
 
 /// The re-plans, where the loop has any (its calls are the table's heading's).
 pub(super) fn describe(agent: &AgentRule, out: &mut Vec<String>) {
-    let AgentRule { calls: _, replan } = agent;
+    let AgentRule {
+        calls: _,
+        replan,
+        durability,
+    } = agent;
+    if *durability == Durability::IntentLog {
+        out.push("an intent log before each send".into());
+    }
     if let Some(r) = replan {
         let times = if r.max == 1 {
             "once".to_string()

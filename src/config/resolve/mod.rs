@@ -132,6 +132,13 @@ fn workload(w: &Workload, tools: &[Tool]) -> raw::Workload {
                 result_tokens: some(a.result_tokens),
             })
         }),
+        crash: w.crash.map(|c| {
+            at(raw::Crash {
+                mean_uptime: c.mean_uptime.and_then(ticks),
+                at: c.at.and_then(ticks),
+                lease: at(duration(c.lease)),
+            })
+        }),
         tasks: w.tasks.map(at),
         duration: w.duration.and_then(ticks),
         calls: some(task_calls(w, tools)),

@@ -293,13 +293,15 @@ fn configuration(
     let raw = expanded.as_ref().unwrap_or(p.get_ref());
     let mut policy = super::policy::read(check, raw, path)?;
     policy.time.waits = waits(check, raw, path, &policy, tools, called)?;
-    if policy.rule.lookup_before_retry && policy.rule.key != KeyScope::PerIntent {
+    if policy.rule.lookup_before_retry
+        && !matches!(policy.rule.key, KeyScope::PerIntent | KeyScope::Derived)
+    {
         let span = raw.idempotency_key.as_ref().map_or(p.span(), |k| k.span());
         return check.error_allowing(
             span,
             &format!("{path}.lookup_before_retry"),
             "a lookup asks the server about the operation's key, and there is no stable one".into(),
-            "idempotency_key = \"per_intent\" with lookup_before_retry",
+            "idempotency_key = \"per_intent\" or \"derived\" with lookup_before_retry",
         );
     }
     for &t in called {

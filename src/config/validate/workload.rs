@@ -8,7 +8,7 @@ use super::super::check::{Check, Result};
 use super::super::raw;
 use super::default;
 use crate::config::latency::tokens;
-use crate::model::{AgentLoop, Arrival, RatePoint, RateSchedule, Tool, ToolKind, Workload};
+use crate::model::{AgentLoop, Arrival, Crash, RatePoint, RateSchedule, Tool, ToolKind, Workload};
 use crate::time::{DURATION_HELP, Tick};
 
 /// A task's stages: each its calls, with whether each is optional.
@@ -157,6 +157,10 @@ pub(super) fn workload(
         None => None,
         Some(a) => Some(agent(check, a, raw, &calls, tools)?),
     };
+    let crash = match &raw.crash {
+        None => None,
+        Some(c) => Some(crash(check, c, &stages, agent.is_some(), below)?),
+    };
     let workload = Workload {
         tasks,
         duration,
@@ -166,9 +170,76 @@ pub(super) fn workload(
         arrival,
         clients,
         callers,
+        crash,
     };
     in_flight(check, spanned, &workload, below)?;
     Ok(workload)
+}
+
+/// Crashing workers: both times above 0. A worker holds one call at a time, so crashes are
+/// refused beside stages (calls together), agent loops and calls with calls of their own
+/// below them (a service's), whose crash would take more than one call with it.
+fn crash(
+    check: &Check,
+    spanned: &Spanned<raw::Crash>,
+    stages: &Option<Stages>,
+    agent: bool,
+    below: &[u64],
+) -> Result<Crash> {
+    let path = "workload.crash";
+    let beside = |what: &str| {
+        check.error_allowing(
+            spanned.span(),
+            path,
+            format!("crashing workers beside {what}: a worker here holds one call at a time"),
+            "a workload whose tasks make their calls one after another, to tools that call none",
+        )
+    };
+    if stages.is_some() {
+        return beside("calls in stages");
+    }
+    if agent {
+        return beside("an agent loop");
+    }
+    if below.iter().any(|&b| b > 0) {
+        return beside("a call graph");
+    }
+    let c = spanned.get_ref();
+    let time = |value: &Spanned<toml::Value>, key: &str, why: &str| -> Result<Tick> {
+        let key = format!("{path}.{key}");
+        match check.duration(value, &key)? {
+            Tick::ZERO => check.error_allowing(
+                value.span(),
+                &key,
+                why.into(),
+                "a duration above 0, such as \"10s\"",
+            ),
+            t => Ok(t),
+        }
+    };
+    if c.mean_uptime.is_none() && c.at.is_none() {
+        return check.error_allowing(
+            spanned.span(),
+            path,
+            "workers that crash neither at a rate nor at a scripted point".into(),
+            "`mean_uptime = \"60s\"` (a crash every minute a worker holds calls, on average), \
+             `at = \"15ms\"` (each call's first worker, that long into it), or both",
+        );
+    }
+    let uptime = "a mean uptime of 0 crashes every worker at once";
+    let point = "a crash at 0 comes before the call is sent: nothing was held";
+    Ok(Crash {
+        mean_uptime: (c.mean_uptime.as_ref())
+            .map(|v| time(v, "mean_uptime", uptime))
+            .transpose()?,
+        at: c.at.as_ref().map(|v| time(v, "at", point)).transpose()?,
+        lease: time(
+            &c.lease,
+            "lease",
+            "a lease of 0 hands a call over the moment its worker stops renewing it, a race \
+             no lease allows",
+        )?,
+    })
 }
 
 /// The most calls a workload may have in flight at once: each holds about a kilobyte, so this

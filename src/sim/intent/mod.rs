@@ -4,6 +4,7 @@
 use smallvec::SmallVec;
 
 mod awaited;
+mod crash;
 mod far;
 mod hop;
 mod model;
@@ -74,6 +75,8 @@ struct Far {
     /// It does again what an earlier call of its task did (an agent's re-plan): all it is
     /// billed is what retries added.
     redo: bool,
+    /// Its workers' crashes and the takeovers that followed.
+    takeovers: crash::Takeovers,
 }
 
 /// What an attempt at a model sends: its input tokens, and whether it holds a reservation in
@@ -267,6 +270,7 @@ impl Intent {
                 sent: PerAttempt::new(),
                 bill: IntentBill::default(),
                 redo: false,
+                takeovers: crash::Takeovers::default(),
             })
         })
     }
@@ -406,6 +410,7 @@ impl Intent {
         self.server.effects += 1;
         let i = self.held(attempt);
         self.attempts.log[i].committed = true;
+        self.count_takeover_commit(attempt);
     }
 
     /// A server that is down fails attempt `attempt` at once, whatever was drawn for it.

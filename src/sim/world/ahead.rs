@@ -22,7 +22,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                 | Event::Hedge(at)
                 | Event::ReadArrive(at)
                 | Event::ReadBack(at) => at.intent.slot,
-                Event::Lookup { intent, .. } => intent.slot,
+                Event::Lookup { intent, .. } | Event::Worker(intent, _) => intent.slot,
                 // A task that arrives starts its first call in the slot freed last.
                 Event::Arrival => match self.intents.next_free() {
                     Some(slot) => slot,

@@ -46,6 +46,7 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &Outcomes) -> IntentRecord 
         .ended
         .expect("recorded once the client is done");
     let (reads, writes) = intent.reads_and_writes();
+    let (crashes, takeovers) = intent.crashes();
     IntentRecord {
         // Every intent goes by the number of the task's call it serves: the call itself, its
         // fallbacks, and the calls its services made.
@@ -68,6 +69,10 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &Outcomes) -> IntentRecord 
         start: intent.start,
         end,
         bill: intent.bill(),
+        crashes,
+        takeovers,
+        takeover_duplicates: intent.takeover_duplicates(),
+        redone: intent.redone(),
     }
 }
 

@@ -26,12 +26,14 @@
 //!   the decision after a failure;
 //! - what follows a call: [`owner`] asks its owner — a task's list, a stage ([`task`]), an agent
 //!   loop ([`agent`]) or a service's work ([`service`]);
-//! - [`close`]: an intent that is over, recorded and freed.
+//! - [`close`]: an intent that is over, recorded and freed; [`crash`]: a worker that dies
+//!   holding a call, and the replacement that takes it over.
 
 mod agent;
 mod ahead;
 mod arrivals;
 mod close;
+mod crash;
 mod hops;
 mod hosts;
 mod owner;
@@ -119,6 +121,8 @@ pub enum Event {
     ReadArrive(AttemptRef),
     /// The read's answer reaches the client, which sends the conditional write.
     ReadBack(AttemptRef),
+    /// The worker holding the call crashes, a replacement takes it over, or looks it up.
+    Worker(Handle, crash::Step),
 }
 
 pub struct World<'a, S> {
@@ -343,6 +347,7 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
         if let Some(after) = policy.time.limits.cancel_after {
             sched.schedule_in(after, Event::Cancel(handle));
         }
+        self.arm_crash(handle, sched);
         self.dispatch(handle.slot, sched)
     }
 
@@ -479,6 +484,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> Model for World<'_, S> {
             Event::Capacity(tool) => self.on_capacity(tool, sched),
             Event::ReadArrive(at) => self.on_read_arrive(at, sched),
             Event::ReadBack(at) => self.on_read_back(at, sched),
+            Event::Worker(handle, step) => self.on_worker(handle, step, sched),
         }
         if self.totals.series.is_some() {
             self.watch_levels(sched.now());

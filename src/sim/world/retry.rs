@@ -2,7 +2,7 @@
 //! reconciliation lookup, the gates a retry meets (see [`crate::policy::gate`]) and its
 //! backoff, a held call, or the end of the intent.
 
-use super::{Event, World};
+use super::{Event, World, request_key};
 use crate::engine::Scheduler;
 use crate::engine::rng::{Source, Streams};
 use crate::metrics::{AttemptRecord, IntentRecord, Lookup, Status, StopReason};
@@ -119,14 +119,32 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         class: FailureClass,
         sched: &mut Scheduler<Event>,
     ) {
-        let now = sched.now();
-        let Some(intent) = self
-            .intents
-            .find(handle)
-            .filter(|i| i.client.ended.is_none())
-        else {
+        if !self.intents.under_way(handle) {
             return;
-        };
+        }
+        let (failed, found) = self.look_up(handle.slot, sched.now());
+        let intent = self.intents.get(handle.slot);
+        let policy = self.hops.policies[usize::from(intent.edge)];
+        match reconcile::answer(policy, &self.tools[intent.tool], failed, found) {
+            Answer::Confirmed => self.end_intent(handle.slot, Status::Succeeded, sched),
+            Answer::Resend => {
+                let failure = Failure {
+                    looked_up: true,
+                    ..Failure::new(class, None)
+                };
+                self.after_failure(handle.slot, failure, sched);
+            }
+            Answer::Unknown => {
+                let stop = Status::Stopped(StopReason::NeedsReconciliation);
+                self.end_intent(handle.slot, stop, sched);
+            }
+        }
+    }
+
+    /// The answer of the intent in `slot`'s latest lookup, at `now`: whether the lookup
+    /// failed, and whether it found the key the intent's attempts carry now committed.
+    pub(super) fn look_up(&mut self, slot: u32, now: Tick) -> (bool, bool) {
+        let intent = self.intents.get(slot);
         let tool = &self.tools[intent.tool];
         let lookup = u64::from(intent.client.lookups) - 1;
         let failed = match &mut self.fates.explorer {
@@ -145,8 +163,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
                     )
             }
         };
+        // The key its latest attempt carried: the one a lookup can ask for.
         let policy = self.hops.policies[usize::from(intent.edge)];
-        let key = policy.rule.key.key(intent.id, 0);
+        let key = request_key(policy, intent, intent.attempts().saturating_sub(1));
         let found = !failed
             && intent
                 .server
@@ -157,19 +176,6 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             (false, true) => Lookup::Found,
             (false, false) => Lookup::NotFound,
         });
-        match reconcile::answer(policy, tool, failed, found) {
-            Answer::Confirmed => self.end_intent(handle.slot, Status::Succeeded, sched),
-            Answer::Resend => {
-                let failure = Failure {
-                    looked_up: true,
-                    ..Failure::new(class, None)
-                };
-                self.after_failure(handle.slot, failure, sched);
-            }
-            Answer::Unknown => {
-                let stop = Status::Stopped(StopReason::NeedsReconciliation);
-                self.end_intent(handle.slot, stop, sched);
-            }
-        }
+        (failed, found)
     }
 }

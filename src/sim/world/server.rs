@@ -10,7 +10,7 @@ use crate::model::outage::OutageMode;
 use crate::model::server::Server;
 use crate::model::server::{Arrival, Request, TakeUp, Write};
 use crate::model::{Key, Tool};
-use crate::policy::{KeyScope, Policy};
+use crate::policy::{Durability, KeyScope, Policy};
 use crate::sim::intent::Intent;
 use crate::time::Tick;
 
@@ -299,11 +299,14 @@ pub(super) fn off_server(
 }
 
 /// The key attempt `attempt` of `intent`, over an edge with `policy`, carries: its own, as the
-/// policy's scope makes it, or the one it forwards.
+/// policy's scope makes it for the worker that sent it, or the one it forwards.
 pub(super) fn request_key(policy: &Policy, intent: &Intent, attempt: u32) -> Option<Key> {
     match policy.rule.key {
         KeyScope::Forward => intent.hop().key,
-        scope => scope.key(intent.id, attempt),
+        scope => {
+            let logged = policy.agent.durability == Durability::IntentLog;
+            scope.after_takeovers(intent.id, attempt, intent.worker_of(attempt), logged)
+        }
     }
 }
 

@@ -7,7 +7,7 @@
 const SUMMARY: &str = include_str!("../../../../docs/book/src/SUMMARY.md");
 
 /// Every chapter the table of contents may name, by file.
-const CHAPTERS: [(&str, &str); 14] = [
+const CHAPTERS: [(&str, &str); 15] = [
     (
         "introduction.md",
         include_str!("../../../../docs/book/src/introduction.md"),
@@ -21,6 +21,10 @@ const CHAPTERS: [(&str, &str); 14] = [
         include_str!("../../../../docs/book/src/attempts.md"),
     ),
     ("keys.md", include_str!("../../../../docs/book/src/keys.md")),
+    (
+        "agents-that-crash.md",
+        include_str!("../../../../docs/book/src/agents-that-crash.md"),
+    ),
     (
         "timeouts.md",
         include_str!("../../../../docs/book/src/timeouts.md"),

@@ -1,0 +1,85 @@
+//! `crashes.csv`: one row per sweep point × configuration where the workers that hold calls
+//! crash (`[workload] crash`), summed over replications — the crashes, the takeovers, the
+//! effects a takeover caused, the work the replacements redid and the calls left to an
+//! operator. Written only when the workload crashes. Columns are documented in
+//! `out/README.md`.
+
+use super::column::{Column, Kind::*, col};
+use super::{Export, finite};
+use crate::metrics::CrashTotals;
+use crate::run::PointResult;
+use crate::sweep::{Point, Sweep};
+
+/// The columns after the parameter columns.
+pub fn columns() -> Vec<Column> {
+    vec![
+        col("experiment", Text),
+        col("policy", Text),
+        col("calls", Count),
+        col("crashes", Count),
+        col("crashes_per_call", Number),
+        col("takeovers", Count),
+        col("takeover_duplicates", Count),
+        col("takeover_duplicates_per_call", Number),
+        col("redone_attempts", Count),
+        col("uncertain", Count),
+        col("crashed_calls", Count),
+        col("crashed_calls_succeeded", Count),
+    ]
+}
+
+/// Whether some point of `sweep` has workers that crash.
+pub fn wanted(sweep: &Sweep) -> bool {
+    sweep.census.crashes
+}
+
+/// The rows of one point: each configuration's, in the order the config lists them.
+pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
+    let exp = &point.experiment;
+    (exp.policies.iter().zip(&result.policies))
+        .map(|(policy, result)| {
+            let calls = result.totals.intents();
+            let CrashTotals {
+                crashes,
+                takeovers,
+                takeover_duplicates,
+                redone,
+                uncertain,
+                crashed_calls,
+                crashed_succeeded,
+            } = result.totals.crashes;
+            let per_call = |n: u64| finite(n as f64 / calls as f64);
+            let cells = [
+                exp.name.clone(),
+                policy.name.clone(),
+                calls.to_string(),
+                crashes.to_string(),
+                per_call(crashes),
+                takeovers.to_string(),
+                takeover_duplicates.to_string(),
+                per_call(takeover_duplicates),
+                redone.to_string(),
+                uncertain.to_string(),
+                crashed_calls.to_string(),
+                crashed_succeeded.to_string(),
+            ];
+            let params = point.params.iter().map(ToString::to_string);
+            params.chain(cells).collect()
+        })
+        .collect()
+}
+
+/// `crashes.csv` as the output folder writes it.
+pub struct Crashes;
+
+impl Export for Crashes {
+    fn file(&self) -> &'static str {
+        "crashes.csv"
+    }
+    fn columns(&self) -> Vec<Column> {
+        columns()
+    }
+    fn point_rows(&self, point: &Point, result: &PointResult) -> Vec<Vec<String>> {
+        rows(point, result)
+    }
+}

@@ -1,0 +1,133 @@
+//! A worker that dies holding a call, and the replacement that takes the call over (see
+//! [`crate::model::Crash`]).
+//!
+//! A crash takes the client's side of the call: the attempts it waited on are abandoned (the
+//! server still works on them, and may commit), and the call gets a new handle, so every timer
+//! and reply the dead worker waited for finds nothing. Once the lease runs out a replacement
+//! takes the call over, with what the policy's durability wrote down: under `checkpoint`,
+//! nothing of the call, so it sends again from a first attempt (under a key it makes anew,
+//! unless the key is derived from the work item); under `intent_log`, the SENDING record of
+//! each attempt sent and its key, so where one was sent it looks the key up first — found, the
+//! call is done; not found, it sends under the same key where the receiver honours keys, and
+//! otherwise leaves the call to an operator (`needs_reconciliation`), as reconciliation does.
+
+use super::{Event, World};
+use crate::engine::Scheduler;
+use crate::engine::rng::Source;
+use crate::metrics::{AttemptRecord, IntentRecord, Outcome, Status, StopReason};
+use crate::policy::Durability;
+use crate::policy::reconcile::{self, Answer};
+use crate::sim::slab::Handle;
+
+/// What happens to the worker holding a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// It crashes.
+    Crash,
+    /// Its lease has run out: a replacement takes the call over.
+    Takeover,
+    /// The replacement's lookup of the call's key has its answer.
+    Recover,
+}
+
+impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
+    /// Sets when the worker now holding the call in `handle` crashes, if workers crash: a draw
+    /// of the call's own stream, one word per worker.
+    pub(super) fn arm_crash(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
+        let Some(crash) = self.workload.crash else {
+            return;
+        };
+        let intent = self.intents.get(handle.slot);
+        let worker = intent.crashes().1;
+        let word = self
+            .streams
+            .word_at(Source::Crashes, intent.id, u64::from(worker));
+        if let Some(uptime) = crash.uptime(worker, word) {
+            sched.schedule_in(uptime, Event::Worker(handle, Step::Crash));
+        }
+    }
+
+    pub(super) fn on_worker(&mut self, handle: Handle, step: Step, sched: &mut Scheduler<Event>) {
+        // A call that ended first was not held when its worker would have crashed.
+        if !self.intents.under_way(handle) {
+            return;
+        }
+        match step {
+            Step::Crash => self.crash(handle, sched),
+            Step::Takeover => self.take_over(handle, sched),
+            Step::Recover => self.recover(handle, sched),
+        }
+    }
+
+    /// The worker dies: the attempts it waited on are abandoned, the gates they held freed,
+    /// and the replacement is due when the lease runs out.
+    fn crash(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        let slot = handle.slot;
+        let holder = self.holder(slot);
+        let intent = self.intents.get(slot);
+        let tool = intent.tool;
+        let awaited: Vec<u32> = intent.awaiting().attempts().collect();
+        for &attempt in &awaited {
+            self.settle(slot, attempt, Outcome::Cancelled, None, now);
+        }
+        let intent = self.intents.get(slot);
+        intent.client.ambiguous |= !awaited.is_empty();
+        intent.crashed();
+        let renewed = self.intents.renew(slot);
+        for _ in &awaited {
+            self.gates.abandoned(tool, holder);
+        }
+        self.wake_waiting(tool, holder, sched);
+        let lease = self
+            .workload
+            .crash
+            .expect("a crash is armed only then")
+            .lease;
+        sched.schedule_in(lease, Event::Worker(renewed, Step::Takeover));
+    }
+
+    /// A replacement takes the call over: a fresh count of attempts, its own crash to come,
+    /// and the call's cancellation as the operation set it; then a lookup first, or a send.
+    fn take_over(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        let intent = self.intents.get(handle.slot);
+        let policy = self.hops.policies[usize::from(intent.edge)];
+        intent.taken_over();
+        intent.retry.tries.start(policy.rule.depth());
+        intent.retry.scope.first = intent.attempts();
+        let (start, sent) = (intent.start, intent.attempts() > 0);
+        if let Some(after) = policy.time.limits.cancel_after {
+            sched.schedule_at(start.after(after).max(now), Event::Cancel(handle));
+        }
+        self.arm_crash(handle, sched);
+        if sent && policy.agent.durability == Durability::IntentLog {
+            let intent = self.intents.get(handle.slot);
+            intent.client.lookups += 1;
+            let time = self.tools[intent.tool].lookup.time;
+            sched.schedule_in(time, Event::Worker(handle, Step::Recover));
+            return;
+        }
+        let next = self.dispatch(handle.slot, sched);
+        self.move_on(next, sched);
+    }
+
+    /// The replacement's lookup has its answer: the call is done, sent again, or left to an
+    /// operator.
+    fn recover(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
+        let (failed, found) = self.look_up(handle.slot, sched.now());
+        let intent = self.intents.get(handle.slot);
+        let policy = self.hops.policies[usize::from(intent.edge)];
+        match reconcile::answer(policy, &self.tools[intent.tool], failed, found) {
+            Answer::Confirmed => self.end_intent(handle.slot, Status::Succeeded, sched),
+            Answer::Resend => {
+                let next = self.dispatch(handle.slot, sched);
+                self.move_on(next, sched);
+            }
+            Answer::Unknown => {
+                let stop = Status::Stopped(StopReason::NeedsReconciliation);
+                self.end_intent(handle.slot, stop, sched);
+            }
+        }
+    }
+}
