@@ -121,6 +121,7 @@ shipped_configs! {
     zone_outage => "zone-outage.toml",
     partial_outage => "partial-outage.toml",
     agent_crash => "agent-crash.toml",
+    zombie_worker => "zombie-worker.toml",
     compare_demo => "compare-demo.toml",
     compare_demo_after => "compare-demo-after.toml",
     cooperative_budget => "scenarios/cooperative-budget.toml",

@@ -68,6 +68,7 @@ pub struct Crash {
     pub mean_uptime: Option<Spanned<Value>>,
     pub at: Option<Spanned<Value>>,
     pub lease: Spanned<Value>,
+    pub stall: Option<Spanned<Value>>,
 }
 
 /// `agent = { turns = {…}, result_tokens = 300 }`: tasks are loops of turns over `calls`.
@@ -132,6 +133,7 @@ pub struct Tool {
     pub error_after_commit: Option<Spanned<f64>>,
     pub should_retry_header: Option<Spanned<bool>>,
     pub retry_after_ms: Option<Spanned<bool>>,
+    pub fencing: Option<Spanned<bool>>,
     pub zones: Option<Spanned<Vec<Spanned<String>>>>,
     pub replicas: Option<Spanned<u32>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -192,6 +192,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../configs/tune-under-bursts.toml"),
     ),
     (
+        "configs/zombie-worker.toml",
+        include_str!("../../configs/zombie-worker.toml"),
+    ),
+    (
         "configs/zone-outage.toml",
         include_str!("../../configs/zone-outage.toml"),
     ),

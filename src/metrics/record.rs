@@ -163,6 +163,10 @@ pub struct IntentRecord {
     pub takeover_duplicates: u32,
     /// Attempts the replacements sent: work a takeover redid.
     pub redone: u32,
+    /// Late sends of workers that woke from a stall past their lease, and writes a fencing
+    /// server refused for a stale lease token.
+    pub zombie_sends: u32,
+    pub fenced: u32,
 }
 
 impl IntentRecord {
@@ -195,6 +199,8 @@ impl IntentRecord {
             takeovers: self.takeovers + later.takeovers,
             takeover_duplicates: self.takeover_duplicates + later.takeover_duplicates,
             redone: self.redone + later.redone,
+            zombie_sends: self.zombie_sends + later.zombie_sends,
+            fenced: self.fenced + later.fenced,
         }
     }
 

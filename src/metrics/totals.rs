@@ -113,6 +113,10 @@ pub struct CrashTotals {
     /// Calls that crashed at least once, and of those the ones that succeeded.
     pub crashed_calls: u64,
     pub crashed_succeeded: u64,
+    /// Late sends of zombies (workers that woke from a stall past their lease), and writes a
+    /// fencing server refused.
+    pub zombie_sends: u64,
+    pub fenced: u64,
 }
 
 impl CrashTotals {
@@ -122,6 +126,8 @@ impl CrashTotals {
         self.takeover_duplicates += u64::from(r.takeover_duplicates);
         self.redone += u64::from(r.redone);
         self.uncertain += u64::from(r.business_state == BusinessState::Unknown);
+        self.zombie_sends += u64::from(r.zombie_sends);
+        self.fenced += u64::from(r.fenced);
         if r.crashes > 0 {
             self.crashed_calls += 1;
             self.crashed_succeeded += u64::from(r.status == Status::Succeeded);
@@ -136,6 +142,8 @@ impl CrashTotals {
         self.uncertain += other.uncertain;
         self.crashed_calls += other.crashed_calls;
         self.crashed_succeeded += other.crashed_succeeded;
+        self.zombie_sends += other.zombie_sends;
+        self.fenced += other.fenced;
     }
 }
 

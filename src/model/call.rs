@@ -1,12 +1,36 @@
 //! The vocabulary a call shares between the world and the client's policies: the key it
 //! carries, and how a failed attempt looks to the client. Both sides use it, neither owns it.
 
-/// An idempotency key as the server sees it. `nonce` is 0 for the one key of an intent and
-/// k + 1 for the fresh key of its k-th attempt.
+/// An idempotency key as the server sees it. `nonce` is 0 for the one key of an intent,
+/// k + 1 for the fresh key of its k-th attempt, and [`Key::taken_over`]'s for the key a
+/// replacement worker made anew after the g-th takeover of the intent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Key {
     pub intent: u64,
     pub nonce: u32,
+}
+
+/// The bit that marks a key a replacement made after a takeover, apart from every attempt's.
+const TAKEN_OVER: u32 = 1 << 31;
+
+impl Key {
+    /// The key of intent `intent` made by the replacement after its `g`-th takeover (g ≥ 1).
+    pub fn taken_over(intent: u64, g: u32) -> Key {
+        Key {
+            intent,
+            nonce: TAKEN_OVER | g,
+        }
+    }
+
+    /// Which worker of its intent made this key, for one of an intent's keys per worker: 0 for
+    /// the first (nonce 0), g for the g-th replacement's; `None` for a key per attempt.
+    pub fn worker(&self) -> Option<u32> {
+        match self.nonce {
+            0 => Some(0),
+            n if n & TAKEN_OVER != 0 => Some(n & !TAKEN_OVER),
+            _ => None,
+        }
+    }
 }
 
 /// A failure as the client sees it. A lost request and a lost reply look the same from the

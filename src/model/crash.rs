@@ -27,6 +27,10 @@ pub struct Crash {
     /// How long a work item's lease lasts once its worker stops renewing it: the time from a
     /// crash to the takeover.
     pub lease: Tick,
+    /// Where workers stall rather than die (a pause longer than the lease: a GC pause, a
+    /// partition), how long: the worker then wakes believing it still holds the call, and
+    /// sends it once more — a zombie's late send — before it learns it lost the lease.
+    pub stall: Option<Tick>,
 }
 
 impl Crash {
@@ -55,6 +59,7 @@ mod tests {
             mean_uptime: Some(Tick::from_secs(10)),
             at: None,
             lease: Tick::from_secs(1),
+            stall: None,
         };
         let n = 100_000u64;
         let uptime = |k: u64| crash.uptime(1, k * (u64::MAX / n) + 1).unwrap().0;
@@ -69,6 +74,7 @@ mod tests {
             mean_uptime: None,
             at: Some(Tick::from_millis(15)),
             lease: Tick::from_secs(1),
+            stall: None,
         };
         assert_eq!(crash.uptime(0, 7), Some(Tick::from_millis(15)));
         assert_eq!(crash.uptime(1, 7), None);

@@ -25,6 +25,8 @@ pub fn columns() -> Vec<Column> {
         col("uncertain", Count),
         col("crashed_calls", Count),
         col("crashed_calls_succeeded", Count),
+        col("zombie_sends", Count),
+        col("fenced_writes", Count),
     ]
 }
 
@@ -47,6 +49,8 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 uncertain,
                 crashed_calls,
                 crashed_succeeded,
+                zombie_sends,
+                fenced,
             } = result.totals.crashes;
             let per_call = |n: u64| finite(n as f64 / calls as f64);
             let cells = [
@@ -62,6 +66,8 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 uncertain.to_string(),
                 crashed_calls.to_string(),
                 crashed_succeeded.to_string(),
+                zombie_sends.to_string(),
+                fenced.to_string(),
             ];
             let params = point.params.iter().map(ToString::to_string);
             params.chain(cells).collect()

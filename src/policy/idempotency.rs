@@ -24,9 +24,6 @@ pub enum KeyScope {
     Derived,
 }
 
-/// The bit that marks a key a replacement made after a takeover, apart from every attempt's.
-const TAKEN_OVER: u32 = 1 << 31;
-
 impl KeyScope {
     pub const ALL: [KeyScope; 5] = [
         KeyScope::None,
@@ -79,10 +76,9 @@ impl KeyScope {
         kept: bool,
     ) -> Option<Key> {
         match self {
-            KeyScope::PerIntent if takeovers > 0 && !kept => Some(Key {
-                intent,
-                nonce: TAKEN_OVER | takeovers,
-            }),
+            KeyScope::PerIntent if takeovers > 0 && !kept => {
+                Some(Key::taken_over(intent, takeovers))
+            }
             scope => scope.key(intent, attempt),
         }
     }

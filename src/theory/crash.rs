@@ -40,8 +40,9 @@ pub fn for_policy(exp: &Experiment, policy: &Policy, crash: &Crash) -> Option<Cl
     if tools.any(|other| other != Some(tool)) {
         return None;
     }
-    // A scripted crash is a point, not a rate.
-    let (None, Some(mean)) = (crash.at, crash.mean_uptime) else {
+    // A scripted crash is a point, not a rate; a stalled worker's late send is an attempt
+    // the forms do not count.
+    let (None, Some(mean), None) = (crash.at, crash.mean_uptime, crash.stall) else {
         return None;
     };
     let rate = 1.0 / mean.0 as f64;

@@ -389,6 +389,8 @@ fn losses(tool: &Tool, wait: Option<Tick>, policy: &Policy) -> Option<(f64, f64)
         should_retry_header: _,
         // A header of a rate limit's, which the forms leave out.
         retry_after_ms: _,
+        // Only a worker that stalls past its lease sends with a stale token.
+        fencing: _,
     } = &tool.server;
     let unlike = workers.is_some()
         || key_retention.is_some()

@@ -115,6 +115,11 @@ fn crash_cases() -> Vec<Case> {
             &["workload.crash", "calls in stages", "one after another"],
         ),
         config_case(
+            "a stall within the lease",
+            crashing("{ at = \"10ms\", lease = \"2s\", stall = \"1s\" }"),
+            &["workload.crash.stall", "a stall longer than the lease"],
+        ),
+        config_case(
             "an unknown durability",
             with_policy("durability = \"intent-log\""),
             &["policy[0].durability", "intent_log"],

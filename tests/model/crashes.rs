@@ -115,3 +115,40 @@ fn a_worker_that_never_crashes_in_time_is_the_plain_client() {
         assert_eq!(records(&crashing, p), records(&plain, p), "policy {p}");
     }
 }
+
+/// One order whose first worker stalls at 100 ms for 3 s, past its 1 s lease: the replacement
+/// writes an intent log, looks the order up and finds it, and the zombie wakes and sends once
+/// more. Under model ids its late send orders again, unless the supplier fences it off; under
+/// the order's derived key the supplier replays its receipt.
+#[test]
+fn a_zombies_late_send_orders_again_unless_fenced_or_keyed() {
+    let policies = "[[policy]]\nname = \"model-ids\"\nidempotency_key = \"per_attempt\"\n\
+        durability = \"intent_log\"\n\
+        [[policy]]\nname = \"derived\"\nidempotency_key = \"derived\"\ndurability = \"intent_log\"\n";
+    let crash = "{ at = \"100ms\", lease = \"1s\", stall = \"3s\" }";
+    for fencing in [false, true] {
+        let text = orders(1, crash, policies).replace(
+            "[[tool]]\nname = \"order\"\n",
+            &format!("[[tool]]\nname = \"order\"\nfencing = {fencing}\n"),
+        );
+        let exp = experiment(&text);
+        let got: Vec<(u32, u32, u32, u32, u32)> = (0..2)
+            .map(|p| {
+                let r = records(&exp, p)[0];
+                (
+                    r.attempts,
+                    r.effects,
+                    r.zombie_sends,
+                    r.fenced,
+                    r.takeover_duplicates,
+                )
+            })
+            .collect();
+        let model_ids = match fencing {
+            false => (2, 2, 1, 0, 1),
+            true => (2, 1, 1, 1, 0),
+        };
+        let derived = (2, 1, 1, u32::from(fencing), 0);
+        assert_eq!(got, vec![model_ids, derived], "fencing {fencing}");
+    }
+}

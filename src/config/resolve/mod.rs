@@ -137,6 +137,7 @@ fn workload(w: &Workload, tools: &[Tool]) -> raw::Workload {
                 mean_uptime: c.mean_uptime.and_then(ticks),
                 at: c.at.and_then(ticks),
                 lease: at(duration(c.lease)),
+                stall: c.stall.and_then(ticks),
             })
         }),
         tasks: w.tasks.map(at),

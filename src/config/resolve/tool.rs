@@ -222,6 +222,7 @@ pub(super) fn tool(t: &Tool, stages: &[Stage], exp: &Experiment) -> raw::Tool {
         ),
         should_retry_header: when(server.should_retry_header, true),
         retry_after_ms: when(server.retry_after_ms, true),
+        fencing: when(server.fencing, true),
         zones: (!t.zones.is_empty())
             .then(|| texts(t.zones.iter().map(String::as_str)))
             .flatten(),

@@ -199,6 +199,7 @@ fn server(
             }
             v => v.as_ref().is_some_and(|v| *v.get_ref()),
         },
+        fencing: raw.fencing.as_ref().is_some_and(|f| *f.get_ref()),
         rate_limit: match &raw.rate_limit {
             None => None,
             Some(r) => Some(rate_limit(check, r, &format!("{path}.rate_limit"))?),

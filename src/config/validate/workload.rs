@@ -239,6 +239,22 @@ fn crash(
             "a lease of 0 hands a call over the moment its worker stops renewing it, a race \
              no lease allows",
         )?,
+        stall: match &c.stall {
+            None => None,
+            Some(v) => {
+                let stall = time(v, "stall", "a stall of 0 is no stall")?;
+                let lease = check.duration(&c.lease, &format!("{path}.lease"))?;
+                if stall <= lease {
+                    return check.error_allowing(
+                        v.span(),
+                        &format!("{path}.stall"),
+                        format!("a stall of {stall} within the lease of {lease}: the worker wakes still holding its call, a pause retrysim does not model"),
+                        &format!("a stall longer than the lease, such as \"{}\"", lease.after(lease)),
+                    );
+                }
+                Some(stall)
+            }
+        },
     })
 }
 

@@ -20,6 +20,10 @@ pub struct KeyStore {
     payload: u32,
     /// When the committed key was committed.
     committed_at: Tick,
+    /// The workers whose key of the intent has committed, as a bit set by worker number
+    /// (where a replacement made its own key after a takeover, each worker's is one more key
+    /// the store keeps); the payload and time are the latest commit's.
+    workers: u32,
 }
 
 /// What the server did with a request that reached its commit point.
@@ -54,10 +58,11 @@ impl KeyStore {
                 Processed::Conflict
             };
         }
-        if key.is_some() {
+        if let Some(k) = key {
             self.committed = key;
             self.payload = payload;
             self.committed_at = now;
+            self.workers |= k.worker().map_or(0, |w| 1 << w.min(31));
         }
         Processed::Committed
     }
@@ -69,9 +74,14 @@ impl KeyStore {
 
     /// Whether the store still holds `key` at `now`.
     fn holds(&self, key: Option<Key>, now: Tick, retention: Option<Tick>) -> bool {
-        key.is_some()
-            && key == self.committed
-            && retention.is_none_or(|r| now < self.committed_at.after(r))
+        let Some(k) = key else {
+            return false;
+        };
+        let known = key == self.committed
+            || (self.committed.is_some_and(|c| c.intent == k.intent)
+                && k.worker()
+                    .is_some_and(|w| self.workers & 1 << w.min(31) != 0));
+        known && retention.is_none_or(|r| now < self.committed_at.after(r))
     }
 }
 

@@ -62,6 +62,11 @@ pub struct ServerSpec {
     /// A rate limit's 429 carries `retry-after-ms`, its wait to the millisecond, beside the
     /// `Retry-After` in the limit's unit (the Stainless SDKs read the first where it is there).
     pub retry_after_ms: bool,
+    /// Each request carries the lease token of the worker that sent it, and the server refuses
+    /// a write whose token is below the work item's current lease, as the work queue that
+    /// grants the leases says: a stale worker's late write commits nothing (a fencing token,
+    /// as a lock service's sequencer).
+    pub fencing: bool,
 }
 
 /// What a call does at the server.
@@ -119,6 +124,7 @@ impl ServerSpec {
             version_check: VersionCheck::Arrival,
             should_retry_header: false,
             retry_after_ms: false,
+            fencing: false,
         }
     }
 

@@ -18,6 +18,13 @@ pub(super) struct Takeovers {
     /// Each worker's first commit where another worker's attempt had committed before: the
     /// effects a takeover caused. A worker's later commits are its own lost replies'.
     duplicates: u32,
+    /// Workers that stalled and have not woken yet: each will send once more, so the intent
+    /// stays until they have.
+    sleeping: u32,
+    /// The attempts stalled workers sent when they woke, each with its worker's number.
+    zombie_sends: SmallVec<[(u32, u32); 1]>,
+    /// Writes a fencing server refused for a lease token below the current lease's.
+    fenced: u32,
 }
 
 impl Intent {
@@ -45,17 +52,65 @@ impl Intent {
         })
     }
 
-    /// The worker that sent attempt `attempt`, by its number (0 the first).
+    /// The worker that sent attempt `attempt`, by its number (0 the first): a woken zombie's,
+    /// or the one holding the call when it was sent.
     pub fn worker_of(&self, attempt: u32) -> u32 {
         self.far.as_ref().map_or(0, |f| {
-            f.takeovers.starts.iter().filter(|&&s| s <= attempt).count() as u32
+            let t = &f.takeovers;
+            match t.zombie_sends.iter().find(|z| z.0 == attempt) {
+                Some(&(_, worker)) => worker,
+                None => t.starts.iter().filter(|&&s| s <= attempt).count() as u32,
+            }
         })
     }
 
-    /// Attempts sent by replacements: the work a takeover redid.
+    /// Its worker stalled rather than died: it will wake and send once more.
+    pub fn stalled(&mut self) {
+        self.far().takeovers.sleeping += 1;
+    }
+
+    /// Worker `worker` wakes from its stall: its next attempt is the zombie's send.
+    pub fn woke(&mut self, worker: u32) {
+        let next = self.attempts();
+        let t = &mut self.far().takeovers;
+        t.sleeping -= 1;
+        t.zombie_sends.push((next, worker));
+    }
+
+    /// Stalled workers still to wake, the late sends of those that woke, and the writes the
+    /// server fenced off.
+    pub fn zombies(&self) -> (u32, u32, u32) {
+        (self.far.as_ref()).map_or((0, 0, 0), |f| {
+            let t = &f.takeovers;
+            (t.sleeping, t.zombie_sends.len() as u32, t.fenced)
+        })
+    }
+
+    /// Whether a server that fences refuses attempt `attempt`'s write: the lease token it
+    /// carries (its worker's number) is below the current lease's (the latest replacement's),
+    /// which the server checks with the work queue that grants them.
+    pub fn fenced(&mut self, attempt: u32) -> bool {
+        let Some(far) = &self.far else {
+            return false;
+        };
+        let current = far.takeovers.starts.len() as u32;
+        let stale = self.worker_of(attempt) < current;
+        if stale {
+            self.far().takeovers.fenced += 1;
+        }
+        stale
+    }
+
+    /// Attempts sent by replacements: the work a takeover redid (a zombie's late send is not
+    /// a replacement's).
     pub fn redone(&self) -> u32 {
-        let first = self.far.as_ref().and_then(|f| f.takeovers.starts.first());
-        first.map_or(0, |&s| self.attempts() - s)
+        self.far.as_ref().map_or(0, |f| {
+            let t = &f.takeovers;
+            t.starts.first().map_or(0, |&s| {
+                let zombies = t.zombie_sends.iter().filter(|z| z.0 >= s).count() as u32;
+                self.attempts() - s - zombies
+            })
+        })
     }
 
     /// Commits a takeover caused.
@@ -64,14 +119,16 @@ impl Intent {
     }
 
     /// Attempt `attempt` committed: the first commit of its worker is a takeover's where
-    /// another worker's attempt committed before.
+    /// another worker's attempt committed before, and so is a woken zombie's late send that
+    /// commits after any other.
     pub(super) fn count_takeover_commit(&mut self, attempt: u32) {
         let bit = 1u64 << self.worker_of(attempt).min(63);
         let Some(far) = &mut self.far else {
             return;
         };
         let t = &mut far.takeovers;
-        if t.committed & bit == 0 && t.committed != 0 {
+        let zombie = t.zombie_sends.iter().any(|z| z.0 == attempt);
+        if t.committed != 0 && (zombie || t.committed & bit == 0) {
             t.duplicates += 1;
         }
         t.committed |= bit;

@@ -421,6 +421,15 @@ impl Intent {
         draw.service = Tick::ZERO;
     }
 
+    /// A server that fences refuses attempt `attempt`, sent under a stale lease token: a 4xx
+    /// that can never succeed, no work.
+    pub fn fence_off(&mut self, attempt: u32) {
+        let i = self.held(attempt);
+        let draw = &mut self.attempts.draws[i];
+        draw.fate = Fate::Invalid;
+        draw.service = Tick::ZERO;
+    }
+
     /// A rate limiter with no token turns attempt `attempt` away at once: a 429, no work, and a
     /// Retry-After of `wait`.
     pub fn throttle(&mut self, attempt: u32, wait: Tick) {
@@ -444,9 +453,10 @@ impl Intent {
         self.attempts() - self.retry.scope.first
     }
 
-    /// Whether the client is done and the server holds none of its attempts.
+    /// Whether the client is done, the server holds none of its attempts, and no stalled
+    /// worker is still to wake and send.
     pub fn is_over(&self) -> bool {
-        self.client.ended.is_some() && self.server.at_server == 0
+        self.client.ended.is_some() && self.server.at_server == 0 && self.zombies().0 == 0
     }
 }
 

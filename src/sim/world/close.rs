@@ -47,6 +47,7 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &Outcomes) -> IntentRecord 
         .expect("recorded once the client is done");
     let (reads, writes) = intent.reads_and_writes();
     let (crashes, takeovers) = intent.crashes();
+    let (_, zombie_sends, fenced) = intent.zombies();
     IntentRecord {
         // Every intent goes by the number of the task's call it serves: the call itself, its
         // fallbacks, and the calls its services made.
@@ -73,6 +74,8 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &Outcomes) -> IntentRecord 
         takeovers,
         takeover_duplicates: intent.takeover_duplicates(),
         redone: intent.redone(),
+        zombie_sends,
+        fenced,
     }
 }
 

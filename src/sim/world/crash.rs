@@ -10,6 +10,10 @@
 //! each attempt sent and its key, so where one was sent it looks the key up first — found, the
 //! call is done; not found, it sends under the same key where the receiver honours keys, and
 //! otherwise leaves the call to an operator (`needs_reconciliation`), as reconciliation does.
+//!
+//! A worker that stalls past its lease (`stall`) is taken over the same way, and then wakes
+//! believing it still holds the call: it sends once more under its own key and lease token (a
+//! zombie's late send), which a server that fences refuses.
 
 use super::{Event, World};
 use crate::engine::Scheduler;
@@ -28,6 +32,8 @@ pub enum Step {
     Takeover,
     /// The replacement's lookup of the call's key has its answer.
     Recover,
+    /// The worker of this number wakes from a stall, believing it still holds the call.
+    Wake(u32),
 }
 
 impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
@@ -48,11 +54,12 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     }
 
     pub(super) fn on_worker(&mut self, handle: Handle, step: Step, sched: &mut Scheduler<Event>) {
-        // A call that ended first was not held when its worker would have crashed.
-        if !self.intents.under_way(handle) {
-            return;
-        }
         match step {
+            // A zombie wakes whatever became of the call: the intent waits for it (see
+            // `Intent::is_over`), so its slot is its own.
+            Step::Wake(worker) => self.wake(handle.slot, worker, sched),
+            // A call that ended first was not held when its worker would have crashed.
+            _ if !self.intents.under_way(handle) => {}
             Step::Crash => self.crash(handle, sched),
             Step::Takeover => self.take_over(handle, sched),
             Step::Recover => self.recover(handle, sched),
@@ -73,18 +80,33 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         }
         let intent = self.intents.get(slot);
         intent.client.ambiguous |= !awaited.is_empty();
+        let worker = intent.crashes().1;
         intent.crashed();
+        let crash = self.workload.crash.expect("a crash is armed only then");
+        if let Some(stall) = crash.stall {
+            intent.stalled();
+            sched.schedule_in(stall, Event::Worker(handle, Step::Wake(worker)));
+        }
         let renewed = self.intents.renew(slot);
         for _ in &awaited {
             self.gates.abandoned(tool, holder);
         }
         self.wake_waiting(tool, holder, sched);
-        let lease = self
-            .workload
-            .crash
-            .expect("a crash is armed only then")
-            .lease;
-        sched.schedule_in(lease, Event::Worker(renewed, Step::Takeover));
+        sched.schedule_in(crash.lease, Event::Worker(renewed, Step::Takeover));
+    }
+
+    /// A stalled worker wakes, still believing it holds the call, and sends it once more under
+    /// its own key and lease token; it learns it lost the lease before any reply, so nobody
+    /// waits for this one. A call already over may leave with it.
+    fn wake(&mut self, slot: u32, worker: u32, sched: &mut Scheduler<Event>) {
+        let now = sched.now();
+        self.intents.get(slot).woke(worker);
+        let attempt = self.intents.get(slot).attempts();
+        self.send(slot, false, sched);
+        self.settle(slot, attempt, Outcome::Cancelled, None, now);
+        if self.intents.get(slot).is_over() {
+            self.close(slot);
+        }
     }
 
     /// A replacement takes the call over: a fresh count of attempts, its own crash to come,

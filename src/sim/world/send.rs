@@ -158,13 +158,16 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// [`World::service_end`]) and whose reply comes before any timer, can be answered when it
     /// is sent, so that its one event is the reply: nothing else can happen to its intent
     /// before the reply — no hedge, no cancellation, no call graph whose other calls share its
-    /// state. The answer is then what the server would give at the end of the service: the
-    /// server's state it reads (the intent's keys) is the intent's alone.
+    /// state, no worker that may crash (a replacement's or a zombie's attempt may reach the
+    /// server first, and the order of commits is what keys and fencing read). The answer is
+    /// then what the server would give at the end of the service: the server's state it reads
+    /// (the intent's keys) is the intent's alone.
     fn folds(&self, at: AttemptRef) -> bool {
         let intent = self.intents.peek(at.intent.slot);
         let t = intent.tool;
         let policy = self.hops.policies[usize::from(intent.edge)];
         !self.hops.kept
+            && self.workload.crash.is_none()
             && !self.is_service(t)
             && policy.time.waits[t].hedge.is_none()
             && policy.time.limits.cancel_after.is_none()

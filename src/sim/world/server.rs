@@ -222,6 +222,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         // What it generated of its `max_tokens`: the rest goes back to the bucket.
         let generated = if draw.fate.did_work() { draw.output } else { 0 };
         off_server(server, tool, intent, (at.attempt, generated));
+        // A write under a stale lease token is refused before it can commit.
+        if tool.server.fencing && tool.server.writes() && intent.fenced(at.attempt) {
+            intent.fence_off(at.attempt);
+        }
+        let draw = intent.draw(at.attempt);
         let policy = self.hops.policies[usize::from(intent.edge)];
         let request = Request {
             key: request_key(policy, intent, at.attempt),
