@@ -33,6 +33,7 @@ TAMPERS = {
     "10": ("compare-demo-after/runs.csv", "attempts_per_intent"),
     "11": ("exactly-one-order.explore/explore.csv", "violation_probability"),
     "12": ("bursty-faults/summary.csv", "attempts_per_intent"),
+    "13": ("agent-crash/crashes.csv", "takeover_duplicates"),
 }
 
 
