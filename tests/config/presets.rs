@@ -617,3 +617,69 @@ fn the_anthropic_preset_names_its_release() {
     let e = refused("preset.openai = { version = \"3.3.1\" }");
     assert!(e.contains("takes no version"), "{e}");
 }
+
+/// Temporal's activity retries: unlimited attempts 1 s, 2 s, 4 s … apart, capped at 100 × the
+/// initial interval, no jitter; `maximum_attempts` counts attempts; the non-retryable types
+/// leave their failures unretried (the start-to-close timeout by Temporal's own name); the
+/// start-to-close timeout is the attempt's, the schedule-to-close the operation's deadline.
+#[test]
+fn temporal_activity_retries_as_documented() {
+    let bare = policy("preset.temporal = {}");
+    assert_eq!(bare.rule.retry.max_attempts, Attempts::Unlimited);
+    assert_eq!(
+        schedule(&bare.rule.backoff),
+        [1_000, 2_000, 4_000, 8_000, 16_000]
+    );
+    assert_eq!(bare.rule.backoff.max_delay, Some(Tick(100 * SECOND)));
+    assert_eq!(classes(&bare), FailureClass::ALL);
+    let set = policy(
+        "preset.temporal = { maximum_attempts = 1, non_retryable_error_types = [\"4xx\", \"TemporalTimeout:StartToClose\"], start_to_close_timeout = \"10s\", schedule_to_close_timeout = \"1m\" }",
+    );
+    assert_eq!(set.rule.retry.max_attempts, Attempts::AtMost(1));
+    assert!(!classes(&set).contains(&Invalid) && !classes(&set).contains(&Timeout));
+    assert!(classes(&set).contains(&ServerError));
+    assert_eq!(set.time.timeout, Wait::Fixed(Tick(10 * SECOND)));
+    assert_eq!(set.time.limits.deadline, Some(Tick(60 * SECOND)));
+    let e = refused("preset.temporal = { non_retryable_error_types = [\"ValueError\"] }");
+    assert_says(
+        &e,
+        &[
+            "non_retryable_error_types[0]",
+            "TemporalTimeout:StartToClose",
+        ],
+    );
+    let e = refused("preset.temporal = { backoff_coefficient = 0.5 }");
+    assert_says(&e, &["preset.temporal.backoff_coefficient", "≥ 1"]);
+}
+
+/// Step Functions: `MaxAttempts` counts retries (3: four executions; 0: one), 1 s × 2, the cap
+/// before a FULL jitter; `States.TaskFailed` retries every failure but the timeout.
+#[test]
+fn step_functions_retriers_as_documented() {
+    let bare = policy("preset.step_functions = {}");
+    assert_eq!(bare.rule.retry.max_attempts, Attempts::AtMost(4));
+    assert_eq!(
+        schedule(&bare.rule.backoff),
+        [1_000, 2_000, 4_000, 8_000, 16_000]
+    );
+    assert_eq!(classes(&bare), FailureClass::ALL);
+    let never = policy("preset.step_functions = { MaxAttempts = 0 }");
+    assert_eq!(never.rule.retry.max_attempts, Attempts::AtMost(1));
+    let capped = policy(
+        "preset.step_functions = { ErrorEquals = [\"States.TaskFailed\"], MaxDelaySeconds = 3, JitterStrategy = \"FULL\", TimeoutSeconds = 30 }",
+    );
+    assert!(!classes(&capped).contains(&Timeout) && classes(&capped).contains(&ServerError));
+    // The third retry's wait: 4 s capped at 3 s, then drawn from U(0, 3 s).
+    assert!(spread_over(&capped, 3, 0, 3 * SECOND));
+    assert_eq!(capped.time.timeout, Wait::Fixed(Tick(30 * SECOND)));
+    let e = refused("preset.step_functions = { JitterStrategy = \"EQUAL\" }");
+    assert_says(
+        &e,
+        &[
+            "preset.step_functions.JitterStrategy",
+            "\"FULL\" or \"NONE\"",
+        ],
+    );
+    let e = refused("preset.step_functions = { ErrorEquals = [\"Lambda.Unknown\"] }");
+    assert_says(&e, &["ErrorEquals[0]", "States.ALL"]);
+}

@@ -13,6 +13,8 @@ mod polly;
 mod resilience4j;
 mod stainless;
 mod status;
+mod step_functions;
+mod temporal;
 mod tenacity;
 mod urllib3;
 pub mod words;
@@ -47,6 +49,10 @@ pub struct Preset {
     /// The Anthropic Python SDK's own retries, as of its current release, 2.17.0 (or an older
     /// one named by `version`).
     pub anthropic: Option<Spanned<stainless::Client>>,
+    /// A Temporal activity's retry policy and timeouts, as of server v1.30.0.
+    pub temporal: Option<Spanned<temporal::RetryPolicy>>,
+    /// An AWS Step Functions Task state's retrier, in the States Language.
+    pub step_functions: Option<Spanned<step_functions::Retrier>>,
 }
 
 /// What a library's settings come to in retrysim's keys; `None` leaves a key to the policy.
@@ -190,6 +196,8 @@ enum Library<'a> {
     Envoy(&'a Spanned<envoy::RetryPolicy>),
     OpenAi(&'a Spanned<stainless::Client>),
     Anthropic(&'a Spanned<stainless::Client>),
+    Temporal(&'a Spanned<temporal::RetryPolicy>),
+    StepFunctions(&'a Spanned<step_functions::Retrier>),
 }
 
 impl<'a> Library<'a> {
@@ -206,6 +214,8 @@ impl<'a> Library<'a> {
             p.envoy.as_ref().map(Library::Envoy),
             p.openai.as_ref().map(Library::OpenAi),
             p.anthropic.as_ref().map(Library::Anthropic),
+            p.temporal.as_ref().map(Library::Temporal),
+            p.step_functions.as_ref().map(Library::StepFunctions),
         ]
         .into_iter()
         .flatten()
@@ -224,6 +234,8 @@ impl<'a> Library<'a> {
             Library::Envoy(_) => "envoy",
             Library::OpenAi(_) => "openai",
             Library::Anthropic(_) => "anthropic",
+            Library::Temporal(_) => "temporal",
+            Library::StepFunctions(_) => "step_functions",
         }
     }
 
@@ -238,6 +250,8 @@ impl<'a> Library<'a> {
             Library::Resilience4j(s) => s.span(),
             Library::Envoy(s) => s.span(),
             Library::OpenAi(s) | Library::Anthropic(s) => s.span(),
+            Library::Temporal(s) => s.span(),
+            Library::StepFunctions(s) => s.span(),
         }
     }
 
@@ -253,12 +267,14 @@ impl<'a> Library<'a> {
             Library::Envoy(s) => envoy::expand(check, s, at),
             Library::OpenAi(s) => stainless::expand(check, s, stainless::Sdk::OpenAi, at),
             Library::Anthropic(s) => stainless::expand(check, s, stainless::Sdk::Anthropic, at),
+            Library::Temporal(s) => temporal::expand(check, s, at),
+            Library::StepFunctions(s) => step_functions::expand(check, s, at),
         }
     }
 }
 
 const LIBRARIES: &str = "one of urllib3, tenacity, botocore, grpc, polly, resilience4j, envoy, \
-openai, anthropic: `preset.urllib3 = { total = 3 }`";
+openai, anthropic, temporal, step_functions: `preset.urllib3 = { total = 3 }`";
 
 /// Writes a preset's rules into a policy, each at the preset's place in the file.
 struct Fill<'a> {

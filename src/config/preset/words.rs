@@ -21,7 +21,7 @@ use crate::policy::{Attempts, Backoff, Growth, Jitter, Policy, RetryAfter, Retry
 use crate::time::{TICKS_PER_SECOND, Tick};
 
 /// The libraries, by their preset's name.
-pub const LIBRARIES: [&str; 9] = [
+pub const LIBRARIES: [&str; 11] = [
     "urllib3",
     "tenacity",
     "botocore",
@@ -31,6 +31,8 @@ pub const LIBRARIES: [&str; 9] = [
     "envoy",
     "openai",
     "anthropic",
+    "temporal",
+    "step_functions",
 ];
 
 /// A policy in one library's words.
@@ -63,6 +65,8 @@ pub fn say(policy: &Policy, library: &str) -> Option<InWords> {
         "polly" => polly(policy),
         "resilience4j" => resilience4j(policy),
         "envoy" => envoy(policy),
+        "temporal" => temporal(policy),
+        "step_functions" => step_functions(policy),
         _ => stainless(policy),
     };
     let mut differences = match expand(library, &preset) {
@@ -381,6 +385,104 @@ fn resilience4j(p: &Policy) -> (Value, String) {
         let _ = writeln!(code, "resilience4j.retry.instances.tool.{k}={v}");
     }
     (Value::Table(t), code.trim_end().to_string())
+}
+
+/// A Temporal activity's `RetryPolicy` (the Python SDK's spelling) and its timeouts.
+fn temporal(p: &Policy) -> (Value, String) {
+    let b = &p.rule.backoff;
+    let mut t = Table::new();
+    let mut args = Vec::new();
+    let delta = |d: Tick| format!("timedelta(seconds={})", secs(d));
+    t.insert("initial_interval".into(), text(b.initial_delay));
+    args.push(format!("initial_interval={}", delta(b.initial_delay)));
+    t.insert("backoff_coefficient".into(), Value::Float(b.multiplier));
+    args.push(format!("backoff_coefficient={:?}", b.multiplier));
+    let maximum = b
+        .max_delay
+        .unwrap_or(Tick(b.initial_delay.0.saturating_mul(100)));
+    t.insert("maximum_interval".into(), text(maximum));
+    args.push(format!("maximum_interval={}", delta(maximum)));
+    let attempts = p.rule.retry.max_attempts.cap().unwrap_or(0);
+    t.insert("maximum_attempts".into(), Value::Integer(attempts.into()));
+    args.push(format!("maximum_attempts={attempts}"));
+    let unretried: Vec<&str> = (C::ALL.into_iter())
+        .filter(|&c| !has(p, c))
+        .map(|c| match c {
+            C::Timeout => "TemporalTimeout:StartToClose",
+            other => other.name(),
+        })
+        .collect();
+    if !unretried.is_empty() {
+        let names: Vec<Value> = unretried.iter().map(|&n| n.into()).collect();
+        t.insert("non_retryable_error_types".into(), Value::Array(names));
+        args.push(format!("non_retryable_error_types={unretried:?}"));
+    }
+    let mut call = vec!["retry_policy=RetryPolicy(...)".to_string()];
+    if let Wait::Fixed(w) = p.time.timeout {
+        t.insert("start_to_close_timeout".into(), text(w));
+        call.push(format!("start_to_close_timeout={}", delta(w)));
+    }
+    if let Some(d) = p.time.limits.deadline {
+        t.insert("schedule_to_close_timeout".into(), text(d));
+        call.push(format!("schedule_to_close_timeout={}", delta(d)));
+    }
+    let code = format!(
+        "RetryPolicy({})\nworkflow.execute_activity(tool, {})",
+        args.join(", "),
+        call.join(", ")
+    );
+    (Value::Table(t), code)
+}
+
+/// An AWS Step Functions Task state's retrier, in the States Language's JSON.
+fn step_functions(p: &Policy) -> (Value, String) {
+    let b = &p.rule.backoff;
+    let mut t = Table::new();
+    // The nearest of its three error names: every failure, every one but the timeout, or the
+    // timeout alone; any other set is said as a difference.
+    let only = |timeout: bool| {
+        C::ALL
+            .into_iter()
+            .all(|c| has(p, c) == ((c == C::Timeout) == timeout))
+    };
+    let errors = match (only(false), only(true)) {
+        (true, _) => "States.TaskFailed",
+        (_, true) => "States.Timeout",
+        _ => "States.ALL",
+    };
+    t.insert("ErrorEquals".into(), Value::Array(vec![errors.into()]));
+    let whole_secs = |d: Tick| (d.0.div_ceil(TICKS_PER_SECOND)).max(1);
+    t.insert(
+        "IntervalSeconds".into(),
+        Value::Integer(whole_secs(b.initial_delay) as i64),
+    );
+    let retries = retries(p).unwrap_or(99_999_999);
+    t.insert("MaxAttempts".into(), Value::Integer(retries.into()));
+    t.insert("BackoffRate".into(), Value::Float(b.multiplier));
+    if let Some(m) = b.max_delay {
+        t.insert(
+            "MaxDelaySeconds".into(),
+            Value::Integer(whole_secs(m) as i64),
+        );
+    }
+    let jitter = if b.jitter == Jitter::None {
+        "NONE"
+    } else {
+        "FULL"
+    };
+    t.insert("JitterStrategy".into(), jitter.into());
+    if let Wait::Fixed(w) = p.time.timeout {
+        t.insert(
+            "TimeoutSeconds".into(),
+            Value::Integer(whole_secs(w) as i64),
+        );
+    }
+    let json = serde_json::to_value(&t).expect("a TOML table is JSON");
+    let code = format!(
+        "\"Retry\": [{}]",
+        serde_json::to_string_pretty(&json).expect("JSON writes")
+    );
+    (Value::Table(t), code)
 }
 
 fn envoy(p: &Policy) -> (Value, String) {
@@ -703,6 +805,16 @@ mod tests {
             ),
             ("openai", "{ max_retries = 3, timeout = 30.0 }"),
             ("anthropic", "{ max_retries = 1 }"),
+            ("temporal", "{}"),
+            (
+                "temporal",
+                "{ initial_interval = \"500ms\", backoff_coefficient = 1.5, maximum_interval = \"30s\", maximum_attempts = 5, non_retryable_error_types = [\"4xx\", \"403\"], start_to_close_timeout = \"10s\", schedule_to_close_timeout = \"2m\" }",
+            ),
+            ("step_functions", "{}"),
+            (
+                "step_functions",
+                "{ ErrorEquals = [\"States.TaskFailed\"], IntervalSeconds = 2, MaxAttempts = 5, BackoffRate = 1.5, MaxDelaySeconds = 20, JitterStrategy = \"FULL\", TimeoutSeconds = 30 }",
+            ),
         ];
         for (library, preset) in cases {
             let p = policy(library, preset);
