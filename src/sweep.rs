@@ -52,6 +52,9 @@ pub struct Census {
     pub replicas: bool,
     /// Some point's workers crash (writes `crashes.csv`).
     pub crashes: bool,
+    /// Some point has a tool that reserves money before each call (writes
+    /// `reservations.csv`).
+    pub reservations: bool,
 }
 
 impl Census {
@@ -63,6 +66,7 @@ impl Census {
         self.graph |= exp.graph.is_measured();
         self.replicas |= exp.tools.iter().any(|t| !t.replicas.is_empty());
         self.crashes |= exp.workload.crash.is_some();
+        self.reservations |= exp.tools.iter().any(|t| t.reserve > 0);
     }
 
     /// The census of an experiment on its own.

@@ -148,6 +148,7 @@ pub struct Tool {
     pub model: Option<Spanned<Model>>,
     pub tokens_per_minute: Option<Spanned<TokensPerMinute>>,
     pub price: Option<Spanned<Price>>,
+    pub reserve: Option<Spanned<f64>>,
 }
 
 /// `model = { input_tokens = {…}, output_tokens = {…}, max_tokens = 4096, … }`: the provider
@@ -368,6 +369,7 @@ pub struct Policy {
     pub send_tokens: Option<Spanned<SendTokens>>,
     pub replan: Option<Spanned<Replan>>,
     pub durability: Option<Spanned<String>>,
+    pub release: Option<Spanned<String>>,
     /// Never written back: a resolved policy holds what its preset expanded to.
     #[serde(skip_serializing)]
     pub preset: Option<Spanned<crate::config::preset::Preset>>,

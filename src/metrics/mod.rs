@@ -10,6 +10,7 @@ pub mod moments;
 pub mod quantiles;
 pub mod record;
 pub mod recovery;
+pub mod reservation;
 pub mod series;
 pub mod totals;
 

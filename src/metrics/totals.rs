@@ -95,6 +95,9 @@ pub struct Totals {
     /// What the crashes of the workers holding calls did.
     #[serde(default)]
     pub crashes: CrashTotals,
+    /// Where the money reserved for calls went.
+    #[serde(default)]
+    pub reservations: super::reservation::ReservationTotals,
 }
 
 /// What the crashes of the workers holding one configuration's calls did, over its calls.
@@ -318,6 +321,7 @@ impl Totals {
         self.hedges += other.hedges;
         self.completion.merge(&other.completion);
         self.crashes.merge(&other.crashes);
+        self.reservations.merge(&other.reservations);
         if self.tools.len() < other.tools.len() {
             self.tools
                 .resize_with(other.tools.len(), ToolTotals::default);

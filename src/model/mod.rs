@@ -82,6 +82,9 @@ pub struct Tool {
     pub provider: Option<Provider>,
     /// What its calls cost.
     pub price: Price,
+    /// The money the agent reserves before each call, in picodollars (0: none): an order's
+    /// price, spent on success (see [`crate::metrics::reservation`]).
+    pub reserve: u64,
 }
 
 /// A reconciliation lookup: the client asks the server whether the operation's key committed.
@@ -140,6 +143,7 @@ impl Tool {
             zones: Vec::new(),
             provider: None,
             price: Price::default(),
+            reserve: 0,
         }
     }
 

@@ -7,6 +7,7 @@ pub mod edges;
 pub mod json;
 pub mod manifest;
 pub mod replicas;
+pub mod reservations;
 pub mod runs;
 pub mod schema;
 mod staging;
@@ -131,6 +132,9 @@ impl Writer {
         }
         if crashes::wanted(sweep) {
             chosen.push(Box::new(crashes::Crashes));
+        }
+        if reservations::wanted(sweep) {
+            chosen.push(Box::new(reservations::Reservations));
         }
         if edges::wanted(sweep) {
             chosen.push(Box::new(edges::Edges {

@@ -13,12 +13,12 @@ use serde_json::{Value, json};
 
 use super::column::{Column, Kind};
 use super::trace::Trace;
-use super::{crashes, edges, replicas, runs, summary, timeseries, tools};
+use super::{crashes, edges, replicas, reservations, runs, summary, timeseries, tools};
 use crate::sweep::{Param, Sweep};
 
 /// Every CSV file a run writes, what one of its rows is, and its columns after the parameter
 /// columns, in the order `out/README.md` lists them.
-pub fn files() -> [(&'static str, &'static str, Vec<Column>); 10] {
+pub fn files() -> [(&'static str, &'static str, Vec<Column>); 11] {
     [
         (
             "summary.csv",
@@ -49,6 +49,11 @@ pub fn files() -> [(&'static str, &'static str, Vec<Column>); 10] {
             "crashes.csv",
             "one per sweep point × configuration, where the workers holding calls crash",
             crashes::columns(),
+        ),
+        (
+            "reservations.csv",
+            "one per sweep point × configuration, where a tool reserves money before each call",
+            reservations::columns(),
         ),
         (
             "edges.csv",

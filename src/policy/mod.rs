@@ -162,6 +162,30 @@ pub struct AgentRule {
     pub replan: Option<Replan>,
     /// What the agent writes down that outlives a crash of its worker.
     pub durability: Durability,
+    /// When the agent releases the money it reserved for a call that did not succeed.
+    pub release: Release,
+}
+
+/// When an agent releases a failed call's reservation (see [`crate::metrics::reservation`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Release {
+    /// On any failure, as a naive agent does: where an effect landed unseen, the money is
+    /// spent twice.
+    OnFailure,
+    /// Only when the call surely did nothing; an unknown outcome keeps its reservation until an
+    /// answer comes.
+    WhenConclusive,
+}
+
+impl Release {
+    pub const ALL: [Release; 2] = [Release::OnFailure, Release::WhenConclusive];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Release::OnFailure => "on_failure",
+            Release::WhenConclusive => "when_conclusive",
+        }
+    }
 }
 
 /// What a replacement worker knows of a call it takes over from one that crashed (see
@@ -315,6 +339,7 @@ impl Policy {
                 calls: None,
                 replan: None,
                 durability: Durability::Checkpoint,
+                release: Release::OnFailure,
             },
             edge: EdgeRules {
                 propagation: Propagation::None,

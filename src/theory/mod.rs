@@ -325,6 +325,8 @@ fn modelled(exp: &Experiment, policy: &Policy) -> bool {
         calls: _,
         replan: _,
         durability: _,
+        // Where reserved money goes changes no count.
+        release: _,
     } = agent;
     // An edge's rules act in a call graph, whose forms are in [`graph`].
     let EdgeRules {

@@ -152,3 +152,49 @@ fn a_zombies_late_send_orders_again_unless_fenced_or_keyed() {
         assert_eq!(got, vec![model_ids, derived], "fencing {fencing}");
     }
 }
+
+/// Reservations: the agent-crash orders (2 000 of them, one replication), each reserving $15.
+/// Recounted from every order's record — a success or a known effect spends, a failure with
+/// nothing attempted releases rightly, an unknown outcome is released (wrongly where the
+/// order landed) or held — the run's totals agree; under `release = "when_conclusive"` nothing
+/// is ever released wrongly, the invariant, while releasing on failure breaks it.
+#[test]
+fn reservations_go_where_the_records_say() {
+    let mut exp = crate::common::shipped("agent-crash.toml");
+    exp.replications = 1;
+    exp.workload.tasks = Some(2_000);
+    let result = run_one(exp.clone());
+    let amount = u128::from(exp.tools[0].reserve);
+    assert_eq!(amount, 15_000_000_000_000, "$15 in picodollars");
+    let mut broken = 0;
+    for (p, policy) in exp.policies.iter().enumerate() {
+        let holds = policy.agent.release == retrysim::policy::Release::WhenConclusive;
+        let (mut wrongly, mut held) = (0u64, 0u64);
+        for r in records(&exp, p) {
+            let unknown =
+                r.status != Status::Succeeded && r.business_state == BusinessState::Unknown;
+            match (unknown, holds) {
+                (true, true) => held += 1,
+                (true, false) if r.effects > 0 => wrongly += 1,
+                _ => {}
+            }
+        }
+        let t = &result.policies[p].totals.reservations;
+        assert_eq!(
+            (t.wrong_releases, t.held_calls),
+            (wrongly, held),
+            "{}",
+            policy.name
+        );
+        assert_eq!(t.released_wrongly, u128::from(wrongly) * amount);
+        assert_eq!(t.spent + t.released + t.held, t.reserved);
+        if holds {
+            assert_eq!(t.released_wrongly, 0, "{}: the invariant", policy.name);
+        }
+        broken += wrongly;
+    }
+    assert!(
+        broken > 0,
+        "releasing on failure releases some landed order's money"
+    );
+}

@@ -5,13 +5,21 @@ use crate::config::check::{Check, Result, key};
 use crate::config::raw;
 use crate::config::resolve::{at, some, texts, when};
 use crate::model::Tool;
-use crate::policy::{AgentRule, Durability, Replan, ReplanFrom};
+use crate::policy::{AgentRule, Durability, Release, Replan, ReplanFrom};
 
 pub(super) fn read(check: &Check, raw: &raw::Policy, path: &str) -> Result<AgentRule> {
     let replan = key!(path, raw.replan);
     let durability = key!(path, raw.durability);
+    let release = key!(path, raw.release);
     Ok(AgentRule {
         calls: None,
+        release: check.named(
+            release.value.as_ref(),
+            &release.path,
+            &Release::ALL,
+            Release::name,
+            Release::OnFailure,
+        )?,
         durability: check.named(
             durability.value.as_ref(),
             &durability.path,
@@ -44,7 +52,9 @@ pub(super) fn write(agent: &AgentRule, tools: &[Tool], out: &mut raw::Policy) {
         calls,
         replan,
         durability,
+        release,
     } = agent;
+    out.release = when(*release != Release::OnFailure, release.name().into());
     out.durability = when(
         *durability != Durability::Checkpoint,
         durability.name().into(),
@@ -65,9 +75,13 @@ pub(super) fn describe(agent: &AgentRule, out: &mut Vec<String>) {
         calls: _,
         replan,
         durability,
+        release,
     } = agent;
     if *durability == Durability::IntentLog {
         out.push("an intent log before each send".into());
+    }
+    if *release == Release::WhenConclusive {
+        out.push("reservations held while unknown".into());
     }
     if let Some(r) = replan {
         let times = if r.max == 1 {

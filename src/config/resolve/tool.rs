@@ -247,6 +247,7 @@ pub(super) fn tool(t: &Tool, stages: &[Stage], exp: &Experiment) -> raw::Tool {
         model,
         tokens_per_minute,
         price,
+        reserve: (t.reserve > 0).then(|| at(t.reserve as f64 / PICO)),
     }
 }
 

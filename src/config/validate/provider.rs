@@ -176,7 +176,7 @@ pub(super) fn token_limit(
 
 /// The most a price may be, in dollars: a call or a million tokens. Kept so that a bill in
 /// picodollars is exact (see [`crate::model::price`]).
-const MOST_PRICE: f64 = 1e6;
+pub(super) const MOST_PRICE: f64 = 1e6;
 
 /// `price = { input_per_million, output_per_million, per_call }`, in dollars; token prices only
 /// at a model.

@@ -82,6 +82,20 @@ pub(super) fn tool(
         server,
         provider,
         price,
+        reserve: match &raw.reserve {
+            None => 0,
+            Some(_) => {
+                let dollars = check.number(
+                    raw.reserve.as_ref(),
+                    &format!("{path}.reserve"),
+                    0.0,
+                    |d| d.is_finite() && (0.0..=provider::MOST_PRICE).contains(&d),
+                    "an amount to reserve",
+                    "dollars from 0 to 1000000",
+                )?;
+                libm::round(dollars * crate::model::price::PICO) as u64
+            }
+        },
     })
 }
 

@@ -1,7 +1,9 @@
 //! An intent that is over: recorded, its record handed to the sink, its slot freed.
 
 use super::World;
-use crate::metrics::{AttemptRecord, BusinessState, IntentRecord, Outcome, Status, StopReason};
+use crate::metrics::{
+    AttemptRecord, BusinessState, IntentRecord, Outcome, Status, StopReason, reservation,
+};
 use crate::model::{FailureClass, Tool};
 use crate::sim::intent::Intent;
 use crate::sim::tree::Outcomes;
@@ -23,6 +25,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             sink(&record, intent.log());
         }
         self.intents.remove(slot);
+        if hop.work.is_none() && !chained {
+            self.settle_reservation(&record);
+        }
         if !self.hops.kept {
             return;
         }
@@ -36,6 +41,19 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         {
             self.totals.add_call(&chain);
         }
+    }
+}
+
+impl<S> World<'_, S> {
+    /// Where the money reserved for a task's call went, at a tool that reserves.
+    fn settle_reservation(&mut self, r: &IntentRecord) {
+        let amount = self.tools[r.tool].reserve;
+        if amount == 0 {
+            return;
+        }
+        let release = self.hops.policies[r.edge].agent.release;
+        let settled = reservation::settle(amount, (r.status, r.business_state, r.effects), release);
+        (self.totals.reservations).add(amount, r.effects, settled);
     }
 }
 
