@@ -10,7 +10,28 @@
 use serde::{Deserialize, Serialize};
 
 use super::{BusinessState, Status};
-use crate::policy::Release;
+
+/// When an agent releases a failed call's reservation (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Release {
+    /// On any failure, as a naive agent does: where an effect landed unseen, the money is
+    /// spent twice.
+    OnFailure,
+    /// Only when the call surely did nothing; an unknown outcome keeps its reservation until an
+    /// answer comes.
+    WhenConclusive,
+}
+
+impl Release {
+    pub const ALL: [Release; 2] = [Release::OnFailure, Release::WhenConclusive];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Release::OnFailure => "on_failure",
+            Release::WhenConclusive => "when_conclusive",
+        }
+    }
+}
 
 /// Where one call's reservation went.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

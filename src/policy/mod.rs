@@ -22,6 +22,7 @@ pub mod send_rate;
 pub mod state;
 pub mod timeout;
 
+pub use crate::metrics::reservation::Release;
 pub use backoff::{Backoff, Cap, FirstRetry, Growth, Jitter, Previous};
 pub use balance::{Balancer, Ejection, RetryHost};
 pub use breaker::{Breaker, BreakerRule, Refuses, Trip, Window};
@@ -164,28 +165,6 @@ pub struct AgentRule {
     pub durability: Durability,
     /// When the agent releases the money it reserved for a call that did not succeed.
     pub release: Release,
-}
-
-/// When an agent releases a failed call's reservation (see [`crate::metrics::reservation`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Release {
-    /// On any failure, as a naive agent does: where an effect landed unseen, the money is
-    /// spent twice.
-    OnFailure,
-    /// Only when the call surely did nothing; an unknown outcome keeps its reservation until an
-    /// answer comes.
-    WhenConclusive,
-}
-
-impl Release {
-    pub const ALL: [Release; 2] = [Release::OnFailure, Release::WhenConclusive];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Release::OnFailure => "on_failure",
-            Release::WhenConclusive => "when_conclusive",
-        }
-    }
 }
 
 /// What a replacement worker knows of a call it takes over from one that crashed (see
