@@ -167,6 +167,9 @@ pub struct IntentRecord {
     /// server refused for a stale lease token.
     pub zombie_sends: u32,
     pub fenced: u32,
+    /// When its worker first crashed, if one did: the time from there to `end` is how long
+    /// the crash kept the call from its outcome.
+    pub first_crash: Option<Tick>,
 }
 
 impl IntentRecord {
@@ -201,6 +204,7 @@ impl IntentRecord {
             redone: self.redone + later.redone,
             zombie_sends: self.zombie_sends + later.zombie_sends,
             fenced: self.fenced + later.fenced,
+            first_crash: self.first_crash.or(later.first_crash),
         }
     }
 

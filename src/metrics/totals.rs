@@ -120,6 +120,8 @@ pub struct CrashTotals {
     /// fencing server refused.
     pub zombie_sends: u64,
     pub fenced: u64,
+    /// Ticks from each crashed call's first crash to its end, summed: the time to resolution.
+    pub crash_to_end: u128,
 }
 
 impl CrashTotals {
@@ -131,6 +133,9 @@ impl CrashTotals {
         self.uncertain += u64::from(r.business_state == BusinessState::Unknown);
         self.zombie_sends += u64::from(r.zombie_sends);
         self.fenced += u64::from(r.fenced);
+        if let Some(crash) = r.first_crash {
+            self.crash_to_end += u128::from(r.end.since(crash).0);
+        }
         if r.crashes > 0 {
             self.crashed_calls += 1;
             self.crashed_succeeded += u64::from(r.status == Status::Succeeded);
@@ -147,6 +152,7 @@ impl CrashTotals {
         self.crashed_succeeded += other.crashed_succeeded;
         self.zombie_sends += other.zombie_sends;
         self.fenced += other.fenced;
+        self.crash_to_end += other.crash_to_end;
     }
 }
 

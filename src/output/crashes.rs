@@ -9,6 +9,7 @@ use super::{Export, finite};
 use crate::metrics::CrashTotals;
 use crate::run::PointResult;
 use crate::sweep::{Point, Sweep};
+use crate::time::TICKS_PER_SECOND;
 
 /// The columns after the parameter columns.
 pub fn columns() -> Vec<Column> {
@@ -25,6 +26,7 @@ pub fn columns() -> Vec<Column> {
         col("uncertain", Count),
         col("crashed_calls", Count),
         col("crashed_calls_succeeded", Count),
+        col("mean_crash_to_end_s", NumberOrEmpty),
         col("zombie_sends", Count),
         col("fenced_writes", Count),
     ]
@@ -51,7 +53,9 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 crashed_succeeded,
                 zombie_sends,
                 fenced,
+                crash_to_end,
             } = result.totals.crashes;
+            let to_end = crash_to_end as f64 / crashed_calls as f64 / TICKS_PER_SECOND as f64;
             let per_call = |n: u64| finite(n as f64 / calls as f64);
             let cells = [
                 exp.name.clone(),
@@ -66,6 +70,7 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 uncertain.to_string(),
                 crashed_calls.to_string(),
                 crashed_succeeded.to_string(),
+                finite(to_end),
                 zombie_sends.to_string(),
                 fenced.to_string(),
             ];

@@ -94,6 +94,15 @@ fn each_scripted_crash_point_gives_its_documented_outcome() {
             vec![(1, 1, ok, confirmed, 0); 4]
         };
         assert_eq!(got, expected, "crash at {at}");
+        // With the log, the call ends when the replacement's lookup answers: the lease and
+        // the lookup's 5 ms after the crash.
+        let log = records(&exp, 2)[0];
+        let resolved = log.first_crash.map(|c| log.end.since(c));
+        let expected = crashed.then_some(retrysim::time::Tick::from_millis(1_005));
+        assert_eq!(
+            resolved, expected,
+            "crash at {at}: from the crash to the end"
+        );
     }
 }
 

@@ -4,11 +4,14 @@
 use smallvec::SmallVec;
 
 use super::Intent;
+use crate::time::Tick;
 
 /// The crashes of an intent's workers and the takeovers that followed, in its far part.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(super) struct Takeovers {
     crashes: u32,
+    /// When its first worker crashed.
+    first_crash: Option<Tick>,
     /// The number of each replacement's first attempt, in order: attempt k was sent by the
     /// worker that took over as many times as there are starts at or below k.
     starts: SmallVec<[u32; 2]>,
@@ -28,12 +31,13 @@ pub(super) struct Takeovers {
 }
 
 impl Intent {
-    /// Its worker crashed. Commits made before its far part was (a first crash makes it) were
-    /// the first worker's.
-    pub fn crashed(&mut self) {
+    /// Its worker crashed at `now`. Commits made before its far part was (a first crash makes
+    /// it) were the first worker's.
+    pub fn crashed(&mut self, now: Tick) {
         let committed = self.server.effects > 0;
         let t = &mut self.far().takeovers;
         t.crashes += 1;
+        t.first_crash.get_or_insert(now);
         if committed && t.starts.is_empty() {
             t.committed |= 1;
         }
@@ -99,6 +103,11 @@ impl Intent {
             self.far().takeovers.fenced += 1;
         }
         stale
+    }
+
+    /// When its first worker crashed, if one did.
+    pub fn first_crash(&self) -> Option<Tick> {
+        self.far.as_ref().and_then(|f| f.takeovers.first_crash)
     }
 
     /// Attempts sent by replacements: the work a takeover redid (a zombie's late send is not

@@ -94,6 +94,7 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &Outcomes) -> IntentRecord 
         redone: intent.redone(),
         zombie_sends,
         fenced,
+        first_crash: intent.first_crash(),
     }
 }
 

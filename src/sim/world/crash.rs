@@ -81,7 +81,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(slot);
         intent.client.ambiguous |= !awaited.is_empty();
         let worker = intent.crashes().1;
-        intent.crashed();
+        intent.crashed(now);
         let crash = self.workload.crash.expect("a crash is armed only then");
         if let Some(stall) = crash.stall {
             intent.stalled();
