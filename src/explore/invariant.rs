@@ -19,7 +19,8 @@ pub enum Invariant {
     EndsKnown,
     /// No call is reported a success while its write is unknown.
     NoFalseSuccess,
-    /// No call makes more attempts than its policy allows, or runs past its deadline.
+    /// No call makes more attempts than its policy allows each worker that held it, or runs
+    /// past its deadline.
     WithinLimits,
     /// Every call that stops, stops for one of these reasons (the user's list).
     StopsFor(Vec<StopReason>),
@@ -80,7 +81,11 @@ impl Invariant {
                     .max_attempts
                     .cap()
                     .filter(|_| rule.rule.layers.is_none());
-                let attempts = r.attempts - r.hedges;
+                // Each worker that held the call has its own count (a replacement starts
+                // afresh), and a stalled worker's late send is its own.
+                let workers = r.takeovers + 1;
+                let attempts = r.attempts - r.hedges - r.zombie_sends;
+                let cap = cap.map(|n| n.saturating_mul(workers));
                 let late = policy
                     .time
                     .limits
