@@ -19,15 +19,20 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let chained = hop.tier > 0 || hop.fell_back;
         if hop.work.is_none() && !chained {
             self.totals.add(&record, &outcomes);
+            // Where the money reserved for a task's call went, at a tool that reserves.
+            let amount = self.tools[record.tool].reserve;
+            if amount > 0 {
+                let release = self.hops.policies[record.edge].agent.release;
+                let ending = (record.status, record.business_state, record.effects);
+                let settled = reservation::settle(amount, ending, release);
+                (self.totals.reservations).add(amount, record.effects, settled);
+            }
         }
         // The traces tell every intent, a service's calls under the task's call they serve.
         if let Some(sink) = &mut self.sink {
             sink(&record, intent.log());
         }
         self.intents.remove(slot);
-        if hop.work.is_none() && !chained {
-            self.settle_reservation(&record);
-        }
         if !self.hops.kept {
             return;
         }
@@ -41,19 +46,6 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         {
             self.totals.add_call(&chain);
         }
-    }
-}
-
-impl<S> World<'_, S> {
-    /// Where the money reserved for a task's call went, at a tool that reserves.
-    fn settle_reservation(&mut self, r: &IntentRecord) {
-        let amount = self.tools[r.tool].reserve;
-        if amount == 0 {
-            return;
-        }
-        let release = self.hops.policies[r.edge].agent.release;
-        let settled = reservation::settle(amount, (r.status, r.business_state, r.effects), release);
-        (self.totals.reservations).add(amount, r.effects, settled);
     }
 }
 

@@ -18,9 +18,8 @@
 use super::{Event, World};
 use crate::engine::Scheduler;
 use crate::engine::rng::Source;
-use crate::metrics::{AttemptRecord, IntentRecord, Outcome, Status, StopReason};
+use crate::metrics::{AttemptRecord, IntentRecord, Outcome};
 use crate::policy::Durability;
-use crate::policy::reconcile::{self, Answer};
 use crate::sim::slab::Handle;
 
 /// What happens to the worker holding a call.
@@ -137,19 +136,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// The replacement's lookup has its answer: the call is done, sent again, or left to an
     /// operator.
     fn recover(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
-        let (failed, found) = self.look_up(handle.slot, sched.now());
-        let intent = self.intents.get(handle.slot);
-        let policy = self.hops.policies[usize::from(intent.edge)];
-        match reconcile::answer(policy, &self.tools[intent.tool], failed, found) {
-            Answer::Confirmed => self.end_intent(handle.slot, Status::Succeeded, sched),
-            Answer::Resend => {
-                let next = self.dispatch(handle.slot, sched);
-                self.move_on(next, sched);
-            }
-            Answer::Unknown => {
-                let stop = Status::Stopped(StopReason::NeedsReconciliation);
-                self.end_intent(handle.slot, stop, sched);
-            }
+        if self.resend_after_lookup(handle.slot, sched) {
+            let next = self.dispatch(handle.slot, sched);
+            self.move_on(next, sched);
         }
     }
 }

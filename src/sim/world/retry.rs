@@ -119,26 +119,32 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         class: FailureClass,
         sched: &mut Scheduler<Event>,
     ) {
-        if !self.intents.under_way(handle) {
-            return;
+        if self.intents.under_way(handle) && self.resend_after_lookup(handle.slot, sched) {
+            let failure = Failure {
+                looked_up: true,
+                ..Failure::new(class, None)
+            };
+            self.after_failure(handle.slot, failure, sched);
         }
-        let (failed, found) = self.look_up(handle.slot, sched.now());
-        let intent = self.intents.get(handle.slot);
+    }
+
+    /// Reads the intent in `slot`'s latest lookup by the reconciliation policy and carries out
+    /// an answer that ends it — found, a success; unknown, left to an operator — or says a
+    /// resend under the key is what follows (the caller's to make: a retry, or a
+    /// replacement's send).
+    pub(super) fn resend_after_lookup(&mut self, slot: u32, sched: &mut Scheduler<Event>) -> bool {
+        let (failed, found) = self.look_up(slot, sched.now());
+        let intent = self.intents.get(slot);
         let policy = self.hops.policies[usize::from(intent.edge)];
         match reconcile::answer(policy, &self.tools[intent.tool], failed, found) {
-            Answer::Confirmed => self.end_intent(handle.slot, Status::Succeeded, sched),
-            Answer::Resend => {
-                let failure = Failure {
-                    looked_up: true,
-                    ..Failure::new(class, None)
-                };
-                self.after_failure(handle.slot, failure, sched);
-            }
+            Answer::Resend => return true,
+            Answer::Confirmed => self.end_intent(slot, Status::Succeeded, sched),
             Answer::Unknown => {
                 let stop = Status::Stopped(StopReason::NeedsReconciliation);
-                self.end_intent(handle.slot, stop, sched);
+                self.end_intent(slot, stop, sched);
             }
         }
+        false
     }
 
     /// The answer of the intent in `slot`'s latest lookup, at `now`: whether the lookup

@@ -217,7 +217,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let intent = self.intents.get(slot);
         let t = intent.tool;
         let tool = &self.tools[t];
-        let draw = intent.draw(at.attempt);
+        let mut draw = intent.draw(at.attempt);
         let server = &mut self.hosts.servers[t][usize::from(draw.replica)];
         // What it generated of its `max_tokens`: the rest goes back to the bucket.
         let generated = if draw.fate.did_work() { draw.output } else { 0 };
@@ -225,8 +225,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         // A write under a stale lease token is refused before it can commit.
         if tool.server.fencing && tool.server.writes() && intent.fenced(at.attempt) {
             intent.fence_off(at.attempt);
+            draw = intent.draw(at.attempt);
         }
-        let draw = intent.draw(at.attempt);
         let policy = self.hops.policies[usize::from(intent.edge)];
         let request = Request {
             key: request_key(policy, intent, at.attempt),
