@@ -122,6 +122,7 @@ shipped_configs! {
     partial_outage => "partial-outage.toml",
     agent_crash => "agent-crash.toml",
     zombie_worker => "zombie-worker.toml",
+    lease_vs_timeout => "lease-vs-timeout.toml",
     compare_demo => "compare-demo.toml",
     compare_demo_after => "compare-demo-after.toml",
     cooperative_budget => "scenarios/cooperative-budget.toml",

@@ -61,13 +61,16 @@ pub struct Workload {
 }
 
 /// `crash = { mean_uptime = "60s", at = "15ms", lease = "10s" }`: the workers that hold calls
-/// crash, at a rate, at a scripted point, or both.
+/// crash, at a rate, at a scripted point, or both; `renewed = false` holds each lease for a
+/// fixed term rather than renewing it while the worker lives.
 #[derive(Deserialize, Serialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Crash {
     pub mean_uptime: Option<Spanned<Value>>,
     pub at: Option<Spanned<Value>>,
     pub lease: Spanned<Value>,
+    pub renewed: Option<Spanned<bool>>,
+    pub max_deliveries: Option<Spanned<u32>>,
     pub stall: Option<Spanned<Value>>,
 }
 
@@ -370,6 +373,7 @@ pub struct Policy {
     pub replan: Option<Spanned<Replan>>,
     pub durability: Option<Spanned<String>>,
     pub release: Option<Spanned<String>>,
+    pub admit_within_lease: Option<Spanned<bool>>,
     /// Never written back: a resolved policy holds what its preset expanded to.
     #[serde(skip_serializing)]
     pub preset: Option<Spanned<crate::config::preset::Preset>>,

@@ -80,6 +80,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../configs/layered-retries.toml"),
     ),
     (
+        "configs/lease-vs-timeout.toml",
+        include_str!("../../configs/lease-vs-timeout.toml"),
+    ),
+    (
         "configs/loss-grid.toml",
         include_str!("../../configs/loss-grid.toml"),
     ),

@@ -167,6 +167,12 @@ pub struct IntentRecord {
     /// server refused for a stale lease token.
     pub zombie_sends: u32,
     pub fenced: u32,
+    /// Leases held for a term that ran out under a living worker, and fresh holds the
+    /// admission rule made before a send that would have outlasted the term.
+    pub lapses: u32,
+    pub held_afresh: u32,
+    /// Whether the work queue gave the call's item up, its deliveries spent.
+    pub dead_lettered: bool,
     /// When its worker first crashed, if one did: the time from there to `end` is how long
     /// the crash kept the call from its outcome.
     pub first_crash: Option<Tick>,
@@ -204,6 +210,9 @@ impl IntentRecord {
             redone: self.redone + later.redone,
             zombie_sends: self.zombie_sends + later.zombie_sends,
             fenced: self.fenced + later.fenced,
+            lapses: self.lapses + later.lapses,
+            held_afresh: self.held_afresh + later.held_afresh,
+            dead_lettered: later.dead_lettered,
             first_crash: self.first_crash.or(later.first_crash),
         }
     }

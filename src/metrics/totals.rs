@@ -120,6 +120,11 @@ pub struct CrashTotals {
     /// fencing server refused.
     pub zombie_sends: u64,
     pub fenced: u64,
+    /// Leases that lapsed under a living worker, and fresh holds the admission rule made.
+    pub lapses: u64,
+    pub held_afresh: u64,
+    /// Calls whose item the work queue gave up, its deliveries spent.
+    pub dead_lettered: u64,
     /// Ticks from each crashed call's first crash to its end, summed: the time to resolution.
     pub crash_to_end: u128,
 }
@@ -133,6 +138,9 @@ impl CrashTotals {
         self.uncertain += u64::from(r.business_state == BusinessState::Unknown);
         self.zombie_sends += u64::from(r.zombie_sends);
         self.fenced += u64::from(r.fenced);
+        self.lapses += u64::from(r.lapses);
+        self.held_afresh += u64::from(r.held_afresh);
+        self.dead_lettered += u64::from(r.dead_lettered);
         if let Some(crash) = r.first_crash {
             self.crash_to_end += u128::from(r.end.since(crash).0);
         }
@@ -152,6 +160,9 @@ impl CrashTotals {
         self.crashed_succeeded += other.crashed_succeeded;
         self.zombie_sends += other.zombie_sends;
         self.fenced += other.fenced;
+        self.lapses += other.lapses;
+        self.held_afresh += other.held_afresh;
+        self.dead_lettered += other.dead_lettered;
         self.crash_to_end += other.crash_to_end;
     }
 }

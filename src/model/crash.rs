@@ -12,9 +12,23 @@
 //! and, where a crash point is scripted (`at`), the first worker of every call crashes that
 //! long into it: before its request arrives, between the commit and the reply, as a test or a
 //! lesson needs.
+//!
+//! A lease is renewed while its worker lives (heartbeats), or held for a fixed term from when
+//! a worker takes the item (`renewed = false`, the hold of a recoverable order path): then the
+//! item passes to a replacement when the term runs out, its worker alive or not — a lapse —
+//! and the worker's replies after it are refused, so its attempts still in flight are the
+//! server's alone. The admission rule (a policy's `admit_within_lease`) sends only where the
+//! attempt's timeout fits in the term left, holding the item afresh first where it does not.
 
 use crate::time::Tick;
 use crate::variate::unit_open_low;
+
+/// The deliveries of a work item when the config names none.
+pub const DELIVERIES: u32 = 10;
+
+/// The most deliveries a config may allow: each is a worker's run of the call, so this bounds
+/// a call's work at a thousand times one worker's.
+pub const MOST_DELIVERIES: u32 = 1_000;
 
 /// How workers crash and how soon a replacement takes their call over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,9 +38,16 @@ pub struct Crash {
     pub mean_uptime: Option<Tick>,
     /// When the first worker of every call crashes, from the call's start, if it does.
     pub at: Option<Tick>,
-    /// How long a work item's lease lasts once its worker stops renewing it: the time from a
-    /// crash to the takeover.
+    /// How long a work item's lease lasts: once its worker stops renewing it (the time from a
+    /// crash to the takeover), or from when a worker takes the item, where it is not renewed.
     pub lease: Tick,
+    /// Whether a living worker renews its lease; if not, the lease is a fixed term.
+    pub renewed: bool,
+    /// How many times the work queue hands a call's item to a worker, the first included,
+    /// before it gives the item up (a dead-letter queue's receive count): the call then ends
+    /// given up, as an attempt limit ends it. It bounds the takeovers of a call that can never
+    /// finish within a lease.
+    pub max_deliveries: u32,
     /// Where workers stall rather than die (a pause longer than the lease: a GC pause, a
     /// partition), how long: the worker then wakes believing it still holds the call, and
     /// sends it once more — a zombie's late send — before it learns it lost the lease.
@@ -59,6 +80,8 @@ mod tests {
             mean_uptime: Some(Tick::from_secs(10)),
             at: None,
             lease: Tick::from_secs(1),
+            renewed: true,
+            max_deliveries: DELIVERIES,
             stall: None,
         };
         let n = 100_000u64;
@@ -74,6 +97,8 @@ mod tests {
             mean_uptime: None,
             at: Some(Tick::from_millis(15)),
             lease: Tick::from_secs(1),
+            renewed: true,
+            max_deliveries: DELIVERIES,
             stall: None,
         };
         assert_eq!(crash.uptime(0, 7), Some(Tick::from_millis(15)));

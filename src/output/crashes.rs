@@ -1,7 +1,7 @@
 //! `crashes.csv`: one row per sweep point × configuration where the workers that hold calls
 //! crash (`[workload] crash`), summed over replications — the crashes, the takeovers, the
-//! effects a takeover caused, the work the replacements redid and the calls left to an
-//! operator. Written only when the workload crashes. Columns are documented in
+//! effects a takeover caused, the work the replacements redid, the calls left to an operator
+//! and the leases that lapsed. Written only when the workload crashes. Columns are documented in
 //! `out/README.md`.
 
 use super::column::{Column, Kind::*, col};
@@ -29,6 +29,9 @@ pub fn columns() -> Vec<Column> {
         col("mean_crash_to_end_s", NumberOrEmpty),
         col("zombie_sends", Count),
         col("fenced_writes", Count),
+        col("lease_lapses", Count),
+        col("held_afresh", Count),
+        col("dead_lettered", Count),
     ]
 }
 
@@ -53,6 +56,9 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 crashed_succeeded,
                 zombie_sends,
                 fenced,
+                lapses,
+                held_afresh,
+                dead_lettered,
                 crash_to_end,
             } = result.totals.crashes;
             let to_end = crash_to_end as f64 / crashed_calls as f64 / TICKS_PER_SECOND as f64;
@@ -73,6 +79,9 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 finite(to_end),
                 zombie_sends.to_string(),
                 fenced.to_string(),
+                lapses.to_string(),
+                held_afresh.to_string(),
+                dead_lettered.to_string(),
             ];
             let params = point.params.iter().map(ToString::to_string);
             params.chain(cells).collect()

@@ -165,6 +165,10 @@ pub struct AgentRule {
     pub durability: Durability,
     /// When the agent releases the money it reserved for a call that did not succeed.
     pub release: Release,
+    /// The admission rule: an attempt is sent only where its timeout fits in the time left of
+    /// the worker's lease, the item held afresh first where it does not (see
+    /// [`crate::model::Crash`]).
+    pub within_lease: bool,
 }
 
 /// What a replacement worker knows of a call it takes over from one that crashed (see
@@ -319,6 +323,7 @@ impl Policy {
                 replan: None,
                 durability: Durability::Checkpoint,
                 release: Release::OnFailure,
+                within_lease: false,
             },
             edge: EdgeRules {
                 propagation: Propagation::None,

@@ -41,8 +41,9 @@ pub fn for_policy(exp: &Experiment, policy: &Policy, crash: &Crash) -> Option<Cl
         return None;
     }
     // A scripted crash is a point, not a rate; a stalled worker's late send is an attempt
-    // the forms do not count.
-    let (None, Some(mean), None) = (crash.at, crash.mean_uptime, crash.stall) else {
+    // the forms do not count; a lease held for a term lapses under living workers too.
+    let (None, Some(mean), None, true) = (crash.at, crash.mean_uptime, crash.stall, crash.renewed)
+    else {
         return None;
     };
     let rate = 1.0 / mean.0 as f64;

@@ -325,8 +325,10 @@ fn modelled(exp: &Experiment, policy: &Policy) -> bool {
         calls: _,
         replan: _,
         durability: _,
-        // Where reserved money goes changes no count.
+        // Where reserved money goes changes no count; the admission rule acts only where
+        // leases are held for a term, which the crash forms stand aside for.
         release: _,
+        within_lease: _,
     } = agent;
     // An edge's rules act in a call graph, whose forms are in [`graph`].
     let EdgeRules {

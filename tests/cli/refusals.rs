@@ -93,7 +93,11 @@ fn crash_cases() -> Vec<Case> {
         config_case(
             "workers that crash neither at a rate nor at a point",
             crashing("{ lease = \"1s\" }"),
-            &["workload.crash", "`mean_uptime = \"60s\"`"],
+            &[
+                "workload.crash",
+                "`mean_uptime = \"60s\"`",
+                "`renewed = false`",
+            ],
         ),
         config_case(
             "a lease of 0",
@@ -123,6 +127,43 @@ fn crash_cases() -> Vec<Case> {
             "an unknown durability",
             with_policy("durability = \"intent-log\""),
             &["policy[0].durability", "intent_log"],
+        ),
+        config_case(
+            "no deliveries of a work item",
+            crashing("{ mean_uptime = \"10s\", lease = \"1s\", max_deliveries = 0 }"),
+            &["workload.crash.max_deliveries", "1 or more"],
+        ),
+        config_case(
+            "deliveries past the bound",
+            crashing("{ mean_uptime = \"10s\", lease = \"1s\", max_deliveries = 5000 }"),
+            &["workload.crash.max_deliveries", "1 to 1000"],
+        ),
+        config_case(
+            "the admission rule under renewed leases",
+            with_policy("timeout = \"100ms\"\nadmit_within_lease = true").replacen(
+                "tasks = 10",
+                "tasks = 10\ncrash = { mean_uptime = \"10s\", lease = \"1s\" }",
+                1,
+            ),
+            &["policy[0].admit_within_lease", "renewed = false"],
+        ),
+        config_case(
+            "the admission rule without a timeout",
+            with_policy("admit_within_lease = true").replacen(
+                "tasks = 10",
+                "tasks = 10\ncrash = { lease = \"1s\", renewed = false }",
+                1,
+            ),
+            &["policy[0].timeout", "no timeout", "shorter than the lease"],
+        ),
+        config_case(
+            "the admission rule with a timeout of the whole term",
+            with_policy("timeout = \"1s\"\nadmit_within_lease = true").replacen(
+                "tasks = 10",
+                "tasks = 10\ncrash = { lease = \"1s\", renewed = false }",
+                1,
+            ),
+            &["policy[0].timeout", "no send is ever admitted"],
         ),
     ]
 }

@@ -207,3 +207,43 @@ fn reservations_go_where_the_records_say() {
         "releasing on failure releases some landed order's money"
     );
 }
+
+/// One order of 220 ms round trips under a 100 ms timeout (every attempt times out, and
+/// commits), up to 4 attempts with no backoff, its worker holding it for a 250 ms term it does
+/// not renew, and the item delivered at most 3 times. Unchecked, each worker sends at 0, 100
+/// and 200 ms into its term, the term lapses with the third in flight, and a replacement with
+/// a key of its own starts over: three workers, nine attempts, three orders, and the queue
+/// gives the item up at the third lapse (750 ms). Under the admission rule the third send
+/// (200 + 100 ≥ 250) holds the item afresh first; the fourth ends the call at 400 ms: one
+/// worker, one order, no lapse.
+#[test]
+fn a_lease_held_for_a_term_lapses_mid_wait_unless_the_send_is_admitted() {
+    let policy = |name: &str, admit: bool| {
+        format!(
+            "[[policy]]\nname = \"{name}\"\nidempotency_key = \"per_intent\"\nmax_attempts = 4\n\
+             timeout = \"100ms\"\nbackoff = {{ kind = \"constant\", initial_delay = \"0s\" }}\n\
+             admit_within_lease = {admit}\n"
+        )
+    };
+    let policies = policy("unchecked", false) + &policy("admitted", true);
+    let crash = "{ lease = \"250ms\", renewed = false, max_deliveries = 3 }";
+    let exp = experiment(&orders(1, crash, &policies));
+    let got: Vec<_> = (0..2)
+        .map(|p| {
+            let r = records(&exp, p)[0];
+            (
+                (r.attempts, r.effects, r.takeovers, r.takeover_duplicates),
+                (r.lapses, r.held_afresh, r.dead_lettered),
+                (r.status, r.end.0 / 1_000),
+            )
+        })
+        .collect();
+    let given_up = Status::Stopped(StopReason::AttemptLimit);
+    assert_eq!(
+        got,
+        vec![
+            ((9, 3, 2, 2), (3, 0, true), (given_up, 750)),
+            ((4, 1, 0, 0), (0, 1, false), (given_up, 400)),
+        ]
+    );
+}

@@ -1,5 +1,6 @@
 //! What an agent loop's tasks call (`calls`, read with the workload's tools by the caller), the
-//! task-level retry (`replan`), and what outlives a crash of the worker (`durability`).
+//! task-level retry (`replan`), what outlives a crash of the worker (`durability`), and the
+//! admission rule that sends only within the worker's lease (`admit_within_lease`).
 
 use crate::config::check::{Check, Result, key};
 use crate::config::raw;
@@ -13,6 +14,10 @@ pub(super) fn read(check: &Check, raw: &raw::Policy, path: &str) -> Result<Agent
     let release = key!(path, raw.release);
     Ok(AgentRule {
         calls: None,
+        within_lease: raw
+            .admit_within_lease
+            .as_ref()
+            .is_some_and(|a| *a.get_ref()),
         release: check.named(
             release.value.as_ref(),
             &release.path,
@@ -53,7 +58,9 @@ pub(super) fn write(agent: &AgentRule, tools: &[Tool], out: &mut raw::Policy) {
         replan,
         durability,
         release,
+        within_lease,
     } = agent;
+    out.admit_within_lease = when(*within_lease, true);
     out.release = when(*release != Release::OnFailure, release.name().into());
     out.durability = when(
         *durability != Durability::Checkpoint,
@@ -76,9 +83,13 @@ pub(super) fn describe(agent: &AgentRule, out: &mut Vec<String>) {
         replan,
         durability,
         release,
+        within_lease,
     } = agent;
     if *durability == Durability::IntentLog {
         out.push("an intent log before each send".into());
+    }
+    if *within_lease {
+        out.push("sends only within its lease".into());
     }
     if *release == Release::WhenConclusive {
         out.push("reservations held while unknown".into());

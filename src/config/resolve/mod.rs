@@ -137,6 +137,11 @@ fn workload(w: &Workload, tools: &[Tool]) -> raw::Workload {
                 mean_uptime: c.mean_uptime.and_then(ticks),
                 at: c.at.and_then(ticks),
                 lease: at(duration(c.lease)),
+                renewed: when(!c.renewed, false),
+                max_deliveries: when(
+                    c.max_deliveries != crate::model::crash::DELIVERIES,
+                    c.max_deliveries,
+                ),
                 stall: c.stall.and_then(ticks),
             })
         }),

@@ -251,10 +251,72 @@ fn policies(
         )?;
         let called = own_calls.clone().unwrap_or_else(|| workload.calls.clone());
         let mut policy = configuration(check, p, &path, tools, &called)?;
+        admission(check, p, &path, &policy, (workload, tools, &called))?;
         policy.agent.calls = own_calls;
         policies.push(policy);
     }
     Ok(policies)
+}
+
+/// The admission rule weighs an attempt's timeout against the lease left, so it needs a lease
+/// held for a term (a renewed one always has the whole lease left) and a timeout that fits in a
+/// whole term at every tool the configuration calls (else no send is ever admitted).
+fn admission(
+    check: &Check,
+    p: &toml::Spanned<raw::Policy>,
+    path: &str,
+    policy: &Policy,
+    (workload, tools, called): (&crate::model::Workload, &[Tool], &[usize]),
+) -> Result<()> {
+    let Some(rule) = p
+        .get_ref()
+        .admit_within_lease
+        .as_ref()
+        .filter(|_| policy.agent.within_lease)
+    else {
+        return Ok(());
+    };
+    let key = format!("{path}.admit_within_lease");
+    let Some(crash) = workload.crash.filter(|c| !c.renewed) else {
+        return check.error_allowing(
+            rule.span(),
+            &key,
+            "the admission rule weighs a send's timeout against the lease left, and the \
+             workload's leases are renewed while their workers live (or there are none): the \
+             whole lease is always left"
+                .into(),
+            "`[workload] crash = { …, renewed = false }`, each lease a fixed term",
+        );
+    };
+    for &t in called {
+        match policy.time.waits[t].timeout {
+            Some(timeout) if timeout < crash.lease => {}
+            timeout => {
+                let why = match timeout {
+                    None => {
+                        "no timeout: an attempt may wait for ever, which no lease covers".into()
+                    }
+                    Some(timeout) => format!(
+                        "a timeout of {timeout} at \"{}\", not shorter than the lease's term \
+                         of {}: no send is ever admitted",
+                        tools[t].name, crash.lease
+                    ),
+                };
+                let span = p
+                    .get_ref()
+                    .timeout
+                    .as_ref()
+                    .map_or(rule.span(), |v| v.span());
+                return check.error_allowing(
+                    span,
+                    &format!("{path}.timeout"),
+                    why,
+                    &format!("a timeout shorter than the lease, {}", crash.lease),
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The `schedule` of choices, each a script's outcome name, `late` or `lookup_failed`.

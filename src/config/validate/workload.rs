@@ -217,13 +217,18 @@ fn crash(
             t => Ok(t),
         }
     };
-    if c.mean_uptime.is_none() && c.at.is_none() {
+    let renewed = c.renewed.as_ref().is_none_or(|r| *r.get_ref());
+    // A lease held for a fixed term lapses under a living worker: a table of its own.
+    if c.mean_uptime.is_none() && c.at.is_none() && renewed {
         return check.error_allowing(
             spanned.span(),
             path,
-            "workers that crash neither at a rate nor at a scripted point".into(),
+            "workers that crash neither at a rate nor at a scripted point, under leases they \
+             renew"
+                .into(),
             "`mean_uptime = \"60s\"` (a crash every minute a worker holds calls, on average), \
-             `at = \"15ms\"` (each call's first worker, that long into it), or both",
+             `at = \"15ms\"` (each call's first worker, that long into it), or \
+             `renewed = false` (each lease a fixed term, which may lapse under a living worker)",
         );
     }
     let uptime = "a mean uptime of 0 crashes every worker at once";
@@ -238,6 +243,17 @@ fn crash(
             "lease",
             "a lease of 0 hands a call over the moment its worker stops renewing it, a race \
              no lease allows",
+        )?,
+        renewed,
+        max_deliveries: check.count_to(
+            c.max_deliveries.as_ref(),
+            &format!("{path}.max_deliveries"),
+            (
+                crate::model::crash::DELIVERIES,
+                "0 deliveries hand the call to no worker",
+            ),
+            u64::from(crate::model::crash::MOST_DELIVERIES),
+            "the most deliveries a call's item may have",
         )?,
         stall: match &c.stall {
             None => None,

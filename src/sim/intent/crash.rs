@@ -1,5 +1,5 @@
 //! What an intent keeps of the crashes of the workers that held it: where each replacement's
-//! attempts begin, and which of its effects a takeover caused.
+//! attempts begin, which of its effects a takeover caused, and the leases its workers held.
 
 use smallvec::SmallVec;
 
@@ -28,25 +28,79 @@ pub(super) struct Takeovers {
     zombie_sends: SmallVec<[(u32, u32); 1]>,
     /// Writes a fencing server refused for a lease token below the current lease's.
     fenced: u32,
+    /// Leases held for a term that ran out under a living worker, and times a worker held
+    /// its item afresh because an attempt's timeout did not fit in the term left.
+    lapses: u32,
+    reholds: u32,
+    /// Whether the work queue gave the item up, its deliveries spent.
+    dead_lettered: bool,
+    /// When the current worker last took or held the item afresh, where not at the start.
+    held_since: Option<Tick>,
 }
 
 impl Intent {
-    /// Its worker crashed at `now`. Commits made before its far part was (a first crash makes
-    /// it) were the first worker's.
-    pub fn crashed(&mut self, now: Tick) {
+    /// Its worker lets the call go, crashed or its lease lapsed. Commits made before its far
+    /// part was (letting go makes it) were the first worker's.
+    fn let_go(&mut self) -> &mut Takeovers {
         let committed = self.server.effects > 0;
         let t = &mut self.far().takeovers;
-        t.crashes += 1;
-        t.first_crash.get_or_insert(now);
         if committed && t.starts.is_empty() {
             t.committed |= 1;
         }
+        t
     }
 
-    /// A replacement takes the call over: its attempts from the next one on are its own.
-    pub fn taken_over(&mut self) {
+    /// Its worker crashed at `now`.
+    pub fn crashed(&mut self, now: Tick) {
+        let t = self.let_go();
+        t.crashes += 1;
+        t.first_crash.get_or_insert(now);
+    }
+
+    /// Its worker's lease, held for a term, ran out while the worker lived.
+    pub fn lapsed(&mut self) {
+        self.let_go().lapses += 1;
+    }
+
+    /// A replacement takes the call over at `now`, under a lease of its own: its attempts from
+    /// the next one on are its own.
+    pub fn taken_over(&mut self, now: Tick) {
         let next = self.attempts();
-        self.far().takeovers.starts.push(next);
+        let t = &mut self.far().takeovers;
+        t.starts.push(next);
+        t.held_since = Some(now);
+    }
+
+    /// Its worker holds the item afresh at `now`: a new term, the worker the same.
+    pub fn held_afresh(&mut self, now: Tick) {
+        let t = &mut self.far().takeovers;
+        t.reholds += 1;
+        t.held_since = Some(now);
+    }
+
+    /// When the current worker's lease, a term of `lease` from when it took or last held the
+    /// item, runs out; and the lease's number (each takeover and fresh hold makes a new one),
+    /// which a lapse due for an earlier lease does not match.
+    pub fn lease_ends(&self, lease: Tick) -> (Tick, u32) {
+        self.far.as_ref().map_or((self.start.after(lease), 0), |f| {
+            let t = &f.takeovers;
+            let since = t.held_since.unwrap_or(self.start);
+            (since.after(lease), t.starts.len() as u32 + t.reholds)
+        })
+    }
+
+    /// Leases that lapsed under a living worker, fresh holds the admission rule made, and
+    /// whether the item was given up.
+    pub fn lapses(&self) -> (u32, u32, bool) {
+        (self.far.as_ref()).map_or((0, 0, false), |f| {
+            let t = &f.takeovers;
+            (t.lapses, t.reholds, t.dead_lettered)
+        })
+    }
+
+    /// The work queue gives the item up, its deliveries spent.
+    pub fn dead_lettered(&mut self) {
+        self.far().takeovers.dead_lettered = true;
     }
 
     /// Times its worker crashed, and times a replacement took over.
@@ -73,12 +127,15 @@ impl Intent {
         self.far().takeovers.sleeping += 1;
     }
 
-    /// Worker `worker` wakes from its stall: its next attempt is the zombie's send.
-    pub fn woke(&mut self, worker: u32) {
+    /// Worker `worker` wakes from its stall, and sends again (`sends`: its next attempt is the
+    /// zombie's send) or finds its lease gone before it does.
+    pub fn woke(&mut self, worker: u32, sends: bool) {
         let next = self.attempts();
         let t = &mut self.far().takeovers;
         t.sleeping -= 1;
-        t.zombie_sends.push((next, worker));
+        if sends {
+            t.zombie_sends.push((next, worker));
+        }
     }
 
     /// Stalled workers still to wake, the late sends of those that woke, and the writes the

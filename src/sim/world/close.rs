@@ -58,6 +58,7 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &Outcomes) -> IntentRecord 
     let (reads, writes) = intent.reads_and_writes();
     let (crashes, takeovers) = intent.crashes();
     let (_, zombie_sends, fenced) = intent.zombies();
+    let (lapses, held_afresh, dead_lettered) = intent.lapses();
     IntentRecord {
         // Every intent goes by the number of the task's call it serves: the call itself, its
         // fallbacks, and the calls its services made.
@@ -86,6 +87,9 @@ fn record_of(intent: &Intent, tool: &Tool, outcomes: &Outcomes) -> IntentRecord 
         redone: intent.redone(),
         zombie_sends,
         fenced,
+        lapses,
+        held_afresh,
+        dead_lettered,
         first_crash: intent.first_crash(),
     }
 }

@@ -55,10 +55,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let policy = self.hops.policies[usize::from(intent.edge)];
         let start = intent.retry.scope.start;
         let limits = &intent.limits(policy.time.limits, start);
-        let tool = &self.tools[intent.tool];
         // The trace records what the client granted; a non-cooperative call cannot be
         // abandoned, so no timer is set for it.
         let granted = limits.grant(policy.time.waits[intent.tool].timeout, start, now);
+        self.admit_within_lease(slot, granted, now, sched);
+        let tool = &self.tools[self.intents.get(slot).tool];
         let wait = tool.timer(granted);
         let replica = self.balance(slot, now);
         let intent = self.intents.get(slot);
