@@ -562,6 +562,7 @@ pub struct Tune {
 #[serde(deny_unknown_fields)]
 pub struct Explore {
     pub faults: Option<Spanned<i64>>,
+    pub tasks: Option<Spanned<i64>>,
     pub invariants: Option<Spanned<toml::Table>>,
     pub stop_reasons: Option<Spanned<Vec<Spanned<String>>>>,
 }

@@ -3,10 +3,11 @@
 
 use super::Walked;
 use crate::experiment::Experiment;
-use crate::metrics::{BusinessState, IntentRecord, Status, StopReason};
+use crate::metrics::{BusinessState, IntentRecord, Status, StopReason, reservation};
 use crate::model::Choice;
 use crate::model::ToolKind;
 use crate::policy::Policy;
+use crate::sim::Point;
 
 /// A property of a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,6 +23,9 @@ pub enum Invariant {
     /// No call makes more attempts than its policy allows each worker that held it, or runs
     /// past its deadline.
     WithinLimits,
+    /// No money a call reserved is released while an effect of the call may exist (the same
+    /// money spendable twice), at a tool that reserves. Off by default.
+    NoWrongRelease,
     /// Every call that stops, stops for one of these reasons (the user's list).
     StopsFor(Vec<StopReason>),
 }
@@ -35,12 +39,23 @@ impl Invariant {
         "within_limits",
     ];
 
+    /// Every invariant a config may turn on or off by name, in the order `explore.csv` lists
+    /// them.
+    pub const NAMED: [&'static str; 5] = [
+        "one_effect",
+        "ends_known",
+        "no_false_success",
+        "within_limits",
+        "no_wrong_release",
+    ];
+
     pub fn name(&self) -> &'static str {
         match self {
             Invariant::OneEffect => "one_effect",
             Invariant::EndsKnown => "ends_known",
             Invariant::NoFalseSuccess => "no_false_success",
             Invariant::WithinLimits => "within_limits",
+            Invariant::NoWrongRelease => "no_wrong_release",
             Invariant::StopsFor(_) => "stops_for",
         }
     }
@@ -52,6 +67,7 @@ impl Invariant {
             "ends_known" => Invariant::EndsKnown,
             "no_false_success" => Invariant::NoFalseSuccess,
             "within_limits" => Invariant::WithinLimits,
+            "no_wrong_release" => Invariant::NoWrongRelease,
             _ => return None,
         })
     }
@@ -92,6 +108,12 @@ impl Invariant {
                     .deadline
                     .is_some_and(|d| r.end.0 > r.start.0 + d.0);
                 cap.is_some_and(|n| attempts > n) || late
+            }
+            Invariant::NoWrongRelease => {
+                let amount = exp.tools[r.tool].reserve;
+                let release = policy.on_edge(r.edge).agent.release;
+                let ending = (r.status, r.business_state, r.effects);
+                amount > 0 && reservation::settle(amount, ending, release).released_wrongly > 0
             }
             Invariant::StopsFor(allowed) => match r.status {
                 Status::Stopped(reason) => !allowed.contains(&reason),
@@ -137,12 +159,10 @@ impl Violations {
     pub fn add(&mut self, w: &Walked, faults: usize, intent: u64) {
         self.schedules += 1;
         self.probability += w.weight;
-        // Its events are the points (attempts, lookups) the intent that broke it met.
-        let events = w
-            .choices
-            .met
-            .iter()
-            .filter(|p| p.intent() == intent)
+        // Its events are the attempts and lookups the intent that broke it met (not the crash
+        // points before its sends).
+        let events = (w.choices.met.iter())
+            .filter(|p| p.intent() == intent && !matches!(p, Point::Crash { .. }))
             .count();
         let mut fates: Vec<Choice> = (0..w.choices.met.len())
             .map(|k| w.choices.choice(k))

@@ -3,7 +3,8 @@
 //! A schedule is the fate of every attempt a run sends, in the order sent: delivered, or one
 //! of the faults its tool can produce (a lost request, a server error, a lost reply after the
 //! commit, a refusal, a failed connection, an error after the commit — each that the tool's
-//! probabilities make possible). The explorer walks every schedule with at most K faults, depth
+//! probabilities make possible); and where workers crash at a rate, whether the worker crashes
+//! before each send or with it in flight (see [`crate::sim::Choices`]). The explorer walks every schedule with at most K faults, depth
 //! first, by running the configuration once per schedule with the fates chosen
 //! ([`crate::sim::Choices`]): a run with faults at positions p₁ < … < p_m branches at every
 //! later attempt it sent, into each fault its tool can produce, so each schedule is met exactly
@@ -85,10 +86,14 @@ pub fn into_folder(
     if let Some(why) = unsupported(&sweep.base) {
         return Err(Error::Config(
             crate::config::ConfigError::at(source, 0..0, "explore", format!("cannot explore: {why}"))
-                .allowed("tools without a model, replicas' own faults, bursts or random network legs under a timeout, and no crashes at a rate"),
+                .allowed("tools without a model, replicas' own faults, bursts or random network legs under a timeout"),
         ));
     }
-    let e = fixed(&sweep.base);
+    let mut base = sweep.base.clone();
+    if let Some(tasks) = spec.tasks {
+        base.workload.tasks = Some(tasks);
+    }
+    let e = fixed(&base);
     crate::output::Staging::check_target(
         root,
         &folder_name(&e.exp.name),
@@ -177,15 +182,6 @@ pub fn schedules_at_least(e: &Explorable, policy: usize, faults: usize) -> f64 {
 /// Why the explorer cannot walk `exp` exactly, if it cannot: what it would otherwise weigh
 /// or fix wrongly.
 pub fn unsupported(exp: &Experiment) -> Option<String> {
-    // A scripted crash point is the same in every schedule; crashes at a rate are draws the
-    // explorer does not weigh.
-    if exp.workload.crash.is_some_and(|c| c.mean_uptime.is_some()) {
-        return Some(
-            "its workers crash at a rate (`mean_uptime`), draws the explorer does not weigh; a \
-             scripted crash (`at`) it explores"
-                .into(),
-        );
-    }
     for t in &exp.tools {
         if t.provider.is_some() {
             return Some(format!(
@@ -228,7 +224,9 @@ pub fn faults(tool: &Tool) -> Vec<(Fate, f64)> {
 /// Every choice at `point`, each with its probability under the tools as configured
 /// (`original`, their latencies as drawn), the default first: at an attempt, delivered on
 /// time, each fault, and a late reply where its timer can expire first (P(round trip ≥ wait),
-/// read where the tool's network legs are constant); at a lookup, an answer or a failure.
+/// read where the tool's network legs are constant); at a lookup, an answer or a failure; at
+/// a crash point, the worker living on, or crashing in the stretch before the send or in the
+/// attempt's wait, each the chance of a crash at the workers' rate in that time.
 pub fn choices(original: &[Tool], point: Point) -> Vec<(Choice, f64)> {
     let tool = &original[point.tool()];
     match point {
@@ -248,6 +246,25 @@ pub fn choices(original: &[Tool], point: Point) -> Vec<(Choice, f64)> {
             if fails > 0.0 {
                 out.push((Choice::LookupFails, fails));
             }
+            out
+        }
+        Point::Crash {
+            before,
+            during,
+            mean_uptime,
+            ..
+        } => {
+            let lives = |t: crate::time::Tick| libm::exp(-(t.0 as f64) / mean_uptime.0 as f64);
+            let (before, during) = (lives(before), lives(during));
+            let mut out = vec![(Choice::Default, before * during)];
+            out.extend(
+                [
+                    (Choice::CrashBeforeSend, 1.0 - before),
+                    (Choice::CrashInFlight, before * (1.0 - during)),
+                ]
+                .into_iter()
+                .filter(|(_, p)| *p > 0.0),
+            );
             out
         }
     }

@@ -1,4 +1,5 @@
-//! The optional `[explore]` table: how many faults to explore, and which invariants to check.
+//! The optional `[explore]` table: how many faults to explore, which invariants to check, and
+//! how many of the workload's tasks (a run of thousands is explored on a few of its calls).
 //! `retrysim run` passes it by; `retrysim explore` and `check` read it.
 
 use super::invariant::Invariant;
@@ -15,12 +16,15 @@ pub const MOST_FAULTS: usize = 8;
 pub struct Spec {
     pub faults: usize,
     pub invariants: Vec<Invariant>,
+    /// The tasks explored, where not the workload's.
+    pub tasks: Option<u64>,
 }
 
 impl Default for Spec {
     fn default() -> Spec {
         Spec {
             faults: FAULTS,
+            tasks: None,
             invariants: Invariant::DEFAULT
                 .iter()
                 .filter_map(|n| Invariant::named(n))
@@ -52,6 +56,20 @@ impl Spec {
                 }
             }
         }
+        if let Some(n) = &t.tasks {
+            match u64::try_from(*n.get_ref()) {
+                Ok(n) if n > 0 => spec.tasks = Some(n),
+                _ => {
+                    return Err(ConfigError::at(
+                        source,
+                        n.span(),
+                        "explore.tasks",
+                        format!("{} is not a number of tasks to explore", n.get_ref()),
+                    )
+                    .allowed("a whole number of 1 or more, such as 1"));
+                }
+            }
+        }
         if let Some(invariants) = &t.invariants {
             for (name, on) in invariants.get_ref() {
                 let (Some(inv), Some(on)) = (Invariant::named(name), on.as_bool()) else {
@@ -61,7 +79,7 @@ impl Spec {
                         &format!("explore.invariants.{name}"),
                         format!("`{name} = {on}` does not turn an invariant on or off"),
                     )
-                    .allowed(format!("{} = true or false", Invariant::DEFAULT.join(", "))));
+                    .allowed(format!("{} = true or false", Invariant::NAMED.join(", "))));
                 };
                 spec.invariants.retain(|i| *i != inv);
                 if on {
@@ -69,7 +87,7 @@ impl Spec {
                 }
             }
             spec.invariants
-                .sort_by_key(|i| Invariant::DEFAULT.iter().position(|n| *n == i.name()));
+                .sort_by_key(|i| Invariant::NAMED.iter().position(|n| *n == i.name()));
         }
         if let Some(list) = &t.stop_reasons {
             let mut reasons = Vec::new();

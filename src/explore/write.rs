@@ -53,10 +53,14 @@ pub fn replay(
     one.output.timeseries = None;
     let table = resolved(&Sweep::single(one));
     let fates: Vec<&str> = c.fates.iter().map(|f| f.name()).collect();
+    // Where workers crash at a rate, each send's crash point comes before its attempt.
+    let points = match exp.workload.crash.and_then(|c| c.mean_uptime) {
+        Some(_) => "choice points (each send's crash point, then\n# its attempt) meet, in order",
+        None => "attempts meet, in the\n# order sent",
+    };
     format!(
         "# Written by retrysim explore: a minimal counterexample to `{}` for configuration \"{}\"\n\
-         # of {}: {} fault(s); intent {} breaks it in {} attempt(s). The run's attempts meet, in the\n\
-         # order sent: {}; every later one is delivered. Every latency is at its median, as\n\
+         # of {}: {} fault(s); intent {} breaks it in {} attempt(s). The run's {points}: {}; every later one is delivered. Every latency is at its median, as\n\
          # explored. `retrysim run` and `retrysim trace` replay it.\n{}",
         invariant.name(),
         exp.policies[policy].name,
@@ -193,6 +197,9 @@ fn manifest(exp: &Experiment, source: &Source, spec: &Spec, files: &[String]) ->
     m.insert("config_sha256".into(), hex.into());
     m.insert("seed".into(), Value::Integer(exp.seed as i64));
     m.insert("faults".into(), Value::Integer(spec.faults as i64));
+    if let Some(tasks) = spec.tasks {
+        m.insert("tasks".into(), Value::Integer(tasks as i64));
+    }
     let names = spec
         .invariants
         .iter()

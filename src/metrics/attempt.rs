@@ -149,6 +149,9 @@ pub struct AttemptRecord {
     pub lookup: Option<Lookup>,
     /// The replica it was sent to (0 at a tool with one server).
     pub replica: u16,
+    /// The worker that sent it (0 the call's first; see [`crate::model::Crash`]), which the
+    /// key it carried may depend on.
+    pub worker: u16,
 }
 
 /// The answer of a reconciliation lookup, as the trace records it.

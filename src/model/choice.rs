@@ -1,5 +1,6 @@
-//! What an attempt or a lookup meets when a run is walked through a chosen schedule rather than
-//! its draws: the explorer's alphabet, and a config's `schedule` (see `sim::choices`).
+//! What an attempt, a lookup or a worker meets when a run is walked through a chosen schedule
+//! rather than its draws: the explorer's alphabet, and a config's `schedule` (see
+//! `sim::choices`).
 
 use crate::model::Fate;
 
@@ -14,6 +15,11 @@ pub enum Choice {
     Late,
     /// A reconciliation lookup fails.
     LookupFails,
+    /// The worker crashes before it sends the attempt due (after any durable write before the
+    /// send: an intent log's SENDING record).
+    CrashBeforeSend,
+    /// The worker crashes with the attempt just sent in flight.
+    CrashInFlight,
 }
 
 impl Choice {
@@ -24,6 +30,8 @@ impl Choice {
             Choice::Fate(f) => f.name(),
             Choice::Late => "late",
             Choice::LookupFails => "lookup_failed",
+            Choice::CrashBeforeSend => "crash_before_send",
+            Choice::CrashInFlight => "crash_in_flight",
         }
     }
 
@@ -36,7 +44,12 @@ impl Choice {
         [Choice::Default]
             .into_iter()
             .chain(fates)
-            .chain([Choice::Late, Choice::LookupFails])
+            .chain([
+                Choice::Late,
+                Choice::LookupFails,
+                Choice::CrashBeforeSend,
+                Choice::CrashInFlight,
+            ])
             .collect()
     }
 

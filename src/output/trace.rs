@@ -155,9 +155,17 @@ const ATTEMPT_FIELDS: [AttemptField; 17] = [
         if let Some(key) = r.key {
             o.push('k');
             num(o, key.intent);
-            if key.nonce != 0 {
-                o.push('.');
-                num(o, key.nonce);
+            // A replacement's key after a takeover is `k<intent>.w<worker>`.
+            match key.worker() {
+                Some(0) => {}
+                Some(worker) => {
+                    o.push_str(".w");
+                    num(o, worker);
+                }
+                None => {
+                    o.push('.');
+                    num(o, key.nonce);
+                }
             }
         }
     }),
@@ -330,7 +338,9 @@ impl<'a> TraceWriter<'a> {
                         intent: r.intent,
                         k,
                         path,
-                        key: own.rule.key.key(r.intent, k as u32).filter(|_| top),
+                        key: own
+                            .own_key(r.intent, k as u32, a.worker.into())
+                            .filter(|_| top),
                         a,
                     };
                     self.write_line(&row, ATTEMPT_FIELDS.iter().map(|f| f.1))?;

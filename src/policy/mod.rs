@@ -334,6 +334,14 @@ impl Policy {
         }
     }
 
+    /// The key attempt `attempt` of call `intent` carries where the key is the call's own (not
+    /// forwarded), sent by worker `worker` (0 the first): a key held in memory is made anew by
+    /// a replacement unless an intent log wrote it down.
+    pub fn own_key(&self, intent: u64, attempt: u32, worker: u32) -> Option<crate::model::Key> {
+        let logged = self.agent.durability == Durability::IntentLog;
+        (self.rule.key).after_takeovers(intent, attempt, worker, logged)
+    }
+
     /// The policy on edge `edge` of the call graph: the edge's own, or this one.
     pub fn on_edge(&self, edge: usize) -> &Policy {
         (self.edge.overrides.iter())

@@ -1,8 +1,16 @@
 //! Outcomes chosen rather than drawn: how `retrysim explore` walks a run through one schedule.
 //! A run meets choice points in order — each attempt it sends, each reconciliation lookup it
-//! makes — and the k-th point meets the k-th listed choice; past the list, and where a choice
-//! is `Default`, an attempt is delivered within its timeout and a lookup answers. The run
+//! makes, and where workers crash at a rate each send's crash point just before it — and the
+//! k-th point meets the k-th listed choice; past the list, and where a choice is `Default`, an
+//! attempt is delivered within its timeout, a lookup answers and the worker lives on. The run
 //! records every point it met, so the explorer knows where the schedule could branch next.
+//!
+//! Where workers crash at a rate, a run through a schedule crashes them at its crash points
+//! only (a scripted crash point stands): the point before a send stands for the stretch since
+//! the worker's previous one — its start, or the end of its last attempt's wait — and for the
+//! wait of the attempt it sends, so the explorer can weigh a crash there by the rate.
+
+use std::collections::BTreeMap;
 
 use crate::model::{AttemptDraw, Choice, Fate};
 use crate::time::Tick;
@@ -19,18 +27,33 @@ pub enum Point {
     },
     /// A lookup of an intent's key before a resend.
     Lookup { tool: usize, intent: u64 },
+    /// Just before an intent's worker sends an attempt: it may crash before the send, over
+    /// the stretch `before` since its previous crash point, or with the attempt in flight,
+    /// over its wait `during` (its round trip, or its timer where shorter); workers live
+    /// `mean_uptime` on average.
+    Crash {
+        tool: usize,
+        intent: u64,
+        before: Tick,
+        during: Tick,
+        mean_uptime: Tick,
+    },
 }
 
 impl Point {
     pub fn tool(self) -> usize {
         match self {
-            Point::Attempt { tool, .. } | Point::Lookup { tool, .. } => tool,
+            Point::Attempt { tool, .. }
+            | Point::Lookup { tool, .. }
+            | Point::Crash { tool, .. } => tool,
         }
     }
 
     pub fn intent(self) -> u64 {
         match self {
-            Point::Attempt { intent, .. } | Point::Lookup { intent, .. } => intent,
+            Point::Attempt { intent, .. }
+            | Point::Lookup { intent, .. }
+            | Point::Crash { intent, .. } => intent,
         }
     }
 }
@@ -40,6 +63,9 @@ impl Point {
 pub struct Choices {
     pub made: Vec<Choice>,
     pub met: Vec<Point>,
+    /// Where each intent's worker's stretch to its next crash point begins, by intent: the
+    /// end of its last attempt's wait, or when it took the call over.
+    stretches: BTreeMap<u64, Tick>,
 }
 
 impl Choices {
@@ -47,7 +73,33 @@ impl Choices {
         Choices {
             made,
             met: Vec::new(),
+            stretches: BTreeMap::new(),
         }
+    }
+
+    /// The choice at the crash point of a send from intent `intent` (of tool `tool`, started at
+    /// `start`) at `now`, whose attempt would wait `during`, by workers of mean uptime `mean`.
+    pub(crate) fn crash_point(
+        &mut self,
+        (tool, intent, start): (usize, u64, Tick),
+        now: Tick,
+        during: Tick,
+        mean_uptime: Tick,
+    ) -> Choice {
+        let from = self.stretches.get(&intent).copied().unwrap_or(start);
+        self.stretches.insert(intent, now.after(during));
+        self.next(Point::Crash {
+            tool,
+            intent,
+            before: Tick(now.0.saturating_sub(from.0)),
+            during,
+            mean_uptime,
+        })
+    }
+
+    /// Intent `intent`'s call was taken over at `now`: the replacement's stretch begins.
+    pub(crate) fn taken_over(&mut self, intent: u64, now: Tick) {
+        self.stretches.insert(intent, now);
     }
 
     /// The choice at the next point, `point`, which is recorded.
@@ -78,7 +130,12 @@ pub fn draw(
             d.fate = fate;
             d.retry_after = retry_after.filter(|_| fate == Fate::Throttled);
         }
-        Choice::Default | Choice::Late | Choice::LookupFails => {
+        // A crash's choice listed at an attempt is no fault of the attempt's.
+        Choice::Default
+        | Choice::Late
+        | Choice::LookupFails
+        | Choice::CrashBeforeSend
+        | Choice::CrashInFlight => {
             d.fate = Fate::Delivered;
             d.retry_after = None;
             if let Some(wait) = wait {

@@ -101,18 +101,27 @@ fn a_bad_explore_table_is_located_and_run_ignores_a_good_one() {
     fs::write(tmp.path().join("good.toml"), &good).unwrap();
     let o = retrysim(&["run", "good.toml", "--quiet"], tmp.path());
     assert!(o.status.success(), "{}", text(&o.stderr));
-    fs::write(
-        tmp.path().join("bad.toml"),
-        good.replace("faults = 3", "faults = 3\nfaultz = 1"),
-    )
-    .unwrap();
-    let o = retrysim(&["explore", "bad.toml"], tmp.path());
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o.stderr).contains("explore.faultz"),
-        "{}",
-        text(&o.stderr)
-    );
+    for (line, located) in [
+        ("faultz = 1", "explore.faultz"),
+        ("tasks = 0", "explore.tasks"),
+        (
+            "invariants = { no_wrong_releases = true }",
+            "no_wrong_release = true or false",
+        ),
+    ] {
+        fs::write(
+            tmp.path().join("bad.toml"),
+            good.replace("faults = 3", &format!("faults = 3\n{line}")),
+        )
+        .unwrap();
+        let o = retrysim(&["explore", "bad.toml"], tmp.path());
+        assert_eq!(o.status.code(), Some(2), "{line}");
+        assert!(
+            text(&o.stderr).contains(located),
+            "{line}: {}",
+            text(&o.stderr)
+        );
+    }
 }
 
 /// A workload too large to walk is refused before any schedule runs, saying how to shrink it.

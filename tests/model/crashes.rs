@@ -247,3 +247,25 @@ fn a_lease_held_for_a_term_lapses_mid_wait_unless_the_send_is_admitted() {
         ]
     );
 }
+
+/// A config's `schedule` crashes workers that crash at a rate at its crash points only: one
+/// order (two attempts a worker) whose first attempt loses its reply (it committed), and whose
+/// worker then crashes before the retry (`crash_before_send`, at the second send's crash point). A key held in
+/// memory dies with it and the replacement orders again; with an intent log it looks the key
+/// up, finds the order and sends nothing; a derived key has the supplier replay its receipt.
+#[test]
+fn a_schedule_crashes_a_worker_before_its_retry() {
+    let policies = POLICIES.replace("[[policy]]\n", "[[policy]]\nmax_attempts = 2\n");
+    let text = orders(1, "{ mean_uptime = \"1h\", lease = \"1s\" }", &policies).replace(
+        "seed = 12\n",
+        "seed = 12\nschedule = [\"ok\", \"lost_reply\", \"crash_before_send\"]\n",
+    );
+    let exp = experiment(&text);
+    let got: Vec<(u32, u32, u32, u32)> = (0..3)
+        .map(|p| {
+            let r = records(&exp, p)[0];
+            (r.attempts, r.effects, r.crashes, r.takeover_duplicates)
+        })
+        .collect();
+    assert_eq!(got, vec![(2, 2, 1, 1), (2, 1, 1, 0), (1, 1, 1, 0)]);
+}

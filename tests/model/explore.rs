@@ -5,6 +5,7 @@
 use retrysim::config::{Origin, Source};
 use retrysim::explore::invariant::Invariant;
 use retrysim::explore::{self, Explorable, Spec};
+use retrysim::model::Choice;
 use retrysim::policy::{Attempts, KeyScope};
 use retrysim::sim::{self, Job};
 use retrysim::theory::{ClosedForms, closed_forms};
@@ -242,6 +243,66 @@ fn a_scripted_crash_is_explored_as_a_hand_count_says() {
     );
     let derived = experiment(&text("derived"));
     let found = explore::explore(&derived, 0, 2, &invariants, &explore::Pace::default());
+    assert!(
+        found.violations.iter().all(|v| v.schedules == 0),
+        "{:?}",
+        found.violations
+    );
+}
+
+/// Crashes at a rate are explored at crash points. One order of 220 ms round trips (10, 200
+/// and 10 ms, nothing lost), one attempt a worker, workers living 1 s on average, a 1 s lease:
+/// each send's crash point offers a crash with the attempt in flight, of probability
+/// p = 1 − e^(−0.22) (none before the send, whose stretch is empty: the call just started, or
+/// the replacement just took over). To two faults there are three schedules: the first worker
+/// lives (e^(−0.22) = q, one order), one crash then a worker that lives (p·q, two orders under
+/// a key held in memory) and two crashes (p²·q, three) — so `one_effect` breaks with
+/// probability p·q + p²·q, the expected attempts are q + 2pq + 3p²q, and the minimal
+/// counterexample is the one crash. Under a derived key nothing breaks.
+#[test]
+fn crashes_at_a_rate_are_explored_at_crash_points_as_a_hand_count_says() {
+    let text = |key: &str| {
+        format!(
+            "name = \"e\"\n[workload]\ntasks = 1\n\
+             crash = {{ mean_uptime = \"1s\", lease = \"1s\" }}\n\
+             [[tool]]\nname = \"order\"\n\
+             request_latency = {{ dist = \"constant\", value = \"10ms\" }}\n\
+             service_time = {{ dist = \"constant\", value = \"200ms\" }}\n\
+             reply_latency = {{ dist = \"constant\", value = \"10ms\" }}\n\
+             [[policy]]\nname = \"p\"\nmax_attempts = 1\nidempotency_key = \"{key}\"\n"
+        )
+    };
+    let invariants = Spec::default().invariants;
+    let memory = experiment(&text("per_intent"));
+    let found = explore::explore(&memory, 0, 2, &invariants, &explore::Pace::default());
+    let q = (-0.22f64).exp();
+    let p = 1.0 - q;
+    assert_eq!(found.schedules, 3);
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+    assert!(
+        close(found.explored, q + p * q + p * p * q),
+        "{}",
+        found.explored
+    );
+    let one = &found.violations[0];
+    assert!(
+        close(one.probability, p * q + p * p * q),
+        "{}",
+        one.probability
+    );
+    assert!(
+        close(found.attempts, q + 2.0 * p * q + 3.0 * p * p * q),
+        "{}",
+        found.attempts
+    );
+    let c = one.minimal.as_ref().expect("a counterexample");
+    assert_eq!(
+        (c.faults, c.fates.clone()),
+        (1, vec![Choice::CrashInFlight])
+    );
+    let derived = experiment(&text("derived"));
+    let found = explore::explore(&derived, 0, 2, &invariants, &explore::Pace::default());
+    assert_eq!(found.schedules, 3);
     assert!(
         found.violations.iter().all(|v| v.schedules == 0),
         "{:?}",

@@ -338,6 +338,7 @@ impl Intent {
         if let Some(provider) = &tool.1.provider {
             draw = self.generate(streams, provider, (attempt, draw), words[2], resume);
         }
+        let worker = u16::try_from(self.worker_of(attempt)).unwrap_or(u16::MAX);
         let a = &mut self.attempts;
         a.count += 1;
         a.draws.push(draw);
@@ -352,6 +353,7 @@ impl Intent {
             committed: false,
             lookup: None,
             replica: draw.replica,
+            worker,
         });
         a.awaiting.add(attempt);
         (attempt, draw)

@@ -25,6 +25,7 @@ use super::{Event, World};
 use crate::engine::Scheduler;
 use crate::engine::rng::Source;
 use crate::metrics::{AttemptRecord, IntentRecord, Outcome, Status, StopReason};
+use crate::model::Choice;
 use crate::policy::Durability;
 use crate::sim::slab::Handle;
 use crate::time::Tick;
@@ -57,10 +58,38 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         let word = self
             .streams
             .word_at(Source::Crashes, intent.id, u64::from(worker));
-        if let Some(uptime) = crash.uptime(worker, word) {
+        // A run through a schedule crashes workers at its crash points, not at drawn times.
+        let uptime = match self.fates.explorer {
+            Some(_) => crash.at.filter(|_| worker == 0),
+            None => crash.uptime(worker, word),
+        };
+        if let Some(uptime) = uptime {
             sched.schedule_in(uptime, Event::Worker(handle, Step::Crash));
         }
         self.arm_lapse(handle, sched);
+    }
+
+    /// The crash point before a send at `now`, in a run through a schedule where workers
+    /// crash at a rate (see [`crate::sim::Choices`]): its choice, which the dispatch carries
+    /// out; `None` elsewhere.
+    pub(super) fn crash_point(&mut self, slot: u32, now: Tick) -> Option<Choice> {
+        let mean = self.workload.crash?.mean_uptime?;
+        let choices = self.fates.explorer.as_mut()?;
+        let intent = self.intents.get(slot);
+        let policy = self.hops.policies[usize::from(intent.edge)];
+        let tool = &self.tools[intent.tool];
+        let start = intent.retry.scope.start;
+        let limits = intent.limits(policy.time.limits, start);
+        let granted = limits.grant(policy.time.waits[intent.tool].timeout, start, now);
+        let trip = [
+            &tool.request_latency,
+            &tool.service_time,
+            &tool.reply_latency,
+        ]
+        .iter()
+        .fold(Tick::ZERO, |sum, leg| sum.after(leg.quantile(0.5)));
+        let during = tool.timer(granted).map_or(trip, |w| w.min(trip));
+        Some(choices.crash_point((intent.tool, intent.id, intent.start), now, during, mean))
     }
 
     /// Sets when the current lease of the call in `handle` runs out, where leases are held
@@ -111,7 +140,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
 
     /// The worker dies: what it held is let go, and the replacement is due when the lease runs
     /// out — a renewed lease's length after the crash, or a term's end.
-    fn crash(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
+    pub(super) fn crash(&mut self, handle: Handle, sched: &mut Scheduler<Event>) {
         let now = sched.now();
         let intent = self.intents.get(handle.slot);
         let worker = intent.crashes().1;
@@ -203,6 +232,9 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         }
         let policy = self.hops.policies[usize::from(intent.edge)];
         intent.taken_over(now);
+        if let Some(choices) = &mut self.fates.explorer {
+            choices.taken_over(intent.id, now);
+        }
         intent.retry.tries.start(policy.rule.depth());
         intent.retry.scope.first = intent.attempts();
         let (start, sent) = (intent.start, intent.attempts() > 0);

@@ -5,8 +5,8 @@ use super::{AttemptRef, Event, MoveOn, Reply, World, to_server};
 use crate::engine::Scheduler;
 use crate::engine::rng::Source;
 use crate::metrics::{AttemptRecord, Count, IntentRecord, Status, StopReason};
-use crate::model::FailureClass;
 use crate::model::{AttemptDraw, Fate, LossSignal};
+use crate::model::{Choice, FailureClass};
 use crate::policy::gate::{Ask, Gate, Moment, Refusal};
 use crate::policy::hedge;
 use crate::policy::{Balancer, GateScope, Scope};
@@ -32,18 +32,38 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             };
         }
         let first = intent.attempts() == 0;
+        // A crash point, in a run through a schedule: the worker may die before the send, or
+        // just after it.
+        let crash = self.crash_point(slot, now);
+        let handle = self.intents.handle(slot);
+        if crash == Some(Choice::CrashBeforeSend) {
+            self.crash(handle, sched);
+            return None;
+        }
         let ask = self.ask(slot, now, Moment::Send { first });
-        match self.gates.admit(&ask) {
-            Ok(pass) if pass.waits_for_token => self.wait_for_a_token(slot, sched),
-            Ok(_) => self.send(slot, true, sched),
-            Err(refusal) if refusal.waits => self.wait_in_line(slot, sched),
+        let next = match self.gates.admit(&ask) {
+            Ok(pass) if pass.waits_for_token => {
+                self.wait_for_a_token(slot, sched);
+                None
+            }
+            Ok(_) => {
+                self.send(slot, true, sched);
+                None
+            }
+            Err(refusal) if refusal.waits => {
+                self.wait_in_line(slot, sched);
+                None
+            }
             Err(refusal) => {
                 self.short_circuit(slot, refusal, now);
                 let stop = Status::Stopped(refusal.reason);
                 return Some(self.end_intent_only(slot, stop, sched));
             }
+        };
+        if crash == Some(Choice::CrashInFlight) {
+            self.crash(handle, sched);
         }
-        None
+        next
     }
 
     /// Sends an attempt that every gate has let through: a primary, which may be hedged, or a

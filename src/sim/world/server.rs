@@ -10,7 +10,7 @@ use crate::model::outage::OutageMode;
 use crate::model::server::Server;
 use crate::model::server::{Arrival, Request, TakeUp, Write};
 use crate::model::{Key, Tool};
-use crate::policy::{Durability, KeyScope, Policy};
+use crate::policy::{KeyScope, Policy};
 use crate::sim::intent::Intent;
 use crate::time::Tick;
 
@@ -308,10 +308,7 @@ pub(super) fn off_server(
 pub(super) fn request_key(policy: &Policy, intent: &Intent, attempt: u32) -> Option<Key> {
     match policy.rule.key {
         KeyScope::Forward => intent.hop().key,
-        scope => {
-            let logged = policy.agent.durability == Durability::IntentLog;
-            scope.after_takeovers(intent.id, attempt, intent.worker_of(attempt), logged)
-        }
+        _ => policy.own_key(intent.id, attempt, intent.worker_of(attempt)),
     }
 }
 
