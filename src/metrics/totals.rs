@@ -120,6 +120,10 @@ pub struct CrashTotals {
     /// fencing server refused.
     pub zombie_sends: u64,
     pub fenced: u64,
+    /// What the replacements' attempts were billed (picodollars) and their tokens, at priced
+    /// tools: the redone work's price.
+    pub redone_cost: u128,
+    pub redone_tokens: u128,
     /// Leases that lapsed under a living worker, and fresh holds the admission rule made.
     pub lapses: u64,
     pub held_afresh: u64,
@@ -135,6 +139,8 @@ impl CrashTotals {
         self.takeovers += u64::from(r.takeovers);
         self.takeover_duplicates += u64::from(r.takeover_duplicates);
         self.redone += u64::from(r.redone);
+        self.redone_cost = self.redone_cost.saturating_add(r.bill.redone);
+        self.redone_tokens = self.redone_tokens.saturating_add(r.bill.redone_tokens);
         self.uncertain += u64::from(r.business_state == BusinessState::Unknown);
         self.zombie_sends += u64::from(r.zombie_sends);
         self.fenced += u64::from(r.fenced);
@@ -155,6 +161,8 @@ impl CrashTotals {
         self.takeovers += other.takeovers;
         self.takeover_duplicates += other.takeover_duplicates;
         self.redone += other.redone;
+        self.redone_cost = self.redone_cost.saturating_add(other.redone_cost);
+        self.redone_tokens = self.redone_tokens.saturating_add(other.redone_tokens);
         self.uncertain += other.uncertain;
         self.crashed_calls += other.crashed_calls;
         self.crashed_succeeded += other.crashed_succeeded;

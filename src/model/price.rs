@@ -61,6 +61,10 @@ pub struct Bill<T> {
     /// Tokens read and generated, over every billed attempt.
     pub input_tokens: T,
     pub output_tokens: T,
+    /// Billed to attempts a replacement sent after its worker crashed or its lease lapsed, and
+    /// their tokens read and generated: the work a takeover made the agent redo.
+    pub redone: T,
+    pub redone_tokens: T,
 }
 
 /// One intent's bill, in u128: one call's bill can pass 2⁶⁴ picodollars ($1.8·10⁷).
@@ -82,6 +86,13 @@ impl IntentBill {
         self.output_tokens = self.output_tokens.saturating_add(u128::from(output));
     }
 
+    /// Marks the charge just added, `cost` for `tokens` read and generated, as a replacement's:
+    /// work redone after a takeover.
+    pub fn redid(&mut self, cost: u128, tokens: u128) {
+        self.redone = self.redone.saturating_add(cost);
+        self.redone_tokens = self.redone_tokens.saturating_add(tokens);
+    }
+
     /// This bill and `later`'s, as one call's.
     pub fn then(&self, later: &IntentBill) -> IntentBill {
         let mut both = *self;
@@ -98,6 +109,8 @@ impl BillTotals {
         self.wasted = self.wasted.saturating_add(other.wasted);
         self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
         self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.redone = self.redone.saturating_add(other.redone);
+        self.redone_tokens = self.redone_tokens.saturating_add(other.redone_tokens);
     }
 
     /// Picodollars as dollars.

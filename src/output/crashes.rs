@@ -7,6 +7,7 @@
 use super::column::{Column, Kind::*, col};
 use super::{Export, finite};
 use crate::metrics::CrashTotals;
+use crate::model::price::BillTotals;
 use crate::run::PointResult;
 use crate::sweep::{Point, Sweep};
 use crate::time::TICKS_PER_SECOND;
@@ -23,6 +24,8 @@ pub fn columns() -> Vec<Column> {
         col("takeover_duplicates", Count),
         col("takeover_duplicates_per_call", Number),
         col("redone_attempts", Count),
+        col("redone_usd", Number),
+        col("redone_tokens", Count),
         col("uncertain", Count),
         col("crashed_calls", Count),
         col("crashed_calls_succeeded", Count),
@@ -51,6 +54,8 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 takeovers,
                 takeover_duplicates,
                 redone,
+                redone_cost,
+                redone_tokens,
                 uncertain,
                 crashed_calls,
                 crashed_succeeded,
@@ -73,6 +78,8 @@ pub fn rows(point: &Point, result: &PointResult) -> Vec<Vec<String>> {
                 takeover_duplicates.to_string(),
                 per_call(takeover_duplicates),
                 redone.to_string(),
+                finite(BillTotals::dollars(redone_cost)),
+                redone_tokens.to_string(),
                 uncertain.to_string(),
                 crashed_calls.to_string(),
                 crashed_succeeded.to_string(),

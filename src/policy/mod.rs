@@ -175,6 +175,11 @@ pub struct AgentRule {
 /// [`crate::model::Crash`]). Finished calls stand under either: their results are the task's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Durability {
+    /// Nothing outlives the worker: the replacement starts the task over from its first call,
+    /// under keys it makes anew unless they are derived from the work item. Refused beside
+    /// tasks of more than one call (re-running a task's finished calls is not modelled), so
+    /// the task is the call in flight, run again as under a checkpoint.
+    None,
     /// Finished calls' results are journaled, and nothing of the call in flight: the
     /// replacement runs it again from its first attempt, under a key it makes anew unless the
     /// key is derived from the work item (durable execution's checkpoint).
@@ -186,10 +191,15 @@ pub enum Durability {
 }
 
 impl Durability {
-    pub const ALL: [Durability; 2] = [Durability::Checkpoint, Durability::IntentLog];
+    pub const ALL: [Durability; 3] = [
+        Durability::None,
+        Durability::Checkpoint,
+        Durability::IntentLog,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
+            Durability::None => "none",
             Durability::Checkpoint => "checkpoint",
             Durability::IntentLog => "intent_log",
         }

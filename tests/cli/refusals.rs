@@ -129,6 +129,16 @@ fn crash_cases() -> Vec<Case> {
             &["policy[0].durability", "intent_log"],
         ),
         config_case(
+            "durability none beside tasks of several calls",
+            with_policy("durability = \"none\"").replacen(
+                "tasks = 10",
+                "tasks = 10\ncalls = [\"charge\", \"charge\"]\n\
+                 crash = { mean_uptime = \"10s\", lease = \"1s\" }",
+                1,
+            ),
+            &["policy[0].durability", "2 calls", "\"checkpoint\""],
+        ),
+        config_case(
             "no deliveries of a work item",
             crashing("{ mean_uptime = \"10s\", lease = \"1s\", max_deliveries = 0 }"),
             &["workload.crash.max_deliveries", "1 or more"],

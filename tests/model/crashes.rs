@@ -269,3 +269,30 @@ fn a_schedule_crashes_a_worker_before_its_retry() {
         .collect();
     assert_eq!(got, vec![(2, 2, 1, 1), (2, 1, 1, 0), (1, 1, 1, 0)]);
 }
+
+/// Redone work has a price: one call to a model of 1 000 tokens in and 200 out ($3 and $15 a
+/// million: $0.006 an attempt), its first worker crashing 150 ms in, while the answer is
+/// generated. The first attempt is still generated and billed (its answer unused); the
+/// replacement's, 1 s later, is billed again — the redone work: $0.006 and 1 200 tokens of
+/// the call's $0.012.
+#[test]
+fn redone_work_at_a_model_is_billed_in_tokens_and_dollars() {
+    let text = "name = \"redo\"\n[workload]\ntasks = 1\n\
+        crash = { at = \"150ms\", lease = \"1s\" }\n\
+        [[tool]]\nname = \"llm\"\nkind = \"model\"\n\
+        request_latency = { dist = \"constant\", value = \"10ms\" }\n\
+        reply_latency = { dist = \"constant\", value = \"10ms\" }\n\
+        model = { input_tokens = { dist = \"constant\", value = 1000 }, \
+        output_tokens = { dist = \"constant\", value = 200 }, max_tokens = 1024, \
+        first_token = { dist = \"constant\", value = \"100ms\" }, tokens_per_second = 1000 }\n\
+        price = { input_per_million = 3, output_per_million = 15 }\n\
+        [[policy]]\nname = \"p\"\n";
+    let exp = experiment(text);
+    let r = records(&exp, 0)[0];
+    assert_eq!((r.attempts, r.crashes, r.redone), (2, 1, 1));
+    let bill = r.bill;
+    assert_eq!(
+        (bill.cost, bill.redone, bill.redone_tokens),
+        (12_000_000_000, 6_000_000_000, 1_200)
+    );
+}

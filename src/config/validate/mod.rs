@@ -15,7 +15,7 @@ use super::{Origin, Source, raw};
 use crate::experiment::{ChartFormat, ChartKind, Experiment, OutputOptions};
 use crate::model::Choice;
 use crate::model::Tool;
-use crate::policy::{KeyScope, Policy, Wait, safety};
+use crate::policy::{Durability, KeyScope, Policy, Wait, safety};
 use crate::time::Tick;
 use tool::tool;
 use workload::{calls, workload};
@@ -252,6 +252,23 @@ fn policies(
         let called = own_calls.clone().unwrap_or_else(|| workload.calls.clone());
         let mut policy = configuration(check, p, &path, tools, &called)?;
         admission(check, p, &path, &policy, (workload, tools, &called))?;
+        if let (Durability::None, Some(v), 2..) = (
+            policy.agent.durability,
+            p.get_ref().durability.as_ref(),
+            called.len(),
+        ) {
+            return check.error_allowing(
+                v.span(),
+                &format!("{path}.durability"),
+                format!(
+                    "durability = \"none\" starts a task over from its first call, and these \
+                     tasks make {} calls: re-running a task's finished calls is not modelled",
+                    called.len()
+                ),
+                "durability = \"checkpoint\" (finished calls stand; the same as \"none\" for a \
+                 task of one call) or \"intent_log\"",
+            );
+        }
         policy.agent.calls = own_calls;
         policies.push(policy);
     }

@@ -167,6 +167,16 @@ impl Intent {
         self.far.as_ref().and_then(|f| f.takeovers.first_crash)
     }
 
+    /// Whether attempt `attempt` was sent by a replacement: work a takeover redid (a zombie's
+    /// late send is not a replacement's).
+    pub fn is_redone(&self, attempt: u32) -> bool {
+        self.far.as_ref().is_some_and(|f| {
+            let t = &f.takeovers;
+            t.starts.first().is_some_and(|&s| attempt >= s)
+                && !t.zombie_sends.iter().any(|z| z.0 == attempt)
+        })
+    }
+
     /// Attempts sent by replacements: the work a takeover redid (a zombie's late send is not
     /// a replacement's).
     pub fn redone(&self) -> u32 {

@@ -142,12 +142,16 @@ impl Intent {
         }
         let tokens = (self.sent(attempt).input, u64::from(draw.output));
         let cost = tool.price.of(tokens.0, tokens.1);
+        let redone = self.is_redone(attempt);
         let far = self.far();
         // What retries added: every billed attempt after the call's first billed one (a 429
         // bills nothing, so a retry after it adds nothing), and a re-planned call's all.
         let again = far.bill.cost > 0 || far.redo;
         let bill = &mut far.bill;
         bill.charge(cost, tokens, again);
+        if redone {
+            bill.redid(cost, u128::from(tokens.0) + u128::from(tokens.1));
+        }
         if !used {
             bill.wasted = bill.wasted.saturating_add(cost);
         } else if draw.fate == Fate::StreamBroken {
