@@ -105,6 +105,8 @@ pub mod chart;
 #[doc(hidden)]
 pub mod compare;
 #[doc(hidden)]
+pub mod endpoint;
+#[doc(hidden)]
 pub mod engine;
 #[doc(hidden)]
 pub mod explore;

@@ -40,6 +40,9 @@ pub enum Source {
     Keys = 12,
     /// When the worker holding each call crashes (one stream per intent, a word per worker).
     Crashes = 13,
+    /// The fate and latencies of each request `retrysim endpoint` serves (one stream per tool,
+    /// the requests in the order they arrive).
+    Endpoint = 14,
 }
 
 /// The key of a run's streams: everything but the source and the entity.

@@ -8,6 +8,7 @@ mod broken_output;
 mod calibrate;
 mod changes;
 mod compare;
+mod endpoint;
 mod explore;
 mod folders;
 mod hardening;

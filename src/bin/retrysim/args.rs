@@ -61,6 +61,10 @@ pub enum Command {
     /// Walk every fault schedule with at most K faults, check each invariant, and write the
     /// minimal counterexamples: <out>/<name>.explore/.
     Explore(ExploreArgs),
+    /// Serve the config's tools over real HTTP, each acting as configured (lost requests and
+    /// replies, errors, 429s, latencies, idempotency keys), and count the commits a real
+    /// client causes per operation: <out>/<name>.endpoint/ on stop.
+    Endpoint(EndpointArgs),
     /// Serve a classroom page on this machine: every shipped experiment (and CONFIG, if named)
     /// with controls for its main keys, its charts and table redrawn from a fresh run at each
     /// change.
@@ -234,6 +238,64 @@ pub struct ServeArgs {
     /// Worker threads for each run (default: one per core).
     #[arg(long, short = 'j', value_parser = threads)]
     pub threads: Option<u16>,
+}
+
+#[derive(Args)]
+pub struct EndpointArgs {
+    /// The config whose tools to serve.
+    pub config: PathBuf,
+    /// The port to listen on; 0 takes any free one. The URL is the first line printed.
+    #[arg(long, default_value_t = 8421)]
+    pub port: u16,
+    /// The address to listen on: this machine only, unless you name another.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
+    /// Config seconds per wall second: 10 runs a config's latencies and windows ten times as
+    /// fast.
+    #[arg(long, default_value_t = 1.0, value_parser = time_scale)]
+    pub time_scale: f64,
+    /// Stop after this long, wall time ("30s", "5m"); else at --requests or Ctrl-C.
+    #[arg(long, value_parser = wall_duration)]
+    pub duration: Option<std::time::Duration>,
+    /// Stop after this many requests (at most 1 000 000, the most a run serves).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub requests: Option<u64>,
+    /// Where a request's business operation is read, so commits are counted per operation:
+    /// `key` (the Idempotency-Key header), `header:NAME`, or `json:FIELD` (a dotted path).
+    #[arg(long, default_value = "key")]
+    pub operation_from: retrysim::endpoint::OperationFrom,
+    /// The header that names a request's client, one row of endpoint.csv each.
+    #[arg(long, default_value = "x-client", value_parser = header_name)]
+    pub client_from: String,
+    /// The folder to write <name>.endpoint/ into.
+    #[arg(long, short, default_value = "out")]
+    pub out: PathBuf,
+}
+
+fn time_scale(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && (0.001..=1000.0).contains(&x) => Ok(x),
+        _ => Err(format!(
+            "\"{s}\" is not a time scale: a number from 0.001 to 1000"
+        )),
+    }
+}
+
+fn wall_duration(s: &str) -> Result<std::time::Duration, String> {
+    let t = retrysim::time::parse_duration(s).map_err(|e| e.to_string())?;
+    Ok(std::time::Duration::from_micros(t.0))
+}
+
+fn header_name(s: &str) -> Result<String, String> {
+    let name = s.strip_prefix("header:").unwrap_or(s);
+    match !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        true => Ok(name.to_ascii_lowercase()),
+        false => Err(format!("\"{s}\" is not a header's name, such as x-client")),
+    }
 }
 
 #[derive(Args)]

@@ -6,6 +6,7 @@
 mod args;
 mod calibrate;
 mod compare;
+mod endpoint;
 mod explore;
 mod progress;
 mod serve;
@@ -154,6 +155,7 @@ fn command(cli: Cli) -> Result<(), Failure> {
         Some(Command::Compare(args)) => compare::command(&args),
         Some(Command::Tune(args)) => tune::command(&args),
         Some(Command::Explore(args)) => explore::command(&args),
+        Some(Command::Endpoint(args)) => endpoint::command(&args),
         Some(Command::Serve(args)) => serve::command(&args),
         Some(Command::Theory(args)) => theory_command(&args),
         Some(Command::Trace(args)) => trace::command(&args),

@@ -1,0 +1,559 @@
+//! `retrysim endpoint CONFIG`: the config's tools served over HTTP/1.1 in real time, each at
+//! `<url><tool>`, acting as the tool is configured (see [`retrysim::endpoint`]); on stop, what
+//! it counted written whole to `<out>/<name>.endpoint/`.
+//!
+//! Every part is bounded: at most [`MOST_CONNECTIONS`] connections at once (one more is closed
+//! at once), a request's head within [`HEAD_TIME`] and 16 KiB, its body within
+//! [`retrysim::endpoint::MOST_BODY_BYTES`] (else 413), an idempotency key within 255 bytes
+//! (else 400), and a run within [`retrysim::endpoint::MOST_REQUESTS`] requests.
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::HeaderMap;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use retrysim::config::Source;
+use retrysim::endpoint::keys::{self, Stored};
+use retrysim::endpoint::ledger::{Served, seconds};
+use retrysim::endpoint::{Act, Admit, Keys, Ledger, MOST_BODY_BYTES, MOST_REQUESTS, act, draw};
+use retrysim::error::Error;
+use retrysim::experiment::Experiment;
+use retrysim::model::ToolKind;
+use retrysim::output::{Mark, Staging};
+use retrysim::time::{TICKS_PER_SECOND, Tick};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use crate::args::EndpointArgs;
+use crate::terminal::say;
+use crate::{CANCEL, Failure, print};
+
+/// The most connections open at once.
+pub const MOST_CONNECTIONS: usize = 256;
+/// How long a request's head may take to arrive.
+pub const HEAD_TIME: Duration = Duration::from_secs(10);
+/// The largest request head read, in bytes.
+const MOST_HEAD_BYTES: usize = 16 * 1024;
+
+/// What every connection shares: the config, the clock, and what was counted.
+struct Shared {
+    exp: Experiment,
+    start: Instant,
+    /// Config seconds per wall second.
+    scale: f64,
+    from: retrysim::endpoint::OperationFrom,
+    /// The header that names a request's client (lower case).
+    client: String,
+    /// The requests after which the run ends.
+    most: u64,
+    state: Mutex<State>,
+}
+
+struct State {
+    /// Each tool's next request number.
+    next: Vec<u64>,
+    keys: Vec<Keys>,
+    ledger: Ledger,
+}
+
+/// An idempotency key past [`keys::MOST_KEY_BYTES`].
+struct TooLong;
+
+/// The error that makes hyper close a connection without an answer.
+#[derive(Debug)]
+struct Closed;
+
+impl std::fmt::Display for Closed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connection closed without an answer, as configured")
+    }
+}
+
+impl std::error::Error for Closed {}
+
+type Answer = Result<Response<Full<Bytes>>, Closed>;
+
+impl Shared {
+    /// Now in the config's time.
+    fn now(&self) -> Tick {
+        let config_s = self.start.elapsed().as_secs_f64() * self.scale;
+        Tick((config_s * TICKS_PER_SECOND as f64) as u64)
+    }
+
+    /// `t` of the config's time, as wall time.
+    async fn sleep(&self, t: Tick) {
+        if t > Tick::ZERO {
+            let wall = t.0 as f64 / TICKS_PER_SECOND as f64 / self.scale;
+            tokio::time::sleep(Duration::from_secs_f64(wall)).await;
+        }
+    }
+
+    fn served(&self) -> u64 {
+        let state = self
+            .state
+            .lock()
+            .expect("no request panics holding the state");
+        state.ledger.served.len() as u64
+    }
+
+    fn record(&self, served: Served) {
+        let mut state = self
+            .state
+            .lock()
+            .expect("no request panics holding the state");
+        state.ledger.add(served);
+    }
+}
+
+/// A JSON answer of `status`.
+fn json(status: u16, body: String) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+/// An error answer in the problem form the idempotency draft uses.
+fn problem(status: u16, kind: &str, message: &str) -> Response<Full<Bytes>> {
+    let body = serde_json::json!({ "error": { "type": kind, "message": message } });
+    json(status, body.to_string())
+}
+
+/// A header's value as text, if it is.
+fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The request's idempotency key, unquoted (the draft's sf-string, or Stripe's bare token);
+/// `Err` for one too long.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, TooLong> {
+    let Some(raw) = header(headers, "idempotency-key") else {
+        return Ok(None);
+    };
+    let key = raw.trim();
+    let key = key
+        .strip_prefix('"')
+        .and_then(|k| k.strip_suffix('"'))
+        .unwrap_or(key);
+    if key.len() > keys::MOST_KEY_BYTES {
+        return Err(TooLong);
+    }
+    Ok((!key.is_empty()).then(|| key.to_string()))
+}
+
+async fn serve(shared: Arc<Shared>, req: Request<Incoming>) -> Answer {
+    let path = req.uri().path().trim_start_matches('/').to_string();
+    let (tool_name, lookup) = match path.split_once("/operations/") {
+        Some((tool, key)) => (tool.to_string(), Some(key.to_string())),
+        None => (path.clone(), None),
+    };
+    let Some(tool) = shared.exp.tools.iter().position(|t| t.name == tool_name) else {
+        let names: Vec<&str> = shared.exp.tools.iter().map(|t| t.name.as_str()).collect();
+        let message = format!("no tool at /{path}: the tools are /{}", names.join(", /"));
+        return Ok(problem(404, "not_found", &message));
+    };
+    if let Some(key) = lookup {
+        return Ok(look_up(&shared, tool, &key));
+    }
+    if req.method() != hyper::Method::POST {
+        return Ok(problem(405, "method_not_allowed", "POST a call to a tool"));
+    }
+    let headers = req.headers().clone();
+    let Ok(key) = idempotency_key(&headers) else {
+        let message = "an Idempotency-Key of at most 255 bytes";
+        return Ok(problem(400, "invalid_idempotency_key", message));
+    };
+    let body = match Limited::new(req.into_body(), MOST_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(body) => body.to_bytes(),
+        Err(_) => return Ok(problem(413, "too_large", "a body of at most 1 MiB")),
+    };
+    call(&shared, tool, (&headers, key), &body).await
+}
+
+/// A lookup of `key` at `tool`: the stored receipt once its commit is visible, else 404; a
+/// failed lookup, as the tool's `lookup_failure` draws it, is a 503.
+fn look_up(shared: &Shared, tool: usize, key: &str) -> Response<Full<Bytes>> {
+    let t = &shared.exp.tools[tool];
+    let state = shared
+        .state
+        .lock()
+        .expect("no request panics holding the state");
+    match state.keys[tool].lookup(key, shared.now(), t.lookup.lag) {
+        Some(stored) => json(200, String::from_utf8_lossy(&stored.body).into_owned()),
+        None => problem(404, "not_found", "no commit under this key"),
+    }
+}
+
+/// A call to `tool`: its fate drawn, the work done in the config's time, its key honoured where
+/// the tool honours keys, and what happened counted. The fate decides the wire: a request lost
+/// or refused before the commit point never meets the key store; one that reaches the commit
+/// point under a committed key replays the stored receipt instead of committing again (its
+/// reply still lost, where the fate loses it).
+async fn call(
+    shared: &Shared,
+    tool: usize,
+    (headers, key): (&HeaderMap, Option<String>),
+    body: &Bytes,
+) -> Answer {
+    let t = &shared.exp.tools[tool];
+    let request = Served {
+        at: shared.now(),
+        client: header(headers, &shared.client)
+            .unwrap_or_default()
+            .to_string(),
+        tool,
+        operation: shared
+            .from
+            .read(key.as_deref(), |n| header(headers, n), body),
+        outcome: "",
+        status: None,
+        committed: false,
+    };
+    let (n, drawn) = {
+        let mut state = shared
+            .state
+            .lock()
+            .expect("no request panics holding the state");
+        if state.ledger.served.len() as u64 >= MOST_REQUESTS {
+            return Ok(problem(
+                503,
+                "overloaded",
+                "this endpoint has served all it may",
+            ));
+        }
+        let n = state.next[tool];
+        state.next[tool] += 1;
+        (n, draw(&shared.exp, tool, n))
+    };
+    let act = act(&drawn);
+    let commits = match act {
+        Act::Drop => {
+            shared.sleep(drawn.request).await;
+            shared.record(Served {
+                outcome: drawn.fate.name(),
+                ..request
+            });
+            return Err(Closed);
+        }
+        Act::CommitThenDrop => true,
+        Act::Answer { commit, .. } => commit,
+    };
+    shared.sleep(drawn.request.after(drawn.service)).await;
+    let receipt = serde_json::json!({
+        "operation": request.operation,
+        "receipt": format!("{}-{n}", t.name),
+        "status": "committed",
+    })
+    .to_string();
+    let keyed = key.filter(|_| commits && t.server.idempotent);
+    let admitted = keyed.map(|k| commit_point(shared, tool, &k, body, &receipt));
+    // A lost reply's answer is never sent: the client hears nothing.
+    let lost = act == Act::CommitThenDrop;
+    let (served, answer) = answer(admitted, (act, drawn.fate.name()), receipt);
+    let writes = t.server.kind == ToolKind::Write;
+    shared.record(Served {
+        outcome: served.outcome,
+        status: served.status.filter(|_| !lost),
+        committed: served.committed && writes,
+        ..request
+    });
+    if lost {
+        return Err(Closed);
+    }
+    shared.sleep(drawn.reply).await;
+    let mut r = answer;
+    if let Act::Answer {
+        retry_after: Some(wait),
+        ..
+    } = act
+    {
+        let h = r.headers_mut();
+        h.insert("retry-after", wait.0.div_ceil(TICKS_PER_SECOND).into());
+        if t.server.retry_after_ms {
+            h.insert("retry-after-ms", (wait.0 / 1_000).into());
+        }
+    }
+    Ok(r)
+}
+
+/// At the commit point, the key `key` of a request to `tool` with `body`: admitted by the tool's
+/// store, and where it is new the receipt stored under it — before the client hears anything,
+/// so a lost reply's retry is answered with it.
+fn commit_point(shared: &Shared, tool: usize, key: &str, body: &[u8], receipt: &str) -> Admit {
+    let mut state = shared
+        .state
+        .lock()
+        .expect("no request panics holding the state");
+    let admitted = state.keys[tool].admit(key, keys::fingerprint(body), shared.now());
+    if admitted == Admit::New {
+        let stored = Stored {
+            status: 200,
+            body: receipt.as_bytes().to_vec(),
+        };
+        state.keys[tool].commit(key, stored, shared.now());
+    }
+    admitted
+}
+
+/// What a request that reached the server is answered, and what is counted of it: as its key
+/// was `admitted` (`None`: no key, or one the tool ignores), its `act` and its fate's name.
+fn answer(
+    admitted: Option<Admit>,
+    (act, fate): (Act, &'static str),
+    receipt: String,
+) -> (Outcome, Response<Full<Bytes>>) {
+    match admitted {
+        Some(Admit::Replay(stored)) => {
+            let mut r = json(stored.status, String::from_utf8_lossy(&stored.body).into());
+            r.headers_mut().insert(
+                "idempotent-replayed",
+                hyper::header::HeaderValue::from_static("true"),
+            );
+            (Outcome::new("replayed", stored.status, false), r)
+        }
+        Some(Admit::InFlight) => {
+            let message = "a request with this key is still being processed";
+            let r = problem(409, "idempotency_key_in_use", message);
+            (Outcome::new("in_flight", 409, false), r)
+        }
+        Some(Admit::Mismatch) => {
+            let message = "this Idempotency-Key was used with another payload";
+            let r = problem(422, "idempotency_error", message);
+            (Outcome::new("mismatch", 422, false), r)
+        }
+        Some(Admit::New) | None => {
+            let (status, commit) = match act {
+                Act::Answer { status, commit, .. } => (status, commit),
+                _ => (200, true),
+            };
+            let r = match status {
+                200 => json(200, receipt),
+                _ => problem(status, fate, "as the tool is configured"),
+            };
+            (Outcome::new(fate, status, commit), r)
+        }
+    }
+}
+
+/// What is counted of an answered request.
+struct Outcome {
+    outcome: &'static str,
+    status: Option<u16>,
+    committed: bool,
+}
+
+impl Outcome {
+    fn new(outcome: &'static str, status: u16, committed: bool) -> Outcome {
+        Outcome {
+            outcome,
+            status: Some(status),
+            committed,
+        }
+    }
+}
+
+/// Runs the endpoint until `--duration`, `--requests` or Ctrl-C, then writes what it counted.
+pub fn command(args: &EndpointArgs) -> Result<(), Failure> {
+    let source = Source::read(&args.config)?;
+    let exp = source.sweep()?.base;
+    let root = args.out.clone();
+    let name = format!("{}.endpoint", exp.name);
+    Staging::check_target(&root, &name, Mark::Output)?;
+    let tools = exp.tools.len();
+    let shared = Arc::new(Shared {
+        state: Mutex::new(State {
+            next: vec![0; tools],
+            keys: exp
+                .tools
+                .iter()
+                .map(|t| Keys::new(t.server.key_retention))
+                .collect(),
+            ledger: Ledger::default(),
+        }),
+        exp,
+        start: Instant::now(),
+        scale: args.time_scale,
+        from: args.operation_from.clone(),
+        client: args.client_from.clone(),
+        most: args.requests.unwrap_or(MOST_REQUESTS),
+    });
+    crate::catch_ctrl_c_to_stop();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(Error::io("cannot start the server"))?;
+    let addr = SocketAddr::new(args.bind, args.port);
+    let deadline = args.duration.map(|d| Instant::now() + d);
+    runtime.block_on(listen(shared.clone(), addr, deadline))?;
+    let ledger = {
+        let state = shared.state.lock().expect("the server has stopped");
+        state.ledger.clone()
+    };
+    let staging = write(&shared.exp, &source, &ledger, &root, &name)?;
+    let at = staging.commit()?;
+    say!("wrote {} ({} requests)", at.display(), ledger.served.len());
+    Ok(())
+}
+
+/// Serves on `addr` until a stop: its URL printed first.
+async fn listen(
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    deadline: Option<Instant>,
+) -> Result<(), Failure> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(Error::io(format!("cannot listen on {addr}")))?;
+    let local = listener
+        .local_addr()
+        .map_err(Error::io("cannot read the address"))?;
+    print(&format!("http://{local}/\n"))?;
+    for t in &shared.exp.tools {
+        say!("serving {} at http://{local}/{}", t.name, t.name);
+    }
+    let slots = Arc::new(Semaphore::new(MOST_CONNECTIONS));
+    loop {
+        let stop = CANCEL.load(Ordering::SeqCst)
+            || deadline.is_some_and(|d| Instant::now() >= d)
+            || shared.served() >= shared.most;
+        if stop {
+            return Ok(());
+        }
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let Ok(permit) = slots.clone().try_acquire_owned() else {
+                    drop(stream);
+                    continue;
+                };
+                let shared = shared.clone();
+                tokio::spawn(async move {
+                    let service = service_fn(move |req| serve(shared.clone(), req));
+                    let _ = http1::Builder::new()
+                        .timer(TokioTimer::new())
+                        .header_read_timeout(HEAD_TIME)
+                        .max_buf_size(MOST_HEAD_BYTES)
+                        .keep_alive(true)
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                    drop(permit);
+                });
+            }
+            () = tokio::time::sleep(Duration::from_millis(50)) => {}
+        }
+    }
+}
+
+/// The folder `<name>.endpoint/`: `endpoint.csv` (per client and tool), `requests.csv` (every
+/// request) and its manifest.
+fn write(
+    exp: &Experiment,
+    source: &Source,
+    ledger: &Ledger,
+    root: &std::path::Path,
+    name: &str,
+) -> Result<Staging, Error> {
+    let staging = Staging::new(root, name, Mark::Output)?;
+    let dir = staging.path().to_path_buf();
+    let put = |file: &str, text: String| {
+        std::fs::write(dir.join(file), text).map_err(Error::io(format!("cannot write {file}")))
+    };
+    let csv_of = |rows: Vec<Vec<String>>| -> Result<String, Error> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        for row in rows {
+            w.write_record(&row)
+                .map_err(|e| Error::io("cannot write a row")(e.into()))?;
+        }
+        let bytes = w
+            .into_inner()
+            .map_err(|e| Error::io("cannot write a row")(e.into_error()))?;
+        Ok(String::from_utf8(bytes).expect("rows of text"))
+    };
+    let per = |n: u64, of: u64| match of {
+        0 => String::new(),
+        of => format!("{:.6}", n as f64 / of as f64),
+    };
+    let mut rows = vec![
+        [
+            "client",
+            "tool",
+            "operations",
+            "attempts",
+            "attempts_per_operation",
+            "commits",
+            "duplicates",
+            "duplicates_per_operation",
+            "succeeded",
+            "success_rate",
+            "unanswered",
+            "without_operation",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for ((client, tool), f) in ledger.figures() {
+        rows.push(vec![
+            client,
+            exp.tools[tool].name.clone(),
+            f.operations.to_string(),
+            f.attempts.to_string(),
+            per(f.attempts - f.without_operation, f.operations),
+            f.commits.to_string(),
+            f.duplicates.to_string(),
+            per(f.duplicates, f.operations),
+            f.succeeded.to_string(),
+            per(f.succeeded, f.operations),
+            f.unanswered.to_string(),
+            f.without_operation.to_string(),
+        ]);
+    }
+    put("endpoint.csv", csv_of(rows)?)?;
+    let mut rows = vec![
+        [
+            "at_s",
+            "client",
+            "tool",
+            "operation",
+            "outcome",
+            "status",
+            "committed",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for s in &ledger.served {
+        rows.push(vec![
+            format!("{:.6}", seconds(s.at)),
+            s.client.clone(),
+            exp.tools[s.tool].name.clone(),
+            s.operation.clone().unwrap_or_default(),
+            s.outcome.to_string(),
+            s.status.map(|x| x.to_string()).unwrap_or_default(),
+            s.committed.to_string(),
+        ]);
+    }
+    put("requests.csv", csv_of(rows)?)?;
+    let manifest = format!(
+        "# Written by retrysim endpoint; see out/README.md.\nretrysim = \"{}\"\ncommand = \"endpoint\"\nconfig = {:?}\nseed = {}\nrequests = {}\n",
+        env!("CARGO_PKG_VERSION"),
+        source.name,
+        exp.seed,
+        ledger.served.len()
+    );
+    put("manifest.toml", manifest)?;
+    Ok(staging)
+}

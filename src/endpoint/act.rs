@@ -1,0 +1,94 @@
+//! What the endpoint does with one request: its fate drawn as the simulator draws an attempt's,
+//! from a stream of the endpoint's own keyed by the config's seed and the tool, a request's
+//! number its place in the stream — so a rerun with the same client meets the same faults in
+//! the same order — and the fate turned into what happens on the wire.
+
+use crate::engine::rng::{Source, Streams};
+use crate::experiment::Experiment;
+use crate::model::fault::WORDS_PER_ATTEMPT;
+use crate::model::{AttemptDraw, Fate};
+use crate::time::Tick;
+
+/// The fate and latencies of request `n` (0 the first) to tool `tool` of `exp`, drawn from the
+/// tool's faults and latencies as the simulator draws an attempt's; a scripted tool's from its
+/// script, the requests its steps.
+pub fn draw(exp: &Experiment, tool: usize, n: u64) -> AttemptDraw {
+    if let Some(script) = &exp.tools[tool].script {
+        return script.draw(u32::try_from(n).unwrap_or(u32::MAX));
+    }
+    let streams = Streams {
+        seed: exp.seed,
+        point: 0,
+        replication: 0,
+    };
+    // Two attempts' words to a block.
+    let per_block = (crate::engine::rng::WORDS_PER_BLOCK / WORDS_PER_ATTEMPT) as u64;
+    let block = streams.block(Source::Endpoint, tool as u64, n / per_block);
+    let at = (n % per_block) as usize * WORDS_PER_ATTEMPT;
+    let words: [u64; WORDS_PER_ATTEMPT] = std::array::from_fn(|i| block[at + i]);
+    exp.tools[tool].draw(&words, 0, false)
+}
+
+/// What happens on the wire to a request of a given fate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Act {
+    /// The connection is closed before any work: a lost request, a failed connection. Nothing
+    /// is committed.
+    Drop,
+    /// The work is done and committed, then the connection is closed before any answer: a lost
+    /// reply, the client left not knowing.
+    CommitThenDrop,
+    /// An answer of `status`, after a commit where `commit` says so; a 429's `retry_after`.
+    Answer {
+        status: u16,
+        commit: bool,
+        retry_after: Option<Tick>,
+    },
+}
+
+/// The act for a request drawn as `draw`.
+pub fn act(draw: &AttemptDraw) -> Act {
+    let answer = |status, commit| Act::Answer {
+        status,
+        commit,
+        retry_after: None,
+    };
+    match draw.fate {
+        Fate::LostRequest | Fate::ConnectFailed => Act::Drop,
+        Fate::LostReply | Fate::StreamBroken => Act::CommitThenDrop,
+        Fate::Delivered => answer(200, true),
+        Fate::ServerError => answer(500, false),
+        Fate::ErrorAfterCommit => answer(500, true),
+        Fate::Throttled => Act::Answer {
+            status: 429,
+            commit: false,
+            retry_after: draw.retry_after,
+        },
+        Fate::Forbidden => answer(403, false),
+        Fate::Invalid => answer(400, false),
+        Fate::Overloaded => answer(503, false),
+        Fate::VersionConflict => answer(409, false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each fate does on the wire what the model says of it: the commit where the server
+    /// committed, silence where the client hears nothing.
+    #[test]
+    fn each_fate_is_its_act() {
+        let d = |fate| AttemptDraw::new(fate, Tick::ZERO, Tick::ZERO, Tick::ZERO, None);
+        assert_eq!(act(&d(Fate::LostRequest)), Act::Drop);
+        assert_eq!(act(&d(Fate::LostReply)), Act::CommitThenDrop);
+        let status = |fate| match act(&d(fate)) {
+            Act::Answer { status, commit, .. } => (status, commit),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(status(Fate::Delivered), (200, true));
+        assert_eq!(status(Fate::ServerError), (500, false));
+        assert_eq!(status(Fate::ErrorAfterCommit), (500, true));
+        assert_eq!(status(Fate::Overloaded), (503, false));
+    }
+}

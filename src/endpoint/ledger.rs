@@ -1,0 +1,125 @@
+//! What the endpoint counted: every request it served, and per client and tool the figures a
+//! simulation gives — operations, attempts, commits and the duplicates among them — read from
+//! the requests, never kept apart from them.
+
+use std::collections::BTreeMap;
+
+use crate::time::{TICKS_PER_SECOND, Tick};
+
+/// One request served.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Served {
+    /// When it arrived, in the config's time (wall time since the start, times the scale).
+    pub at: Tick,
+    /// The client that sent it, as the request named it (empty where it named none).
+    pub client: String,
+    pub tool: usize,
+    /// Its business operation; `None` where the request carried none to read.
+    pub operation: Option<String>,
+    /// What the endpoint did: a fate's name, or `replayed`, `in_flight`, `mismatch`.
+    pub outcome: &'static str,
+    /// The status answered; `None` where the connection was closed without one.
+    pub status: Option<u16>,
+    /// It made a new side effect.
+    pub committed: bool,
+}
+
+/// Every request served, in order.
+#[derive(Clone, Debug, Default)]
+pub struct Ledger {
+    pub served: Vec<Served>,
+}
+
+/// One client's figures at one tool.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Figures {
+    pub operations: u64,
+    pub attempts: u64,
+    pub commits: u64,
+    /// Commits beyond each operation's first.
+    pub duplicates: u64,
+    /// Operations answered 2xx at least once.
+    pub succeeded: u64,
+    /// Requests closed without an answer.
+    pub unanswered: u64,
+    /// Requests that carried no operation, counted in `attempts` and nowhere else.
+    pub without_operation: u64,
+}
+
+impl Ledger {
+    pub fn add(&mut self, served: Served) {
+        self.served.push(served);
+    }
+
+    /// The figures of every client at every tool it called, by client name and tool.
+    pub fn figures(&self) -> BTreeMap<(String, usize), Figures> {
+        // Per operation: its commits and whether it succeeded.
+        let mut operations: BTreeMap<(&str, usize, &str), (u64, bool)> = BTreeMap::new();
+        let mut out: BTreeMap<(String, usize), Figures> = BTreeMap::new();
+        for s in &self.served {
+            let f = out.entry((s.client.clone(), s.tool)).or_default();
+            f.attempts += 1;
+            f.commits += u64::from(s.committed);
+            f.unanswered += u64::from(s.status.is_none());
+            let Some(op) = &s.operation else {
+                f.without_operation += 1;
+                continue;
+            };
+            let o = operations.entry((&s.client, s.tool, op)).or_default();
+            o.0 += u64::from(s.committed);
+            o.1 |= s.status.is_some_and(|st| (200..300).contains(&st));
+        }
+        for ((client, tool, _), (commits, succeeded)) in operations {
+            let f = out.entry((client.to_string(), tool)).or_default();
+            f.operations += 1;
+            f.duplicates += commits.saturating_sub(1);
+            f.succeeded += u64::from(succeeded);
+        }
+        out
+    }
+}
+
+/// Ticks as seconds, for the CSV files.
+pub fn seconds(t: Tick) -> f64 {
+    t.0 as f64 / TICKS_PER_SECOND as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn served(op: &str, committed: bool, status: Option<u16>) -> Served {
+        Served {
+            at: Tick::ZERO,
+            client: "c".into(),
+            tool: 0,
+            operation: Some(op.into()),
+            outcome: "x",
+            status,
+            committed,
+        }
+    }
+
+    /// A lost reply then a retry without a key is one operation, two attempts, two commits:
+    /// one duplicate; a replay commits nothing.
+    #[test]
+    fn duplicates_are_commits_beyond_each_operations_first() {
+        let mut ledger = Ledger::default();
+        ledger.add(served("o1", true, None));
+        ledger.add(served("o1", true, Some(200)));
+        ledger.add(served("o2", true, None));
+        ledger.add(served("o2", false, Some(200)));
+        let f = &ledger.figures()[&("c".to_string(), 0)];
+        assert_eq!(
+            (
+                f.operations,
+                f.attempts,
+                f.commits,
+                f.duplicates,
+                f.succeeded,
+                f.unanswered
+            ),
+            (2, 4, 3, 1, 2, 2)
+        );
+    }
+}

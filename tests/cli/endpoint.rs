@@ -1,0 +1,143 @@
+//! `retrysim endpoint`: a configured tool over real HTTP, held to the commits it counts. A
+//! scripted charge loses its first request's reply (after committing), then its second request,
+//! then answers: a plain client over raw sockets sees a lost reply as a connection closed with
+//! no answer, a retry under the same key answered with the stored receipt (no second commit), a
+//! retry without a key charged again, and a lost request as a close that committed nothing.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const CONFIG: &str = r#"name = "charges"
+seed = 1
+[workload]
+tasks = 1
+[[tool]]
+name = "charge"
+script = [
+    { outcome = "lost_reply", after = "5ms" },
+    { outcome = "ok", after = "5ms" },
+    { outcome = "lost_reply", after = "5ms" },
+    { outcome = "ok", after = "5ms" },
+    { outcome = "lost_request", after = "5ms" },
+    { outcome = "ok", after = "5ms" },
+]
+[[policy]]
+name = "p"
+"#;
+
+/// One request, `Connection: close`: the status and body, or `None` where the server closed the
+/// connection without an answer.
+fn post(addr: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut req = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    if answer.is_empty() {
+        return None;
+    }
+    let status = answer[9..12].parse().unwrap();
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|x| x.1.to_string())
+        .unwrap();
+    Some((status, body))
+}
+
+#[test]
+fn a_lost_reply_commits_once_a_key_replays_it_and_a_reset_commits_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("c.toml"), CONFIG).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args(["endpoint", "c.toml", "--port", "0", "--requests", "6"])
+        .args(["--operation-from", "json:order_id"])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let keyed = [("Idempotency-Key", "k1"), ("X-Client", "keyed")];
+    let bare = [("X-Client", "bare")];
+    // A lost reply: the charge commits, the client hears nothing; the retry under the same
+    // key is answered with the stored receipt.
+    assert_eq!(post(&addr, "/charge", &keyed, r#"{"order_id":"o1"}"#), None);
+    let (status, replay) = post(&addr, "/charge", &keyed, r#"{"order_id":"o1"}"#).unwrap();
+    assert_eq!(status, 200);
+    assert!(replay.contains("\"receipt\":\"charge-0\""), "{replay}");
+    // Without a key the retry is a second charge.
+    assert_eq!(post(&addr, "/charge", &bare, r#"{"order_id":"o2"}"#), None);
+    let (status, _) = post(&addr, "/charge", &bare, r#"{"order_id":"o2"}"#).unwrap();
+    assert_eq!(status, 200);
+    // A lost request: closed, nothing committed; the retry charges once.
+    assert_eq!(post(&addr, "/charge", &bare, r#"{"order_id":"o3"}"#), None);
+    assert_eq!(
+        post(&addr, "/charge", &bare, r#"{"order_id":"o3"}"#)
+            .unwrap()
+            .0,
+        200
+    );
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    let out = dir.path().join("out/charges.endpoint");
+    let requests = std::fs::read_to_string(out.join("requests.csv")).unwrap();
+    let committed: Vec<(&str, &str)> = requests
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[4], f[6])
+        })
+        .collect();
+    assert_eq!(
+        committed,
+        [
+            ("lost_reply", "true"),
+            ("replayed", "false"),
+            ("lost_reply", "true"),
+            ("ok", "true"),
+            ("lost_request", "false"),
+            ("ok", "true"),
+        ]
+    );
+    // Recounted from the requests: o1 once, o2 twice (one duplicate), o3 once.
+    let figures = std::fs::read_to_string(out.join("endpoint.csv")).unwrap();
+    let row = |client: &str| {
+        figures
+            .lines()
+            .find(|l| l.starts_with(&format!("{client},")))
+            .unwrap()
+            .split(',')
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    // operations, attempts, commits, duplicates
+    let pick = |r: Vec<String>| (r[2].clone(), r[3].clone(), r[5].clone(), r[6].clone());
+    assert_eq!(
+        pick(row("keyed")),
+        ("1".into(), "2".into(), "1".into(), "0".into())
+    );
+    assert_eq!(
+        pick(row("bare")),
+        ("2".into(), "4".into(), "3".into(), "1".into())
+    );
+}
