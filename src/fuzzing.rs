@@ -220,6 +220,36 @@ pub fn http_request(data: &[u8]) {
     }
 }
 
+/// What `retrysim endpoint` reads of a request beside hyper's own parsing: the first line a
+/// place to read an operation from (`--operation-from`), the second an `Idempotency-Key`
+/// header's value, the rest the body. Whatever comes, the operation and key keep their bounds.
+pub fn endpoint_request(data: &[u8]) {
+    use crate::endpoint::keys::{self, MOST_KEY_BYTES};
+    use crate::endpoint::operation::{MOST_OPERATION_CHARS, OperationFrom};
+    let mut parts = data.splitn(3, |&b| b == b'\n');
+    let (Some(from), Some(key)) = (parts.next(), parts.next()) else {
+        return;
+    };
+    let body = parts.next().unwrap_or_default();
+    let (Ok(from), Ok(key)) = (std::str::from_utf8(from), std::str::from_utf8(key)) else {
+        return;
+    };
+    let key = match keys::from_header(key) {
+        Ok(key) => key,
+        Err(keys::TooLong) => return assert!(key.trim().len() > MOST_KEY_BYTES - 2),
+    };
+    if let Some(k) = &key {
+        assert!(!k.is_empty() && k.len() <= MOST_KEY_BYTES);
+    }
+    let Ok(from) = from.parse::<OperationFrom>() else {
+        return;
+    };
+    let header = |name: &str| (name == "x-order").then_some("o-1");
+    if let Some(op) = from.read(key.as_deref(), header, body) {
+        assert!(!op.is_empty() && op.chars().count() <= MOST_OPERATION_CHARS);
+    }
+}
+
 /// What the classroom page posts (`{"sets": ["PATH=VALUE", …]}`), read as `retrysim serve`
 /// reads it and made to a config: the changes validated, not run, as for [`set_scan`].
 pub fn page_request(data: &[u8]) {

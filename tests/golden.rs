@@ -123,6 +123,7 @@ shipped_configs! {
     agent_crash => "agent-crash.toml",
     zombie_worker => "zombie-worker.toml",
     lease_vs_timeout => "lease-vs-timeout.toml",
+    endpoint_demo => "endpoint-demo.toml",
     compare_demo => "compare-demo.toml",
     compare_demo_after => "compare-demo-after.toml",
     cooperative_budget => "scenarios/cooperative-budget.toml",

@@ -48,6 +48,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../configs/duplicate-curve.toml"),
     ),
     (
+        "configs/endpoint-demo.toml",
+        include_str!("../../configs/endpoint-demo.toml"),
+    ),
+    (
         "configs/failure-domains.toml",
         include_str!("../../configs/failure-domains.toml"),
     ),

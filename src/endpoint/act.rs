@@ -46,7 +46,9 @@ pub enum Act {
     },
 }
 
-/// The act for a request drawn as `draw`.
+/// The act for a request drawn as `draw`. A 5xx is a 502: retrysim's server error is a 502, 503
+/// or 504 without saying which (as the presets read a status list), and a 503 is the
+/// overloaded server's own.
 pub fn act(draw: &AttemptDraw) -> Act {
     let answer = |status, commit| Act::Answer {
         status,
@@ -57,8 +59,8 @@ pub fn act(draw: &AttemptDraw) -> Act {
         Fate::LostRequest | Fate::ConnectFailed => Act::Drop,
         Fate::LostReply | Fate::StreamBroken => Act::CommitThenDrop,
         Fate::Delivered => answer(200, true),
-        Fate::ServerError => answer(500, false),
-        Fate::ErrorAfterCommit => answer(500, true),
+        Fate::ServerError => answer(502, false),
+        Fate::ErrorAfterCommit => answer(502, true),
         Fate::Throttled => Act::Answer {
             status: 429,
             commit: false,
@@ -87,8 +89,8 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert_eq!(status(Fate::Delivered), (200, true));
-        assert_eq!(status(Fate::ServerError), (500, false));
-        assert_eq!(status(Fate::ErrorAfterCommit), (500, true));
+        assert_eq!(status(Fate::ServerError), (502, false));
+        assert_eq!(status(Fate::ErrorAfterCommit), (502, true));
         assert_eq!(status(Fate::Overloaded), (503, false));
     }
 }

@@ -123,6 +123,21 @@ impl Keys {
     }
 }
 
+/// An `Idempotency-Key` header's value past [`MOST_KEY_BYTES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooLong;
+
+/// The key an `Idempotency-Key` header's value carries: the draft's quoted sf-string unquoted,
+/// or Stripe's bare token as it is, trimmed; `None` for an empty one.
+pub fn from_header(raw: &str) -> Result<Option<String>, TooLong> {
+    let key = raw.trim();
+    let key = (key.strip_prefix('"').and_then(|k| k.strip_suffix('"'))).unwrap_or(key);
+    if key.len() > MOST_KEY_BYTES {
+        return Err(TooLong);
+    }
+    Ok((!key.is_empty()).then(|| key.to_string()))
+}
+
 /// A payload's fingerprint: its SHA-256.
 pub fn fingerprint(body: &[u8]) -> [u8; 32] {
     use sha2::{Digest, Sha256};
@@ -151,6 +166,14 @@ mod tests {
         keys.commit("k", ok(), Tick(2));
         assert_eq!(keys.admit("k", a, Tick(3)), Admit::Replay(ok()));
         assert_eq!(keys.admit("k", b, Tick(3)), Admit::Mismatch);
+    }
+
+    #[test]
+    fn a_header_gives_its_key_quoted_or_bare() {
+        assert_eq!(from_header("\"k-1\""), Ok(Some("k-1".into())));
+        assert_eq!(from_header(" k-1 "), Ok(Some("k-1".into())));
+        assert_eq!(from_header("\"\""), Ok(None));
+        assert_eq!(from_header(&"x".repeat(256)), Err(TooLong));
     }
 
     /// A failure before the commit frees the key; a retained key is forgotten on time, and a

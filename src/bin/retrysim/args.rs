@@ -17,6 +17,7 @@ pub const EXAMPLES: &str = "  retrysim                                   run the
   retrysim compare out/compare-demo out/compare-demo-after --fail-if worse:any
   retrysim tune configs/tune-retry.toml
   retrysim explore configs/scenarios/exactly-one-order.toml --faults 2
+  retrysim endpoint configs/endpoint-demo.toml --operation-from json:order_id
   retrysim serve";
 
 pub const EXIT_STATUS: &str = "  0    done

@@ -64,9 +64,6 @@ struct State {
     ledger: Ledger,
 }
 
-/// An idempotency key past [`keys::MOST_KEY_BYTES`].
-struct TooLong;
-
 /// The error that makes hyper close a connection without an answer.
 #[derive(Debug)]
 struct Closed;
@@ -135,21 +132,9 @@ fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-/// The request's idempotency key, unquoted (the draft's sf-string, or Stripe's bare token);
-/// `Err` for one too long.
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, TooLong> {
-    let Some(raw) = header(headers, "idempotency-key") else {
-        return Ok(None);
-    };
-    let key = raw.trim();
-    let key = key
-        .strip_prefix('"')
-        .and_then(|k| k.strip_suffix('"'))
-        .unwrap_or(key);
-    if key.len() > keys::MOST_KEY_BYTES {
-        return Err(TooLong);
-    }
-    Ok((!key.is_empty()).then(|| key.to_string()))
+/// The request's idempotency key (see [`keys::from_header`]).
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, keys::TooLong> {
+    header(headers, "idempotency-key").map_or(Ok(None), keys::from_header)
 }
 
 async fn serve(shared: Arc<Shared>, req: Request<Incoming>) -> Answer {

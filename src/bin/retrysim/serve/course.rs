@@ -7,7 +7,7 @@
 const SUMMARY: &str = include_str!("../../../../docs/book/src/SUMMARY.md");
 
 /// Every chapter the table of contents may name, by file.
-const CHAPTERS: [(&str, &str); 15] = [
+const CHAPTERS: [(&str, &str); 16] = [
     (
         "introduction.md",
         include_str!("../../../../docs/book/src/introduction.md"),
@@ -60,6 +60,10 @@ const CHAPTERS: [(&str, &str); 15] = [
     (
         "every-schedule.md",
         include_str!("../../../../docs/book/src/every-schedule.md"),
+    ),
+    (
+        "your-own-client.md",
+        include_str!("../../../../docs/book/src/your-own-client.md"),
     ),
     (
         "classroom.md",
