@@ -250,6 +250,23 @@ pub fn endpoint_request(data: &[u8]) {
     }
 }
 
+/// A model request's body as `retrysim endpoint` reads it (OpenAI's or Anthropic's): read or
+/// refused with a reason, and what it writes back for it well-formed JSON in both dialects.
+pub fn model_request(data: &[u8]) {
+    use crate::endpoint::wire::{self, Dialect};
+    let req = match wire::read_request(data) {
+        Ok(req) => req,
+        Err(why) => return assert!(!why.is_empty()),
+    };
+    assert!(req.model.chars().count() <= 128);
+    for d in [Dialect::OpenAi, Dialect::Anthropic] {
+        let whole = wire::completion(d, &req, "id", (1, 2));
+        assert!(serde_json::from_str::<serde_json::Value>(&whole).is_ok());
+        let stream = wire::stream_start(d, &req, "id", 1) + &wire::stream_end(d, &req, "id", 0);
+        assert!(stream.ends_with("\n\n"));
+    }
+}
+
 /// What the classroom page posts (`{"sets": ["PATH=VALUE", …]}`), read as `retrysim serve`
 /// reads it and made to a config: the changes validated, not run, as for [`set_scan`].
 pub fn page_request(data: &[u8]) {

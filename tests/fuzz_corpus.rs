@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 type Target = fn(&[u8]);
 
 /// Every fuzz target, by its name in `fuzz/Cargo.toml`, and its entry point.
-const TARGETS: [(&str, Target); 9] = [
+const TARGETS: [(&str, Target); 10] = [
     ("config", retrysim::fuzzing::config),
     (
         "grpc_service_config",
@@ -22,6 +22,7 @@ const TARGETS: [(&str, Target); 9] = [
     ("page_request", retrysim::fuzzing::page_request),
     ("http_request", retrysim::fuzzing::http_request),
     ("endpoint_request", retrysim::fuzzing::endpoint_request),
+    ("model_request", retrysim::fuzzing::model_request),
 ];
 
 /// The files of `dir`, sorted, so a failure names the same input every run; none if it is

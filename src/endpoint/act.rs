@@ -6,6 +6,7 @@
 use crate::engine::rng::{Source, Streams};
 use crate::experiment::Experiment;
 use crate::model::fault::WORDS_PER_ATTEMPT;
+use crate::model::provider::Generation;
 use crate::model::{AttemptDraw, Fate};
 use crate::time::Tick;
 
@@ -27,6 +28,32 @@ pub fn draw(exp: &Experiment, tool: usize, n: u64) -> AttemptDraw {
     let at = (n % per_block) as usize * WORDS_PER_ATTEMPT;
     let words: [u64; WORDS_PER_ATTEMPT] = std::array::from_fn(|i| block[at + i]);
     exp.tools[tool].draw(&words, 0, false)
+}
+
+/// At a model tool, request `n`'s prompt and what its attempt generates: the prompt's tokens
+/// and the generation, drawn from the provider as the simulator draws a call's sizes and an
+/// attempt's stream (from streams of the endpoint's own: a request is a call of its own), the
+/// answer capped at the request's `max_tokens`. `None` at a tool that is no model.
+pub fn generation(
+    exp: &Experiment,
+    tool: usize,
+    n: u64,
+    max_tokens: Option<u64>,
+) -> Option<(u64, Generation)> {
+    let provider = exp.tools[tool].provider.as_ref()?;
+    let streams = Streams {
+        seed: exp.seed,
+        point: 0,
+        replication: 0,
+    };
+    // Three words a request (two for the sizes, one for the attempt), two requests a block.
+    let block = streams.block(Source::Endpoint, tool as u64 | 1 << 32, n / 2);
+    let at = (n % 2) as usize * 4;
+    let mut sizes = provider.sizes([block[at], block[at + 1]]);
+    if let Some(cap) = max_tokens {
+        sizes.output = sizes.output.min(cap);
+    }
+    Some((sizes.input, provider.attempt(block[at + 2], &sizes, false)))
 }
 
 /// What happens on the wire to a request of a given fate.

@@ -22,6 +22,8 @@ pub struct Served {
     pub status: Option<u16>,
     /// It made a new side effect.
     pub committed: bool,
+    /// At a model tool, the answer's tokens generated (a broken stream's, up to the break).
+    pub generated: u64,
 }
 
 /// Every request served, in order.
@@ -97,6 +99,7 @@ mod tests {
             outcome: "x",
             status,
             committed,
+            generated: 0,
         }
     }
 

@@ -3,15 +3,17 @@
 //! the commits it causes are counted per business operation. What the endpoint decides is here,
 //! free of the network, so it can be tested and fuzzed: the fate of each request
 //! ([`act`]), the idempotency keys a tool holds ([`keys`]), where a request's operation comes
-//! from ([`operation`]) and what was counted ([`ledger`]). The command's server carries the
+//! from ([`operation`]), what was counted ([`ledger`]) and the model APIs' wire formats
+//! ([`wire`]). The command's server carries the
 //! decisions out on the wire.
 
 pub mod act;
 pub mod keys;
 pub mod ledger;
 pub mod operation;
+pub mod wire;
 
-pub use act::{Act, act, draw};
+pub use act::{Act, act, draw, generation};
 pub use keys::{Admit, Keys};
 pub use ledger::Ledger;
 pub use operation::OperationFrom;

@@ -141,3 +141,72 @@ fn a_lost_reply_commits_once_a_key_replays_it_and_a_reset_commits_nothing() {
         ("2".into(), "4".into(), "3".into(), "1".into())
     );
 }
+
+/// A model tool in OpenAI's wire format: a whole streamed answer is `data:` blocks ending
+/// `data: [DONE]` and the chunked body's end; a stream that breaks (breaks at 1 000 a second
+/// of streaming, certain within an answer of 40 tokens at 400 a second) sends its 200 and some
+/// blocks, then the connection is cut with neither. Anthropic's dialect answers at
+/// `…/v1/messages`; a request that is no model request is a 400 in the dialect's shape.
+#[test]
+fn a_model_streams_whole_or_is_cut_mid_body() {
+    let config = |stream_break: f64| {
+        format!(
+            "name = \"llm\"\nseed = 3\n[workload]\ntasks = 1\n[[tool]]\nname = \"llm\"\n\
+             kind = \"model\"\nrequest_latency = {{ dist = \"constant\", value = \"1ms\" }}\n\
+             reply_latency = {{ dist = \"constant\", value = \"1ms\" }}\n\
+             model = {{ input_tokens = {{ dist = \"constant\", value = 100 }}, \
+             output_tokens = {{ dist = \"constant\", value = 40 }}, max_tokens = 64, \
+             first_token = {{ dist = \"constant\", value = \"5ms\" }}, tokens_per_second = 400, \
+             stream_break = {stream_break} }}\n[[policy]]\nname = \"p\"\n"
+        )
+    };
+    let chat = r#"{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true}"#;
+    for (stream_break, whole) in [(0.0, true), (1000.0, false)] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("c.toml"), config(stream_break)).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+            .args(["endpoint", "c.toml", "--port", "0", "--requests", "3"])
+            .current_dir(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .trim()
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_string();
+        let raw = raw_post(&addr, "/llm/v1/chat/completions", chat);
+        assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+        assert!(raw.contains("text/event-stream") && raw.contains("chat.completion.chunk"));
+        assert_eq!(raw.contains("data: [DONE]"), whole, "{raw}");
+        assert_eq!(raw.ends_with("0\r\n\r\n"), whole, "{raw}");
+        let bad = raw_post(&addr, "/llm/v1/messages", r#"{"model":"m"}"#);
+        assert!(
+            bad.starts_with("HTTP/1.1 400") && bad.contains("invalid_request_error"),
+            "{bad}"
+        );
+        let plain = raw_post(&addr, "/llm", chat);
+        assert!(plain.starts_with("HTTP/1.1 404"), "{plain}");
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// The raw answer to one POST, as it came, until the connection closed.
+fn raw_post(addr: &str, path: &str, body: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let req = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}

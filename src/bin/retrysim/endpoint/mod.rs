@@ -22,8 +22,10 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use retrysim::config::Source;
 use retrysim::endpoint::keys::{self, Stored};
-use retrysim::endpoint::ledger::{Served, seconds};
-use retrysim::endpoint::{Act, Admit, Keys, Ledger, MOST_BODY_BYTES, MOST_REQUESTS, act, draw};
+use retrysim::endpoint::ledger::Served;
+use retrysim::endpoint::{
+    Act, Admit, Keys, Ledger, MOST_BODY_BYTES, MOST_REQUESTS, act, draw, wire,
+};
 use retrysim::error::Error;
 use retrysim::experiment::Experiment;
 use retrysim::model::ToolKind;
@@ -31,6 +33,9 @@ use retrysim::output::{Mark, Staging};
 use retrysim::time::{TICKS_PER_SECOND, Tick};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
+
+mod model;
+mod write;
 
 use crate::args::EndpointArgs;
 use crate::terminal::say;
@@ -76,7 +81,17 @@ impl std::fmt::Display for Closed {
 
 impl std::error::Error for Closed {}
 
-type Answer = Result<Response<Full<Bytes>>, Closed>;
+/// A response's body: whole, or a stream that may be cut.
+type Body = http_body_util::combinators::BoxBody<Bytes, Closed>;
+
+type Answer = Result<Response<Body>, Closed>;
+
+/// A whole body.
+fn whole(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed()
+}
 
 impl Shared {
     /// Now in the config's time.
@@ -91,6 +106,20 @@ impl Shared {
             let wall = t.0 as f64 / TICKS_PER_SECOND as f64 / self.scale;
             tokio::time::sleep(Duration::from_secs_f64(wall)).await;
         }
+    }
+
+    /// The number of the next request to `tool` and its draw; `None` past the run's bound.
+    fn next_request(&self, tool: usize) -> Option<(u64, retrysim::model::AttemptDraw)> {
+        let mut state = self
+            .state
+            .lock()
+            .expect("no request panics holding the state");
+        if state.ledger.served.len() as u64 >= MOST_REQUESTS {
+            return None;
+        }
+        let n = state.next[tool];
+        state.next[tool] += 1;
+        Some((n, draw(&self.exp, tool, n)))
     }
 
     fn served(&self) -> u64 {
@@ -111,8 +140,8 @@ impl Shared {
 }
 
 /// A JSON answer of `status`.
-fn json(status: u16, body: String) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(Bytes::from(body)));
+fn json(status: u16, body: String) -> Response<Body> {
+    let mut r = Response::new(whole(body));
     *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     r.headers_mut().insert(
         hyper::header::CONTENT_TYPE,
@@ -122,7 +151,7 @@ fn json(status: u16, body: String) -> Response<Full<Bytes>> {
 }
 
 /// An error answer in the problem form the idempotency draft uses.
-fn problem(status: u16, kind: &str, message: &str) -> Response<Full<Bytes>> {
+fn problem(status: u16, kind: &str, message: &str) -> Response<Body> {
     let body = serde_json::json!({ "error": { "type": kind, "message": message } });
     json(status, body.to_string())
 }
@@ -139,17 +168,27 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, keys::TooLong>
 
 async fn serve(shared: Arc<Shared>, req: Request<Incoming>) -> Answer {
     let path = req.uri().path().trim_start_matches('/').to_string();
-    let (tool_name, lookup) = match path.split_once("/operations/") {
-        Some((tool, key)) => (tool.to_string(), Some(key.to_string())),
-        None => (path.clone(), None),
-    };
+    let (tool_name, rest) = path.split_once('/').unwrap_or((path.as_str(), ""));
     let Some(tool) = shared.exp.tools.iter().position(|t| t.name == tool_name) else {
         let names: Vec<&str> = shared.exp.tools.iter().map(|t| t.name.as_str()).collect();
         let message = format!("no tool at /{path}: the tools are /{}", names.join(", /"));
         return Ok(problem(404, "not_found", &message));
     };
-    if let Some(key) = lookup {
-        return Ok(look_up(&shared, tool, &key));
+    if let Some(key) = rest.strip_prefix("operations/") {
+        return Ok(look_up(&shared, tool, key));
+    }
+    let provider = shared.exp.tools[tool].provider.is_some();
+    let dialect = wire::Dialect::of_path(rest).filter(|_| provider);
+    // A plain tool answers at its own path, a model at its dialects' only.
+    let plain = rest.is_empty() && !provider;
+    if !plain && dialect.is_none() {
+        let message = match provider {
+            true => format!(
+                "a model tool answers at /{tool_name}/v1/chat/completions and /{tool_name}/v1/messages"
+            ),
+            false => format!("a tool answers at /{tool_name}"),
+        };
+        return Ok(problem(404, "not_found", &message));
     }
     if req.method() != hyper::Method::POST {
         return Ok(problem(405, "method_not_allowed", "POST a call to a tool"));
@@ -166,12 +205,15 @@ async fn serve(shared: Arc<Shared>, req: Request<Incoming>) -> Answer {
         Ok(body) => body.to_bytes(),
         Err(_) => return Ok(problem(413, "too_large", "a body of at most 1 MiB")),
     };
-    call(&shared, tool, (&headers, key), &body).await
+    match dialect {
+        Some(d) => model::call(&shared, tool, d, (&headers, key), &body).await,
+        None => call(&shared, tool, (&headers, key), &body).await,
+    }
 }
 
 /// A lookup of `key` at `tool`: the stored receipt once its commit is visible, else 404; a
 /// failed lookup, as the tool's `lookup_failure` draws it, is a 503.
-fn look_up(shared: &Shared, tool: usize, key: &str) -> Response<Full<Bytes>> {
+fn look_up(shared: &Shared, tool: usize, key: &str) -> Response<Body> {
     let t = &shared.exp.tools[tool];
     let state = shared
         .state
@@ -207,22 +249,14 @@ async fn call(
         outcome: "",
         status: None,
         committed: false,
+        generated: 0,
     };
-    let (n, drawn) = {
-        let mut state = shared
-            .state
-            .lock()
-            .expect("no request panics holding the state");
-        if state.ledger.served.len() as u64 >= MOST_REQUESTS {
-            return Ok(problem(
-                503,
-                "overloaded",
-                "this endpoint has served all it may",
-            ));
-        }
-        let n = state.next[tool];
-        state.next[tool] += 1;
-        (n, draw(&shared.exp, tool, n))
+    let Some((n, drawn)) = shared.next_request(tool) else {
+        return Ok(problem(
+            503,
+            "overloaded",
+            "this endpoint has served all it may",
+        ));
     };
     let act = act(&drawn);
     let commits = match act {
@@ -300,7 +334,7 @@ fn answer(
     admitted: Option<Admit>,
     (act, fate): (Act, &'static str),
     receipt: String,
-) -> (Outcome, Response<Full<Bytes>>) {
+) -> (Outcome, Response<Body>) {
     match admitted {
         Some(Admit::Replay(stored)) => {
             let mut r = json(stored.status, String::from_utf8_lossy(&stored.body).into());
@@ -388,7 +422,7 @@ pub fn command(args: &EndpointArgs) -> Result<(), Failure> {
         let state = shared.state.lock().expect("the server has stopped");
         state.ledger.clone()
     };
-    let staging = write(&shared.exp, &source, &ledger, &root, &name)?;
+    let staging = write::folder(&shared.exp, &source, &ledger, &root, &name)?;
     let at = staging.commit()?;
     say!("wrote {} ({} requests)", at.display(), ledger.served.len());
     Ok(())
@@ -441,104 +475,4 @@ async fn listen(
             () = tokio::time::sleep(Duration::from_millis(50)) => {}
         }
     }
-}
-
-/// The folder `<name>.endpoint/`: `endpoint.csv` (per client and tool), `requests.csv` (every
-/// request) and its manifest.
-fn write(
-    exp: &Experiment,
-    source: &Source,
-    ledger: &Ledger,
-    root: &std::path::Path,
-    name: &str,
-) -> Result<Staging, Error> {
-    let staging = Staging::new(root, name, Mark::Output)?;
-    let dir = staging.path().to_path_buf();
-    let put = |file: &str, text: String| {
-        std::fs::write(dir.join(file), text).map_err(Error::io(format!("cannot write {file}")))
-    };
-    let csv_of = |rows: Vec<Vec<String>>| -> Result<String, Error> {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        for row in rows {
-            w.write_record(&row)
-                .map_err(|e| Error::io("cannot write a row")(e.into()))?;
-        }
-        let bytes = w
-            .into_inner()
-            .map_err(|e| Error::io("cannot write a row")(e.into_error()))?;
-        Ok(String::from_utf8(bytes).expect("rows of text"))
-    };
-    let per = |n: u64, of: u64| match of {
-        0 => String::new(),
-        of => format!("{:.6}", n as f64 / of as f64),
-    };
-    let mut rows = vec![
-        [
-            "client",
-            "tool",
-            "operations",
-            "attempts",
-            "attempts_per_operation",
-            "commits",
-            "duplicates",
-            "duplicates_per_operation",
-            "succeeded",
-            "success_rate",
-            "unanswered",
-            "without_operation",
-        ]
-        .map(String::from)
-        .to_vec(),
-    ];
-    for ((client, tool), f) in ledger.figures() {
-        rows.push(vec![
-            client,
-            exp.tools[tool].name.clone(),
-            f.operations.to_string(),
-            f.attempts.to_string(),
-            per(f.attempts - f.without_operation, f.operations),
-            f.commits.to_string(),
-            f.duplicates.to_string(),
-            per(f.duplicates, f.operations),
-            f.succeeded.to_string(),
-            per(f.succeeded, f.operations),
-            f.unanswered.to_string(),
-            f.without_operation.to_string(),
-        ]);
-    }
-    put("endpoint.csv", csv_of(rows)?)?;
-    let mut rows = vec![
-        [
-            "at_s",
-            "client",
-            "tool",
-            "operation",
-            "outcome",
-            "status",
-            "committed",
-        ]
-        .map(String::from)
-        .to_vec(),
-    ];
-    for s in &ledger.served {
-        rows.push(vec![
-            format!("{:.6}", seconds(s.at)),
-            s.client.clone(),
-            exp.tools[s.tool].name.clone(),
-            s.operation.clone().unwrap_or_default(),
-            s.outcome.to_string(),
-            s.status.map(|x| x.to_string()).unwrap_or_default(),
-            s.committed.to_string(),
-        ]);
-    }
-    put("requests.csv", csv_of(rows)?)?;
-    let manifest = format!(
-        "# Written by retrysim endpoint; see out/README.md.\nretrysim = \"{}\"\ncommand = \"endpoint\"\nconfig = {:?}\nseed = {}\nrequests = {}\n",
-        env!("CARGO_PKG_VERSION"),
-        source.name,
-        exp.seed,
-        ledger.served.len()
-    );
-    put("manifest.toml", manifest)?;
-    Ok(staging)
 }

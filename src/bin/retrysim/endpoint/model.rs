@@ -1,0 +1,239 @@
+//! A call to a model tool in OpenAI's or Anthropic's wire format (see
+//! [`retrysim::endpoint::wire`]): its fate drawn as any tool's, and where it is answered, the
+//! answer's size, its time to the first token, its rate and where its stream breaks drawn from
+//! the tool's provider. A refusal comes before any work: a 429 with `Retry-After`,
+//! `retry-after-ms` and the dialect's rate-limit headers, an overloaded model's 503 (OpenAI) or
+//! 529 (Anthropic), a 502. An answer not streamed comes whole at its end, or — its generation
+//! broken — the connection closes without one. A streamed answer sends its headers and first
+//! event with the first token, then a block about every 50 ms of the config's time; a broken one
+//! is cut mid-body, which the SDKs read as an incomplete chunked body and never retry.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::Frame;
+use hyper::header::{HeaderMap, HeaderValue};
+use hyper::{Response, StatusCode};
+use retrysim::endpoint::ledger::Served;
+use retrysim::endpoint::wire::{self, Dialect, ModelRequest};
+use retrysim::endpoint::{Act, act, generation};
+use retrysim::model::Fate;
+use retrysim::time::{TICKS_PER_SECOND, Tick};
+use tokio::sync::mpsc;
+
+use super::{Answer, Body, Closed, Shared, header, whole};
+
+/// A streamed body, its blocks sent by the task that times them; an `Err` cuts it.
+struct Streamed(mpsc::Receiver<Result<Bytes, Closed>>);
+
+impl hyper::body::Body for Streamed {
+    type Data = Bytes;
+    type Error = Closed;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Closed>>> {
+        self.0.poll_recv(cx).map(|o| o.map(|r| r.map(Frame::data)))
+    }
+}
+
+/// A response of `status` with `body` in the dialect's content type.
+fn respond(status: u16, body: Body, streamed: bool) -> Response<Body> {
+    let mut r = Response::new(body);
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+    let kind = match streamed {
+        true => "text/event-stream",
+        false => "application/json",
+    };
+    r.headers_mut()
+        .insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    r
+}
+
+/// The status a refusal of fate `fate` is answered with in dialect `d`.
+fn refusal(d: Dialect, fate: Fate, status: u16) -> u16 {
+    match (fate, d) {
+        (Fate::Overloaded, Dialect::Anthropic) => 529,
+        _ => status,
+    }
+}
+
+pub(super) async fn call(
+    shared: &Arc<Shared>,
+    tool: usize,
+    d: Dialect,
+    (headers, key): (&HeaderMap, Option<String>),
+    body: &Bytes,
+) -> Answer {
+    let req = match wire::read_request(body) {
+        Ok(req) => req,
+        Err(why) => {
+            let message = format!("a model request: {why}");
+            return Ok(respond(400, whole(wire::error(d, 400, &message)), false));
+        }
+    };
+    let request = Served {
+        at: shared.now(),
+        client: header(headers, &shared.client)
+            .unwrap_or_default()
+            .to_string(),
+        tool,
+        operation: shared
+            .from
+            .read(key.as_deref(), |n| header(headers, n), body),
+        outcome: "",
+        status: None,
+        committed: false,
+        generated: 0,
+    };
+    let Some((n, drawn)) = shared.next_request(tool) else {
+        let message = "this endpoint has served all it may";
+        return Ok(respond(503, whole(wire::error(d, 503, message)), false));
+    };
+    let (input, made) = generation(&shared.exp, tool, n, req.max_tokens).expect("a model tool");
+    let fate = drawn.fate.name();
+    let status = match act(&drawn) {
+        Act::Drop => {
+            shared.sleep(drawn.request).await;
+            shared.record(Served {
+                outcome: fate,
+                ..request
+            });
+            return Err(Closed);
+        }
+        // A lost reply is a generation whose answer never reaches the client.
+        Act::CommitThenDrop => None,
+        Act::Answer { status, .. } => Some(refusal(d, drawn.fate, status)),
+    };
+    shared.sleep(drawn.request).await;
+    if let Some(status) = status.filter(|&s| s != 200) {
+        shared.record(Served {
+            outcome: fate,
+            status: Some(status),
+            ..request
+        });
+        let mut r = respond(status, whole(wire::error(d, status, fate)), false);
+        if let Some(wait) = drawn.retry_after {
+            rate_limited(r.headers_mut(), d, wait);
+        }
+        return Ok(r);
+    }
+    let id = format!("{}-{n}", shared.exp.tools[tool].name);
+    let lost = status.is_none();
+    if !req.stream || lost {
+        shared.sleep(made.service).await;
+        let cut = lost || made.broken;
+        shared.record(Served {
+            outcome: if made.broken { "stream_broken" } else { fate },
+            status: (!cut).then_some(200),
+            generated: made.output,
+            ..request
+        });
+        if cut {
+            return Err(Closed);
+        }
+        let answer = wire::completion(d, &req, &id, (input, made.output));
+        return Ok(respond(200, whole(answer), false));
+    }
+    let provider = shared.exp.tools[tool].provider.as_ref().expect("a model");
+    let streaming = provider.streaming(made.output);
+    shared
+        .sleep(Tick(made.service.0.saturating_sub(streaming.0)))
+        .await;
+    let (tx, rx) = mpsc::channel(16);
+    let stream = Stream {
+        shared: shared.clone(),
+        dialect: d,
+        req,
+        id,
+        made,
+        per_block: tokens_per_block(provider.tokens_per_second),
+        rate: provider.tokens_per_second,
+    };
+    let _ = tx
+        .send(Ok(Bytes::from(wire::stream_start(
+            d,
+            &stream.req,
+            &stream.id,
+            input,
+        ))))
+        .await;
+    tokio::spawn(stream.run(tx, request));
+    Ok(respond(200, Streamed(rx).boxed(), true))
+}
+
+/// Tokens a block carries: about 50 ms of streaming at `rate` tokens a second, at least one.
+fn tokens_per_block(rate: f64) -> u64 {
+    (libm::ceil(rate * 0.05) as u64).max(1)
+}
+
+/// The 429's headers: its wait in whole seconds and in milliseconds, and the dialect's
+/// rate-limit headers with nothing remaining.
+fn rate_limited(h: &mut HeaderMap, d: Dialect, wait: Tick) {
+    let ms = wait.0 / 1_000;
+    h.insert("retry-after", wait.0.div_ceil(TICKS_PER_SECOND).into());
+    h.insert("retry-after-ms", ms.into());
+    match d {
+        Dialect::OpenAi => {
+            h.insert("x-ratelimit-remaining-requests", 0.into());
+            if let Ok(v) = HeaderValue::from_str(&format!("{ms}ms")) {
+                h.insert("x-ratelimit-reset-requests", v);
+            }
+        }
+        Dialect::Anthropic => {
+            h.insert("anthropic-ratelimit-requests-remaining", 0.into());
+        }
+    }
+}
+
+/// A stream under way: its blocks timed at the provider's rate, whole or cut where its
+/// generation broke.
+struct Stream {
+    shared: Arc<Shared>,
+    dialect: Dialect,
+    req: ModelRequest,
+    id: String,
+    made: retrysim::model::provider::Generation,
+    per_block: u64,
+    rate: f64,
+}
+
+impl Stream {
+    async fn run(self, tx: mpsc::Sender<Result<Bytes, Closed>>, request: Served) {
+        let mut sent = 0;
+        while sent < self.made.output {
+            let n = self.per_block.min(self.made.output - sent);
+            let ticks = n as f64 * TICKS_PER_SECOND as f64 / self.rate;
+            self.shared.sleep(Tick(ticks as u64)).await;
+            let block = wire::stream_tokens(self.dialect, &self.req, &self.id, n);
+            if tx.send(Ok(Bytes::from(block))).await.is_err() {
+                break;
+            }
+            sent += n;
+        }
+        let end = match self.made.broken {
+            true => Err(Closed),
+            false => Ok(Bytes::from(wire::stream_end(
+                self.dialect,
+                &self.req,
+                &self.id,
+                self.made.output,
+            ))),
+        };
+        let _ = tx.send(end).await;
+        self.shared.record(Served {
+            outcome: if self.made.broken {
+                "stream_broken"
+            } else {
+                "ok"
+            },
+            status: Some(200),
+            generated: sent,
+            ..request
+        });
+    }
+}

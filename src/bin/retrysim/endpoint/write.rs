@@ -1,0 +1,110 @@
+//! The folder `retrysim endpoint` writes when it stops, whole or not at all.
+
+use retrysim::config::Source;
+use retrysim::endpoint::Ledger;
+use retrysim::endpoint::ledger::seconds;
+use retrysim::error::Error;
+use retrysim::experiment::Experiment;
+use retrysim::output::{Mark, Staging};
+
+/// The folder `<name>.endpoint/`: `endpoint.csv` (per client and tool), `requests.csv` (every
+/// request) and its manifest.
+pub(super) fn folder(
+    exp: &Experiment,
+    source: &Source,
+    ledger: &Ledger,
+    root: &std::path::Path,
+    name: &str,
+) -> Result<Staging, Error> {
+    let staging = Staging::new(root, name, Mark::Output)?;
+    let dir = staging.path().to_path_buf();
+    let put = |file: &str, text: String| {
+        std::fs::write(dir.join(file), text).map_err(Error::io(format!("cannot write {file}")))
+    };
+    let csv_of = |rows: Vec<Vec<String>>| -> Result<String, Error> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        for row in rows {
+            w.write_record(&row)
+                .map_err(|e| Error::io("cannot write a row")(e.into()))?;
+        }
+        let bytes = w
+            .into_inner()
+            .map_err(|e| Error::io("cannot write a row")(e.into_error()))?;
+        Ok(String::from_utf8(bytes).expect("rows of text"))
+    };
+    let per = |n: u64, of: u64| match of {
+        0 => String::new(),
+        of => format!("{:.6}", n as f64 / of as f64),
+    };
+    let mut rows = vec![
+        [
+            "client",
+            "tool",
+            "operations",
+            "attempts",
+            "attempts_per_operation",
+            "commits",
+            "duplicates",
+            "duplicates_per_operation",
+            "succeeded",
+            "success_rate",
+            "unanswered",
+            "without_operation",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for ((client, tool), f) in ledger.figures() {
+        rows.push(vec![
+            client,
+            exp.tools[tool].name.clone(),
+            f.operations.to_string(),
+            f.attempts.to_string(),
+            per(f.attempts - f.without_operation, f.operations),
+            f.commits.to_string(),
+            f.duplicates.to_string(),
+            per(f.duplicates, f.operations),
+            f.succeeded.to_string(),
+            per(f.succeeded, f.operations),
+            f.unanswered.to_string(),
+            f.without_operation.to_string(),
+        ]);
+    }
+    put("endpoint.csv", csv_of(rows)?)?;
+    let mut rows = vec![
+        [
+            "at_s",
+            "client",
+            "tool",
+            "operation",
+            "outcome",
+            "status",
+            "committed",
+            "output_tokens",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for s in &ledger.served {
+        rows.push(vec![
+            format!("{:.6}", seconds(s.at)),
+            s.client.clone(),
+            exp.tools[s.tool].name.clone(),
+            s.operation.clone().unwrap_or_default(),
+            s.outcome.to_string(),
+            s.status.map(|x| x.to_string()).unwrap_or_default(),
+            s.committed.to_string(),
+            s.generated.to_string(),
+        ]);
+    }
+    put("requests.csv", csv_of(rows)?)?;
+    let manifest = format!(
+        "# Written by retrysim endpoint; see out/README.md.\nretrysim = \"{}\"\ncommand = \"endpoint\"\nconfig = {:?}\nseed = {}\nrequests = {}\n",
+        env!("CARGO_PKG_VERSION"),
+        source.name,
+        exp.seed,
+        ledger.served.len()
+    );
+    put("manifest.toml", manifest)?;
+    Ok(staging)
+}
