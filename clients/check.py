@@ -1,16 +1,16 @@
 """Real clients against `retrysim endpoint`, held to the simulation of their presets.
 
-    python clients/check.py [--retrysim PATH] [--orders N]
+    python clients/check.py [--retrysim PATH]
 
-Serves configs/endpoint-demo.toml's charge on a free loopback port, runs clients/charge.py as
-each of its three clients (urllib3, tenacity, tenacity-keyed) one after another, stops the
-endpoint with Ctrl-C (SIGINT), and simulates the same config. For each client it recomputes the
-attempts and duplicates per order from the endpoint's requests.csv — one row per request — and
-compares them with the simulated configuration of the same name (summary.csv): the difference
-over its standard error, the endpoint's from the spread of its orders, the simulation's from its
-95 % interval across replications (Student's t, replications − 1 degrees of freedom). Six
-comparisons, each held to |z| <= 2.64, the two-sided 5 % bound Bonferroni-corrected over the six;
-a figure that is zero in both (a keyed client's duplicates) must be zero. Exits 1 if any differs.
+For each experiment below: serves the config's tool on a free loopback port, runs the client
+script as each of its clients one after another, stops the endpoint with Ctrl-C (SIGINT), and
+simulates the same config. For each client it recomputes the attempts and duplicates per
+operation from the endpoint's requests.csv — one row per request — and compares them with the
+simulated configuration of the same name (summary.csv): the difference over its standard error,
+the endpoint's from the spread of its operations, the simulation's from its 95 % interval across
+replications (Student's t, replications − 1 degrees of freedom). Ten comparisons, each held to
+|z| <= 2.81, the two-sided 5 % bound Bonferroni-corrected over the ten; a figure that is zero in
+both (a keyed client's duplicates, a model's) must be zero. Exits 1 if any differs.
 """
 
 import argparse
@@ -25,31 +25,36 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CLIENTS = ["urllib3", "tenacity", "tenacity-keyed"]
-BOUND = 2.64
+# (config, where the operation is read, client script, operations, clients)
+EXPERIMENTS = [
+    ("endpoint-demo", "json:order_id", "charge.py", 300, ["urllib3", "tenacity", "tenacity-keyed"]),
+    ("endpoint-llm", "header:x-call-id", "chat.py", 200, ["openai", "openai-stream"]),
+]
+BOUND = 2.81
 # t(0.975) for 19 degrees of freedom: the demo's 20 replications.
 T_19 = 2.093
 
 
-def serve_and_charge(retrysim, orders, out):
+def serve_and_call(retrysim, experiment, out):
+    name, operation_from, script, operations, clients = experiment
     endpoint = subprocess.Popen(
-        [retrysim, "endpoint", str(ROOT / "configs/endpoint-demo.toml"), "--port", "0",
-         "--operation-from", "json:order_id", "--out", str(out)],
+        [retrysim, "endpoint", str(ROOT / f"configs/{name}.toml"), "--port", "0",
+         "--operation-from", operation_from, "--out", str(out)],
         stdout=subprocess.PIPE, text=True)
     url = endpoint.stdout.readline().strip()
     try:
-        for client in CLIENTS:
-            subprocess.run([sys.executable, str(ROOT / "clients/charge.py"), url, client,
-                            str(orders)], check=True, timeout=120)
+        for client in clients:
+            subprocess.run([sys.executable, str(ROOT / "clients" / script), url, client,
+                            str(operations)], check=True, timeout=120)
     finally:
         endpoint.send_signal(signal.SIGINT)
         endpoint.wait(timeout=30)
     if endpoint.returncode != 0:
         sys.exit(f"the endpoint exited with {endpoint.returncode}")
-    return out / "endpoint-demo.endpoint" / "requests.csv"
+    return out / f"{name}.endpoint" / "requests.csv"
 
 
-def measured(requests_csv):
+def measured(requests_csv, clients):
     """Per client: the mean and standard error of attempts and of duplicates per order."""
     per_order = defaultdict(lambda: [0, 0])
     for row in csv.DictReader(open(requests_csv)):
@@ -57,7 +62,7 @@ def measured(requests_csv):
         counts[0] += 1
         counts[1] += row["committed"] == "true"
     out = {}
-    for client in CLIENTS:
+    for client in clients:
         orders = [c for (who, _), c in per_order.items() if who == client]
         figures = {}
         for name, values in [("attempts", [a for a, _ in orders]),
@@ -70,29 +75,32 @@ def measured(requests_csv):
     return out
 
 
-def simulated(retrysim, out):
-    subprocess.run([retrysim, "run", str(ROOT / "configs/endpoint-demo.toml"), "--out",
+def simulated(retrysim, name, clients, out):
+    subprocess.run([retrysim, "run", str(ROOT / f"configs/{name}.toml"), "--out",
                     str(out), "--quiet"], check=True)
-    out_csv = out / "endpoint-demo" / "summary.csv"
+    out_csv = out / name / "summary.csv"
     rows = {r["policy"]: r for r in csv.DictReader(open(out_csv))}
     return {client: {name: (float(rows[client][f"{name}_per_intent"]),
                             float(rows[client][f"{name}_ci95"] or 0) / T_19)
                      for name in ["attempts", "duplicates"]}
-            for client in CLIENTS}
+            for client in clients}
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--retrysim", default=str(ROOT / "target/release/retrysim"))
-    parser.add_argument("--orders", type=int, default=300)
     args = parser.parse_args()
+    real, sim = {}, {}
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
-        real = measured(serve_and_charge(args.retrysim, args.orders, scratch / "real"))
-        sim = simulated(args.retrysim, scratch / "sim")
+        for experiment in EXPERIMENTS:
+            name, clients = experiment[0], experiment[4]
+            requests_csv = serve_and_call(args.retrysim, experiment, scratch / name)
+            real.update(measured(requests_csv, clients))
+            sim.update(simulated(args.retrysim, name, clients, scratch / f"{name}-sim"))
     failed = 0
     print(f"{'client':16} {'figure':11} {'endpoint':>16} {'simulated':>16} {'z':>6}")
-    for client in CLIENTS:
+    for client in real:
         for name in ["attempts", "duplicates"]:
             (r, r_se), (s, s_se) = real[client][name], sim[client][name]
             se = math.hypot(r_se, s_se)

@@ -124,6 +124,7 @@ shipped_configs! {
     zombie_worker => "zombie-worker.toml",
     lease_vs_timeout => "lease-vs-timeout.toml",
     endpoint_demo => "endpoint-demo.toml",
+    endpoint_llm => "endpoint-llm.toml",
     compare_demo => "compare-demo.toml",
     compare_demo_after => "compare-demo-after.toml",
     cooperative_budget => "scenarios/cooperative-budget.toml",

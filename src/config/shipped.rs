@@ -52,6 +52,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../configs/endpoint-demo.toml"),
     ),
     (
+        "configs/endpoint-llm.toml",
+        include_str!("../../configs/endpoint-llm.toml"),
+    ),
+    (
         "configs/failure-domains.toml",
         include_str!("../../configs/failure-domains.toml"),
     ),
