@@ -2,7 +2,7 @@
 //! its HTTP library, its retry wrapper, its SDK — meets the faults the simulator models, and
 //! the commits it causes are counted per business operation. What the endpoint decides is here,
 //! free of the network, so it can be tested and fuzzed: the fate of each request
-//! ([`act`]), the idempotency keys a tool holds ([`keys`]), where a request's operation comes
+//! ([`act()`]), the idempotency keys a tool holds ([`keys`]), where a request's operation comes
 //! from ([`operation`]), what was counted ([`ledger`]) and the model APIs' wire formats
 //! ([`wire`]). The command's server carries the
 //! decisions out on the wire.
