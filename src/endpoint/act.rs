@@ -104,6 +104,28 @@ pub fn act(draw: &AttemptDraw) -> Act {
 mod tests {
     use super::*;
 
+    /// The endpoint's fates come at the configured rates: over 20 000 requests to a tool that
+    /// loses 20 % of replies and 5 % of requests, each rate lies within its 99.9 % binomial
+    /// interval (3.29 standard errors).
+    #[test]
+    fn requests_meet_their_fates_at_the_configured_rates() {
+        let text = "name = \"e\"\nseed = 5\n[workload]\ntasks = 1\n[[tool]]\nname = \"t\"\n\
+                    reply_loss = 0.2\nrequest_loss = 0.05\n[[policy]]\nname = \"p\"\n";
+        let source = crate::config::Source {
+            name: "e.toml".into(),
+            text: text.into(),
+            origin: crate::config::Origin::Text,
+        };
+        let exp = source.sweep().unwrap().base;
+        let n = 20_000u64;
+        let count = |fate| (0..n).filter(|&k| draw(&exp, 0, k).fate == fate).count() as f64;
+        for (fate, p) in [(Fate::LostReply, 0.2), (Fate::LostRequest, 0.05)] {
+            let seen = count(fate) / n as f64;
+            let bound = 3.29 * (p * (1.0 - p) / n as f64).sqrt();
+            assert!((seen - p).abs() <= bound, "{fate:?}: {seen} against {p}");
+        }
+    }
+
     /// Each fate does on the wire what the model says of it: the commit where the server
     /// committed, silence where the client hears nothing.
     #[test]

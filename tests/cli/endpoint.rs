@@ -210,3 +210,85 @@ fn raw_post(addr: &str, path: &str, body: &str) -> String {
     let _ = s.read_to_end(&mut answer);
     String::from_utf8_lossy(&answer).into_owned()
 }
+
+/// `--predict`: a client that sends each order once, against a charge that loses 20 % of its
+/// replies, has exactly the attempts (1) and duplicates (0) a policy of one attempt predicts —
+/// both exact on both sides, so they agree whatever the draws — and differs in both from a
+/// policy of three without a key (which would retry, and charge again after, every lost
+/// reply); the verdict line says which figures. (Its success rate is held to the prediction too, a statistical comparison this test
+/// leaves to `clients/check.py`'s kind.)
+#[test]
+fn a_client_is_held_to_the_policy_it_is_said_to_have() {
+    let config = "name = \"once\"\nseed = 5\nreplications = 10\n[workload]\ntasks = 60\n\
+        [[tool]]\nname = \"charge\"\nreply_loss = 0.2\n\
+        service_time = { dist = \"constant\", value = \"1ms\" }\n\
+        [[policy]]\nname = \"once\"\n[[policy]]\nname = \"thrice\"\nmax_attempts = 3\n";
+    let row = |text: &str, figure: &str| -> String {
+        (text.lines())
+            .find(|l| l.starts_with("me ") && l.split_whitespace().nth(1) == Some(figure))
+            .unwrap_or_else(|| panic!("no {figure} row in {text}"))
+            .to_string()
+    };
+    for policy in ["once", "thrice"] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("c.toml"), config).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+            .args(["endpoint", "c.toml", "--port", "0", "--requests", "60"])
+            .args(["--operation-from", "json:order_id", "--predict", policy])
+            .current_dir(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let addr = line
+            .trim()
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_string();
+        for order in 0..60 {
+            let body = format!("{{\"order_id\":{order}}}");
+            post(&addr, "/charge", &[("X-Client", "me")], &body);
+        }
+        let mut rest = String::new();
+        out.read_to_string(&mut rest).unwrap();
+        assert!(child.wait().unwrap().success());
+        let attempts = row(&rest, "attempts");
+        assert!(attempts.contains("1.0000 ± 0.0000"), "{rest}");
+        let duplicates = row(&rest, "duplicates");
+        match policy {
+            "once" => {
+                assert!(attempts.ends_with("agrees"), "{rest}");
+                assert!(duplicates.ends_with("agrees"), "{rest}");
+            }
+            _ => {
+                assert!(attempts.ends_with("differs") && duplicates.ends_with("differs"));
+                let verdict = "client \"me\" differs from \"thrice\" in attempts, duplicates";
+                assert!(rest.contains(verdict), "{rest}");
+            }
+        }
+    }
+}
+
+/// What the endpoint does not serve yet is refused before it listens, not served without:
+/// a tool with outages, and a prediction by a policy the config does not have.
+#[test]
+fn what_the_endpoint_cannot_serve_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = crate::binary::configs();
+    let outage = configs.join("zone-outage.toml");
+    let o = crate::binary::retrysim(&["endpoint", outage.to_str().unwrap()], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        crate::binary::text(&o.stderr)
+            .contains("outages, which retrysim endpoint does not serve yet")
+    );
+    let demo = configs.join("endpoint-demo.toml");
+    let args = ["endpoint", demo.to_str().unwrap(), "--predict", "requests"];
+    let o = crate::binary::retrysim(&args, dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(crate::binary::text(&o.stderr).contains("it has urllib3, tenacity, tenacity-keyed"));
+    assert!(o.stdout.is_empty() && !dir.path().join("out").exists());
+}

@@ -265,6 +265,11 @@ pub struct EndpointArgs {
     /// `key` (the Idempotency-Key header), `header:NAME`, or `json:FIELD` (a dotted path).
     #[arg(long, default_value = "key")]
     pub operation_from: retrysim::endpoint::OperationFrom,
+    /// When it stops, simulate the config under this [[policy]] (the one your client has, such
+    /// as a preset's) and hold each client's attempts, duplicates and success per operation to
+    /// it, with a verdict.
+    #[arg(long, value_name = "POLICY")]
+    pub predict: Option<String>,
     /// The header that names a request's client, one row of endpoint.csv each.
     #[arg(long, default_value = "x-client", value_parser = header_name)]
     pub client_from: String,

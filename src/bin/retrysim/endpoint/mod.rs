@@ -35,6 +35,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 mod model;
+mod predict;
 mod write;
 
 use crate::args::EndpointArgs;
@@ -385,10 +386,39 @@ impl Outcome {
     }
 }
 
+/// Refuses a config with a tool whose faults depend on time or load, which the endpoint does
+/// not serve yet: served without them, its client would meet other faults than configured.
+fn unserved(exp: &Experiment) -> Result<(), Failure> {
+    for t in &exp.tools {
+        let s = &t.server;
+        let found = [
+            (s.rate_limit.is_some(), "a rate limit"),
+            (s.token_limit.is_some(), "a tokens-per-minute limit"),
+            (!s.outages.is_empty(), "outages"),
+            (!s.capacity.is_empty(), "capacity windows"),
+            (t.burst.is_some(), "bursts"),
+            (s.workers.is_some(), "workers and a line"),
+            (!t.replicas.is_empty(), "replicas"),
+        ];
+        if let Some((_, what)) = found.iter().find(|(has, _)| *has) {
+            return Err(Failure::Usage(format!(
+                "tool \"{}\" has {what}, which retrysim endpoint does not serve yet: each \
+                 request's fate is its own draw; serve a config without it",
+                t.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Runs the endpoint until `--duration`, `--requests` or Ctrl-C, then writes what it counted.
 pub fn command(args: &EndpointArgs) -> Result<(), Failure> {
     let source = Source::read(&args.config)?;
     let exp = source.sweep()?.base;
+    unserved(&exp)?;
+    let predicted = (args.predict.as_deref())
+        .map(|name| predict::check(&exp, name))
+        .transpose()?;
     let root = args.out.clone();
     let name = format!("{}.endpoint", exp.name);
     Staging::check_target(&root, &name, Mark::Output)?;
@@ -425,6 +455,9 @@ pub fn command(args: &EndpointArgs) -> Result<(), Failure> {
     let staging = write::folder(&shared.exp, &source, &ledger, &root, &name)?;
     let at = staging.commit()?;
     say!("wrote {} ({} requests)", at.display(), ledger.served.len());
+    if let Some(predicted) = predicted {
+        predict::print(&shared.exp, predicted, &ledger)?;
+    }
     Ok(())
 }
 

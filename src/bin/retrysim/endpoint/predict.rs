@@ -1,0 +1,111 @@
+//! `--predict POLICY`: once the endpoint stops, the config simulated under the one policy the
+//! user says their client has, and each client's figures held to it (see
+//! [`retrysim::endpoint::predict`]).
+
+use retrysim::endpoint::Ledger;
+use retrysim::endpoint::predict::{self, FIGURES};
+use retrysim::error::Error;
+use retrysim::experiment::Experiment;
+use retrysim::metrics::Measure;
+use retrysim::run::{Observer, Options, PointResult};
+use retrysim::sweep::{Point, Sweep};
+
+use crate::Failure;
+
+/// The tool the prediction is about, and the policy's index: refused before anything is
+/// served where the policy is not the config's, or its tasks call more than one tool.
+pub fn check(exp: &Experiment, name: &str) -> Result<(usize, usize), Failure> {
+    let Some(policy) = exp.policies.iter().position(|p| p.name == name) else {
+        let names: Vec<&str> = exp.policies.iter().map(|p| p.name.as_str()).collect();
+        return Err(Failure::Usage(format!(
+            "--predict {name}: the config has no such [[policy]]; it has {}",
+            names.join(", ")
+        )));
+    };
+    let calls = exp.calls_of(&exp.policies[policy]);
+    match calls {
+        [tool] => Ok((*tool, policy)),
+        _ => Err(Failure::Usage(format!(
+            "--predict {name}: its tasks make {} calls, and a prediction compares one tool's \
+             figures per operation: a config whose tasks make one call",
+            calls.len()
+        ))),
+    }
+}
+
+/// Simulates `exp` under policy `policy` alone, and prints each client of `ledger` at `tool`
+/// against it, with a verdict a line.
+pub fn print(
+    exp: &Experiment,
+    (tool, policy): (usize, usize),
+    ledger: &Ledger,
+) -> Result<(), Failure> {
+    let mut one = exp.clone();
+    one.policies = vec![exp.policies[policy].clone()];
+    let name = one.policies[0].name.clone();
+    struct Whole(Option<PointResult>);
+    impl Observer for Whole {
+        fn point_done(&mut self, _: usize, _: &Point, r: &PointResult) -> std::io::Result<()> {
+            self.0 = Some(r.clone());
+            Ok(())
+        }
+    }
+    let mut whole = Whole(None);
+    retrysim::run::jobs(Sweep::single(one), &Options::default(), &mut whole)
+        .map_err(Error::io("cannot simulate the prediction"))?;
+    let result = whole.0.expect("the one point finished");
+    let sim = &result.policies[0];
+    let predicted =
+        [Measure::Attempts, Measure::Duplicates, Measure::Success].map(|m| sim.estimate(m));
+    let clients = predict::measured(ledger, tool);
+    let bound = predict::bound(clients.len() * FIGURES.len());
+    let mut out = format!(
+        "predicted by \"{name}\": {} replications of {} operations; each figure per operation, \
+         mean ± standard error, held to |z| <= {bound:.2}\n\n{:<16} {:<11} {:>20} {:>20} {:>7}\n",
+        exp.replications,
+        sim.totals.intents() / exp.replications.max(1),
+        "client",
+        "figure",
+        "endpoint",
+        "predicted",
+        "z",
+    );
+    let mut verdicts = Vec::new();
+    for (client, measured) in &clients {
+        let rows = predict::compare(measured, &predicted, bound);
+        for r in &rows {
+            out += &format!(
+                "{:<16} {:<11} {:>11.4} ± {:<6.4} {:>11.4} ± {:<6.4} {:>7}  {}\n",
+                if client.is_empty() {
+                    "(unnamed)"
+                } else {
+                    client
+                },
+                r.figure,
+                r.measured.mean,
+                r.measured.std_error,
+                r.predicted.mean,
+                r.predicted.std_error,
+                r.z.map_or("—".to_string(), |z| format!("{z:.2}")),
+                if r.agrees { "agrees" } else { "differs" },
+            );
+        }
+        let differ: Vec<&str> = rows
+            .iter()
+            .filter(|r| !r.agrees)
+            .map(|r| r.figure)
+            .collect();
+        verdicts.push(match differ.is_empty() {
+            true => format!("client \"{client}\" behaves as \"{name}\" predicts"),
+            false => format!(
+                "client \"{client}\" differs from \"{name}\" in {}",
+                differ.join(", ")
+            ),
+        });
+    }
+    if clients.is_empty() {
+        verdicts.push("no client sent two operations or more: nothing to compare".into());
+    }
+    out += &format!("\n{}\n", verdicts.join("\n"));
+    crate::print(&out)
+}
