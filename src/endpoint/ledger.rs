@@ -24,6 +24,8 @@ pub struct Served {
     pub committed: bool,
     /// At a model tool, the answer's tokens generated (a broken stream's, up to the break).
     pub generated: u64,
+    /// From its arrival to its answer, or to the close of its connection.
+    pub took: Tick,
 }
 
 /// Every request served, in order.
@@ -51,6 +53,29 @@ pub struct Figures {
 impl Ledger {
     pub fn add(&mut self, served: Served) {
         self.served.push(served);
+    }
+
+    /// Every request as a row of the CSV access log `retrysim calibrate` reads: when it
+    /// arrived (the config's seconds since the start), the tool as the operation, how long it
+    /// took, its status (`reset` for a connection closed without an answer), and whether its
+    /// client had sent its business operation before (a resend).
+    pub fn access_log(&self, tools: &[crate::model::Tool]) -> Vec<[String; 5]> {
+        let mut seen = std::collections::BTreeSet::new();
+        (self.served.iter())
+            .map(|s| {
+                let resend = match &s.operation {
+                    Some(op) => !seen.insert((s.client.as_str(), s.tool, op.as_str())),
+                    None => false,
+                };
+                [
+                    format!("{:.6}", seconds(s.at)),
+                    tools[s.tool].name.clone(),
+                    format!("{:.6}", seconds(s.took)),
+                    s.status.map_or("reset".into(), |x| x.to_string()),
+                    resend.to_string(),
+                ]
+            })
+            .collect()
     }
 
     /// The figures of every client at every tool it called, by client name and tool.
@@ -100,6 +125,7 @@ mod tests {
             status,
             committed,
             generated: 0,
+            took: Tick::ZERO,
         }
     }
 

@@ -140,6 +140,17 @@ fn a_lost_reply_commits_once_a_key_replays_it_and_a_reset_commits_nothing() {
         pick(row("bare")),
         ("2".into(), "4".into(), "3".into(), "1".into())
     );
+    // The access log is one `calibrate` reads: a resend where the order was sent before.
+    let log = std::fs::read_to_string(out.join("access-log.csv")).unwrap();
+    let resends: Vec<&str> = log
+        .lines()
+        .skip(1)
+        .map(|l| l.rsplit(',').next().unwrap())
+        .collect();
+    assert_eq!(resends, ["false", "true", "false", "true", "false", "true"]);
+    let log = out.join("access-log.csv");
+    let o = crate::binary::retrysim(&["calibrate", log.to_str().unwrap()], dir.path());
+    assert!(o.status.success(), "{}", crate::binary::text(&o.stderr));
 }
 
 /// A model tool in OpenAI's wire format: a whole streamed answer is `data:` blocks ending

@@ -131,7 +131,9 @@ impl Shared {
         state.ledger.served.len() as u64
     }
 
-    fn record(&self, served: Served) {
+    /// Counts a request served, which took from its arrival to now.
+    fn record(&self, mut served: Served) {
+        served.took = Tick(self.now().0.saturating_sub(served.at.0));
         let mut state = self
             .state
             .lock()
@@ -251,6 +253,7 @@ async fn call(
         status: None,
         committed: false,
         generated: 0,
+        took: Tick::ZERO,
     };
     let Some((n, drawn)) = shared.next_request(tool) else {
         return Ok(problem(

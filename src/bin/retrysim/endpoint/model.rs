@@ -89,6 +89,7 @@ pub(super) async fn call(
         status: None,
         committed: false,
         generated: 0,
+        took: Tick::ZERO,
     };
     let Some((n, drawn)) = shared.next_request(tool) else {
         let message = "this endpoint has served all it may";

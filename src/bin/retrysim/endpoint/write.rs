@@ -1,4 +1,5 @@
-//! The folder `retrysim endpoint` writes when it stops, whole or not at all.
+//! The folder `retrysim endpoint` writes when it stops, whole or not at all: `endpoint.csv`,
+//! `requests.csv`, `access-log.csv` (for `retrysim calibrate`) and the manifest.
 
 use retrysim::config::Source;
 use retrysim::endpoint::Ledger;
@@ -98,6 +99,16 @@ pub(super) fn folder(
         ]);
     }
     put("requests.csv", csv_of(rows)?)?;
+    let header = ["timestamp", "operation", "duration_s", "status", "resend"].map(String::from);
+    let log = std::iter::once(header.to_vec())
+        .chain(
+            ledger
+                .access_log(&exp.tools)
+                .into_iter()
+                .map(|r| r.to_vec()),
+        )
+        .collect();
+    put("access-log.csv", csv_of(log)?)?;
     let manifest = format!(
         "# Written by retrysim endpoint; see out/README.md.\nretrysim = \"{}\"\ncommand = \"endpoint\"\nconfig = {:?}\nseed = {}\nrequests = {}\n",
         env!("CARGO_PKG_VERSION"),
