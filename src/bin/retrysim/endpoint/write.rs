@@ -8,8 +8,10 @@ use retrysim::error::Error;
 use retrysim::experiment::Experiment;
 use retrysim::output::{Mark, Staging};
 
-/// The folder `<name>.endpoint/`: `endpoint.csv` (per client and tool), `requests.csv` (every
-/// request) and its manifest.
+/// A CSV file's rows, its header first.
+type Rows = Vec<Vec<String>>;
+
+/// The folder `<name>.endpoint/`, staged under `root`.
 pub(super) fn folder(
     exp: &Experiment,
     source: &Source,
@@ -22,39 +24,66 @@ pub(super) fn folder(
     let put = |file: &str, text: String| {
         std::fs::write(dir.join(file), text).map_err(Error::io(format!("cannot write {file}")))
     };
-    let csv_of = |rows: Vec<Vec<String>>| -> Result<String, Error> {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        for row in rows {
-            w.write_record(&row)
-                .map_err(|e| Error::io("cannot write a row")(e.into()))?;
-        }
-        let bytes = w
-            .into_inner()
-            .map_err(|e| Error::io("cannot write a row")(e.into_error()))?;
-        Ok(String::from_utf8(bytes).expect("rows of text"))
-    };
+    put("endpoint.csv", csv(figures(exp, ledger))?)?;
+    put("requests.csv", csv(requests(exp, ledger))?)?;
+    let header = ["timestamp", "operation", "duration_s", "status", "resend"].map(String::from);
+    let log = std::iter::once(header.to_vec())
+        .chain(
+            ledger
+                .access_log(&exp.tools)
+                .into_iter()
+                .map(|r| r.to_vec()),
+        )
+        .collect();
+    put("access-log.csv", csv(log)?)?;
+    let manifest = format!(
+        "# Written by retrysim endpoint; see out/README.md.\nretrysim = \"{}\"\ncommand = \"endpoint\"\nconfig = {:?}\nseed = {}\nrequests = {}\n",
+        env!("CARGO_PKG_VERSION"),
+        source.name,
+        exp.seed,
+        ledger.served.len()
+    );
+    put("manifest.toml", manifest)?;
+    Ok(staging)
+}
+
+/// Rows as CSV text, each cell quoted where it must be.
+fn csv(rows: Rows) -> Result<String, Error> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        w.write_record(&row)
+            .map_err(|e| Error::io("cannot write a row")(e.into()))?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| Error::io("cannot write a row")(e.into_error()))?;
+    Ok(String::from_utf8(bytes).expect("rows of text"))
+}
+
+fn header(names: &[&str]) -> Vec<String> {
+    names.iter().map(|n| n.to_string()).collect()
+}
+
+/// `endpoint.csv`: a row per client and tool.
+fn figures(exp: &Experiment, ledger: &Ledger) -> Rows {
     let per = |n: u64, of: u64| match of {
         0 => String::new(),
         of => format!("{:.6}", n as f64 / of as f64),
     };
-    let mut rows = vec![
-        [
-            "client",
-            "tool",
-            "operations",
-            "attempts",
-            "attempts_per_operation",
-            "commits",
-            "duplicates",
-            "duplicates_per_operation",
-            "succeeded",
-            "success_rate",
-            "unanswered",
-            "without_operation",
-        ]
-        .map(String::from)
-        .to_vec(),
-    ];
+    let mut rows = vec![header(&[
+        "client",
+        "tool",
+        "operations",
+        "attempts",
+        "attempts_per_operation",
+        "commits",
+        "duplicates",
+        "duplicates_per_operation",
+        "succeeded",
+        "success_rate",
+        "unanswered",
+        "without_operation",
+    ])];
     for ((client, tool), f) in ledger.figures() {
         rows.push(vec![
             client,
@@ -71,21 +100,21 @@ pub(super) fn folder(
             f.without_operation.to_string(),
         ]);
     }
-    put("endpoint.csv", csv_of(rows)?)?;
-    let mut rows = vec![
-        [
-            "at_s",
-            "client",
-            "tool",
-            "operation",
-            "outcome",
-            "status",
-            "committed",
-            "output_tokens",
-        ]
-        .map(String::from)
-        .to_vec(),
-    ];
+    rows
+}
+
+/// `requests.csv`: a row per request, in the order served.
+fn requests(exp: &Experiment, ledger: &Ledger) -> Rows {
+    let mut rows = vec![header(&[
+        "at_s",
+        "client",
+        "tool",
+        "operation",
+        "outcome",
+        "status",
+        "committed",
+        "output_tokens",
+    ])];
     for s in &ledger.served {
         rows.push(vec![
             format!("{:.6}", seconds(s.at)),
@@ -98,24 +127,5 @@ pub(super) fn folder(
             s.generated.to_string(),
         ]);
     }
-    put("requests.csv", csv_of(rows)?)?;
-    let header = ["timestamp", "operation", "duration_s", "status", "resend"].map(String::from);
-    let log = std::iter::once(header.to_vec())
-        .chain(
-            ledger
-                .access_log(&exp.tools)
-                .into_iter()
-                .map(|r| r.to_vec()),
-        )
-        .collect();
-    put("access-log.csv", csv_of(log)?)?;
-    let manifest = format!(
-        "# Written by retrysim endpoint; see out/README.md.\nretrysim = \"{}\"\ncommand = \"endpoint\"\nconfig = {:?}\nseed = {}\nrequests = {}\n",
-        env!("CARGO_PKG_VERSION"),
-        source.name,
-        exp.seed,
-        ledger.served.len()
-    );
-    put("manifest.toml", manifest)?;
-    Ok(staging)
+    rows
 }
