@@ -7,7 +7,7 @@ use crate::engine::rng::{Source, Streams};
 use crate::experiment::Experiment;
 use crate::model::fault::WORDS_PER_ATTEMPT;
 use crate::model::provider::Generation;
-use crate::model::{AttemptDraw, Fate};
+use crate::model::{AttemptDraw, FailureClass, Fate, Tool};
 use crate::time::Tick;
 
 /// The fate and latencies of request `n` (0 the first) to tool `tool` of `exp`, drawn from the
@@ -54,6 +54,21 @@ pub fn generation(
         sizes.output = sizes.output.min(cap);
     }
     Some((sizes.input, provider.attempt(block[at + 2], &sizes, false)))
+}
+
+/// The `x-should-retry` header an answer of fate `fate` at `tool` carries, where the tool's
+/// server advises (`should_retry_header`): as the simulator's server advises its clients.
+pub fn should_retry(tool: &Tool, fate: Fate) -> Option<bool> {
+    let class = match fate {
+        Fate::ServerError | Fate::ErrorAfterCommit => FailureClass::ServerError,
+        Fate::Throttled => FailureClass::Throttled,
+        Fate::Overloaded => FailureClass::Overloaded,
+        Fate::Forbidden => FailureClass::Forbidden,
+        Fate::Invalid => FailureClass::Invalid,
+        Fate::VersionConflict => FailureClass::VersionConflict,
+        _ => return None,
+    };
+    tool.server.advice(class, fate)
 }
 
 /// What happens on the wire to a request of a given fate.

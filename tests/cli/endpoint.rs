@@ -303,3 +303,41 @@ fn what_the_endpoint_cannot_serve_is_refused_at_once() {
     assert!(crate::binary::text(&o.stderr).contains("it has urllib3, tenacity, tenacity-keyed"));
     assert!(o.stdout.is_empty() && !dir.path().join("out").exists());
 }
+
+/// A throttle's headers: `Retry-After` in whole seconds, rounded up, `retry-after-ms` to the
+/// millisecond, and `x-should-retry` where the tool's server advises.
+#[test]
+fn a_throttle_says_how_long_to_wait_and_whether_to_retry() {
+    let config = "name = \"t\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"charge\"\n\
+        should_retry_header = true\n\
+        script = [{ outcome = \"429\", after = \"1ms\", retry_after = \"250ms\" }]\n\
+        [[policy]]\nname = \"p\"\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("c.toml"), config).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args(["endpoint", "c.toml", "--port", "0", "--requests", "1"])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let raw = raw_post(&addr, "/charge", "{}").to_ascii_lowercase();
+    assert!(raw.starts_with("http/1.1 429"), "{raw}");
+    for header in [
+        "retry-after: 1\r\n",
+        "retry-after-ms: 250\r\n",
+        "x-should-retry: true\r\n",
+    ] {
+        assert!(raw.contains(header), "{header:?} in {raw}");
+    }
+    assert!(child.wait().unwrap().success());
+}

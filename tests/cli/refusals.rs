@@ -139,6 +139,14 @@ fn crash_cases() -> Vec<Case> {
             &["policy[0].durability", "2 calls", "\"checkpoint\""],
         ),
         config_case(
+            "a crash in a schedule where no worker crashes at a rate",
+            good_with(
+                "seed = 1\n",
+                "seed = 1\nschedule = [\"ok\", \"crash_in_flight\"]\n",
+            ),
+            &["schedule[1]", "no crash point", "mean_uptime"],
+        ),
+        config_case(
             "no deliveries of a work item",
             crashing("{ mean_uptime = \"10s\", lease = \"1s\", max_deliveries = 0 }"),
             &["workload.crash.max_deliveries", "1 or more"],

@@ -150,6 +150,7 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
             "`calls` on a tool, or `fallback` on an edge, beside the chart",
         );
     }
+    let schedule = schedule(&check, raw.schedule.as_ref(), &workload)?;
     Ok(Experiment {
         name,
         description: raw.description.trim().to_string(),
@@ -161,7 +162,7 @@ pub fn experiment(source: &Source, raw: &raw::Config, axes: usize) -> Result<Exp
         policies,
         graph,
         output,
-        schedule: schedule(&check, raw.schedule.as_ref())?,
+        schedule,
     })
 }
 
@@ -340,20 +341,31 @@ fn admission(
 fn schedule(
     check: &Check,
     raw: Option<&toml::Spanned<Vec<toml::Spanned<String>>>>,
+    workload: &crate::model::Workload,
 ) -> Result<Option<Vec<Choice>>> {
     let Some(list) = raw else {
         return Ok(None);
     };
     let all = Choice::all();
+    // A crash's choice is met only at crash points, which workers crashing at a rate make.
+    let points = workload.crash.is_some_and(|c| c.mean_uptime.is_some());
     (list.get_ref().iter().enumerate())
         .map(|(i, f)| {
-            check.named(
-                Some(f),
-                &format!("schedule[{i}]"),
-                &all,
-                Choice::name,
-                all[0],
-            )
+            let path = format!("schedule[{i}]");
+            let choice = check.named(Some(f), &path, &all, Choice::name, all[0])?;
+            match choice {
+                Choice::CrashBeforeSend | Choice::CrashInFlight if !points => check
+                    .error_allowing(
+                        f.span(),
+                        &path,
+                        format!(
+                            "\"{}\" where no worker crashes at a rate: the run meets no crash point",
+                            choice.name()
+                        ),
+                        "`[workload] crash = { mean_uptime = \"…\", lease = \"…\" }`, or no crash in the schedule",
+                    ),
+                _ => Ok(choice),
+            }
         })
         .collect::<Result<Vec<_>>>()
         .map(Some)

@@ -24,7 +24,7 @@ use retrysim::config::Source;
 use retrysim::endpoint::keys::{self, Stored};
 use retrysim::endpoint::ledger::Served;
 use retrysim::endpoint::{
-    Act, Admit, Keys, Ledger, MOST_BODY_BYTES, MOST_REQUESTS, act, draw, wire,
+    Act, Admit, Keys, Ledger, MOST_BODY_BYTES, MOST_REQUESTS, act, draw, should_retry, wire,
 };
 use retrysim::error::Error;
 use retrysim::experiment::Experiment;
@@ -299,18 +299,30 @@ async fn call(
     }
     shared.sleep(drawn.reply).await;
     let mut r = answer;
-    if let Act::Answer {
-        retry_after: Some(wait),
-        ..
-    } = act
-    {
-        let h = r.headers_mut();
-        h.insert("retry-after", wait.0.div_ceil(TICKS_PER_SECOND).into());
-        if t.server.retry_after_ms {
-            h.insert("retry-after-ms", (wait.0 / 1_000).into());
-        }
-    }
+    advise(r.headers_mut(), t, drawn.fate, drawn.retry_after);
     Ok(r)
+}
+
+/// The headers a refusal carries: `Retry-After` in whole seconds, rounded up, and
+/// `retry-after-ms` to the millisecond, where the server asks for a wait; `x-should-retry` where
+/// the tool's server advises.
+fn advise(
+    h: &mut HeaderMap,
+    t: &retrysim::model::Tool,
+    fate: retrysim::model::Fate,
+    wait: Option<Tick>,
+) {
+    if let Some(wait) = wait {
+        h.insert("retry-after", wait.0.div_ceil(TICKS_PER_SECOND).into());
+        h.insert("retry-after-ms", (wait.0 / 1_000).into());
+    }
+    if let Some(advice) = should_retry(t, fate) {
+        let value = if advice { "true" } else { "false" };
+        h.insert(
+            "x-should-retry",
+            hyper::header::HeaderValue::from_static(value),
+        );
+    }
 }
 
 /// At the commit point, the key `key` of a request to `tool` with `body`: admitted by the tool's

@@ -118,6 +118,8 @@ pub(super) async fn call(
             ..request
         });
         let mut r = respond(status, whole(wire::error(d, status, fate)), false);
+        let t = &shared.exp.tools[tool];
+        super::advise(r.headers_mut(), t, drawn.fate, drawn.retry_after);
         if let Some(wait) = drawn.retry_after {
             rate_limited(r.headers_mut(), d, wait);
         }
@@ -172,12 +174,9 @@ fn tokens_per_block(rate: f64) -> u64 {
     (libm::ceil(rate * 0.05) as u64).max(1)
 }
 
-/// The 429's headers: its wait in whole seconds and in milliseconds, and the dialect's
-/// rate-limit headers with nothing remaining.
+/// The 429's rate-limit headers in the dialect's names, with nothing remaining.
 fn rate_limited(h: &mut HeaderMap, d: Dialect, wait: Tick) {
     let ms = wait.0 / 1_000;
-    h.insert("retry-after", wait.0.div_ceil(TICKS_PER_SECOND).into());
-    h.insert("retry-after-ms", ms.into());
     match d {
         Dialect::OpenAi => {
             h.insert("x-ratelimit-remaining-requests", 0.into());
