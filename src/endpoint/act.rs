@@ -56,6 +56,18 @@ pub fn generation(
     Some((sizes.input, provider.attempt(block[at + 2], &sizes, false)))
 }
 
+/// Whether lookup `n` (0 the first) of a key at tool `tool` fails, as the tool's
+/// `lookup_failure` draws it, from a stream of the endpoint's own for the tool's lookups.
+pub fn lookup_fails(exp: &Experiment, tool: usize, n: u64) -> bool {
+    let streams = Streams {
+        seed: exp.seed,
+        point: 0,
+        replication: 0,
+    };
+    let word = streams.word_at(Source::Endpoint, tool as u64 | 2 << 32, n);
+    crate::variate::unit_open_low(word) <= exp.tools[tool].lookup.failure
+}
+
 /// The `x-should-retry` header an answer of fate `fate` at `tool` carries, where the tool's
 /// server advises (`should_retry_header`): as the simulator's server advises its clients.
 pub fn should_retry(tool: &Tool, fate: Fate) -> Option<bool> {
@@ -120,8 +132,8 @@ mod tests {
     use super::*;
 
     /// The endpoint's fates come at the configured rates: over 20 000 requests to a tool that
-    /// loses 20 % of replies and 5 % of requests, each rate lies within its 99.9 % binomial
-    /// interval (3.29 standard errors).
+    /// loses 20 % of replies and 5 % of requests, and 20 000 lookups that fail 30 % of the time,
+    /// each rate lies within its 99.9 % binomial interval (3.29 standard errors).
     #[test]
     fn requests_meet_their_fates_at_the_configured_rates() {
         let text = "name = \"e\"\nseed = 5\n[workload]\ntasks = 1\n[[tool]]\nname = \"t\"\n\
@@ -139,6 +151,14 @@ mod tests {
             let bound = 3.29 * (p * (1.0 - p) / n as f64).sqrt();
             assert!((seen - p).abs() <= bound, "{fate:?}: {seen} against {p}");
         }
+        // Lookups fail at the tool's `lookup_failure`, from a stream of their own.
+        let mut exp = exp;
+        exp.tools[0].lookup.failure = 0.3;
+        let seen = (0..n).filter(|&k| lookup_fails(&exp, 0, k)).count() as f64 / n as f64;
+        assert!(
+            (seen - 0.3).abs() <= 3.29 * (0.21 / n as f64).sqrt(),
+            "{seen}"
+        );
     }
 
     /// Each fate does on the wire what the model says of it: the commit where the server

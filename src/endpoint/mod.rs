@@ -14,7 +14,7 @@ pub mod operation;
 pub mod predict;
 pub mod wire;
 
-pub use act::{Act, act, draw, generation, should_retry};
+pub use act::{Act, act, draw, generation, lookup_fails, should_retry};
 pub use keys::{Admit, Keys};
 pub use ledger::Ledger;
 pub use operation::OperationFrom;

@@ -84,6 +84,9 @@ fn a_lost_reply_commits_once_a_key_replays_it_and_a_reset_commits_nothing() {
     let (status, replay) = post(&addr, "/charge", &keyed, r#"{"order_id":"o1"}"#).unwrap();
     assert_eq!(status, 200);
     assert!(replay.contains("\"receipt\":\"charge-0\""), "{replay}");
+    // A lookup finds the key's receipt, and nothing under a key never used.
+    assert!(get(&addr, "/charge/operations/k1").contains("\"receipt\":\"charge-0\""));
+    assert!(get(&addr, "/charge/operations/k9").starts_with("HTTP/1.1 404"));
     // Without a key the retry is a second charge.
     assert_eq!(post(&addr, "/charge", &bare, r#"{"order_id":"o2"}"#), None);
     let (status, _) = post(&addr, "/charge", &bare, r#"{"order_id":"o2"}"#).unwrap();
@@ -206,6 +209,17 @@ fn a_model_streams_whole_or_is_cut_mid_body() {
         let _ = child.kill();
         let _ = child.wait();
     }
+}
+
+/// The raw answer to one GET.
+fn get(addr: &str, path: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    answer
 }
 
 /// The raw answer to one POST, as it came, until the connection closed.

@@ -24,7 +24,8 @@ use retrysim::config::Source;
 use retrysim::endpoint::keys::{self, Stored};
 use retrysim::endpoint::ledger::Served;
 use retrysim::endpoint::{
-    Act, Admit, Keys, Ledger, MOST_BODY_BYTES, MOST_REQUESTS, act, draw, should_retry, wire,
+    Act, Admit, Keys, Ledger, MOST_BODY_BYTES, MOST_REQUESTS, act, draw, lookup_fails,
+    should_retry, wire,
 };
 use retrysim::error::Error;
 use retrysim::experiment::Experiment;
@@ -64,8 +65,9 @@ struct Shared {
 }
 
 struct State {
-    /// Each tool's next request number.
+    /// Each tool's next request number, and its lookups so far.
     next: Vec<u64>,
+    lookups: Vec<u64>,
     keys: Vec<Keys>,
     ledger: Ledger,
 }
@@ -178,7 +180,7 @@ async fn serve(shared: Arc<Shared>, req: Request<Incoming>) -> Answer {
         return Ok(problem(404, "not_found", &message));
     };
     if let Some(key) = rest.strip_prefix("operations/") {
-        return Ok(look_up(&shared, tool, key));
+        return Ok(look_up(&shared, tool, key).await);
     }
     let provider = shared.exp.tools[tool].provider.is_some();
     let dialect = wire::Dialect::of_path(rest).filter(|_| provider);
@@ -214,10 +216,27 @@ async fn serve(shared: Arc<Shared>, req: Request<Incoming>) -> Answer {
     }
 }
 
-/// A lookup of `key` at `tool`: the stored receipt once its commit is visible, else 404; a
-/// failed lookup, as the tool's `lookup_failure` draws it, is a 503.
-fn look_up(shared: &Shared, tool: usize, key: &str) -> Response<Body> {
+/// A lookup of `key` at `tool`, answered after the tool's `lookup_time`: the stored receipt
+/// once its commit is visible, else 404; a failed lookup, as the tool's `lookup_failure` draws
+/// it, is a 503.
+async fn look_up(shared: &Shared, tool: usize, key: &str) -> Response<Body> {
     let t = &shared.exp.tools[tool];
+    let n = {
+        let mut state = shared
+            .state
+            .lock()
+            .expect("no request panics holding the state");
+        state.lookups[tool] += 1;
+        state.lookups[tool] - 1
+    };
+    shared.sleep(t.lookup.time).await;
+    if lookup_fails(&shared.exp, tool, n) {
+        return problem(
+            503,
+            "lookup_failed",
+            "the lookup failed: the outcome is still unknown",
+        );
+    }
     let state = shared
         .state
         .lock()
@@ -441,6 +460,7 @@ pub fn command(args: &EndpointArgs) -> Result<(), Failure> {
     let shared = Arc::new(Shared {
         state: Mutex::new(State {
             next: vec![0; tools],
+            lookups: vec![0; tools],
             keys: exp
                 .tools
                 .iter()
