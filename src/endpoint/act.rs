@@ -10,6 +10,15 @@ use crate::model::provider::Generation;
 use crate::model::{AttemptDraw, FailureClass, Fate, Tool};
 use crate::time::Tick;
 
+/// The endpoint's streams: the config's seed, as its one replication of its one point.
+fn streams(exp: &Experiment) -> Streams {
+    Streams {
+        seed: exp.seed,
+        point: 0,
+        replication: 0,
+    }
+}
+
 /// The fate and latencies of request `n` (0 the first) to tool `tool` of `exp`, drawn from the
 /// tool's faults and latencies as the simulator draws an attempt's; a scripted tool's from its
 /// script, the requests its steps.
@@ -17,11 +26,7 @@ pub fn draw(exp: &Experiment, tool: usize, n: u64) -> AttemptDraw {
     if let Some(script) = &exp.tools[tool].script {
         return script.draw(u32::try_from(n).unwrap_or(u32::MAX));
     }
-    let streams = Streams {
-        seed: exp.seed,
-        point: 0,
-        replication: 0,
-    };
+    let streams = streams(exp);
     // Two attempts' words to a block.
     let per_block = (crate::engine::rng::WORDS_PER_BLOCK / WORDS_PER_ATTEMPT) as u64;
     let block = streams.block(Source::Endpoint, tool as u64, n / per_block);
@@ -41,11 +46,7 @@ pub fn generation(
     max_tokens: Option<u64>,
 ) -> Option<(u64, Generation)> {
     let provider = exp.tools[tool].provider.as_ref()?;
-    let streams = Streams {
-        seed: exp.seed,
-        point: 0,
-        replication: 0,
-    };
+    let streams = streams(exp);
     // Three words a request (two for the sizes, one for the attempt), two requests a block.
     let block = streams.block(Source::Endpoint, tool as u64 | 1 << 32, n / 2);
     let at = (n % 2) as usize * 4;
@@ -59,11 +60,7 @@ pub fn generation(
 /// Whether lookup `n` (0 the first) of a key at tool `tool` fails, as the tool's
 /// `lookup_failure` draws it, from a stream of the endpoint's own for the tool's lookups.
 pub fn lookup_fails(exp: &Experiment, tool: usize, n: u64) -> bool {
-    let streams = Streams {
-        seed: exp.seed,
-        point: 0,
-        replication: 0,
-    };
+    let streams = streams(exp);
     let word = streams.word_at(Source::Endpoint, tool as u64 | 2 << 32, n);
     crate::variate::unit_open_low(word) <= exp.tools[tool].lookup.failure
 }
@@ -138,12 +135,10 @@ mod tests {
     fn requests_meet_their_fates_at_the_configured_rates() {
         let text = "name = \"e\"\nseed = 5\n[workload]\ntasks = 1\n[[tool]]\nname = \"t\"\n\
                     reply_loss = 0.2\nrequest_loss = 0.05\n[[policy]]\nname = \"p\"\n";
-        let source = crate::config::Source {
-            name: "e.toml".into(),
-            text: text.into(),
-            origin: crate::config::Origin::Text,
-        };
-        let exp = source.sweep().unwrap().base;
+        let exp = crate::config::Source::from_text("e.toml", text)
+            .sweep()
+            .unwrap()
+            .base;
         let n = 20_000u64;
         let count = |fate| (0..n).filter(|&k| draw(&exp, 0, k).fate == fate).count() as f64;
         for (fate, p) in [(Fate::LostReply, 0.2), (Fate::LostRequest, 0.05)] {

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::time::{TICKS_PER_SECOND, Tick};
+use crate::time::Tick;
 
 /// One request served.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,9 +68,9 @@ impl Ledger {
                     None => false,
                 };
                 [
-                    format!("{:.6}", seconds(s.at)),
+                    format!("{:.6}", s.at.seconds()),
                     tools[s.tool].name.clone(),
-                    format!("{:.6}", seconds(s.took)),
+                    format!("{:.6}", s.took.seconds()),
                     s.status.map_or("reset".into(), |x| x.to_string()),
                     resend.to_string(),
                 ]
@@ -104,11 +104,6 @@ impl Ledger {
         }
         out
     }
-}
-
-/// Ticks as seconds, for the CSV files.
-pub fn seconds(t: Tick) -> f64 {
-    t.0 as f64 / TICKS_PER_SECOND as f64
 }
 
 #[cfg(test)]

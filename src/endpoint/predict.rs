@@ -11,20 +11,14 @@ use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::ledger::Ledger;
 use crate::metrics::estimate::Estimate;
+use crate::metrics::moments::{Moments, Sample};
 
 /// The figures compared, by name.
 pub const FIGURES: [&str; 3] = ["attempts", "duplicates", "success"];
 
-/// One figure of one client, measured: its mean per operation and standard error.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Measured {
-    pub mean: f64,
-    pub std_error: f64,
-}
-
-/// Each client's figures at `tool` ([`FIGURES`]' order), from its operations: a client with
-/// fewer than two operations has no spread, and is left out.
-pub fn measured(ledger: &Ledger, tool: usize) -> BTreeMap<String, [Measured; 3]> {
+/// Each client's figures at `tool` ([`FIGURES`]' order), from its operations, each a mean with
+/// its standard error: a client with fewer than two operations has no spread, and is left out.
+pub fn measured(ledger: &Ledger, tool: usize) -> BTreeMap<String, [Estimate; 3]> {
     // Per client and operation: attempts, commits, whether any answer was a 2xx.
     let mut ops: BTreeMap<(&str, &str), (f64, f64, bool)> = BTreeMap::new();
     for s in ledger.served.iter().filter(|s| s.tool == tool) {
@@ -34,34 +28,24 @@ pub fn measured(ledger: &Ledger, tool: usize) -> BTreeMap<String, [Measured; 3]>
         o.1 += f64::from(u8::from(s.committed));
         o.2 |= s.status.is_some_and(|x| (200..300).contains(&x));
     }
-    let mut values: BTreeMap<&str, [Vec<f64>; 3]> = BTreeMap::new();
+    let mut figures: BTreeMap<&str, [Moments; 3]> = BTreeMap::new();
     for ((client, _), (attempts, commits, ok)) in ops {
-        let v = values.entry(client).or_default();
-        v[0].push(attempts);
-        v[1].push((commits - 1.0).max(0.0));
-        v[2].push(f64::from(u8::from(ok)));
+        let m = figures.entry(client).or_default();
+        m[0].push(attempts);
+        m[1].push((commits - 1.0).max(0.0));
+        m[2].push(f64::from(u8::from(ok)));
     }
-    (values.into_iter())
-        .filter(|(_, v)| v[0].len() >= 2)
-        .map(|(client, v)| (client.to_string(), v.map(|x| of(&x))))
+    (figures.into_iter())
+        .filter(|(_, m)| m[0].count() >= 2)
+        .map(|(client, m)| (client.to_string(), m.map(|m| Estimate::from_sample(&m))))
         .collect()
-}
-
-fn of(values: &[f64]) -> Measured {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0);
-    Measured {
-        mean,
-        std_error: (var / n).sqrt(),
-    }
 }
 
 /// One comparison: the figure, its z, and whether it is inside the bound.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Compared {
     pub figure: &'static str,
-    pub measured: Measured,
+    pub measured: Estimate,
     pub predicted: Estimate,
     /// `None` where neither side varies: then they agree only if equal.
     pub z: Option<f64>,
@@ -75,7 +59,7 @@ pub fn bound(comparisons: usize) -> f64 {
 }
 
 /// A client's figures against the predicted ones, each held to `bound`.
-pub fn compare(measured: &[Measured; 3], predicted: &[Estimate; 3], bound: f64) -> [Compared; 3] {
+pub fn compare(measured: &[Estimate; 3], predicted: &[Estimate; 3], bound: f64) -> [Compared; 3] {
     std::array::from_fn(|i| {
         let (m, p) = (measured[i], predicted[i]);
         let se = m.std_error.hypot(p.std_error);
@@ -110,14 +94,7 @@ mod tests {
     fn a_figure_agrees_inside_the_corrected_bound_and_not_past_it() {
         // Three comparisons: 1 − 0.05/6 is the 0.99167 quantile, 2.394.
         assert!((bound(3) - 2.394).abs() < 1e-3);
-        let m = Measured {
-            mean: 1.2,
-            std_error: 0.03,
-        };
-        let zero = Measured {
-            mean: 0.0,
-            std_error: 0.0,
-        };
+        let (m, zero) = (est(1.2, 0.03), est(0.0, 0.0));
         let c = compare(
             &[m, zero, zero],
             &[est(1.18, 0.0), est(0.0, 0.0), est(0.1, 0.0)],

@@ -43,32 +43,24 @@ impl Spec {
         };
         let t = table.get_ref();
         if let Some(k) = &t.faults {
-            match usize::try_from(*k.get_ref()) {
-                Ok(k) if k <= MOST_FAULTS => spec.faults = k,
-                _ => {
-                    return Err(ConfigError::at(
-                        source,
-                        k.span(),
-                        "explore.faults",
-                        format!("{} is not a number of faults", k.get_ref()),
-                    )
-                    .allowed(format!("a whole number from 0 to {MOST_FAULTS}")));
-                }
-            }
+            let allowed = format!("a whole number from 0 to {MOST_FAULTS}");
+            spec.faults = whole(
+                source,
+                k,
+                ("explore.faults", "faults"),
+                0..=MOST_FAULTS as u64,
+                &allowed,
+            )? as usize;
         }
         if let Some(n) = &t.tasks {
-            match u64::try_from(*n.get_ref()) {
-                Ok(n) if n > 0 => spec.tasks = Some(n),
-                _ => {
-                    return Err(ConfigError::at(
-                        source,
-                        n.span(),
-                        "explore.tasks",
-                        format!("{} is not a number of tasks to explore", n.get_ref()),
-                    )
-                    .allowed("a whole number of 1 or more, such as 1"));
-                }
-            }
+            let allowed = "a whole number of 1 or more, such as 1";
+            spec.tasks = Some(whole(
+                source,
+                n,
+                ("explore.tasks", "tasks to explore"),
+                1..=u64::MAX,
+                allowed,
+            )?);
         }
         if let Some(invariants) = &t.invariants {
             for (name, on) in invariants.get_ref() {
@@ -110,5 +102,26 @@ impl Spec {
             spec.invariants.push(Invariant::StopsFor(reasons));
         }
         Ok(spec)
+    }
+}
+
+/// The whole number `v` of the table's `key`, within `range`; else its refusal, saying it is
+/// not a number of `what` and what is `allowed`.
+fn whole(
+    source: &Source,
+    v: &toml::Spanned<i64>,
+    (key, what): (&str, &str),
+    range: std::ops::RangeInclusive<u64>,
+    allowed: &str,
+) -> Result<u64, ConfigError> {
+    match u64::try_from(*v.get_ref()) {
+        Ok(n) if range.contains(&n) => Ok(n),
+        _ => Err(ConfigError::at(
+            source,
+            v.span(),
+            key,
+            format!("{} is not a number of {what}", v.get_ref()),
+        )
+        .allowed(allowed)),
     }
 }

@@ -6,7 +6,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 const CONFIG: &str = r#"name = "charges"
@@ -27,13 +27,47 @@ script = [
 name = "p"
 "#;
 
-/// One request, `Connection: close`: the status and body, or `None` where the server closed the
-/// connection without an answer.
-fn post(addr: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Option<(u16, String)> {
+/// `retrysim endpoint c.toml --port 0` with `args`, `config` written in a folder of its own:
+/// the process, its address read from its first line, and the rest of its stdout.
+struct Endpoint {
+    child: Child,
+    addr: String,
+    stdout: BufReader<ChildStdout>,
+    dir: tempfile::TempDir,
+}
+
+fn start(config: &str, args: &[&str]) -> Endpoint {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("c.toml"), config).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
+        .args(["endpoint", "c.toml", "--port", "0"])
+        .args(args)
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .trim_start_matches("http://")
+        .trim_end_matches('/');
+    Endpoint {
+        child,
+        addr: addr.to_string(),
+        stdout,
+        dir,
+    }
+}
+
+/// One request, `Connection: close`: the answer as it came, until the connection closed.
+fn raw(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> String {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut req = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
     );
     for (k, v) in headers {
@@ -42,8 +76,15 @@ fn post(addr: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Option<
     req.push_str("\r\n");
     req.push_str(body);
     s.write_all(req.as_bytes()).unwrap();
-    let mut answer = String::new();
-    let _ = s.read_to_string(&mut answer);
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// One POST: the status and body, or `None` where the server closed the connection without an
+/// answer.
+fn post(addr: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Option<(u16, String)> {
+    let answer = raw(addr, "POST", path, headers, body);
     if answer.is_empty() {
         return None;
     }
@@ -55,27 +96,29 @@ fn post(addr: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Option<
     Some((status, body))
 }
 
+/// The raw answer to one POST of JSON.
+fn raw_post(addr: &str, path: &str, body: &str) -> String {
+    raw(
+        addr,
+        "POST",
+        path,
+        &[("Content-Type", "application/json")],
+        body,
+    )
+}
+
+/// The raw answer to one GET.
+fn get(addr: &str, path: &str) -> String {
+    raw(addr, "GET", path, &[], "")
+}
+
 #[test]
 fn a_lost_reply_commits_once_a_key_replays_it_and_a_reset_commits_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("c.toml"), CONFIG).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
-        .args(["endpoint", "c.toml", "--port", "0", "--requests", "6"])
-        .args(["--operation-from", "json:order_id"])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_string();
+    let mut e = start(
+        CONFIG,
+        &["--requests", "6", "--operation-from", "json:order_id"],
+    );
+    let addr = e.addr.clone();
     let keyed = [("Idempotency-Key", "k1"), ("X-Client", "keyed")];
     let bare = [("X-Client", "bare")];
     // A lost reply: the charge commits, the client hears nothing; the retry under the same
@@ -99,9 +142,8 @@ fn a_lost_reply_commits_once_a_key_replays_it_and_a_reset_commits_nothing() {
             .0,
         200
     );
-    let status = child.wait().unwrap();
-    assert!(status.success());
-    let out = dir.path().join("out/charges.endpoint");
+    assert!(e.child.wait().unwrap().success());
+    let out = e.dir.path().join("out/charges.endpoint");
     let requests = std::fs::read_to_string(out.join("requests.csv")).unwrap();
     let committed: Vec<(&str, &str)> = requests
         .lines()
@@ -152,7 +194,7 @@ fn a_lost_reply_commits_once_a_key_replays_it_and_a_reset_commits_nothing() {
         .collect();
     assert_eq!(resends, ["false", "true", "false", "true", "false", "true"]);
     let log = out.join("access-log.csv");
-    let o = crate::binary::retrysim(&["calibrate", log.to_str().unwrap()], dir.path());
+    let o = crate::binary::retrysim(&["calibrate", log.to_str().unwrap()], e.dir.path());
     assert!(o.status.success(), "{}", crate::binary::text(&o.stderr));
 }
 
@@ -176,24 +218,8 @@ fn a_model_streams_whole_or_is_cut_mid_body() {
     };
     let chat = r#"{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true}"#;
     for (stream_break, whole) in [(0.0, true), (1000.0, false)] {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("c.toml"), config(stream_break)).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
-            .args(["endpoint", "c.toml", "--port", "0", "--requests", "3"])
-            .current_dir(dir.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .trim()
-            .trim_start_matches("http://")
-            .trim_end_matches('/')
-            .to_string();
+        let mut e = start(&config(stream_break), &["--requests", "3"]);
+        let addr = e.addr.clone();
         let raw = raw_post(&addr, "/llm/v1/chat/completions", chat);
         assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
         assert!(raw.contains("text/event-stream") && raw.contains("chat.completion.chunk"));
@@ -206,34 +232,9 @@ fn a_model_streams_whole_or_is_cut_mid_body() {
         );
         let plain = raw_post(&addr, "/llm", chat);
         assert!(plain.starts_with("HTTP/1.1 404"), "{plain}");
-        let _ = child.kill();
-        let _ = child.wait();
+        let _ = e.child.kill();
+        let _ = e.child.wait();
     }
-}
-
-/// The raw answer to one GET.
-fn get(addr: &str, path: &str) -> String {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).unwrap();
-    let mut answer = String::new();
-    let _ = s.read_to_string(&mut answer);
-    answer
-}
-
-/// The raw answer to one POST, as it came, until the connection closed.
-fn raw_post(addr: &str, path: &str, body: &str) -> String {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let req = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    s.write_all(req.as_bytes()).unwrap();
-    let mut answer = Vec::new();
-    let _ = s.read_to_end(&mut answer);
-    String::from_utf8_lossy(&answer).into_owned()
 }
 
 /// `--predict`: a client that sends each order once, against a charge that loses 20 % of its
@@ -255,31 +256,22 @@ fn a_client_is_held_to_the_policy_it_is_said_to_have() {
             .to_string()
     };
     for policy in ["once", "thrice"] {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("c.toml"), config).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
-            .args(["endpoint", "c.toml", "--port", "0", "--requests", "60"])
-            .args(["--operation-from", "json:order_id", "--predict", policy])
-            .current_dir(dir.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        out.read_line(&mut line).unwrap();
-        let addr = line
-            .trim()
-            .trim_start_matches("http://")
-            .trim_end_matches('/')
-            .to_string();
+        let args = [
+            "--requests",
+            "60",
+            "--operation-from",
+            "json:order_id",
+            "--predict",
+        ];
+        let mut e = start(config, &[&args[..], &[policy]].concat());
+        let addr = e.addr.clone();
         for order in 0..60 {
             let body = format!("{{\"order_id\":{order}}}");
             post(&addr, "/charge", &[("X-Client", "me")], &body);
         }
         let mut rest = String::new();
-        out.read_to_string(&mut rest).unwrap();
-        assert!(child.wait().unwrap().success());
+        e.stdout.read_to_string(&mut rest).unwrap();
+        assert!(e.child.wait().unwrap().success());
         let attempts = row(&rest, "attempts");
         assert!(attempts.contains("1.0000 ± 0.0000"), "{rest}");
         let duplicates = row(&rest, "duplicates");
@@ -326,24 +318,8 @@ fn a_throttle_says_how_long_to_wait_and_whether_to_retry() {
         should_retry_header = true\n\
         script = [{ outcome = \"429\", after = \"1ms\", retry_after = \"250ms\" }]\n\
         [[policy]]\nname = \"p\"\n";
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("c.toml"), config).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_retrysim"))
-        .args(["endpoint", "c.toml", "--port", "0", "--requests", "1"])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_string();
+    let mut e = start(config, &["--requests", "1"]);
+    let addr = e.addr.clone();
     let raw = raw_post(&addr, "/charge", "{}").to_ascii_lowercase();
     assert!(raw.starts_with("http/1.1 429"), "{raw}");
     for header in [
@@ -353,5 +329,5 @@ fn a_throttle_says_how_long_to_wait_and_whether_to_retry() {
     ] {
         assert!(raw.contains(header), "{header:?} in {raw}");
     }
-    assert!(child.wait().unwrap().success());
+    assert!(e.child.wait().unwrap().success());
 }

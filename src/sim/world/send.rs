@@ -35,9 +35,8 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
         // A crash point, in a run through a schedule: the worker may die before the send, or
         // just after it.
         let crash = self.crash_point(slot, now);
-        let handle = self.intents.handle(slot);
         if crash == Some(Choice::CrashBeforeSend) {
-            self.crash(handle, sched);
+            self.crash(self.intents.handle(slot), sched);
             return None;
         }
         let ask = self.ask(slot, now, Moment::Send { first });
@@ -61,7 +60,7 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             }
         };
         if crash == Some(Choice::CrashInFlight) {
-            self.crash(handle, sched);
+            self.crash(self.intents.handle(slot), sched);
         }
         next
     }

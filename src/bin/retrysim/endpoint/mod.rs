@@ -111,6 +111,24 @@ impl Shared {
         }
     }
 
+    /// A request to `tool` as it arrives, before anything is done with it: now, its client and
+    /// its operation, read where the user said.
+    fn arrival(&self, tool: usize, headers: &HeaderMap, key: Option<&str>, body: &[u8]) -> Served {
+        Served {
+            at: self.now(),
+            client: header(headers, &self.client)
+                .unwrap_or_default()
+                .to_string(),
+            tool,
+            operation: self.from.read(key, |n| header(headers, n), body),
+            outcome: "",
+            status: None,
+            committed: false,
+            generated: 0,
+            took: Tick::ZERO,
+        }
+    }
+
     /// The number of the next request to `tool` and its draw; `None` past the run's bound.
     fn next_request(&self, tool: usize) -> Option<(u64, retrysim::model::AttemptDraw)> {
         let mut state = self
@@ -259,21 +277,7 @@ async fn call(
     body: &Bytes,
 ) -> Answer {
     let t = &shared.exp.tools[tool];
-    let request = Served {
-        at: shared.now(),
-        client: header(headers, &shared.client)
-            .unwrap_or_default()
-            .to_string(),
-        tool,
-        operation: shared
-            .from
-            .read(key.as_deref(), |n| header(headers, n), body),
-        outcome: "",
-        status: None,
-        committed: false,
-        generated: 0,
-        took: Tick::ZERO,
-    };
+    let request = shared.arrival(tool, headers, key.as_deref(), body);
     let Some((n, drawn)) = shared.next_request(tool) else {
         return Ok(problem(
             503,

@@ -24,7 +24,7 @@ use retrysim::model::Fate;
 use retrysim::time::{TICKS_PER_SECOND, Tick};
 use tokio::sync::mpsc;
 
-use super::{Answer, Body, Closed, Shared, header, whole};
+use super::{Answer, Body, Closed, Shared, whole};
 
 /// A streamed body, its blocks sent by the task that times them; an `Err` cuts it.
 struct Streamed(mpsc::Receiver<Result<Bytes, Closed>>);
@@ -76,21 +76,7 @@ pub(super) async fn call(
             return Ok(respond(400, whole(wire::error(d, 400, &message)), false));
         }
     };
-    let request = Served {
-        at: shared.now(),
-        client: header(headers, &shared.client)
-            .unwrap_or_default()
-            .to_string(),
-        tool,
-        operation: shared
-            .from
-            .read(key.as_deref(), |n| header(headers, n), body),
-        outcome: "",
-        status: None,
-        committed: false,
-        generated: 0,
-        took: Tick::ZERO,
-    };
+    let request = shared.arrival(tool, headers, key.as_deref(), body);
     let Some((n, drawn)) = shared.next_request(tool) else {
         let message = "this endpoint has served all it may";
         return Ok(respond(503, whole(wire::error(d, 503, message)), false));

@@ -3,7 +3,6 @@
 
 use retrysim::config::Source;
 use retrysim::endpoint::Ledger;
-use retrysim::endpoint::ledger::seconds;
 use retrysim::error::Error;
 use retrysim::experiment::Experiment;
 use retrysim::output::{Mark, Staging};
@@ -117,7 +116,7 @@ fn requests(exp: &Experiment, ledger: &Ledger) -> Rows {
     ])];
     for s in &ledger.served {
         rows.push(vec![
-            format!("{:.6}", seconds(s.at)),
+            format!("{:.6}", s.at.seconds()),
             s.client.clone(),
             exp.tools[s.tool].name.clone(),
             s.operation.clone().unwrap_or_default(),
