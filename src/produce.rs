@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 
 use crate::chart;
 use crate::config::Source;
+use crate::endpoint::recorded::Recorded;
 use crate::error::Error;
-use crate::output::trace::{PartFiles, Trace};
+use crate::experiment::Experiment;
+use crate::output::trace::{PartFiles, Trace, TraceWriter};
 use crate::output::{Mark, Parts, Staging, Writer};
 use crate::run::{self, Fold, PointResult, Results, Share, Sink};
 use crate::shard::{self, Request, RunsReader, RunsWriter, Shard};
@@ -208,6 +210,85 @@ pub fn merge_into_staging(
     let results = Results::new(sweep, folded);
     finish(recorder.writer, &results, &source, &staging, root)?;
     Ok((results, staging))
+}
+
+/// Writes a real run, as `retrysim endpoint` recorded it, into a staging folder under `root` in
+/// the files a simulated run writes (see [`crate::endpoint::recorded`]): each client's run
+/// folded as a configuration's, its traces written from its intents, and the endpoint's `own`
+/// files (name and text) beside them, listed in the manifest. No closed form is drawn: what
+/// each client does is not known, so `agrees` says `none` (`retrysim endpoint --predict` and
+/// `retrysim compare` hold it to a policy).
+pub fn recorded_into_staging(
+    source: &Source,
+    real: Experiment,
+    runs: &[Recorded],
+    root: &Path,
+    own: &[(&str, String)],
+) -> Result<Staging, Error> {
+    let writing = || Error::io(format!("cannot write under {}", root.display()));
+    let sweep = Sweep::single(real);
+    let staging = Staging::new(root, &sweep.base.name, Mark::Output)?;
+    let dir = staging.path();
+    for (file, text) in own {
+        std::fs::write(dir.join(file), text).map_err(writing())?;
+    }
+    let writer = Writer::create(dir, &sweep).map_err(writing())?;
+    let mut recorder = Unclaimed { writer };
+    let mut fold = Fold::new(&sweep, &mut recorder);
+    let point = run::live::Live::new(&sweep).get(0);
+    for (index, recorded) in runs.iter().enumerate() {
+        let job = fold.job(index as u64).expect("a job per client");
+        for trace in Trace::ALL
+            .into_iter()
+            .filter(|t| t.enabled(&sweep.base.output))
+        {
+            let mut w =
+                TraceWriter::create(trace, dir, index as u64, &point, job).map_err(writing())?;
+            for (record, attempts) in &recorded.intents {
+                w.write(record, attempts).map_err(writing())?;
+            }
+            w.finish().map_err(writing())?;
+        }
+        fold.add(index as u64, job, &point, &recorded.run)
+            .map_err(writing())?;
+    }
+    let folded = fold.into_folded();
+    let mut results = Results::new(sweep, folded);
+    for (_, result) in &mut results.kept {
+        unclaim(result);
+    }
+    let own: Vec<&str> = own.iter().map(|(f, _)| *f).collect();
+    (recorder.writer)
+        .finish_as(&results, source, ("endpoint", &own))
+        .map_err(writing())?;
+    Ok(staging)
+}
+
+/// Writes a recorded run's rows without the closed forms its configurations' names would draw.
+struct Unclaimed {
+    writer: Writer,
+}
+
+impl run::Observer for Unclaimed {
+    fn run_done(&mut self, point: &Point, job: Job, index: u64, run: &RunResult) -> io::Result<()> {
+        self.writer.run(point, job, index, run)
+    }
+
+    fn point_done(&mut self, _: usize, point: &Point, result: &PointResult) -> io::Result<()> {
+        let mut result = result.clone();
+        unclaim(&mut result);
+        self.writer.point(point, &result)
+    }
+}
+
+/// Drops a point's closed forms: a recorded client's policy is unknown.
+fn unclaim(result: &mut PointResult) {
+    for p in &mut result.policies {
+        p.theory = None;
+        p.cost_theory = None;
+        p.edge_theory = None;
+        p.fan_out_p99 = None;
+    }
 }
 
 /// Hands each finished run and point to the files, then to the watcher.

@@ -4,7 +4,59 @@
 
 use std::collections::BTreeMap;
 
+use crate::metrics::Outcome;
+use crate::model::{FailureClass, Fate};
 use crate::time::Tick;
+
+/// What the endpoint did with a request: its drawn fate carried out, or an answer the key
+/// store gave in its place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// The fate drawn for it, carried out.
+    Fate(Fate),
+    /// The stored response of its key's first commit, sent again.
+    Replayed,
+    /// A 409: its key's first request was still being served.
+    InFlight,
+    /// A 422: its key was bound to another payload.
+    Mismatch,
+}
+
+impl Ended {
+    /// Its name in `requests.csv`: the fate's name as a script writes it, or `replayed`,
+    /// `in_flight`, `mismatch`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ended::Fate(fate) => fate.name(),
+            Ended::Replayed => "replayed",
+            Ended::InFlight => "in_flight",
+            Ended::Mismatch => "mismatch",
+        }
+    }
+
+    /// How the attempt ended, in the simulator's terms: a replay is a reply with the receipt,
+    /// and a key refused is a conflict.
+    pub fn attempt(self) -> Outcome {
+        match self {
+            Ended::Replayed => Outcome::Ok,
+            Ended::InFlight | Ended::Mismatch => Outcome::Refused(FailureClass::Conflict),
+            Ended::Fate(fate) => match fate {
+                Fate::Delivered => Outcome::Ok,
+                Fate::LostRequest => Outcome::LostRequest,
+                Fate::LostReply => Outcome::LostReply,
+                Fate::ServerError => Outcome::ServerError,
+                Fate::ErrorAfterCommit => Outcome::ServerErrorAfterCommit,
+                Fate::ConnectFailed => Outcome::ConnectFailed,
+                Fate::StreamBroken => Outcome::StreamBroken,
+                Fate::Throttled => Outcome::Refused(FailureClass::Throttled),
+                Fate::Forbidden => Outcome::Refused(FailureClass::Forbidden),
+                Fate::Invalid => Outcome::Refused(FailureClass::Invalid),
+                Fate::Overloaded => Outcome::Refused(FailureClass::Overloaded),
+                Fate::VersionConflict => Outcome::Refused(FailureClass::VersionConflict),
+            },
+        }
+    }
+}
 
 /// One request served.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,8 +68,8 @@ pub struct Served {
     pub tool: usize,
     /// Its business operation; `None` where the request carried none to read.
     pub operation: Option<String>,
-    /// What the endpoint did: a fate's name, or `replayed`, `in_flight`, `mismatch`.
-    pub outcome: &'static str,
+    /// What the endpoint did with it.
+    pub outcome: Ended,
     /// The status answered; `None` where the connection was closed without one.
     pub status: Option<u16>,
     /// It made a new side effect.
@@ -116,7 +168,7 @@ mod tests {
             client: "c".into(),
             tool: 0,
             operation: Some(op.into()),
-            outcome: "x",
+            outcome: Ended::Fate(Fate::Delivered),
             status,
             committed,
             generated: 0,

@@ -3,7 +3,7 @@
 //! the commits it causes are counted per business operation. What the endpoint decides is here,
 //! free of the network, so it can be tested and fuzzed: the fate of each request
 //! ([`act()`]), the idempotency keys a tool holds ([`keys`]), where a request's operation comes
-//! from ([`operation`]), what was counted ([`ledger`]), a real client held to a prediction
+//! from ([`operation`]), what was counted ([`ledger`]) and the same as a run in the simulator's terms ([`recorded`]), a real client held to a prediction
 //! ([`predict`]) and the model APIs' wire formats ([`wire`]). The command's server carries the
 //! decisions out on the wire.
 
@@ -12,6 +12,7 @@ pub mod keys;
 pub mod ledger;
 pub mod operation;
 pub mod predict;
+pub mod recorded;
 pub mod wire;
 
 pub use act::{Act, act, draw, generation, lookup_fails, should_retry};

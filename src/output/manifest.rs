@@ -16,13 +16,23 @@ use crate::run::Results;
 use crate::sweep::{Axis, Sweep};
 use crate::time::Tick;
 
-pub fn write(results: &Results, source: &Source, files: &[String], path: &Path) -> io::Result<()> {
+/// Writes the manifest of a run `command` wrote: `run`, or `endpoint` for a real run the
+/// endpoint recorded (named in the manifest, since no config reruns it).
+pub fn write(
+    results: &Results,
+    source: &Source,
+    files: &[String],
+    (path, command): (&Path, &str),
+) -> io::Result<()> {
     let exp = &results.sweep.base;
     let digest = Sha256::digest(source.text.as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     let count = |n: usize| Value::Integer(n as i64);
     let mut m = Table::new();
     m.insert("retrysim".into(), env!("CARGO_PKG_VERSION").into());
+    if command != "run" {
+        m.insert("command".into(), command.into());
+    }
     m.insert("config".into(), source.name.clone().into());
     m.insert("config_sha256".into(), hex.into());
     let changes = &results.sweep.changes;
@@ -49,7 +59,7 @@ pub fn write(results: &Results, source: &Source, files: &[String], path: &Path) 
     let text = toml::to_string(&m).map_err(io::Error::other)?;
     std::fs::write(
         path,
-        format!("# Written by retrysim run; see out/README.md.\n{text}"),
+        format!("# Written by retrysim {command}; see out/README.md.\n{text}"),
     )
 }
 

@@ -231,7 +231,18 @@ impl Writer {
     /// Flushes the CSV files (or cuts them back to whole points) and writes the manifest, which
     /// lists every file the run writes, the charts a complete run will draw included; returns
     /// that list.
-    pub fn finish(mut self, results: &Results, source: &Source) -> io::Result<Vec<String>> {
+    pub fn finish(self, results: &Results, source: &Source) -> io::Result<Vec<String>> {
+        self.finish_as(results, source, ("run", &[]))
+    }
+
+    /// As [`Writer::finish`], for a run `command` wrote with files of its own beside these,
+    /// `own`, which the manifest lists too.
+    pub fn finish_as(
+        mut self,
+        results: &Results,
+        source: &Source,
+        (command, own): (&str, &[&str]),
+    ) -> io::Result<Vec<String>> {
         if results.complete() {
             self.lengths()?;
         } else {
@@ -245,7 +256,9 @@ impl Writer {
         if results.complete() {
             files.extend(chart_files(&exp.output.charts, &exp.output.chart_formats));
         }
-        manifest::write(results, source, &files, &self.dir.join("manifest.toml"))?;
+        files.extend(own.iter().map(|f| f.to_string()));
+        let path = self.dir.join("manifest.toml");
+        manifest::write(results, source, &files, (&path, command))?;
         Ok(files)
     }
 }

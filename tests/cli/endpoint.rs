@@ -196,6 +196,43 @@ fn a_lost_reply_commits_once_a_key_replays_it_and_a_reset_commits_nothing() {
     let log = out.join("access-log.csv");
     let o = crate::binary::retrysim(&["calibrate", log.to_str().unwrap()], e.dir.path());
     assert!(o.status.success(), "{}", crate::binary::text(&o.stderr));
+    simulators_files(&out, e.dir.path());
+}
+
+/// The run of the first test in the simulator's files, each client a configuration: bare's two
+/// orders took four attempts and three commits, keyed's one order two attempts and one commit;
+/// `compare` reads the folder as it reads a simulated run's.
+fn simulators_files(out: &std::path::Path, dir: &std::path::Path) {
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let mut lines = summary.lines();
+    let columns: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = |name: &str| columns.iter().position(|c| *c == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let figures: Vec<[&str; 4]> = rows
+        .iter()
+        .map(|r| {
+            [
+                "policy",
+                "intents",
+                "attempts_per_intent",
+                "duplicates_per_intent",
+            ]
+            .map(|c| r[at(c)])
+        })
+        .collect();
+    assert_eq!(
+        figures,
+        [
+            ["bare", "2", "2.000000", "0.500000"],
+            ["keyed", "1", "2.000000", "0.000000"],
+        ]
+    );
+    let attempts = std::fs::read_to_string(out.join("attempts.csv")).unwrap();
+    assert_eq!(attempts.lines().count(), 1 + 6);
+    let folder = out.to_str().unwrap();
+    let o = crate::binary::retrysim(&["compare", folder, folder], dir);
+    assert!(o.status.success(), "{}", crate::binary::text(&o.stderr));
+    assert!(crate::binary::text(&o.stdout).contains("bare "));
 }
 
 /// A model tool in OpenAI's wire format: a whole streamed answer is `data:` blocks ending

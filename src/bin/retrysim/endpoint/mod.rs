@@ -22,14 +22,14 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use retrysim::config::Source;
 use retrysim::endpoint::keys::{self, Stored};
-use retrysim::endpoint::ledger::Served;
+use retrysim::endpoint::ledger::{Ended, Served};
 use retrysim::endpoint::{
     Act, Admit, Keys, Ledger, MOST_BODY_BYTES, MOST_REQUESTS, act, draw, lookup_fails,
     should_retry, wire,
 };
 use retrysim::error::Error;
 use retrysim::experiment::Experiment;
-use retrysim::model::ToolKind;
+use retrysim::model::{Fate, ToolKind};
 use retrysim::output::{Mark, Staging};
 use retrysim::time::{TICKS_PER_SECOND, Tick};
 use tokio::net::TcpListener;
@@ -121,7 +121,7 @@ impl Shared {
                 .to_string(),
             tool,
             operation: self.from.read(key, |n| header(headers, n), body),
-            outcome: "",
+            outcome: Ended::Fate(Fate::Delivered),
             status: None,
             committed: false,
             generated: 0,
@@ -290,7 +290,7 @@ async fn call(
         Act::Drop => {
             shared.sleep(drawn.request).await;
             shared.record(Served {
-                outcome: drawn.fate.name(),
+                outcome: Ended::Fate(drawn.fate),
                 ..request
             });
             return Err(Closed);
@@ -309,7 +309,7 @@ async fn call(
     let admitted = keyed.map(|k| commit_point(shared, tool, &k, body, &receipt));
     // A lost reply's answer is never sent: the client hears nothing.
     let lost = act == Act::CommitThenDrop;
-    let (served, answer) = answer(admitted, (act, drawn.fate.name()), receipt);
+    let (served, answer) = answer(admitted, (act, drawn.fate), receipt);
     let writes = t.server.kind == ToolKind::Write;
     shared.record(Served {
         outcome: served.outcome,
@@ -368,10 +368,10 @@ fn commit_point(shared: &Shared, tool: usize, key: &str, body: &[u8], receipt: &
 }
 
 /// What a request that reached the server is answered, and what is counted of it: as its key
-/// was `admitted` (`None`: no key, or one the tool ignores), its `act` and its fate's name.
+/// was `admitted` (`None`: no key, or one the tool ignores), its `act` and its fate.
 fn answer(
     admitted: Option<Admit>,
-    (act, fate): (Act, &'static str),
+    (act, fate): (Act, Fate),
     receipt: String,
 ) -> (Outcome, Response<Body>) {
     match admitted {
@@ -381,17 +381,17 @@ fn answer(
                 "idempotent-replayed",
                 hyper::header::HeaderValue::from_static("true"),
             );
-            (Outcome::new("replayed", stored.status, false), r)
+            (Outcome::new(Ended::Replayed, stored.status, false), r)
         }
         Some(Admit::InFlight) => {
             let message = "a request with this key is still being processed";
             let r = problem(409, "idempotency_key_in_use", message);
-            (Outcome::new("in_flight", 409, false), r)
+            (Outcome::new(Ended::InFlight, 409, false), r)
         }
         Some(Admit::Mismatch) => {
             let message = "this Idempotency-Key was used with another payload";
             let r = problem(422, "idempotency_error", message);
-            (Outcome::new("mismatch", 422, false), r)
+            (Outcome::new(Ended::Mismatch, 422, false), r)
         }
         Some(Admit::New) | None => {
             let (status, commit) = match act {
@@ -400,22 +400,22 @@ fn answer(
             };
             let r = match status {
                 200 => json(200, receipt),
-                _ => problem(status, fate, "as the tool is configured"),
+                _ => problem(status, fate.name(), "as the tool is configured"),
             };
-            (Outcome::new(fate, status, commit), r)
+            (Outcome::new(Ended::Fate(fate), status, commit), r)
         }
     }
 }
 
 /// What is counted of an answered request.
 struct Outcome {
-    outcome: &'static str,
+    outcome: Ended,
     status: Option<u16>,
     committed: bool,
 }
 
 impl Outcome {
-    fn new(outcome: &'static str, status: u16, committed: bool) -> Outcome {
+    fn new(outcome: Ended, status: u16, committed: bool) -> Outcome {
         Outcome {
             outcome,
             status: Some(status),
@@ -491,7 +491,7 @@ pub fn command(args: &EndpointArgs) -> Result<(), Failure> {
         let state = shared.state.lock().expect("the server has stopped");
         state.ledger.clone()
     };
-    let staging = write::folder(&shared.exp, &source, &ledger, &root, &name)?;
+    let staging = write::folder(&shared.exp, &source, &ledger, &root)?;
     let at = staging.commit()?;
     say!("wrote {} ({} requests)", at.display(), ledger.served.len());
     if let Some(predicted) = predicted {

@@ -17,7 +17,7 @@ use http_body_util::BodyExt;
 use hyper::body::Frame;
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Response, StatusCode};
-use retrysim::endpoint::ledger::Served;
+use retrysim::endpoint::ledger::{Ended, Served};
 use retrysim::endpoint::wire::{self, Dialect, ModelRequest};
 use retrysim::endpoint::{Act, act, generation};
 use retrysim::model::Fate;
@@ -25,6 +25,9 @@ use retrysim::time::{TICKS_PER_SECOND, Tick};
 use tokio::sync::mpsc;
 
 use super::{Answer, Body, Closed, Shared, whole};
+
+/// A stream that broke part-way.
+const BROKEN: Ended = Ended::Fate(Fate::StreamBroken);
 
 /// A streamed body, its blocks sent by the task that times them; an `Err` cuts it.
 struct Streamed(mpsc::Receiver<Result<Bytes, Closed>>);
@@ -82,7 +85,7 @@ pub(super) async fn call(
         return Ok(respond(503, whole(wire::error(d, 503, message)), false));
     };
     let (input, made) = generation(&shared.exp, tool, n, req.max_tokens).expect("a model tool");
-    let fate = drawn.fate.name();
+    let fate = Ended::Fate(drawn.fate);
     let status = match act(&drawn) {
         Act::Drop => {
             shared.sleep(drawn.request).await;
@@ -103,7 +106,7 @@ pub(super) async fn call(
             status: Some(status),
             ..request
         });
-        let mut r = respond(status, whole(wire::error(d, status, fate)), false);
+        let mut r = respond(status, whole(wire::error(d, status, fate.name())), false);
         let t = &shared.exp.tools[tool];
         super::advise(r.headers_mut(), t, drawn.fate, drawn.retry_after);
         if let Some(wait) = drawn.retry_after {
@@ -117,7 +120,7 @@ pub(super) async fn call(
         shared.sleep(made.service).await;
         let cut = lost || made.broken;
         shared.record(Served {
-            outcome: if made.broken { "stream_broken" } else { fate },
+            outcome: if made.broken { BROKEN } else { fate },
             status: (!cut).then_some(200),
             generated: made.output,
             ..request
@@ -213,9 +216,9 @@ impl Stream {
         let _ = tx.send(end).await;
         self.shared.record(Served {
             outcome: if self.made.broken {
-                "stream_broken"
+                BROKEN
             } else {
-                "ok"
+                Ended::Fate(Fate::Delivered)
             },
             status: Some(200),
             generated: sent,

@@ -1,30 +1,25 @@
-//! The folder `retrysim endpoint` writes when it stops, whole or not at all: `endpoint.csv`,
-//! `requests.csv`, `access-log.csv` (for `retrysim calibrate`) and the manifest.
+//! The folder `retrysim endpoint` writes when it stops, whole or not at all: the real run in the
+//! simulator's files (`summary.csv`, `runs.csv`, `tools.csv`, `intents.csv`, `attempts.csv`,
+//! the manifest), and the endpoint's own: `endpoint.csv`, `requests.csv` and `access-log.csv`
+//! (for `retrysim calibrate`).
 
 use retrysim::config::Source;
-use retrysim::endpoint::Ledger;
+use retrysim::endpoint::{Ledger, recorded};
 use retrysim::error::Error;
 use retrysim::experiment::Experiment;
-use retrysim::output::{Mark, Staging};
+use retrysim::output::Staging;
 
 /// A CSV file's rows, its header first.
 type Rows = Vec<Vec<String>>;
 
-/// The folder `<name>.endpoint/`, staged under `root`.
+/// The folder `<name>.endpoint/`, staged under `root`: the real run in the simulator's files
+/// (each client a configuration; see [`retrysim::endpoint::recorded`]), and the endpoint's own.
 pub(super) fn folder(
     exp: &Experiment,
     source: &Source,
     ledger: &Ledger,
     root: &std::path::Path,
-    name: &str,
 ) -> Result<Staging, Error> {
-    let staging = Staging::new(root, name, Mark::Output)?;
-    let dir = staging.path().to_path_buf();
-    let put = |file: &str, text: String| {
-        std::fs::write(dir.join(file), text).map_err(Error::io(format!("cannot write {file}")))
-    };
-    put("endpoint.csv", csv(figures(exp, ledger))?)?;
-    put("requests.csv", csv(requests(exp, ledger))?)?;
     let header = ["timestamp", "operation", "duration_s", "status", "resend"].map(String::from);
     let log = std::iter::once(header.to_vec())
         .chain(
@@ -34,16 +29,13 @@ pub(super) fn folder(
                 .map(|r| r.to_vec()),
         )
         .collect();
-    put("access-log.csv", csv(log)?)?;
-    let manifest = format!(
-        "# Written by retrysim endpoint; see out/README.md.\nretrysim = \"{}\"\ncommand = \"endpoint\"\nconfig = {:?}\nseed = {}\nrequests = {}\n",
-        env!("CARGO_PKG_VERSION"),
-        source.name,
-        exp.seed,
-        ledger.served.len()
-    );
-    put("manifest.toml", manifest)?;
-    Ok(staging)
+    let own = [
+        ("endpoint.csv", csv(figures(exp, ledger))?),
+        ("requests.csv", csv(requests(exp, ledger))?),
+        ("access-log.csv", csv(log)?),
+    ];
+    let (real, runs) = recorded::runs(exp, ledger);
+    retrysim::produce::recorded_into_staging(source, real, &runs, root, &own)
 }
 
 /// Rows as CSV text, each cell quoted where it must be.
@@ -120,7 +112,7 @@ fn requests(exp: &Experiment, ledger: &Ledger) -> Rows {
             s.client.clone(),
             exp.tools[s.tool].name.clone(),
             s.operation.clone().unwrap_or_default(),
-            s.outcome.to_string(),
+            s.outcome.name().to_string(),
             s.status.map(|x| x.to_string()).unwrap_or_default(),
             s.committed.to_string(),
             s.generated.to_string(),
