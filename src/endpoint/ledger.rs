@@ -20,6 +20,8 @@ pub enum Ended {
     InFlight,
     /// A 422: its key was bound to another payload.
     Mismatch,
+    /// Held unanswered by an outage that hangs, then closed: no work done, nothing said.
+    Swallowed,
 }
 
 impl Ended {
@@ -31,6 +33,7 @@ impl Ended {
             Ended::Replayed => "replayed",
             Ended::InFlight => "in_flight",
             Ended::Mismatch => "mismatch",
+            Ended::Swallowed => "swallowed",
         }
     }
 
@@ -39,6 +42,7 @@ impl Ended {
     pub fn attempt(self) -> Outcome {
         match self {
             Ended::Replayed => Outcome::Ok,
+            Ended::Swallowed => Outcome::LostRequest,
             Ended::InFlight | Ended::Mismatch => Outcome::Refused(FailureClass::Conflict),
             Ended::Fate(fate) => match fate {
                 Fate::Delivered => Outcome::Ok,

@@ -8,6 +8,7 @@
 //! decisions out on the wire.
 
 pub mod act;
+pub mod door;
 pub mod keys;
 pub mod ledger;
 pub mod operation;

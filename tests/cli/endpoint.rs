@@ -337,7 +337,7 @@ fn what_the_endpoint_cannot_serve_is_refused_at_once() {
     assert_eq!(o.status.code(), Some(2));
     assert!(
         crate::binary::text(&o.stderr)
-            .contains("outages, which retrysim endpoint does not serve yet")
+            .contains("replicas, among which a balancer in the client chooses")
     );
     let demo = configs.join("endpoint-demo.toml");
     let args = ["endpoint", demo.to_str().unwrap(), "--predict", "requests"];
@@ -366,5 +366,75 @@ fn a_throttle_says_how_long_to_wait_and_whether_to_retry() {
     ] {
         assert!(raw.contains(header), "{header:?} in {raw}");
     }
+    assert!(e.child.wait().unwrap().success());
+}
+
+/// The tool's server at its door, in real time: a rate limit of 2 a second passes two requests
+/// at once and throttles the third, saying to come back in under half a second; one worker
+/// with a line of one serves the first of three requests sent 50 ms apart, holds the second
+/// until the first's 300 ms of work is done, and turns the third away; an outage fails fast
+/// until it ends, and one that hangs holds a request unanswered until it ends.
+#[test]
+fn a_tool_throttles_queues_and_goes_down_on_the_wall_clock() {
+    let tool = |service: &str, server: &str| {
+        format!(
+            "name = \"door\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"charge\"\n\
+             service_time = {{ dist = \"constant\", value = \"{service}\" }}\n{server}\n\
+             [[policy]]\nname = \"p\"\n"
+        )
+    };
+    let limited = tool("1ms", "rate_limit = { per_second = 2, burst = 2 }");
+    let mut e = start(&limited, &["--requests", "3"]);
+    let statuses: Vec<String> = (0..3).map(|_| raw_post(&e.addr, "/charge", "{}")).collect();
+    assert!(statuses[0].starts_with("HTTP/1.1 200") && statuses[1].starts_with("HTTP/1.1 200"));
+    let third = statuses[2].to_ascii_lowercase();
+    assert!(third.starts_with("http/1.1 429") && third.contains("retry-after: 1\r\n"));
+    let ms: u64 = (third.split("retry-after-ms: ").nth(1).unwrap())
+        .split("\r\n")
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((300..=500).contains(&ms), "{ms} ms");
+    assert!(e.child.wait().unwrap().success());
+
+    let mut e = start(
+        &tool("300ms", "workers = 1\nline_limit = 1"),
+        &["--requests", "3"],
+    );
+    let sent = std::time::Instant::now();
+    let handles: Vec<_> = (0..3)
+        .map(|k| {
+            let addr = e.addr.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(50 * k));
+                let status = raw_post(&addr, "/charge", "{}")[9..12].to_string();
+                (status, sent.elapsed())
+            })
+        })
+        .collect();
+    let answers: Vec<(String, Duration)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let statuses: Vec<&str> = answers.iter().map(|a| a.0.as_str()).collect();
+    assert_eq!(statuses, ["200", "200", "503"]);
+    assert!(answers[1].1 >= Duration::from_millis(600), "{answers:?}");
+    assert!(answers[2].1 < Duration::from_millis(300), "{answers:?}");
+    assert!(e.child.wait().unwrap().success());
+
+    let down = "outages = [{ from = \"0s\", until = \"400ms\", mode = \"fail_fast\" }]";
+    let mut e = start(&tool("1ms", down), &["--requests", "2"]);
+    assert!(raw_post(&e.addr, "/charge", "{}").starts_with("HTTP/1.1 502"));
+    std::thread::sleep(Duration::from_millis(450));
+    assert!(raw_post(&e.addr, "/charge", "{}").starts_with("HTTP/1.1 200"));
+    assert!(e.child.wait().unwrap().success());
+
+    let hangs = "outages = [{ from = \"0s\", until = \"400ms\", mode = \"hang\" }]";
+    let mut e = start(&tool("1ms", hangs), &["--requests", "1"]);
+    let sent = std::time::Instant::now();
+    assert_eq!(raw_post(&e.addr, "/charge", "{}"), "");
+    assert!(
+        sent.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        sent.elapsed()
+    );
     assert!(e.child.wait().unwrap().success());
 }

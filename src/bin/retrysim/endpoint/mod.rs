@@ -7,6 +7,7 @@
 //! [`retrysim::endpoint::MOST_BODY_BYTES`] (else 413), an idempotency key within 255 bytes
 //! (else 400), and a run within [`retrysim::endpoint::MOST_REQUESTS`] requests.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -21,6 +22,7 @@ use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use retrysim::config::Source;
+use retrysim::endpoint::door::Doors;
 use retrysim::endpoint::keys::{self, Stored};
 use retrysim::endpoint::ledger::{Ended, Served};
 use retrysim::endpoint::{
@@ -33,11 +35,14 @@ use retrysim::model::{Fate, ToolKind};
 use retrysim::output::{Mark, Staging};
 use retrysim::time::{TICKS_PER_SECOND, Tick};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, oneshot};
 
+mod door;
 mod model;
 mod predict;
 mod write;
+
+use door::Turned;
 
 use crate::args::EndpointArgs;
 use crate::terminal::say;
@@ -69,6 +74,9 @@ struct State {
     next: Vec<u64>,
     lookups: Vec<u64>,
     keys: Vec<Keys>,
+    /// Every tool's server at its door, and the requests waiting in its line, by ticket.
+    doors: Doors,
+    waiting: BTreeMap<u64, oneshot::Sender<()>>,
     ledger: Ledger,
 }
 
@@ -97,6 +105,12 @@ fn whole(bytes: impl Into<Bytes>) -> Body {
 }
 
 impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .expect("no request panics holding the state")
+    }
+
     /// Now in the config's time.
     fn now(&self) -> Tick {
         let config_s = self.start.elapsed().as_secs_f64() * self.scale;
@@ -129,36 +143,40 @@ impl Shared {
         }
     }
 
-    /// The number of the next request to `tool` and its draw; `None` past the run's bound.
+    /// The number of the next request to `tool` and its draw, in the state its bursts are in
+    /// now; `None` past the run's bound.
     fn next_request(&self, tool: usize) -> Option<(u64, retrysim::model::AttemptDraw)> {
-        let mut state = self
-            .state
-            .lock()
-            .expect("no request panics holding the state");
+        let now = self.now();
+        let mut state = self.lock();
         if state.ledger.served.len() as u64 >= MOST_REQUESTS {
             return None;
         }
         let n = state.next[tool];
         state.next[tool] += 1;
-        Some((n, draw(&self.exp, tool, n)))
+        let bad = state.doors.bad(&self.exp, tool, now);
+        Some((n, draw(&self.exp, tool, n, bad)))
+    }
+
+    /// The caller number of `client`, for limits per caller; `None` past the clients the
+    /// endpoint tells apart.
+    fn caller(&self, client: &str) -> Option<u32> {
+        self.lock().doors.caller(client)
+    }
+
+    /// The service of a request of `tool` a worker takes up now, drawn as `drawn`.
+    fn service(&self, tool: usize, drawn: Tick) -> Tick {
+        let now = self.now();
+        self.lock().doors.service(&self.exp, tool, now, drawn)
     }
 
     fn served(&self) -> u64 {
-        let state = self
-            .state
-            .lock()
-            .expect("no request panics holding the state");
-        state.ledger.served.len() as u64
+        self.lock().ledger.served.len() as u64
     }
 
     /// Counts a request served, which took from its arrival to now.
     fn record(&self, mut served: Served) {
         served.took = Tick(self.now().0.saturating_sub(served.at.0));
-        let mut state = self
-            .state
-            .lock()
-            .expect("no request panics holding the state");
-        state.ledger.add(served);
+        self.lock().ledger.add(served);
     }
 }
 
@@ -271,13 +289,16 @@ async fn look_up(shared: &Shared, tool: usize, key: &str) -> Response<Body> {
 /// point under a committed key replays the stored receipt instead of committing again (its
 /// reply still lost, where the fate loses it).
 async fn call(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     tool: usize,
     (headers, key): (&HeaderMap, Option<String>),
     body: &Bytes,
 ) -> Answer {
     let t = &shared.exp.tools[tool];
     let request = shared.arrival(tool, headers, key.as_deref(), body);
+    let Some(caller) = shared.caller(&request.client) else {
+        return Ok(problem(400, "too_many_clients", TOO_MANY_CLIENTS));
+    };
     let Some((n, drawn)) = shared.next_request(tool) else {
         return Ok(problem(
             503,
@@ -298,7 +319,17 @@ async fn call(
         Act::CommitThenDrop => true,
         Act::Answer { commit, .. } => commit,
     };
-    shared.sleep(drawn.request.after(drawn.service)).await;
+    shared.sleep(drawn.request).await;
+    let slot = match door::enter(shared, tool, (caller, 0), ticket(tool, n)).await {
+        Ok(slot) => slot,
+        Err(turned) => {
+            let (status, fate, wait) = turned_away(shared, request, turned).await?;
+            let mut r = problem(status, fate.name(), "as the tool is configured");
+            advise(r.headers_mut(), t, fate, wait);
+            return Ok(r);
+        }
+    };
+    shared.sleep(shared.service(tool, drawn.service)).await;
     let receipt = serde_json::json!({
         "operation": request.operation,
         "receipt": format!("{}-{n}", t.name),
@@ -307,6 +338,8 @@ async fn call(
     .to_string();
     let keyed = key.filter(|_| commits && t.server.idempotent);
     let admitted = keyed.map(|k| commit_point(shared, tool, &k, body, &receipt));
+    // The work is done: its worker takes up the next in line.
+    drop(slot);
     // A lost reply's answer is never sent: the client hears nothing.
     let lost = act == Act::CommitThenDrop;
     let (served, answer) = answer(admitted, (act, drawn.fate), receipt);
@@ -322,22 +355,55 @@ async fn call(
     }
     shared.sleep(drawn.reply).await;
     let mut r = answer;
-    advise(r.headers_mut(), t, drawn.fate, drawn.retry_after);
+    let wait = drawn.retry_after.map(|w| (w, w));
+    advise(r.headers_mut(), t, drawn.fate, wait);
     Ok(r)
 }
 
-/// The headers a refusal carries: `Retry-After` in whole seconds, rounded up, and
-/// `retry-after-ms` to the millisecond, where the server asks for a wait; `x-should-retry` where
-/// the tool's server advises.
-fn advise(
-    h: &mut HeaderMap,
-    t: &retrysim::model::Tool,
-    fate: retrysim::model::Fate,
-    wait: Option<Tick>,
-) {
-    if let Some(wait) = wait {
-        h.insert("retry-after", wait.0.div_ceil(TICKS_PER_SECOND).into());
-        h.insert("retry-after-ms", (wait.0 / 1_000).into());
+/// What a client past [`MOST_CALLERS`] is told.
+const TOO_MANY_CLIENTS: &str = "this endpoint tells at most 256 clients apart";
+
+/// Request `n` of `tool`'s ticket in its line: unique across tools.
+fn ticket(tool: usize, n: u64) -> u64 {
+    (tool as u64) << 40 | n
+}
+
+/// A request turned away at its tool's door, counted: the status it is answered with, the
+/// fate it met, and the wait a throttle tells (said, then exact). One an outage swallows is
+/// held unanswered until the outage ends and then closed (`Err`).
+async fn turned_away(
+    shared: &Shared,
+    request: Served,
+    turned: Turned,
+) -> Result<(u16, Fate, Option<(Tick, Tick)>), Closed> {
+    let (status, fate, wait) = match turned {
+        Turned::Throttled(r) => (429, Fate::Throttled, Some((r.retry_after, r.exact))),
+        Turned::Down => (502, Fate::ServerError, None),
+        Turned::Full => (503, Fate::Overloaded, None),
+        Turned::Swallowed(until) => {
+            shared.sleep(until).await;
+            shared.record(Served {
+                outcome: Ended::Swallowed,
+                ..request
+            });
+            return Err(Closed);
+        }
+    };
+    shared.record(Served {
+        outcome: Ended::Fate(fate),
+        status: Some(status),
+        ..request
+    });
+    Ok((status, fate, wait))
+}
+
+/// The headers a refusal carries: where the server asks for a wait, `Retry-After` in whole
+/// seconds (the wait it says, rounded up) and `retry-after-ms` (the exact wait) to the
+/// millisecond; `x-should-retry` where the tool's server advises.
+fn advise(h: &mut HeaderMap, t: &retrysim::model::Tool, fate: Fate, wait: Option<(Tick, Tick)>) {
+    if let Some((said, exact)) = wait {
+        h.insert("retry-after", said.0.div_ceil(TICKS_PER_SECOND).into());
+        h.insert("retry-after-ms", (exact.0 / 1_000).into());
     }
     if let Some(advice) = should_retry(t, fate) {
         let value = if advice { "true" } else { "false" };
@@ -424,24 +490,25 @@ impl Outcome {
     }
 }
 
-/// Refuses a config with a tool whose faults depend on time or load, which the endpoint does
-/// not serve yet: served without them, its client would meet other faults than configured.
+/// Refuses a config with a tool the endpoint does not serve: replicas, which a balancer in the
+/// client chooses among (one replica's faults may be served as a tool of its own), and a
+/// versioned record, whose writes carry the version they read.
 fn unserved(exp: &Experiment) -> Result<(), Failure> {
     for t in &exp.tools {
-        let s = &t.server;
         let found = [
-            (s.rate_limit.is_some(), "a rate limit"),
-            (s.token_limit.is_some(), "a tokens-per-minute limit"),
-            (!s.outages.is_empty(), "outages"),
-            (!s.capacity.is_empty(), "capacity windows"),
-            (t.burst.is_some(), "bursts"),
-            (s.workers.is_some(), "workers and a line"),
-            (!t.replicas.is_empty(), "replicas"),
+            (
+                !t.replicas.is_empty(),
+                "replicas, among which a balancer in the client chooses",
+            ),
+            (
+                t.server.versioned(),
+                "a versioned record, whose writes carry the version they read",
+            ),
         ];
         if let Some((_, what)) = found.iter().find(|(has, _)| *has) {
             return Err(Failure::Usage(format!(
-                "tool \"{}\" has {what}, which retrysim endpoint does not serve yet: each \
-                 request's fate is its own draw; serve a config without it",
+                "tool \"{}\" has {what}, which retrysim endpoint does not serve: serve a config \
+                 whose tools have neither (one replica's faults can be a tool of its own)",
                 t.name
             )));
         }
@@ -465,6 +532,8 @@ pub fn command(args: &EndpointArgs) -> Result<(), Failure> {
         state: Mutex::new(State {
             next: vec![0; tools],
             lookups: vec![0; tools],
+            doors: Doors::new(&exp),
+            waiting: BTreeMap::new(),
             keys: exp
                 .tools
                 .iter()

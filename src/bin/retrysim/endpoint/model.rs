@@ -24,6 +24,7 @@ use retrysim::model::Fate;
 use retrysim::time::{TICKS_PER_SECOND, Tick};
 use tokio::sync::mpsc;
 
+use super::door::{self, Slot, Turned};
 use super::{Answer, Body, Closed, Shared, whole};
 
 /// A stream that broke part-way.
@@ -80,6 +81,10 @@ pub(super) async fn call(
         }
     };
     let request = shared.arrival(tool, headers, key.as_deref(), body);
+    let Some(caller) = shared.caller(&request.client) else {
+        let message = super::TOO_MANY_CLIENTS;
+        return Ok(respond(400, whole(wire::error(d, 400, message)), false));
+    };
     let Some((n, drawn)) = shared.next_request(tool) else {
         let message = "this endpoint has served all it may";
         return Ok(respond(503, whole(wire::error(d, 503, message)), false));
@@ -100,24 +105,41 @@ pub(super) async fn call(
         Act::Answer { status, .. } => Some(refusal(d, drawn.fate, status)),
     };
     shared.sleep(drawn.request).await;
+    let t = &shared.exp.tools[tool];
+    let mut slot = match door::enter(shared, tool, (caller, input), super::ticket(tool, n)).await {
+        Ok(slot) => slot,
+        Err(turned) => {
+            let reset = match &turned {
+                Turned::Throttled(r) => Some(r.reset),
+                _ => None,
+            };
+            let (status, fate, wait) = super::turned_away(shared, request, turned).await?;
+            return Ok(refused(
+                (d, t),
+                (refusal(d, fate, status), fate),
+                wait,
+                reset,
+            ));
+        }
+    };
     if let Some(status) = status.filter(|&s| s != 200) {
+        drop(slot);
         shared.record(Served {
             outcome: fate,
             status: Some(status),
             ..request
         });
-        let mut r = respond(status, whole(wire::error(d, status, fate.name())), false);
-        let t = &shared.exp.tools[tool];
-        super::advise(r.headers_mut(), t, drawn.fate, drawn.retry_after);
-        if let Some(wait) = drawn.retry_after {
-            rate_limited(r.headers_mut(), d, wait);
-        }
-        return Ok(r);
+        let wait = drawn.retry_after.map(|w| (w, w));
+        let (status, fate) = (status, drawn.fate);
+        return Ok(refused((d, t), (status, fate), wait, drawn.retry_after));
     }
     let id = format!("{}-{n}", shared.exp.tools[tool].name);
     let lost = status.is_none();
+    let service = shared.service(tool, made.service);
     if !req.stream || lost {
-        shared.sleep(made.service).await;
+        shared.sleep(service).await;
+        slot.generated = Some(generated(made.output));
+        drop(slot);
         let cut = lost || made.broken;
         shared.record(Served {
             outcome: if made.broken { BROKEN } else { fate },
@@ -132,11 +154,6 @@ pub(super) async fn call(
         return Ok(respond(200, whole(answer), false));
     }
     let provider = shared.exp.tools[tool].provider.as_ref().expect("a model");
-    let streaming = provider.streaming(made.output);
-    shared
-        .sleep(Tick(made.service.0.saturating_sub(streaming.0)))
-        .await;
-    let (tx, rx) = mpsc::channel(16);
     let stream = Stream {
         shared: shared.clone(),
         dialect: d,
@@ -145,17 +162,31 @@ pub(super) async fn call(
         made,
         per_block: tokens_per_block(provider.tokens_per_second),
         rate: provider.tokens_per_second,
+        slot,
     };
-    let _ = tx
-        .send(Ok(Bytes::from(wire::stream_start(
-            d,
-            &stream.req,
-            &stream.id,
-            input,
-        ))))
-        .await;
-    tokio::spawn(stream.run(tx, request));
-    Ok(respond(200, Streamed(rx).boxed(), true))
+    let prefill = service.since(provider.streaming(made.output));
+    stream.start(input, prefill, request).await
+}
+
+/// A refusal of `status` for `fate` in dialect `d` of tool `t`: its advice headers with the wait
+/// (said, then exact), and the rate-limit headers with the `reset` where a limit refused it.
+fn refused(
+    (d, t): (Dialect, &retrysim::model::Tool),
+    (status, fate): (u16, Fate),
+    wait: Option<(Tick, Tick)>,
+    reset: Option<Tick>,
+) -> super::Response<Body> {
+    let mut r = respond(status, whole(wire::error(d, status, fate.name())), false);
+    super::advise(r.headers_mut(), t, fate, wait);
+    if let Some(reset) = reset {
+        rate_limited(r.headers_mut(), d, reset);
+    }
+    r
+}
+
+/// Tokens generated, as the door's tokens-per-minute bucket counts them.
+fn generated(tokens: u64) -> u32 {
+    u32::try_from(tokens).unwrap_or(u32::MAX)
 }
 
 /// Tokens a block carries: about 50 ms of streaming at `rate` tokens a second, at least one.
@@ -189,10 +220,23 @@ struct Stream {
     made: retrysim::model::provider::Generation,
     per_block: u64,
     rate: f64,
+    /// Its place at the door: the worker is busy until the last block.
+    slot: Slot,
 }
 
 impl Stream {
-    async fn run(self, tx: mpsc::Sender<Result<Bytes, Closed>>, request: Served) {
+    /// Answers 200 with the stream's first event once the `prefill` is done (the service less
+    /// the streaming of its tokens), and streams the rest on a task of its own.
+    async fn start(self, input: u64, prefill: Tick, request: Served) -> Answer {
+        self.shared.sleep(prefill).await;
+        let (tx, rx) = mpsc::channel(16);
+        let first = wire::stream_start(self.dialect, &self.req, &self.id, input);
+        let _ = tx.send(Ok(Bytes::from(first))).await;
+        tokio::spawn(self.run(tx, request));
+        Ok(respond(200, Streamed(rx).boxed(), true))
+    }
+
+    async fn run(mut self, tx: mpsc::Sender<Result<Bytes, Closed>>, request: Served) {
         let mut sent = 0;
         while sent < self.made.output {
             let n = self.per_block.min(self.made.output - sent);
@@ -214,6 +258,7 @@ impl Stream {
             ))),
         };
         let _ = tx.send(end).await;
+        self.slot.generated = Some(generated(sent));
         self.shared.record(Served {
             outcome: if self.made.broken {
                 BROKEN
