@@ -41,6 +41,39 @@ pub fn measured(ledger: &Ledger, tool: usize) -> BTreeMap<String, [Estimate; 3]>
         .collect()
 }
 
+/// Whether what `tool` does to a request depends on when it comes — a rate or tokens-per-minute
+/// limit, outages, capacity windows, bursts, workers and their line — so that a prediction must
+/// replay the requests' arrivals rather than the config's.
+pub fn paced(tool: &crate::model::Tool) -> bool {
+    let s = &tool.server;
+    s.rate_limit.is_some()
+        || s.token_limit.is_some()
+        || !s.outages.is_empty()
+        || !s.capacity.is_empty()
+        || tool.burst.is_some()
+        || s.workers.is_some()
+}
+
+/// When each of `client`'s operations at `tool` first arrived, in order: the arrivals a
+/// prediction replays.
+pub fn first_requests(ledger: &Ledger, tool: usize, client: &str) -> Vec<crate::time::Tick> {
+    // The ledger holds requests as they were answered: the first of each is its earliest.
+    let mut first: BTreeMap<&str, crate::time::Tick> = BTreeMap::new();
+    for s in ledger
+        .served
+        .iter()
+        .filter(|s| s.tool == tool && s.client == client)
+    {
+        if let Some(op) = &s.operation {
+            let at = first.entry(op).or_insert(s.at);
+            *at = (*at).min(s.at);
+        }
+    }
+    let mut times: Vec<_> = first.into_values().collect();
+    times.sort_unstable();
+    times
+}
+
 /// One comparison: the figure, its z, and whether it is inside the bound.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Compared {

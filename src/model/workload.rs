@@ -14,16 +14,24 @@ pub enum Arrival {
     Poisson { mean_gap: f64 },
     /// A Poisson stream whose rate follows a schedule.
     Scheduled(RateSchedule),
+    /// Arrivals that happened, replayed at their times in order: a real client's operations as
+    /// `retrysim endpoint` recorded them, so a prediction meets its limits, outages and bursts
+    /// when the client did.
+    Recorded(std::sync::Arc<[Tick]>),
 }
 
 impl Arrival {
-    /// When the task after one that arrived at `now` arrives, from one word of the arrival
-    /// stream; `None` if none ever does. A schedule keeps the exact time of the last arrival in
-    /// `clock`, so rounding to ticks never accumulates: a constant-rate stream rounds each gap,
-    /// as it always has, which keeps its runs the same.
-    pub fn next(&self, now: Tick, clock: &mut f64, word: u64) -> Option<Tick> {
+    /// When the task after the `arrived` that came (the last at `now`) arrives, from one word
+    /// of the arrival stream; `None` if none ever does. A schedule keeps the exact time of the
+    /// last arrival in `clock`, so rounding to ticks never accumulates: a constant-rate stream
+    /// rounds each gap, as it always has, which keeps its runs the same.
+    pub fn next(&self, (now, arrived): (Tick, u64), clock: &mut f64, word: u64) -> Option<Tick> {
         let exp1 = -libm::log(unit_open_low(word));
         match self {
+            Arrival::Recorded(times) => {
+                let at = usize::try_from(arrived).ok()?;
+                times.get(at).map(|&t| t.max(now))
+            }
             Arrival::Batch => Some(now),
             Arrival::Poisson { mean_gap } => {
                 Some(now.after(Tick(libm::round(mean_gap * exp1) as u64)))
@@ -72,6 +80,7 @@ impl Workload {
         let expected = match (self.duration, &self.arrival) {
             (Some(d), Arrival::Poisson { mean_gap }) => d.0 as f64 / mean_gap,
             (Some(d), Arrival::Scheduled(s)) => s.expected(0.0, d.0 as f64),
+            (_, Arrival::Recorded(times)) => times.len() as f64,
             _ => f64::INFINITY,
         };
         let bound = (2.0 * expected + 10.0).min(u64::MAX as f64) as u64;

@@ -438,3 +438,44 @@ fn a_tool_throttles_queues_and_goes_down_on_the_wall_clock() {
     );
     assert!(e.child.wait().unwrap().success());
 }
+
+/// Where the tool's answers depend on when requests come, the prediction replays the client's
+/// arrivals: a limit of 2 a second (burst 1) passes orders sent at 0 and 620 ms and throttles
+/// those at 120, 240, 740 and 860 ms — a third succeed — and the simulation of a client that
+/// sends each once, at those times, predicts just that (a replay of the config's batch of six
+/// at once would predict one in six).
+#[test]
+fn a_prediction_replays_when_the_client_sent() {
+    let config = "name = \"paced\"\nseed = 5\nreplications = 4\n[workload]\ntasks = 6\n\
+        [[tool]]\nname = \"charge\"\nrate_limit = { per_second = 2, burst = 1 }\n\
+        service_time = { dist = \"constant\", value = \"1ms\" }\n\
+        [[policy]]\nname = \"once\"\n";
+    let args = ["--requests", "6", "--operation-from", "json:order_id"];
+    let mut e = start(config, &[&args[..], &["--predict", "once"]].concat());
+    let began = std::time::Instant::now();
+    for (order, ms) in [0u64, 120, 240, 620, 740, 860].into_iter().enumerate() {
+        let at = Duration::from_millis(ms);
+        std::thread::sleep(at.saturating_sub(began.elapsed()));
+        post(
+            &e.addr,
+            "/charge",
+            &[("X-Client", "me")],
+            &format!("{{\"order_id\":{order}}}"),
+        );
+    }
+    let mut rest = String::new();
+    e.stdout.read_to_string(&mut rest).unwrap();
+    assert!(e.child.wait().unwrap().success());
+    assert!(rest.contains("replayed when they arrived"), "{rest}");
+    let success = (rest.lines())
+        .find(|l| l.starts_with("me ") && l.contains(" success "))
+        .unwrap_or_else(|| panic!("{rest}"));
+    assert!(
+        success.contains("0.3333 ± 0.2108      0.3333 ± 0.0000"),
+        "{success}"
+    );
+    assert!(
+        rest.contains("client \"me\" behaves as \"once\" predicts"),
+        "{rest}"
+    );
+}

@@ -150,10 +150,10 @@ fn workload(w: &Workload, tools: &[Tool]) -> raw::Workload {
         calls: some(task_calls(w, tools)),
         clients: some(w.clients),
         callers: when(w.callers > 1, w.callers),
-        arrival: text(if w.arrival == Arrival::Batch {
-            "batch"
-        } else {
-            "poisson"
+        arrival: text(match w.arrival {
+            Arrival::Batch => "batch",
+            Arrival::Recorded(_) => "recorded",
+            Arrival::Poisson { .. } | Arrival::Scheduled(_) => "poisson",
         }),
         mean_interarrival: match w.arrival {
             Arrival::Poisson { mean_gap } => float_ticks(mean_gap),

@@ -38,10 +38,11 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
     /// or the next would come after the workload's duration.
     pub(super) fn schedule_arrival(&mut self, sched: &mut Scheduler<Event>) {
         let w = word(&mut self.arrivals.stream);
-        let next = self
-            .workload
-            .arrival
-            .next(sched.now(), &mut self.arrivals.clock, w);
+        let next = self.workload.arrival.next(
+            (sched.now(), self.arrivals.arrived),
+            &mut self.arrivals.clock,
+            w,
+        );
         if let Some(at) = next.filter(|&at| self.workload.duration.is_none_or(|d| at < d)) {
             sched.schedule_at(at, Event::Arrival);
         }

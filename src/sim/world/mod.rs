@@ -211,7 +211,9 @@ impl<'a, S: FnMut(&IntentRecord, &[AttemptRecord])> World<'a, S> {
                     self.workload.tasks.expect("validated: a batch has a count");
                 self.start_waiting_tasks(sched);
             }
-            Arrival::Poisson { .. } | Arrival::Scheduled(_) => self.schedule_arrival(sched),
+            Arrival::Poisson { .. } | Arrival::Scheduled(_) | Arrival::Recorded(_) => {
+                self.schedule_arrival(sched);
+            }
         }
     }
 

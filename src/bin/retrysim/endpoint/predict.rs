@@ -7,7 +7,11 @@ use retrysim::endpoint::predict::{self, FIGURES};
 use retrysim::error::Error;
 use retrysim::experiment::Experiment;
 use retrysim::metrics::Measure;
-use retrysim::run::{Observer, Options, PointResult};
+use std::collections::BTreeMap;
+
+use retrysim::metrics::Estimate;
+use retrysim::model::Arrival;
+use retrysim::run::{Observer, Options, PointResult, PolicyResult};
 use retrysim::sweep::{Point, Sweep};
 
 use crate::Failure;
@@ -40,39 +44,18 @@ pub fn print(
     (tool, policy): (usize, usize),
     ledger: &Ledger,
 ) -> Result<(), Failure> {
-    let mut one = exp.clone();
-    one.policies = vec![exp.policies[policy].clone()];
-    let name = one.policies[0].name.clone();
-    struct Whole(Option<PointResult>);
-    impl Observer for Whole {
-        fn point_done(&mut self, _: usize, _: &Point, r: &PointResult) -> std::io::Result<()> {
-            self.0 = Some(r.clone());
-            Ok(())
-        }
-    }
-    let mut whole = Whole(None);
-    retrysim::run::jobs(Sweep::single(one), &Options::default(), &mut whole)
-        .map_err(Error::io("cannot simulate the prediction"))?;
-    let result = whole.0.expect("the one point finished");
-    let sim = &result.policies[0];
-    let predicted =
-        [Measure::Attempts, Measure::Duplicates, Measure::Success].map(|m| sim.estimate(m));
+    let name = exp.policies[policy].name.clone();
     let clients = predict::measured(ledger, tool);
+    let (predictions, simulated) = predictions(exp, (tool, policy), ledger, &clients)?;
     let bound = predict::bound(clients.len() * FIGURES.len());
     let mut out = format!(
-        "predicted by \"{name}\": {} replications of {} operations; each figure per operation, \
-         mean ± standard error, held to |z| <= {bound:.2}\n\n{:<16} {:<11} {:>20} {:>20} {:>7}\n",
-        exp.replications,
-        sim.totals.intents() / exp.replications.max(1),
-        "client",
-        "figure",
-        "endpoint",
-        "predicted",
-        "z",
+        "predicted by \"{name}\": {simulated}; each figure per operation, mean ± standard \
+         error, held to |z| <= {bound:.2}\n\n{:<16} {:<11} {:>20} {:>20} {:>7}\n",
+        "client", "figure", "endpoint", "predicted", "z",
     );
     let mut verdicts = Vec::new();
-    for (client, measured) in &clients {
-        let rows = predict::compare(measured, &predicted, bound);
+    for ((client, measured), predicted) in clients.iter().zip(&predictions) {
+        let rows = predict::compare(measured, predicted, bound);
         for r in &rows {
             out += &format!(
                 "{:<16} {:<11} {:>11.4} ± {:<6.4} {:>11.4} ± {:<6.4} {:>7}  {}\n",
@@ -108,4 +91,58 @@ pub fn print(
     }
     out += &format!("\n{}\n", verdicts.join("\n"));
     crate::print(&out)
+}
+
+/// Each client's predicted figures, and what was simulated, in words. Where what the tool does
+/// depends on when requests come ([`predict::paced`]), each client's operations are replayed
+/// at the times their first requests arrived, so the prediction meets the limits, outages and
+/// bursts the client met; elsewhere one simulation of the config's workload serves them all.
+fn predictions(
+    exp: &Experiment,
+    (tool, policy): (usize, usize),
+    ledger: &Ledger,
+    clients: &BTreeMap<String, [Estimate; 3]>,
+) -> Result<(Vec<[Estimate; 3]>, String), Failure> {
+    let mut one = exp.clone();
+    one.policies = vec![exp.policies[policy].clone()];
+    let figures = |sim: &PolicyResult| {
+        [Measure::Attempts, Measure::Duplicates, Measure::Success].map(|m| sim.estimate(m))
+    };
+    let r = exp.replications;
+    if !predict::paced(&exp.tools[tool]) {
+        let sim = simulate(one)?;
+        let operations = sim.totals.intents() / r.max(1);
+        let said = format!("{r} replications of {operations} operations");
+        return Ok((vec![figures(&sim); clients.len()], said));
+    }
+    let mut predicted = Vec::new();
+    for client in clients.keys() {
+        let times = predict::first_requests(ledger, tool, client);
+        let mut replay = one.clone();
+        let w = &mut replay.workload;
+        w.tasks = Some(times.len() as u64);
+        w.duration = None;
+        // A client for every operation: each starts when it did.
+        w.clients = u32::try_from(times.len()).unwrap_or(u32::MAX).max(1);
+        w.arrival = Arrival::Recorded(times.into());
+        predicted.push(figures(&simulate(replay)?));
+    }
+    let said = format!("{r} replications of each client's operations, replayed when they arrived");
+    Ok((predicted, said))
+}
+
+/// The one configuration of `exp`, simulated.
+fn simulate(exp: Experiment) -> Result<PolicyResult, Failure> {
+    struct Whole(Option<PointResult>);
+    impl Observer for Whole {
+        fn point_done(&mut self, _: usize, _: &Point, r: &PointResult) -> std::io::Result<()> {
+            self.0 = Some(r.clone());
+            Ok(())
+        }
+    }
+    let mut whole = Whole(None);
+    retrysim::run::jobs(Sweep::single(exp), &Options::default(), &mut whole)
+        .map_err(Error::io("cannot simulate the prediction"))?;
+    let mut result = whole.0.expect("the one point finished");
+    Ok(result.policies.remove(0))
 }
