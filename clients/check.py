@@ -2,15 +2,15 @@
 
     python clients/check.py [--retrysim PATH]
 
-For each experiment below: serves the config's tool on a free loopback port, runs the client
-script as each of its clients one after another, stops the endpoint with Ctrl-C (SIGINT), and
+For each experiment below: serves the config's tool on a free loopback port, runs each of its
+clients (a script and the name it sends) one after another, stops the endpoint with Ctrl-C (SIGINT), and
 simulates the same config. For each client it recomputes the attempts and duplicates per
 operation from the endpoint's requests.csv — one row per request — and compares them with the
 simulated configuration of the same name (summary.csv): the difference over its standard error,
 the endpoint's from the spread of its operations, the simulation's from its 95 % interval across
-replications (Student's t, replications − 1 degrees of freedom). Ten comparisons, each held to
-|z| <= 2.81, the two-sided 5 % bound Bonferroni-corrected over the ten; a figure that is zero in
-both (a keyed client's duplicates, a model's) must be zero. Exits 1 if any differs.
+replications (Student's t, replications − 1 degrees of freedom). Fourteen comparisons, each held
+to |z| <= 2.91, the two-sided 5 % bound Bonferroni-corrected over the fourteen; a figure that is
+zero in both (a keyed client's duplicates, a model's) must be zero. Exits 1 if any differs.
 """
 
 import argparse
@@ -18,6 +18,7 @@ import csv
 import math
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,27 +26,30 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# (config, where the operation is read, client script, operations, clients)
+# (config, where the operation is read, operations, clients: each its command after the URL)
 EXPERIMENTS = [
-    ("endpoint-demo", "json:order_id", "charge.py", 300, ["urllib3", "tenacity", "tenacity-keyed"]),
-    ("endpoint-llm", "header:x-call-id", "chat.py", 200, ["openai", "openai-stream"]),
+    ("endpoint-demo", "json:order_id", 300, {
+        "urllib3": ["charge.py"], "tenacity": ["charge.py"], "tenacity-keyed": ["charge.py"],
+        "my-loop": ["loop.py"], "my-loop-keyed": ["loop.py", "--key"]}),
+    ("endpoint-llm", "header:x-call-id", 200, {"openai": ["chat.py"], "openai-stream": ["chat.py"]}),
 ]
-BOUND = 2.81
+COMPARISONS = 2 * sum(len(e[3]) for e in EXPERIMENTS)
+BOUND = statistics.NormalDist().inv_cdf(1 - 0.05 / (2 * COMPARISONS))
 # t(0.975) for 19 degrees of freedom: the demo's 20 replications.
 T_19 = 2.093
 
 
 def serve_and_call(retrysim, experiment, out):
-    name, operation_from, script, operations, clients = experiment
+    name, operation_from, operations, clients = experiment
     endpoint = subprocess.Popen(
         [retrysim, "endpoint", str(ROOT / f"configs/{name}.toml"), "--port", "0",
          "--operation-from", operation_from, "--out", str(out)],
         stdout=subprocess.PIPE, text=True)
     url = endpoint.stdout.readline().strip()
     try:
-        for client in clients:
+        for client, (script, *flags) in clients.items():
             subprocess.run([sys.executable, str(ROOT / "clients" / script), url, client,
-                            str(operations)], check=True, timeout=120)
+                            str(operations), *flags], check=True, timeout=120)
     finally:
         endpoint.send_signal(signal.SIGINT)
         endpoint.wait(timeout=30)
@@ -94,7 +98,7 @@ def main():
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
         for experiment in EXPERIMENTS:
-            name, clients = experiment[0], experiment[4]
+            name, clients = experiment[0], list(experiment[3])
             requests_csv = serve_and_call(args.retrysim, experiment, scratch / name)
             real.update(measured(requests_csv, clients))
             sim.update(simulated(args.retrysim, name, clients, scratch / f"{name}-sim"))
