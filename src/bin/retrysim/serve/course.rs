@@ -7,7 +7,7 @@
 const SUMMARY: &str = include_str!("../../../../docs/book/src/SUMMARY.md");
 
 /// Every chapter the table of contents may name, by file.
-const CHAPTERS: [(&str, &str); 16] = [
+const CHAPTERS: [(&str, &str); 17] = [
     (
         "introduction.md",
         include_str!("../../../../docs/book/src/introduction.md"),
@@ -64,6 +64,10 @@ const CHAPTERS: [(&str, &str); 16] = [
     (
         "your-own-client.md",
         include_str!("../../../../docs/book/src/your-own-client.md"),
+    ),
+    (
+        "your-own-loop.md",
+        include_str!("../../../../docs/book/src/your-own-loop.md"),
     ),
     (
         "classroom.md",
