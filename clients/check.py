@@ -8,8 +8,8 @@ simulates the same config. For each client it recomputes the attempts and duplic
 operation from the endpoint's requests.csv — one row per request — and compares them with the
 simulated configuration of the same name (summary.csv): the difference over its standard error,
 the endpoint's from the spread of its operations, the simulation's from its 95 % interval across
-replications (Student's t, replications − 1 degrees of freedom). Fourteen comparisons, each held
-to |z| <= 2.91, the two-sided 5 % bound Bonferroni-corrected over the fourteen; a figure that is
+replications (Student's t, replications − 1 degrees of freedom). Eighteen comparisons, each held
+to |z| <= 2.99, the two-sided 5 % bound Bonferroni-corrected over the eighteen; a figure that is
 zero in both (a keyed client's duplicates, a model's) must be zero. Exits 1 if any differs.
 """
 
@@ -26,12 +26,15 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# (config, where the operation is read, operations, clients: each its command after the URL)
+# (config, the endpoint's flags, operations, clients: each its command after the URL). The model
+# runs at twice the config's pace: the counts do not depend on it, the time to run them does.
 EXPERIMENTS = [
-    ("endpoint-demo", "json:order_id", 300, {
+    ("endpoint-demo", ["--operation-from", "json:order_id"], 300, {
         "urllib3": ["charge.py"], "tenacity": ["charge.py"], "tenacity-keyed": ["charge.py"],
         "my-loop": ["loop.py"], "my-loop-keyed": ["loop.py", "--key"]}),
-    ("endpoint-llm", "header:x-call-id", 200, {"openai": ["chat.py"], "openai-stream": ["chat.py"]}),
+    ("endpoint-llm", ["--operation-from", "header:x-call-id", "--time-scale", "2"], 100, {
+        "openai": ["chat.py"], "openai-stream": ["chat.py"],
+        "anthropic": ["chat.py"], "anthropic-stream": ["chat.py"]}),
 ]
 COMPARISONS = 2 * sum(len(e[3]) for e in EXPERIMENTS)
 BOUND = statistics.NormalDist().inv_cdf(1 - 0.05 / (2 * COMPARISONS))
@@ -40,10 +43,10 @@ T_19 = 2.093
 
 
 def serve_and_call(retrysim, experiment, out):
-    name, operation_from, operations, clients = experiment
+    name, flags, operations, clients = experiment
     endpoint = subprocess.Popen(
         [retrysim, "endpoint", str(ROOT / f"configs/{name}.toml"), "--port", "0",
-         "--operation-from", operation_from, "--out", str(out)],
+         *flags, "--out", str(out)],
         stdout=subprocess.PIPE, text=True)
     url = endpoint.stdout.readline().strip()
     try:

@@ -348,7 +348,8 @@ fn what_the_endpoint_cannot_serve_is_refused_at_once() {
 }
 
 /// A throttle's headers: `Retry-After` in whole seconds, rounded up, `retry-after-ms` to the
-/// millisecond, and `x-should-retry` where the tool's server advises.
+/// millisecond, and `x-should-retry` where the tool's server advises; under `--time-scale`, the
+/// wait as the client's clock reads it.
 #[test]
 fn a_throttle_says_how_long_to_wait_and_whether_to_retry() {
     let config = "name = \"t\"\n[workload]\ntasks = 1\n[[tool]]\nname = \"charge\"\n\
@@ -366,6 +367,11 @@ fn a_throttle_says_how_long_to_wait_and_whether_to_retry() {
     ] {
         assert!(raw.contains(header), "{header:?} in {raw}");
     }
+    assert!(e.child.wait().unwrap().success());
+    // At ten times the config's pace the wait is told on the client's clock: 25 ms.
+    let mut e = start(config, &["--requests", "1", "--time-scale", "10"]);
+    let raw = raw_post(&e.addr, "/charge", "{}").to_ascii_lowercase();
+    assert!(raw.contains("retry-after-ms: 25\r\n"), "{raw}");
     assert!(e.child.wait().unwrap().success());
 }
 

@@ -117,6 +117,12 @@ impl Shared {
         Tick((config_s * TICKS_PER_SECOND as f64) as u64)
     }
 
+    /// A wait of `t` in the config's time as the client's clock reads it, for the headers that
+    /// tell it: `--time-scale 10` makes a configured 1 s Retry-After 100 ms of wall time.
+    fn told(&self, t: Tick) -> Tick {
+        Tick((t.0 as f64 / self.scale).round() as u64)
+    }
+
     /// `t` of the config's time, as wall time.
     async fn sleep(&self, t: Tick) {
         if t > Tick::ZERO {
@@ -355,7 +361,7 @@ async fn call(
     }
     shared.sleep(drawn.reply).await;
     let mut r = answer;
-    let wait = drawn.retry_after.map(|w| (w, w));
+    let wait = drawn.retry_after.map(|w| shared.told(w)).map(|w| (w, w));
     advise(r.headers_mut(), t, drawn.fate, wait);
     Ok(r)
 }
@@ -377,7 +383,10 @@ async fn turned_away(
     turned: Turned,
 ) -> Result<(u16, Fate, Option<(Tick, Tick)>), Closed> {
     let (status, fate, wait) = match turned {
-        Turned::Throttled(r) => (429, Fate::Throttled, Some((r.retry_after, r.exact))),
+        Turned::Throttled(r) => {
+            let wait = (shared.told(r.retry_after), shared.told(r.exact));
+            (429, Fate::Throttled, Some(wait))
+        }
         Turned::Down => (502, Fate::ServerError, None),
         Turned::Full => (503, Fate::Overloaded, None),
         Turned::Swallowed(until) => {

@@ -110,7 +110,7 @@ pub(super) async fn call(
         Ok(slot) => slot,
         Err(turned) => {
             let reset = match &turned {
-                Turned::Throttled(r) => Some(r.reset),
+                Turned::Throttled(r) => Some(shared.told(r.reset)),
                 _ => None,
             };
             let (status, fate, wait) = super::turned_away(shared, request, turned).await?;
@@ -129,9 +129,9 @@ pub(super) async fn call(
             status: Some(status),
             ..request
         });
-        let wait = drawn.retry_after.map(|w| (w, w));
+        let told = drawn.retry_after.map(|w| shared.told(w));
         let (status, fate) = (status, drawn.fate);
-        return Ok(refused((d, t), (status, fate), wait, drawn.retry_after));
+        return Ok(refused((d, t), (status, fate), told.map(|w| (w, w)), told));
     }
     let id = format!("{}-{n}", shared.exp.tools[tool].name);
     let lost = status.is_none();
