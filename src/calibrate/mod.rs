@@ -4,9 +4,12 @@
 //! JSON object per line; a file whose first character is `{`) or a CSV access log. It is read
 //! a line at a time and folded per operation into counts, histograms and arrival bins, so
 //! memory stays bounded however long the trace. The result is a config with a `[[tool]]` per
-//! operation and the empirical latency files it names, written whole or not at all.
+//! operation and the empirical latency files it names, written whole or not at all. Each
+//! operation's failures are tested for bursts ([`burst`]); a bursty one's tool is written with
+//! the burst process fitted to them instead of flat rates.
 
 mod access_log;
+pub mod burst;
 pub mod observed;
 mod otlp;
 mod span;

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::burst::{self, Fit, Runs};
 use super::span::{Outcome, Span};
 use crate::metrics::Quantiles;
 use crate::time::{TICKS_PER_SECOND, Tick};
@@ -20,10 +21,18 @@ const MAX_BINS: usize = 4096;
 /// a reply are read from the client spans alone.
 pub const MAX_JOIN: usize = 1 << 20;
 
+/// The most calls kept in order, over every operation, for the test of whether failures come
+/// together ([`super::burst`]): 16 bytes each, so 32 MiB at most. Past it the test reads the
+/// calls read first, and says so.
+pub const MAX_SEQUENCE: usize = 1 << 21;
+
 /// Every operation seen, by name.
 #[derive(Default)]
 pub struct Observed {
     pub operations: BTreeMap<String, Operation>,
+    /// Calls kept in order so far, and whether some were not, past [`MAX_SEQUENCE`].
+    pub sequenced: usize,
+    pub sequence_cut: bool,
     /// Spans of other kinds than client and server spans, read past.
     pub skipped: u64,
     /// The server's side of the calls, where the trace holds server spans.
@@ -67,6 +76,9 @@ pub struct Operation {
     /// The waits refusals asked for.
     pub retry_after: Quantiles,
     pub arrivals: Arrivals,
+    /// Each call's start (microseconds since the epoch) and whether it failed as a burst can
+    /// fail it — a 5xx, a 429 or no reply — in the order read, while [`MAX_SEQUENCE`] allows.
+    calls: Vec<(i64, bool)>,
 }
 
 /// First attempts counted in bins of `width` microseconds, keyed by the bin's index since
@@ -104,6 +116,14 @@ impl Observed {
             .entry(span.operation)
             .or_insert_with(Operation::new);
         op.counts[span.outcome as usize] += 1;
+        if span.outcome != Outcome::Cancelled {
+            if self.sequenced < MAX_SEQUENCE {
+                op.calls.push((span.start, span.outcome.is_transient()));
+                self.sequenced += 1;
+            } else {
+                self.sequence_cut = true;
+            }
+        }
         match span.outcome {
             Outcome::Cancelled => return Ok(()),
             Outcome::Timeout => op.timeouts.record(span.duration),
@@ -198,7 +218,27 @@ impl Operation {
                 width: TICKS_PER_SECOND as i64,
                 bins: BTreeMap::new(),
             },
+            calls: Vec::new(),
         }
+    }
+
+    /// Whether its failures come in bursts, and where they do the bursts fitted: its calls in
+    /// the order they started (a stable sort: ties keep the order read).
+    pub fn bursts(&self) -> (Runs, Option<Fit>) {
+        let mut calls = self.calls.clone();
+        calls.sort_by_key(|c| c.0);
+        let runs = Runs::of(calls.iter().map(|c| c.1));
+        let fit = match runs.bursty() {
+            Some(true) => {
+                let first = calls.first().map_or(0, |c| c.0);
+                let seconds: Vec<(f64, bool)> = (calls.iter())
+                    .map(|&(t, f)| ((t - first) as f64 / TICKS_PER_SECOND as f64, f))
+                    .collect();
+                burst::fit(&seconds)
+            }
+            _ => None,
+        };
+        (runs, fit)
     }
 
     /// Attempts that ended as `outcome`.

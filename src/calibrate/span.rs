@@ -44,6 +44,16 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// A failure a burst of the dependency's makes: a 5xx, a 429, or no reply. A refusal of the
+    /// request itself (403, another 4xx), a failed connection and the client's own cancel are
+    /// not the dependency's spells.
+    pub fn is_transient(self) -> bool {
+        matches!(
+            self,
+            Outcome::ServerError | Outcome::Throttled | Outcome::Timeout | Outcome::Reset
+        )
+    }
+
     /// The outcome an HTTP status code gives: a 1xx, 2xx or 3xx is a reply.
     pub fn of_http(code: i64) -> Option<Outcome> {
         Some(match code {

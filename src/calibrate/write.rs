@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use super::burst::{self, Fit, Runs};
 use super::observed::{Observed, Operation};
 use super::span::Outcome;
 use crate::time::Tick;
@@ -213,13 +214,14 @@ fn tool(
         answered,
         op.count(Outcome::Cancelled)
     );
-    for (key, outcome) in [
-        ("server_error", Outcome::ServerError),
-        ("throttled", Outcome::Throttled),
-        ("forbidden", Outcome::Forbidden),
-        ("invalid", Outcome::Invalid),
-        ("connect_failure", Outcome::Connect),
-    ] {
+    let (runs, fit) = op.bursts();
+    out.push_str(&said_of_bursts(&runs, fit.as_ref()));
+    // Bursty, the transient failures are the bad spells', and the good spells have none.
+    let flat: &[(&str, Outcome)] = match fit {
+        Some(_) => &FLAT[2..],
+        None => &FLAT,
+    };
+    for &(key, outcome) in flat {
         if op.count(outcome) > 0 {
             let _ = writeln!(out, "{key} = {}", share(op.rate(outcome)));
         }
@@ -233,7 +235,10 @@ fn tool(
         );
     }
     let (timed_out, reset) = (op.count(Outcome::Timeout), op.count(Outcome::Reset));
-    if timed_out + reset > 0 {
+    if let Some(fit) = &fit {
+        burst(out, observed, (operation, op), fit);
+    }
+    if timed_out + reset > 0 && fit.is_none() {
         let of = |n: u64| share(n as f64 / op.attempts() as f64);
         match observed.unanswered(operation) {
             Some(u) => {
@@ -258,9 +263,9 @@ fn tool(
                 );
             }
         }
-        if timed_out >= reset {
-            out.push_str("loss_seen_as = \"silence\"\n");
-        }
+    }
+    if timed_out + reset > 0 && timed_out >= reset {
+        out.push_str("loss_seen_as = \"silence\"\n");
     }
     out.push_str("request_latency = { dist = \"constant\", value = \"0s\" }\n");
     let file = if answered == 0 {
@@ -278,6 +283,106 @@ fn tool(
     };
     out.push_str("reply_latency = { dist = \"constant\", value = \"0s\" }\n");
     file
+}
+
+/// The fault keys a tool gets a flat rate for, the transient ones first: a burst takes those
+/// over.
+const FLAT: [(&str, Outcome); 5] = [
+    ("server_error", Outcome::ServerError),
+    ("throttled", Outcome::Throttled),
+    ("forbidden", Outcome::Forbidden),
+    ("invalid", Outcome::Invalid),
+    ("connect_failure", Outcome::Connect),
+];
+
+/// A probability rounded down to six decimals, so shares that add to a whole never pass it.
+fn share_down(p: f64) -> String {
+    share((p * 1e6).floor() / 1e6)
+}
+
+/// The comment that says whether an operation's failures come in bursts, and how it was told.
+fn said_of_bursts(runs: &Runs, fit: Option<&Fit>) -> String {
+    let n = runs.failures + runs.successes;
+    let Some(z) = runs.z else {
+        return format!(
+            "# too few transient failures ({}) or other calls ({}) to test whether failures come \
+             in bursts ({} of each)\n",
+            runs.failures,
+            runs.successes,
+            burst::FEWEST
+        );
+    };
+    let test = format!(
+        "{} runs in {n} calls against {:.0} were failures independent (runs test z = {z:.2}; \
+         bursty below {:.2}, the 1 % level)",
+        runs.runs,
+        runs.expected,
+        burst::BURSTY_Z
+    );
+    match (runs.bursty(), fit) {
+        (Some(true), Some(fit)) => {
+            let spell = |e: &burst::Estimated| {
+                let mean = |rate: f64| significant(Tick((1e6 / rate) as u64));
+                let far = match e.low {
+                    0.0 => "∞".to_string(),
+                    low => mean(low).to_string(),
+                };
+                format!("{} (95 %: {} to {far})", mean(e.value), mean(e.high))
+            };
+            format!(
+                "# failures come in bursts: {test}. Fitted as spells that fail every call, good \
+                 {} and bad {}\n",
+                spell(&fit.alpha),
+                spell(&fit.beta)
+            )
+        }
+        (Some(true), None) => {
+            format!("# failures come in bursts: {test}; no fit (no spell ended)\n")
+        }
+        _ => format!("# failures independent: {test}\n"),
+    }
+}
+
+/// A bursty operation's `burst`: the fitted spells, and in the bad ones its transient failures
+/// in the shares the trace shows them, filling what its flat refusals leave.
+fn burst(out: &mut String, observed: &Observed, (operation, op): (&str, &Operation), fit: &Fit) {
+    let mean = |rate: f64| significant(Tick((1e6 / rate) as u64));
+    let transient: u64 = [
+        Outcome::ServerError,
+        Outcome::Throttled,
+        Outcome::Timeout,
+        Outcome::Reset,
+    ]
+    .map(|o| op.count(o))
+    .iter()
+    .sum();
+    let room = 1.0 - FLAT[2..].iter().map(|&(_, o)| op.rate(o)).sum::<f64>();
+    let of = |n: u64| share_down(room * n as f64 / transient.max(1) as f64);
+    let silent = op.count(Outcome::Timeout) + op.count(Outcome::Reset);
+    let mut in_bad = Vec::new();
+    for (key, o) in [
+        ("server_error", Outcome::ServerError),
+        ("throttled", Outcome::Throttled),
+    ] {
+        if op.count(o) > 0 {
+            in_bad.push(format!("{key} = {}", of(op.count(o))));
+        }
+    }
+    match observed.unanswered(operation) {
+        Some(u) if silent > 0 => {
+            in_bad.push(format!("request_loss = {}", of(u.requests_lost)));
+            in_bad.push(format!("reply_loss = {}", of(u.replies_lost)));
+        }
+        _ if silent > 0 => in_bad.push(format!("request_loss = {}", of(silent))),
+        _ => {}
+    }
+    let _ = writeln!(
+        out,
+        "burst = {{ good = \"{}\", bad = \"{}\", in_bad = {{ {} }} }}",
+        mean(fit.alpha.value),
+        mean(fit.beta.value),
+        in_bad.join(", ")
+    );
 }
 
 /// The two policies: as observed, and with three attempts.

@@ -142,11 +142,12 @@ fn an_access_log_is_read_by_its_header() {
     let log = tmp.path().join("access.csv");
     let mut rows = String::from("status,operation,timestamp,duration_ms,retry_after\n");
     for i in 0..200 {
+        // Failures spread out, one every five calls: no burst to find.
         let status = match i % 20 {
             0 => "503",
-            1 => "429",
-            2 => "timeout",
-            3 => "UNAVAILABLE",
+            5 => "429",
+            10 => "timeout",
+            15 => "UNAVAILABLE",
             _ => "200",
         };
         let after = if status == "429" { "3" } else { "" };
@@ -182,6 +183,78 @@ fn an_access_log_is_read_by_its_header() {
         tmp.path(),
     );
     assert!(run.status.success(), "{}", text(&run.stderr));
+}
+
+/// An access log whose failures come in spells — a tool good for 20 s on average and bad for
+/// 2 s, failing every call then, called 10 times a second for an hour (each spell and gap drawn
+/// by a fixed generator) — is found bursty, and its tool written with the fitted spells, whose
+/// means lie near the true 20 s and 2 s (the test in `calibrate::burst` holds the intervals'
+/// coverage); the config runs. The same calls failing one time in eleven, at even places, are
+/// independent and keep their flat rate.
+#[test]
+fn failures_in_bursts_are_found_and_fitted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut draw = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let (mut bad, mut until) = (false, 0.0);
+    let mut rows = String::from("timestamp,operation,duration_ms,status\n");
+    for i in 0..36_000 {
+        let t = i as f64 / 10.0;
+        while t >= until {
+            bad = !bad;
+            until += -(1.0 - draw()).ln() * if bad { 2.0 } else { 20.0 };
+        }
+        let status = if bad { "503" } else { "200" };
+        rows.push_str(&format!("{t:.1},search,40,{status}\n"));
+    }
+    fs::write(tmp.path().join("bursty.csv"), rows).unwrap();
+    let run = retrysim(&["calibrate", "bursty.csv", "--out", "cal"], tmp.path());
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(
+        text(&run.stdout).contains("in bursts (z "),
+        "{}",
+        text(&run.stdout)
+    );
+    let config = fs::read_to_string(tmp.path().join("cal/calibrated.toml")).unwrap();
+    let line = (config.lines())
+        .find(|l| l.starts_with("burst = "))
+        .unwrap_or_else(|| panic!("no burst in\n{config}"));
+    assert!(line.ends_with("in_bad = { server_error = 1 } }"), "{line}");
+    let seconds = |key: &str| -> f64 {
+        let value = line.split(&format!("{key} = \"")).nth(1).unwrap();
+        value.split('s').next().unwrap().parse().unwrap()
+    };
+    let (good, bad) = (seconds("good"), seconds("bad"));
+    assert!(
+        (15.0..25.0).contains(&good) && (1.5..2.5).contains(&bad),
+        "{line}"
+    );
+    assert!(!config.contains("\nserver_error = "), "{config}");
+    let run = retrysim(
+        &["run", "cal/calibrated.toml", "--out", "o", "--quiet"],
+        tmp.path(),
+    );
+    assert!(run.status.success(), "{}", text(&run.stderr));
+
+    let mut rows = String::from("timestamp,operation,duration_ms,status\n");
+    for i in 0..3_000 {
+        let status = if i % 11 == 0 { "503" } else { "200" };
+        rows.push_str(&format!("{:.1},search,40,{status}\n", i as f64 / 10.0));
+    }
+    fs::write(tmp.path().join("even.csv"), rows).unwrap();
+    let run = retrysim(&["calibrate", "even.csv", "--out", "even"], tmp.path());
+    assert!(
+        text(&run.stdout).contains("independent (z "),
+        "{}",
+        text(&run.stdout)
+    );
+    let config = fs::read_to_string(tmp.path().join("even/calibrated.toml")).unwrap();
+    assert!(config.contains("\nserver_error = 0.091") && !config.contains("burst = "));
 }
 
 /// A bad trace is refused with exit 2, its file and line (and JSON path) named, and nothing

@@ -8,6 +8,25 @@ use retrysim::report;
 use crate::args::CalibrateArgs;
 use crate::{Failure, print};
 
+/// Whether an operation's failures come in bursts, in a few words: the runs test's z, and the
+/// fitted spells where they do.
+fn in_bursts(op: &calibrate::observed::Operation) -> String {
+    let (runs, fit) = op.bursts();
+    match (runs.z, runs.bursty(), fit) {
+        (None, _, _) => "too few to test".into(),
+        (Some(z), Some(true), Some(fit)) => {
+            let mean = |rate: f64| retrysim::time::Tick((1e6 / rate) as u64);
+            format!(
+                "in bursts (z {z:.1}): good {}, bad {}",
+                mean(fit.alpha.value),
+                mean(fit.beta.value)
+            )
+        }
+        (Some(z), Some(true), None) => format!("in bursts (z {z:.1})"),
+        (Some(z), _, _) => format!("independent (z {z:.2})"),
+    }
+}
+
 pub fn command(args: &CalibrateArgs) -> Result<(), Failure> {
     let done = calibrate::calibrate(&args.trace, &args.out, &args.name)?;
     let mut out = String::new();
@@ -38,6 +57,7 @@ pub fn command(args: &CalibrateArgs) -> Result<(), Failure> {
             "no reply",
             "p50",
             "p99",
+            "failures",
         ]
         .map(String::from)
         .to_vec(),
@@ -57,6 +77,7 @@ pub fn command(args: &CalibrateArgs) -> Result<(), Failure> {
             percent(op, &[Outcome::Timeout, Outcome::Reset, Outcome::Connect]),
             quantile(0.5),
             quantile(0.99),
+            in_bursts(op),
         ]);
     }
     out.push_str(&report::aligned(&rows));
