@@ -119,6 +119,29 @@ pub fn access_log_csv(data: &[u8]) {
     }
 }
 
+/// A data file a config names: its bytes read as a latency file's `latency` column, a model's
+/// `tokens`, and `arrival = "recorded"`'s `at`.
+pub fn samples_csv(data: &[u8]) {
+    use crate::config::latency::{Quantity, read_samples};
+    for column in [
+        ("latency", Quantity::Duration),
+        ("tokens", Quantity::Tokens),
+        ("at", Quantity::Duration),
+    ] {
+        if let Err(e) = read_samples(data, "fuzz.csv", column) {
+            let _ = e.len();
+        }
+    }
+}
+
+/// A tool's `health` file, as a config reads it.
+pub fn health_csv(data: &[u8]) {
+    let base = crate::model::Faults::default();
+    if let Err(e) = crate::config::validate::health::read(data, "fuzz.csv", &base) {
+        let _ = e.len();
+    }
+}
+
 /// The byte `calibrate` tells a trace's format by: its first that is not white space.
 fn first_byte(data: &[u8]) -> Option<u8> {
     data.iter().find(|b| !b.is_ascii_whitespace()).copied()

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 type Target = fn(&[u8]);
 
 /// Every fuzz target, by its name in `fuzz/Cargo.toml`, and its entry point.
-const TARGETS: [(&str, Target); 10] = [
+const TARGETS: [(&str, Target); 12] = [
     ("config", retrysim::fuzzing::config),
     (
         "grpc_service_config",
@@ -23,6 +23,8 @@ const TARGETS: [(&str, Target); 10] = [
     ("http_request", retrysim::fuzzing::http_request),
     ("endpoint_request", retrysim::fuzzing::endpoint_request),
     ("model_request", retrysim::fuzzing::model_request),
+    ("samples_csv", retrysim::fuzzing::samples_csv),
+    ("health_csv", retrysim::fuzzing::health_csv),
 ];
 
 /// The files of `dir`, sorted, so a failure names the same input every run; none if it is

@@ -1,7 +1,6 @@
 //! A latency table → a [`Latency`]: which keys each distribution takes, their ranges, and the
 //! file of measured latencies an empirical distribution reads.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use toml::{Spanned, Value};
@@ -228,6 +227,8 @@ fn distribution(
 /// The most tokens a token distribution's value may be: far past any model's context, and
 /// small enough that a context grown over every turn an agent may take is counted exactly.
 pub const MOST_TOKENS: u64 = 1_000_000_000_000;
+/// The most rows a latency, token or arrival file holds: eight bytes each kept, so 80 MB.
+pub const MOST_SAMPLES: usize = 10_000_000;
 
 /// A duration or a count of tokens, as `quantity` says the distribution holds.
 fn amount(check: &Check, value: &Spanned<Value>, path: &str, quantity: Quantity) -> Result<Tick> {
@@ -316,24 +317,42 @@ fn lognormal(
 }
 
 /// Reads a CSV of measured latencies (a header, and a column `latency` of durations) or token
-/// counts (a column `tokens` of whole numbers).
+/// counts (a column `tokens` of whole numbers), sorted, at most [`MOST_SAMPLES`] rows.
 fn empirical(
     check: &Check,
     file: &Spanned<String>,
     path: &str,
     quantity: Quantity,
 ) -> Result<Empirical> {
+    let column = match quantity {
+        Quantity::Duration => "latency",
+        Quantity::Tokens => "tokens",
+    };
+    samples(check, file, path, (column, quantity))
+}
+
+/// Reads a CSV of arrival times since the start (a header, and a column `at` of durations),
+/// sorted, at most [`MOST_SAMPLES`] rows: `arrival = "recorded"`'s file.
+pub(crate) fn arrival_times(
+    check: &Check,
+    file: &Spanned<String>,
+    path: &str,
+) -> Result<Empirical> {
+    samples(check, file, path, ("at", Quantity::Duration))
+}
+
+/// The column `column` of the CSV `file` names, read as `quantity`, sorted.
+fn samples(
+    check: &Check,
+    file: &Spanned<String>,
+    path: &str,
+    (column, quantity): (&str, Quantity),
+) -> Result<Empirical> {
     let name = file.get_ref();
     let fail = |why: String| ConfigError::at(check.source, file.span(), path, why);
-    let (dir, files) = match &check.source.origin {
-        Origin::Folder(dir) => (dir, None),
-        Origin::Point(dir, files) => (dir, Some(files)),
-        Origin::Manifest => return Ok(Empirical::named(name)),
-        Origin::Text => {
-            return Err(fail(
-                "a config without a folder (the built-in one) cannot read files".into(),
-            ));
-        }
+    let files = match &check.source.origin {
+        Origin::Point(_, files) => Some(files),
+        _ => None,
     };
     if let Some(samples) = files.and_then(|f| f.get(name)) {
         return Ok(Empirical {
@@ -341,6 +360,40 @@ fn empirical(
             samples,
         });
     }
+    let Some((found, shown)) = locate(check, file, path)? else {
+        return Ok(Empirical::named(name));
+    };
+    let opened = std::fs::File::open(&found).map_err(|e| fail(format!("{shown}: {e}")))?;
+    let samples: Arc<[Tick]> = read_samples(opened, &shown, (column, quantity))
+        .map_err(fail)?
+        .into();
+    if let Some(files) = files {
+        files.keep(name, samples.clone());
+    }
+    Ok(Empirical {
+        file: name.clone(),
+        samples,
+    })
+}
+
+/// Where the file `file` names lies, and how to show it: inside the config's folder, or an
+/// error; `None` for a manifest read back, which names its files without reading them.
+pub(crate) fn locate(
+    check: &Check,
+    file: &Spanned<String>,
+    path: &str,
+) -> Result<Option<(std::path::PathBuf, String)>> {
+    let name = file.get_ref();
+    let fail = |why: String| ConfigError::at(check.source, file.span(), path, why);
+    let dir = match &check.source.origin {
+        Origin::Folder(dir) | Origin::Point(dir, _) => dir,
+        Origin::Manifest => return Ok(None),
+        Origin::Text => {
+            return Err(fail(
+                "a config without a folder (the built-in one) cannot read files".into(),
+            ));
+        }
+    };
     let target = dir.join(name);
     let (Ok(folder), Ok(found)) = (dir.canonicalize(), target.canonicalize()) else {
         return Err(fail(format!("cannot find {}", target.display())));
@@ -353,28 +406,17 @@ fn empirical(
             "a path relative to the config, inside its folder",
         );
     }
-    let shown = target.display().to_string();
-    let samples: Arc<[Tick]> = read_samples(&found, &shown, quantity).map_err(fail)?.into();
-    if let Some(files) = files {
-        files.keep(name, samples.clone());
-    }
-    Ok(Empirical {
-        file: name.clone(),
-        samples,
-    })
+    Ok(Some((found, target.display().to_string())))
 }
 
-/// The `latency` (or `tokens`) column of a CSV, sorted; errors name the file and line.
-fn read_samples(
-    path: &Path,
+/// The column `name` of a CSV's bytes, read as `quantity`, sorted; errors name the file (as
+/// `shown`) and line.
+pub(crate) fn read_samples(
+    bytes: impl std::io::Read,
     shown: &str,
-    quantity: Quantity,
+    (name, quantity): (&str, Quantity),
 ) -> std::result::Result<Vec<Tick>, String> {
-    let name = match quantity {
-        Quantity::Duration => "latency",
-        Quantity::Tokens => "tokens",
-    };
-    let mut reader = csv::Reader::from_path(path).map_err(|e| format!("{shown}: {e}"))?;
+    let mut reader = csv::Reader::from_reader(bytes);
     let headers = reader.headers().map_err(|e| format!("{shown}: {e}"))?;
     let Some(column) = headers.iter().position(|h| h.trim() == name) else {
         return Err(format!("{shown}: no `{name}` column in the header"));
@@ -396,9 +438,20 @@ fn read_samples(
                     "{shown}:{line}: \"{cell}\" is no number of tokens; write a whole number"
                 ));
             }
-            (Err(_), Quantity::Duration) => parse_duration(cell)
-                .map_err(|why| format!("{shown}:{line}: {why}; write {DURATION_HELP}"))?,
+            (Err(_), Quantity::Duration) => parse_duration(cell).map_err(|why| {
+                // A unit left out already says what to write.
+                let why = why.to_string();
+                match why.contains(DURATION_HELP) {
+                    true => format!("{shown}:{line}: {why}"),
+                    false => format!("{shown}:{line}: {why}; write {DURATION_HELP}"),
+                }
+            })?,
         };
+        if samples.len() == MOST_SAMPLES {
+            return Err(format!(
+                "{shown}:{line}: more than {MOST_SAMPLES} rows; a file holds at most that many"
+            ));
+        }
         samples.push(tick);
     }
     if samples.is_empty() {

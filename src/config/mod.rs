@@ -6,7 +6,7 @@ mod changes;
 pub(crate) mod check;
 mod error;
 pub mod integers;
-mod latency;
+pub(crate) mod latency;
 pub(crate) mod path;
 pub(crate) mod policy;
 pub(crate) mod preset;

@@ -56,6 +56,8 @@ pub struct Workload {
     pub mean_interarrival: Option<Spanned<Value>>,
     pub rate: Option<Spanned<Vec<Spanned<RatePoint>>>>,
     pub rate_scale: Option<Spanned<f64>>,
+    /// `arrival = "recorded"`: the file of the arrivals replayed, a column `at`.
+    pub arrivals: Option<Spanned<String>>,
     pub agent: Option<Spanned<Agent>>,
     pub crash: Option<Spanned<Crash>>,
 }
@@ -144,6 +146,8 @@ pub struct Tool {
     pub retry_after: Option<Spanned<Value>>,
     pub script: Option<Spanned<Vec<Spanned<ScriptStep>>>>,
     pub burst: Option<Spanned<Burst>>,
+    /// A recorded health, stretch by stretch: `health = "data/<name>/<tool>-health.csv"`.
+    pub health: Option<Spanned<String>>,
     /// A service's calls, in stages: `"db"`, `["db", "cache"]` (together), or
     /// `{ call = "db", optional = true }`; kept as values and read in validation.
     pub calls: Option<Spanned<Vec<Spanned<Value>>>>,

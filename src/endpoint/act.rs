@@ -21,8 +21,9 @@ fn streams(exp: &Experiment) -> Streams {
 
 /// The fate and latencies of request `n` (0 the first) to tool `tool` of `exp`, drawn from the
 /// tool's faults and latencies as the simulator draws an attempt's — from its burst's bad-state
-/// faults where the tool is `bad` — a scripted tool's from its script, the requests its steps.
-pub fn draw(exp: &Experiment, tool: usize, n: u64, bad: bool) -> AttemptDraw {
+/// faults where the tool is `bad`, or from its recorded health's stretch at `now` — a scripted
+/// tool's from its script, the requests its steps.
+pub fn draw(exp: &Experiment, tool: usize, n: u64, (bad, now): (bool, Tick)) -> AttemptDraw {
     if let Some(script) = &exp.tools[tool].script {
         return script.draw(u32::try_from(n).unwrap_or(u32::MAX));
     }
@@ -32,7 +33,7 @@ pub fn draw(exp: &Experiment, tool: usize, n: u64, bad: bool) -> AttemptDraw {
     let block = streams.block(Source::Endpoint, tool as u64, n / per_block);
     let at = (n % per_block) as usize * WORDS_PER_ATTEMPT;
     let words: [u64; WORDS_PER_ATTEMPT] = std::array::from_fn(|i| block[at + i]);
-    exp.tools[tool].draw(&words, 0, bad)
+    exp.tools[tool].draw(&words, 0, (bad, now))
 }
 
 /// At a model tool, request `n`'s prompt and what its attempt generates: the prompt's tokens
@@ -142,7 +143,7 @@ mod tests {
         let n = 20_000u64;
         let count = |fate| {
             (0..n)
-                .filter(|&k| draw(&exp, 0, k, false).fate == fate)
+                .filter(|&k| draw(&exp, 0, k, (false, Tick::ZERO)).fate == fate)
                 .count() as f64
         };
         for (fate, p) in [(Fate::LostReply, 0.2), (Fate::LostRequest, 0.05)] {

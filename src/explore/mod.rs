@@ -191,7 +191,7 @@ pub fn unsupported(exp: &Experiment) -> Option<String> {
         }
         if !t.one_fault_table() {
             return Some(format!(
-                "tool \"{}\" draws its faults from more than one table (replicas with faults of their own, or bursts), which the explorer does not weigh",
+                "tool \"{}\" draws its faults from more than one table (replicas with faults of their own, bursts, or a recorded health), which the explorer does not weigh",
                 t.name
             ));
         }

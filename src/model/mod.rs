@@ -10,6 +10,7 @@ pub mod crash;
 pub mod fault;
 pub mod foresight;
 pub mod graph;
+pub mod health;
 pub mod latency;
 pub mod limiter;
 pub mod outage;
@@ -66,6 +67,9 @@ pub struct Tool {
     /// Faults that come in bursts: a good state (the faults above) and a bad one, each for an
     /// exponential time. None: every attempt draws from `faults` alike.
     pub burst: Option<Burst>,
+    /// Faults and latencies that follow a recorded timeline, stretch by stretch, in place of
+    /// `faults` (see [`health`]). None: the tool's own, at every time.
+    pub health: Option<health::Health>,
     /// How the server answers a reconciliation lookup.
     pub lookup: Lookup,
     /// The client can stop waiting for a call. A non-cooperative endpoint (a blocking call that
@@ -132,6 +136,7 @@ impl Tool {
             reply_latency: leg(),
             script: None,
             burst: None,
+            health: None,
             lookup: Lookup {
                 time: Tick::from_millis(1),
                 failure: 0.0,
@@ -208,7 +213,9 @@ impl Tool {
     /// whenever it is sent: what the closed forms assume and the explorer weighs its branches
     /// by.
     pub fn one_fault_table(&self) -> bool {
-        self.burst.is_none() && self.replicas.iter().all(|r| r.faults == self.faults)
+        self.burst.is_none()
+            && self.health.is_none()
+            && self.replicas.iter().all(|r| r.faults == self.faults)
     }
 
     /// The timer a client sets on an attempt it granted `granted`: none on a call that cannot
@@ -234,31 +241,38 @@ impl Tool {
         self.replicas.len().max(1)
     }
 
-    /// Draws everything random about an attempt sent to replica `replica` from its words of the
-    /// intent's fault stream: the same words whichever replica it went to, read by that
-    /// replica's faults and service time, or by the burst's bad-state faults where the tool is
-    /// `bad`. (A scripted tool's attempts read its script instead: `sim::fate` decides which.)
+    /// Draws everything random about an attempt sent to replica `replica` at `now` from its
+    /// words of the intent's fault stream: the same words whichever replica it went to, read by
+    /// that replica's faults and service time, by the burst's bad-state faults where the tool
+    /// is `bad`, or by the recorded stretch `now` falls in where the tool has a health. (A
+    /// scripted tool's attempts read its script instead: `sim::fate` decides which.)
     pub fn draw(
         &self,
         words: &[u64; fault::WORDS_PER_ATTEMPT],
         replica: usize,
-        bad: bool,
+        (bad, now): (bool, Tick),
     ) -> AttemptDraw {
         let (faults, service) = match self.replicas.get(replica) {
             Some(r) => (&r.faults, &r.service_time),
             None => (&self.faults, &self.service_time),
         };
-        let faults = match &self.burst {
-            Some(burst) if bad => &burst.in_bad,
+        let stretch = self.health.as_ref().map(|h| h.at(now));
+        let faults = match (&self.burst, stretch) {
+            (_, Some(s)) => &s.faults,
+            (Some(burst), None) if bad => &burst.in_bad,
             _ => faults,
         };
         let fate = faults.fate(words[0]);
+        let service = match stretch {
+            Some(s) => Tick((service.sample(words[2]).0 as f64 * s.latency).round() as u64),
+            None => service.sample(words[2]),
+        };
         AttemptDraw {
             replica: replica as u16,
             ..AttemptDraw::new(
                 fate,
                 self.request_latency.sample(words[1]),
-                service.sample(words[2]),
+                service,
                 self.reply_latency.sample(words[3]),
                 faults.retry_after.filter(|_| fate == Fate::Throttled),
             )

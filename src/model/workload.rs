@@ -14,10 +14,18 @@ pub enum Arrival {
     Poisson { mean_gap: f64 },
     /// A Poisson stream whose rate follows a schedule.
     Scheduled(RateSchedule),
-    /// Arrivals that happened, replayed at their times in order: a real client's operations as
-    /// `retrysim endpoint` recorded them, so a prediction meets its limits, outages and bursts
-    /// when the client did.
-    Recorded(std::sync::Arc<[Tick]>),
+    /// Arrivals that happened, replayed at their times in order: a trace's first attempts as
+    /// `retrysim calibrate --incident` wrote them, or a real client's operations as `retrysim
+    /// endpoint` recorded them, so a run meets its tools' limits, outages and bursts when the
+    /// recorded traffic did.
+    Recorded(Recorded),
+}
+
+/// Recorded arrival times, sorted, and the file they came from (empty where none did).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recorded {
+    pub file: String,
+    pub times: std::sync::Arc<[Tick]>,
 }
 
 impl Arrival {
@@ -28,9 +36,9 @@ impl Arrival {
     pub fn next(&self, (now, arrived): (Tick, u64), clock: &mut f64, word: u64) -> Option<Tick> {
         let exp1 = -libm::log(unit_open_low(word));
         match self {
-            Arrival::Recorded(times) => {
+            Arrival::Recorded(r) => {
                 let at = usize::try_from(arrived).ok()?;
-                times.get(at).map(|&t| t.max(now))
+                r.times.get(at).map(|&t| t.max(now))
             }
             Arrival::Batch => Some(now),
             Arrival::Poisson { mean_gap } => {
@@ -80,7 +88,7 @@ impl Workload {
         let expected = match (self.duration, &self.arrival) {
             (Some(d), Arrival::Poisson { mean_gap }) => d.0 as f64 / mean_gap,
             (Some(d), Arrival::Scheduled(s)) => s.expected(0.0, d.0 as f64),
-            (_, Arrival::Recorded(times)) => times.len() as f64,
+            (_, Arrival::Recorded(r)) => r.times.len() as f64,
             _ => f64::INFINITY,
         };
         let bound = (2.0 * expected + 10.0).min(u64::MAX as f64) as u64;

@@ -83,7 +83,7 @@ pub fn decide(asked: &Asked, fates: &mut Fates) -> AttemptDraw {
     if let Some(script) = &tool.script {
         return script.draw(asked.attempt);
     }
-    let drawn = tool.draw(asked.words, asked.replica, fates.bad(asked));
+    let drawn = tool.draw(asked.words, asked.replica, (fates.bad(asked), asked.now));
     match &mut fates.explorer {
         None => drawn,
         Some(choices) => {

@@ -211,6 +211,13 @@ pub fn for_policy(exp: &Experiment, policy: &Policy) -> Option<ClosedForms> {
     if !modelled(exp, policy) {
         return None;
     }
+    // A recorded health changes the faults with time, as the trace did: no form follows it.
+    if exp
+        .called_tools(exp.calls_of(policy))
+        .any(|t| t.health.is_some())
+    {
+        return None;
+    }
     // Crashed workers' calls are taken over: only the crash forms count that.
     if let Some(crash) = &exp.workload.crash {
         return crash::for_policy(exp, policy, crash);

@@ -12,6 +12,7 @@ mod endpoint;
 mod explore;
 mod folders;
 mod hardening;
+mod incident;
 mod refusals;
 mod run;
 mod serve;

@@ -163,6 +163,10 @@ fn workload(w: &Workload, tools: &[Tool]) -> raw::Workload {
             Arrival::Scheduled(s) => some(s.points().iter().map(point).collect()),
             _ => None,
         },
+        arrivals: match &w.arrival {
+            Arrival::Recorded(r) => some(r.file.clone()),
+            _ => None,
+        },
         rate_scale: None,
     }
 }

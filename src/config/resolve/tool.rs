@@ -144,6 +144,20 @@ fn calls(stages: &[Stage], exp: &Experiment) -> Vec<Spanned<Value>> {
     stages.iter().map(stage).collect()
 }
 
+/// A tool's outages as written, each naming its zone where it has one.
+fn outages(t: &Tool) -> Vec<Spanned<raw::Outage>> {
+    (t.server.outages.iter())
+        .map(|o| {
+            at(raw::Outage {
+                from: at(duration(o.from)),
+                until: at(duration(o.until)),
+                mode: text(o.mode.name()),
+                zone: o.zone.map(|z| at(t.zones[z].clone())),
+            })
+        })
+        .collect()
+}
+
 pub(super) fn tool(t: &Tool, stages: &[Stage], exp: &Experiment) -> raw::Tool {
     let (model, tokens_per_minute, price) = provider(t);
     let server = &t.server;
@@ -177,16 +191,7 @@ pub(super) fn tool(t: &Tool, stages: &[Stage], exp: &Experiment) -> raw::Tool {
         workers: some(count_or_unlimited(server.workers)),
         line_limit: when(limited, count_or_unlimited(server.line.limit)),
         line_order: when(limited, server.line.order.name().into()),
-        outages: (server.outages.iter())
-            .map(|o| {
-                at(raw::Outage {
-                    from: at(duration(o.from)),
-                    until: at(duration(o.until)),
-                    mode: text(o.mode.name()),
-                    zone: zone(o.zone),
-                })
-            })
-            .collect(),
+        outages: outages(t),
         capacity: (server.capacity.iter())
             .map(|w| {
                 at(raw::CapacityWindow {
@@ -242,6 +247,7 @@ pub(super) fn tool(t: &Tool, stages: &[Stage], exp: &Experiment) -> raw::Tool {
             at(steps.collect())
         }),
         burst: t.burst.as_ref().map(burst),
+        health: t.health.as_ref().map(|h| at(h.file.clone())),
         calls: (!stages.is_empty()).then(|| at(calls(stages, exp))),
         overloaded: when(drawn && t.faults.overloaded > 0.0, t.faults.overloaded),
         model,

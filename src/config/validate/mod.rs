@@ -5,6 +5,7 @@
 mod burst;
 mod fallback;
 mod graph;
+pub(crate) mod health;
 mod provider;
 mod tool;
 mod workload;

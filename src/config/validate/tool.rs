@@ -62,6 +62,7 @@ pub(super) fn tool(
         reply_latency: leg(&raw.reply_latency, "reply_latency")?,
         script,
         burst: burst::burst(check, raw, (&faults, index), path)?,
+        health: super::health::health(check, raw, &faults, path)?,
         lookup: Lookup {
             time: match &raw.lookup_time {
                 None => base.lookup.time,

@@ -122,6 +122,11 @@ pub(super) fn workload(
         "the most callers a workload may have (each has its own buckets and gates at every tool)",
     )?;
     let arrival = arrival(check, spanned)?;
+    // Recorded arrivals are as many as the file lists, unless `tasks` takes fewer.
+    let tasks = match (&arrival, tasks) {
+        (Arrival::Recorded(r), None) => Some(r.times.len() as u64),
+        (_, tasks) => tasks,
+    };
     let duration = match &raw.duration {
         None => None,
         Some(_) if arrival == Arrival::Batch => {
@@ -314,14 +319,40 @@ fn in_flight(
     )
 }
 
-/// When tasks arrive: `batch` (the default), or `poisson` with a mean gap or a rate schedule.
+/// When tasks arrive: `batch` (the default), `poisson` with a mean gap or a rate schedule, or
+/// `recorded`, at the times a file lists.
 fn arrival(check: &Check, spanned: &Spanned<raw::Workload>) -> Result<Arrival> {
     let raw = spanned.get_ref();
+    let recorded = raw
+        .arrival
+        .as_ref()
+        .is_some_and(|a| a.get_ref() == "recorded");
+    match (&raw.arrivals, recorded) {
+        (Some(file), true) => return recorded_arrivals(check, raw, file),
+        (None, true) => {
+            let a = raw.arrival.as_ref().expect("recorded");
+            return check.error_allowing(
+                a.span(),
+                "workload.arrivals",
+                "arrival = \"recorded\" replays the arrivals a file lists: name it".into(),
+                "arrivals = \"data/<name>/arrivals.csv\", a CSV with a column `at`",
+            );
+        }
+        (Some(file), false) => {
+            return check.error_allowing(
+                file.span(),
+                "workload.arrivals",
+                "a file of arrivals is replayed only where arrival = \"recorded\"".into(),
+                "arrival = \"recorded\" beside it, or no `arrivals`",
+            );
+        }
+        (None, false) => {}
+    }
     let batch = raw.arrival.as_ref().map_or(Ok(true), |a| {
         check.choice(
             a,
             "workload.arrival",
-            &[("batch", true), ("poisson", false)],
+            &[("batch", true), ("poisson", false), ("recorded", false)],
         )
     })?;
     let poisson_help = "arrival = \"poisson\" with mean_interarrival or a rate schedule";
@@ -378,6 +409,38 @@ fn arrival(check: &Check, spanned: &Spanned<raw::Workload>) -> Result<Arrival> {
             )
         }
     }
+}
+
+/// `arrival = "recorded"`: the times `file` lists, alone (a recorded stream has no rate).
+fn recorded_arrivals(
+    check: &Check,
+    raw: &raw::Workload,
+    file: &Spanned<String>,
+) -> Result<Arrival> {
+    let other = [
+        (
+            raw.mean_interarrival.as_ref().map(Spanned::span),
+            "workload.mean_interarrival",
+        ),
+        (raw.rate.as_ref().map(Spanned::span), "workload.rate"),
+        (
+            raw.rate_scale.as_ref().map(Spanned::span),
+            "workload.rate_scale",
+        ),
+    ];
+    if let Some((Some(span), path)) = other.into_iter().find(|(s, _)| s.is_some()) {
+        return check.error_allowing(
+            span,
+            path,
+            "recorded arrivals come when the file says: they have no rate".into(),
+            "arrivals alone, or arrival = \"poisson\" with a rate",
+        );
+    }
+    let read = crate::config::latency::arrival_times(check, file, "workload.arrivals")?;
+    Ok(Arrival::Recorded(crate::model::workload::Recorded {
+        file: read.file,
+        times: read.samples,
+    }))
 }
 
 /// The points of `[[workload.rate]]`: the first at 0s, each later than the one before, rates

@@ -160,7 +160,7 @@ impl Shared {
         let n = state.next[tool];
         state.next[tool] += 1;
         let bad = state.doors.bad(&self.exp, tool, now);
-        Some((n, draw(&self.exp, tool, n, bad)))
+        Some((n, draw(&self.exp, tool, n, (bad, now))))
     }
 
     /// The caller number of `client`, for limits per caller; `None` past the clients the

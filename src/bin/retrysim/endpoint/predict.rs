@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use retrysim::metrics::Estimate;
 use retrysim::model::Arrival;
+use retrysim::model::workload::Recorded;
 use retrysim::run::{Observer, Options, PointResult, PolicyResult};
 use retrysim::sweep::{Point, Sweep};
 
@@ -124,7 +125,10 @@ fn predictions(
         w.duration = None;
         // A client for every operation: each starts when it did.
         w.clients = u32::try_from(times.len()).unwrap_or(u32::MAX).max(1);
-        w.arrival = Arrival::Recorded(times.into());
+        w.arrival = Arrival::Recorded(Recorded {
+            file: String::new(),
+            times: times.into(),
+        });
         predicted.push(figures(&simulate(replay)?));
     }
     let said = format!("{r} replications of each client's operations, replayed when they arrived");

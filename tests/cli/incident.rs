@@ -1,0 +1,143 @@
+//! A recorded incident as a config replays it: `arrival = "recorded"` starts the tasks at the
+//! times a file lists, and a tool's `health` gives each stretch of time the faults and the
+//! slowness the trace showed, whatever policy sends into it. Bad files and keys are refused
+//! where they are bad.
+
+use std::fs;
+
+use crate::binary::{retrysim, text};
+
+/// A config replaying `arrivals` (the `at` column's rows) at a tool whose health is `health`
+/// (a CSV), written in a folder of its own with its data.
+fn incident(arrivals: &str, health: &str, extra: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("data")).unwrap();
+    fs::write(
+        dir.path().join("data/arrivals.csv"),
+        format!("at\n{arrivals}"),
+    )
+    .unwrap();
+    fs::write(dir.path().join("data/health.csv"), health).unwrap();
+    let config = format!(
+        "name = \"incident\"\n[workload]\narrival = \"recorded\"\narrivals = \"data/arrivals.csv\"\n\
+         clients = 100\n[[tool]]\nname = \"t\"\nhealth = \"data/health.csv\"\n\
+         service_time = {{ dist = \"constant\", value = \"10ms\" }}\n{extra}\n\
+         [[policy]]\nname = \"p\"\nmax_attempts = 3\n\
+         backoff = {{ kind = \"exponential\", initial_delay = \"400ms\", jitter = \"none\" }}\n"
+    );
+    fs::write(dir.path().join("c.toml"), config).unwrap();
+    dir
+}
+
+/// Five arrivals replayed when the file says, in its order whatever the rows' (the file is
+/// sorted); a tool healthy for its first second, failing every call with a 5xx three times as
+/// slow in the next, and healthy again after: the calls that arrive in the bad second fail and
+/// retry, 400 ms later still in it, 800 ms after that out of it; the others succeed at once.
+/// The closed forms stand aside, and the replay is the same bytes when run again.
+#[test]
+fn a_recorded_incident_replays_its_arrivals_and_its_stretches() {
+    let health = "from,calls,server_error,latency\n0s,10,0,1\n1s,10,1,3\n2s,10,0,1\n";
+    let dir = incident("3s\n0s\n0.5s\n1s\n1.2s\n", health, "");
+    let run = retrysim(&["run", "c.toml", "--out", "o", "--attempts"], dir.path());
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let attempts = fs::read_to_string(dir.path().join("o/incident/attempts.csv")).unwrap();
+    let rows: Vec<(String, String, String)> = (attempts.lines().skip(1))
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[3].to_string(), f[6].to_string(), f[9].to_string())
+        })
+        .collect();
+    let row = |intent: &str, dispatch: u64, outcome: &str| {
+        (
+            intent.to_string(),
+            dispatch.to_string(),
+            outcome.to_string(),
+        )
+    };
+    assert_eq!(
+        rows,
+        [
+            row("0", 0, "ok"),
+            row("1", 500_000, "ok"),
+            row("2", 1_000_000, "5xx"),
+            row("2", 1_432_000, "5xx"),
+            row("2", 2_264_000, "ok"),
+            row("3", 1_200_000, "5xx"),
+            row("3", 1_632_000, "5xx"),
+            row("3", 2_464_000, "ok"),
+            row("4", 3_000_000, "ok"),
+        ]
+    );
+    let summary = fs::read_to_string(dir.path().join("o/incident/summary.csv")).unwrap();
+    assert!(
+        summary.lines().nth(1).unwrap().contains(",none,"),
+        "{summary}"
+    );
+    let again = retrysim(&["run", "c.toml", "--out", "o2", "--attempts"], dir.path());
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    let replayed = fs::read_to_string(dir.path().join("o2/incident/attempts.csv")).unwrap();
+    assert_eq!(attempts, replayed);
+}
+
+/// What is wrong is refused with exit 2 where it is, and nothing is written.
+#[test]
+fn a_bad_incident_is_refused_where_it_is_bad() {
+    let good = "from,server_error\n0s,0\n";
+    let cases = [
+        (
+            "0s\n",
+            "from,server_error\n0s,0.7\n1s,1.5\n",
+            "",
+            "data/health.csv:3: server_error: 1.5 is no probability",
+        ),
+        (
+            "0s\n",
+            "from,server_error,throttled\n0s,0.7,0.4\n",
+            "",
+            "the rates add up to more than 1",
+        ),
+        (
+            "0s\n",
+            "from,server_error\n1s,0\n",
+            "",
+            "the first stretch is from 0s",
+        ),
+        (
+            "0s\n",
+            "from,server_error\n0s,0\n0s,0\n",
+            "",
+            "not after the stretch before it",
+        ),
+        ("0s\n", "from,errors\n0s,0\n", "", "no column `errors`"),
+        (
+            "soon\n",
+            good,
+            "",
+            "data/arrivals.csv:2: `soon` has no known unit",
+        ),
+        (
+            "0s\n",
+            good,
+            "burst = { good = \"9s\", bad = \"1s\" }",
+            "a recorded health beside a burst",
+        ),
+    ];
+    for (arrivals, health, extra, said) in cases {
+        let dir = incident(arrivals, health, extra);
+        let run = retrysim(&["run", "c.toml", "--out", "o"], dir.path());
+        assert_eq!(run.status.code(), Some(2), "{said}");
+        assert!(
+            text(&run.stderr).contains(said),
+            "{said} in {}",
+            text(&run.stderr)
+        );
+        assert!(!dir.path().join("o").exists());
+    }
+    let dir = incident("0s\n", good, "");
+    let config = fs::read_to_string(dir.path().join("c.toml")).unwrap();
+    let poisson = config.replace("arrival = \"recorded\"", "arrival = \"poisson\"");
+    fs::write(dir.path().join("c.toml"), poisson).unwrap();
+    let run = retrysim(&["run", "c.toml", "--out", "o"], dir.path());
+    assert_eq!(run.status.code(), Some(2));
+    assert!(text(&run.stderr).contains("replayed only where arrival = \"recorded\""));
+}
