@@ -151,7 +151,9 @@ fn first_byte(data: &[u8]) -> Option<u8> {
 fn read_trace(data: &[u8]) {
     match calibrate::read_from(data, TRACE) {
         Ok(observed) => {
-            let _ = calibrate::write::config(&observed, TRACE, "fuzz");
+            let _ = calibrate::write::config(&observed, TRACE, "fuzz", None);
+            let clock = calibrate::incident::clock(&observed);
+            let _ = calibrate::write::config(&observed, TRACE, "fuzz", clock);
         }
         Err(e) => {
             let _ = e.to_string();

@@ -10,6 +10,7 @@
 
 mod access_log;
 pub mod burst;
+pub mod incident;
 pub mod observed;
 mod otlp;
 mod span;
@@ -37,11 +38,27 @@ pub struct Calibration {
 }
 
 /// Reads `trace` and writes `<out>/<name>.toml` with its latency files under
-/// `<out>/data/<name>/`.
-pub fn calibrate(trace: &Path, out: &Path, name: &str) -> Result<Calibration, Error> {
+/// `<out>/data/<name>/`; as an `incident`, with the recorded arrivals and every tool's health
+/// there too, which the config replays (see [`incident`]).
+pub fn calibrate(
+    trace: &Path,
+    out: &Path,
+    (name, incident): (&str, bool),
+) -> Result<Calibration, Error> {
     let shown = trace.display().to_string();
     let observed = read(trace, &shown)?;
-    let written = write::config(&observed, &shown, name);
+    let clock = match incident {
+        false => None,
+        true if observed.sequence_cut => {
+            return Err(Error::BadTrace(format!(
+                "{shown}: more than {} calls, past what an incident keeps one by one: \
+                 calibrate a shorter stretch of the trace",
+                observed::MAX_SEQUENCE
+            )));
+        }
+        true => incident::clock(&observed),
+    };
+    let written = write::config(&observed, &shown, name, clock);
     let config = out.join(format!("{name}.toml"));
     refuse_foreign_config(&config)?;
     // The latency files go in whole first, then the config that names them.

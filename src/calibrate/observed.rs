@@ -21,9 +21,10 @@ const MAX_BINS: usize = 4096;
 /// a reply are read from the client spans alone.
 pub const MAX_JOIN: usize = 1 << 20;
 
-/// The most calls kept in order, over every operation, for the test of whether failures come
-/// together ([`super::burst`]): 16 bytes each, so 32 MiB at most. Past it the test reads the
-/// calls read first, and says so.
+/// The most calls kept one by one, over every operation, for the test of whether failures come
+/// together ([`super::burst`]) and for an incident's arrivals and health: 24 bytes each, so
+/// 48 MiB at most. Past it the test reads the calls read first, and says so, and no incident
+/// is written.
 pub const MAX_SEQUENCE: usize = 1 << 21;
 
 /// Every operation seen, by name.
@@ -76,9 +77,18 @@ pub struct Operation {
     /// The waits refusals asked for.
     pub retry_after: Quantiles,
     pub arrivals: Arrivals,
-    /// Each call's start (microseconds since the epoch) and whether it failed as a burst can
-    /// fail it — a 5xx, a 429 or no reply — in the order read, while [`MAX_SEQUENCE`] allows.
-    calls: Vec<(i64, bool)>,
+    /// Each call, in the order read, while [`MAX_SEQUENCE`] allows.
+    pub calls: Vec<Call>,
+}
+
+/// One call kept: when it started (microseconds since the epoch), how it ended, how long it
+/// took, and whether it was a first attempt (an arrival).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Call {
+    pub start: i64,
+    pub outcome: Outcome,
+    pub duration: Tick,
+    pub first: bool,
 }
 
 /// First attempts counted in bins of `width` microseconds, keyed by the bin's index since
@@ -118,7 +128,12 @@ impl Observed {
         op.counts[span.outcome as usize] += 1;
         if span.outcome != Outcome::Cancelled {
             if self.sequenced < MAX_SEQUENCE {
-                op.calls.push((span.start, span.outcome.is_transient()));
+                op.calls.push(Call {
+                    start: span.start,
+                    outcome: span.outcome,
+                    duration: span.duration,
+                    first: !span.resend,
+                });
                 self.sequenced += 1;
             } else {
                 self.sequence_cut = true;
@@ -225,20 +240,29 @@ impl Operation {
     /// Whether its failures come in bursts, and where they do the bursts fitted: its calls in
     /// the order they started (a stable sort: ties keep the order read).
     pub fn bursts(&self) -> (Runs, Option<Fit>) {
-        let mut calls = self.calls.clone();
-        calls.sort_by_key(|c| c.0);
-        let runs = Runs::of(calls.iter().map(|c| c.1));
+        let calls = self.in_order();
+        let runs = Runs::of(calls.iter().map(|c| c.outcome.is_transient()));
         let fit = match runs.bursty() {
             Some(true) => {
-                let first = calls.first().map_or(0, |c| c.0);
+                let first = calls.first().map_or(0, |c| c.start);
                 let seconds: Vec<(f64, bool)> = (calls.iter())
-                    .map(|&(t, f)| ((t - first) as f64 / TICKS_PER_SECOND as f64, f))
+                    .map(|c| {
+                        let at = (c.start - first) as f64 / TICKS_PER_SECOND as f64;
+                        (at, c.outcome.is_transient())
+                    })
                     .collect();
                 burst::fit(&seconds)
             }
             _ => None,
         };
         (runs, fit)
+    }
+
+    /// Its calls kept, in the order they started (a stable sort: ties keep the order read).
+    pub fn in_order(&self) -> Vec<Call> {
+        let mut calls = self.calls.clone();
+        calls.sort_by_key(|c| c.start);
+        calls
     }
 
     /// Attempts that ended as `outcome`.

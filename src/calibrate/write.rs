@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::burst::{self, Fit, Runs};
+use super::incident;
 use super::observed::{Observed, Operation};
 use super::span::Outcome;
 use crate::time::Tick;
@@ -43,7 +44,7 @@ fn tool_name(operation: &str, taken: &[String]) -> String {
 }
 
 /// A probability as a config writes it: six decimals, trailing zeros dropped.
-fn share(p: f64) -> String {
+pub(super) fn share(p: f64) -> String {
     let text = format!("{p:.6}");
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
@@ -68,8 +69,16 @@ fn significant(t: Tick) -> Tick {
 }
 
 /// The config `name` for the operations `observed` holds, read from `trace` (as shown): its
-/// header, the workload of the busiest operation, a tool per operation, and two policies.
-pub fn config(observed: &Observed, trace: &str, name: &str) -> Written {
+/// header, the workload of the busiest operation, a tool per operation, and two policies. As
+/// an `incident` (the trace's clock: its first call and a stretch's width), the workload
+/// replays the busiest operation's first attempts and every tool follows its recorded health
+/// (see [`super::incident`]), rather than a rate schedule and rates.
+pub fn config(
+    observed: &Observed,
+    trace: &str,
+    name: &str,
+    incident: Option<(i64, Tick)>,
+) -> Written {
     let mut out = String::new();
     let mut files = BTreeMap::new();
     let mut names: Vec<String> = Vec::new();
@@ -85,19 +94,28 @@ pub fn config(observed: &Observed, trace: &str, name: &str) -> Written {
         .expect("an operation");
     header(&mut out, observed, trace, &ops);
     let _ = writeln!(out, "name = \"{name}\"");
+    let what = match incident {
+        None => "calibrated from",
+        Some(_) => "the incident recorded in",
+    };
     let _ = writeln!(
         out,
-        "description = \"calibrated from {}: {} as observed, and with 3 attempts\"",
+        "description = \"{what} {}: {} as observed, and with 3 attempts\"",
         escaped(trace),
         names[called]
     );
     out.push_str("seed = 1\nreplications = 5\n\n");
-    workload(&mut out, &ops, &names, called);
-    for ((operation, op), tool) in ops.iter().zip(&names) {
-        let file = self::tool(&mut out, observed, (operation, op), tool, name);
-        if let Some(file) = file {
-            files.insert(file, latencies(op));
+    match incident {
+        None => workload(&mut out, &ops, &names, called),
+        Some((origin, _)) => {
+            let file = format!("data/{name}/arrivals.csv");
+            recorded(&mut out, &ops, (&names, called), &file);
+            files.insert(file, incident::arrivals(ops[called].1, origin));
         }
+    }
+    for ((operation, op), tool) in ops.iter().zip(&names) {
+        let written = self::tool(&mut out, observed, (operation, op), tool, (name, incident));
+        files.extend(written);
     }
     let timeouts: Vec<Tick> = ops
         .iter()
@@ -151,6 +169,37 @@ fn header(out: &mut String, observed: &Observed, trace: &str, ops: &[(&String, &
     );
 }
 
+/// `[workload]` of an incident: the busiest operation's first attempts, replayed from `file`.
+fn recorded(
+    out: &mut String,
+    ops: &[(&String, &Operation)],
+    (names, called): (&[String], usize),
+    file: &str,
+) {
+    out.push_str("[workload]\n");
+    let _ = writeln!(
+        out,
+        "# The busiest operation's {} first attempts, when the trace shows them.",
+        ops[called].1.arrivals.total()
+    );
+    for (i, (op, o)) in ops.iter().enumerate() {
+        if i != called {
+            let _ = writeln!(
+                out,
+                "# \"{}\" ({}) had {} first attempts: set `calls` to replay it.",
+                escaped(op),
+                names[i],
+                o.arrivals.total()
+            );
+        }
+    }
+    let _ = writeln!(out, "calls = [\"{}\"]", names[called]);
+    let _ = writeln!(
+        out,
+        "arrival = \"recorded\"\narrivals = \"{file}\"\nclients = 1000000"
+    );
+}
+
 /// `[workload]`: the busiest operation's first attempts, as a rate schedule.
 fn workload(out: &mut String, ops: &[(&String, &Operation)], names: &[String], called: usize) {
     let mut arrivals = ops[called].1.arrivals.clone();
@@ -193,15 +242,17 @@ fn workload(out: &mut String, ops: &[(&String, &Operation)], names: &[String], c
     out.push_str("]\n");
 }
 
-/// One operation's `[[tool]]`, named `tool`, in the config `name`: the file of its latencies,
-/// where it has one.
+/// One operation's `[[tool]]`, named `tool`, in the config `name` (an incident's, with its
+/// clock, where it is one): the files it names, its latencies' where it has them and its health
+/// in an incident, with their text.
 fn tool(
     out: &mut String,
     observed: &Observed,
     (operation, op): (&String, &Operation),
     tool: &str,
-    name: &str,
-) -> Option<String> {
+    (name, incident): (&str, Option<(i64, Tick)>),
+) -> Vec<(String, String)> {
+    let mut files = Vec::new();
     out.push_str("\n[[tool]]\n");
     let _ = writeln!(out, "name = \"{tool}\"");
     let answered = op.latency.len();
@@ -216,10 +267,13 @@ fn tool(
     );
     let (runs, fit) = op.bursts();
     out.push_str(&said_of_bursts(&runs, fit.as_ref()));
-    // Bursty, the transient failures are the bad spells', and the good spells have none.
-    let flat: &[(&str, Outcome)] = match fit {
-        Some(_) => &FLAT[2..],
-        None => &FLAT,
+    // Bursty, the transient failures are the bad spells', and the good spells have none; an
+    // incident's stretches say every rate.
+    let fit = fit.filter(|_| incident.is_none());
+    let flat: &[(&str, Outcome)] = match (incident, fit) {
+        (Some(_), _) => &[],
+        (None, Some(_)) => &FLAT[2..],
+        (None, None) => &FLAT,
     };
     for &(key, outcome) in flat {
         if op.count(outcome) > 0 {
@@ -238,7 +292,19 @@ fn tool(
     if let Some(fit) = &fit {
         burst(out, observed, (operation, op), fit);
     }
-    if timed_out + reset > 0 && fit.is_none() {
+    if let Some(clock) = incident {
+        let file = format!("data/{name}/{tool}-health.csv");
+        let replied = observed.unanswered(operation).map_or(0.0, |u| {
+            u.replies_lost as f64 / (u.replies_lost + u.requests_lost).max(1) as f64
+        });
+        let _ = writeln!(
+            out,
+            "health = \"{file}\"   # its faults and slowness in stretches of {}",
+            clock.1
+        );
+        files.push((file, incident::health(op, clock, replied)));
+    }
+    if timed_out + reset > 0 && fit.is_none() && incident.is_none() {
         let of = |n: u64| share(n as f64 / op.attempts() as f64);
         match observed.unanswered(operation) {
             Some(u) => {
@@ -268,21 +334,20 @@ fn tool(
         out.push_str("loss_seen_as = \"silence\"\n");
     }
     out.push_str("request_latency = { dist = \"constant\", value = \"0s\" }\n");
-    let file = if answered == 0 {
+    if answered == 0 {
         out.push_str(
             "service_time = { dist = \"constant\", value = \"0s\" }   # no call got a reply\n",
         );
-        None
     } else {
         let file = format!("data/{name}/{tool}.csv");
         let _ = writeln!(
             out,
             "service_time = {{ dist = \"empirical\", file = \"{file}\" }}"
         );
-        Some(file)
-    };
+        files.push((file, latencies(op)));
+    }
     out.push_str("reply_latency = { dist = \"constant\", value = \"0s\" }\n");
-    file
+    files
 }
 
 /// The fault keys a tool gets a flat rate for, the transient ones first: a burst takes those
@@ -296,7 +361,7 @@ const FLAT: [(&str, Outcome); 5] = [
 ];
 
 /// A probability rounded down to six decimals, so shares that add to a whole never pass it.
-fn share_down(p: f64) -> String {
+pub(super) fn share_down(p: f64) -> String {
     share((p * 1e6).floor() / 1e6)
 }
 

@@ -141,3 +141,68 @@ fn a_bad_incident_is_refused_where_it_is_bad() {
     assert_eq!(run.status.code(), Some(2));
     assert!(text(&run.stderr).contains("replayed only where arrival = \"recorded\""));
 }
+
+/// `calibrate --incident` on an access log of ten minutes, a call every 100 ms, each a first
+/// attempt: failing one call in fifty, and every call from 200 s to 260 s (an outage). It
+/// writes the arrivals and a health whose stretches hold the outage, the config runs, and its
+/// `as-observed` policy (one attempt, as the log's client made) fails, over five
+/// replications of the 6 000 replayed calls, as often as the log did: 708 of 6 000, within
+/// 3.29 binomial standard errors (each replayed call draws from its stretch's rate, whose
+/// mean over the calls is the log's share).
+#[test]
+fn a_trace_calibrated_as_an_incident_replays_its_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rows = String::from("timestamp,operation,duration_ms,status\n");
+    for i in 0..6_000 {
+        let t = i as f64 / 10.0;
+        let down = (200.0..260.0).contains(&t);
+        let status = if down || i % 50 == 0 { "503" } else { "200" };
+        rows.push_str(&format!("{t:.1},pay,40,{status}\n"));
+    }
+    fs::write(dir.path().join("log.csv"), rows).unwrap();
+    let args = [
+        "calibrate",
+        "log.csv",
+        "--out",
+        "cal",
+        "--name",
+        "inc",
+        "--incident",
+    ];
+    let run = retrysim(&args, dir.path());
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let config = fs::read_to_string(dir.path().join("cal/inc.toml")).unwrap();
+    for line in [
+        "arrival = \"recorded\"",
+        "arrivals = \"data/inc/arrivals.csv\"",
+        "health = \"data/inc/pay-health.csv\"",
+    ] {
+        assert!(config.contains(line), "{line} in\n{config}");
+    }
+    let arrivals = fs::read_to_string(dir.path().join("cal/data/inc/arrivals.csv")).unwrap();
+    assert_eq!(arrivals.lines().count(), 1 + 6_000);
+    let health = fs::read_to_string(dir.path().join("cal/data/inc/pay-health.csv")).unwrap();
+    assert!(health.contains("\n200s,10,0,1,0,0,0,0,0,1\n"), "{health}");
+    assert!(health.contains("\n259s,10,0,1,0,0,0,0,0,1\n"), "{health}");
+    assert!(health.contains("\n260s,10,0,0.1,0,0,0,0,0,1\n"), "{health}");
+    let run = retrysim(
+        &["run", "cal/inc.toml", "--out", "o", "--quiet"],
+        dir.path(),
+    );
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let summary = fs::read_to_string(dir.path().join("o/inc/summary.csv")).unwrap();
+    let mut lines = summary.lines();
+    let columns: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = |name: &str| columns.iter().position(|c| *c == name).unwrap();
+    let row: Vec<&str> = (lines.find(|l| l.contains(",as-observed,")))
+        .unwrap()
+        .split(',')
+        .collect();
+    let failed = 1.0 - row[at("success_rate")].parse::<f64>().unwrap();
+    let p = 708.0 / 6_000.0;
+    let bound = 3.29 * (p * (1.0 - p) / 30_000.0_f64).sqrt();
+    assert!(
+        (failed - p).abs() <= bound,
+        "{failed} against {p} ± {bound}"
+    );
+}

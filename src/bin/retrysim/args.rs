@@ -102,6 +102,11 @@ pub struct CalibrateArgs {
     /// The experiment's name, and the config's.
     #[arg(long, default_value = "calibrated", value_parser = name)]
     pub name: String,
+    /// Write the trace as an incident to replay: the busiest operation's first attempts as
+    /// recorded arrivals, and every tool's health stretch by stretch, rather than a rate
+    /// schedule and rates.
+    #[arg(long)]
+    pub incident: bool,
 }
 
 /// A name retrysim accepts for an experiment.

@@ -28,7 +28,7 @@ fn in_bursts(op: &calibrate::observed::Operation) -> String {
 }
 
 pub fn command(args: &CalibrateArgs) -> Result<(), Failure> {
-    let done = calibrate::calibrate(&args.trace, &args.out, &args.name)?;
+    let done = calibrate::calibrate(&args.trace, &args.out, (&args.name, args.incident))?;
     let mut out = String::new();
     let observed = &done.observed;
     let calls: u64 = observed.operations.values().map(|o| o.attempts()).sum();
