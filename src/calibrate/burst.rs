@@ -2,8 +2,8 @@
 //!
 //! **The test.** An operation's calls, in the order they started, are a sequence of successes
 //! and failures. The Wald–Wolfowitz runs test counts its runs R (maximal stretches of one kind):
-//! with n₁ failures and n₂ successes in independent order, E[R] = μ = 2n₁n₂/n + 1 and
-//! Var[R] = (μ − 1)(μ − 2)/(n − 1), and z = (R − μ)/σ is standard normal for large counts.
+//! with n₁ failures and n₂ successes in independent order, E(R) = μ = 2n₁n₂/n + 1 and
+//! Var(R) = (μ − 1)(μ − 2)/(n − 1), and z = (R − μ)/σ is standard normal for large counts.
 //! Failures that come in bursts make too few runs: the verdict is *bursty* where
 //! z < −2.326, the one-sided 1 % point — so an operation whose failures are independent is
 //! called bursty one time in a hundred. The test conditions on n₁ and n₂: it asks about order,
