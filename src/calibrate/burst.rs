@@ -12,13 +12,13 @@
 //! **The fit.** A bursty operation is fitted to the burst process retrysim simulates
 //! (Gilbert–Elliott with exponential spells, [`crate::model::Burst`]) in its simplest form: a
 //! tool that fails every call in its bad spells and none in its good ones. The tool is then a
-//! two-state Markov chain in continuous time, seen at the calls' start times: from a state, the
-//! chance of being bad a gap Δ later is π_b + (1[bad] − π_b)·e^(−λΔ), where α is the rate of
-//! leaving the good state, β of leaving the bad one, λ = α + β and π_b = α/λ. α and β are the
-//! maximum of that likelihood over the observed gaps (which stays valid when calls come faster
-//! in bad spells, as retries do: the likelihood conditions on when the calls came), and their
-//! 95 % intervals come from the observed information (the inverse of the log-likelihood's
-//! Hessian). A failure in a good spell is read as a bad spell of its own, so a tool with
+//! two-state Markov chain in continuous time, seen at the calls' start times: from a state b
+//! (1 bad, 0 good), the chance of being bad a gap Δ later is π_b + (b − π_b)·e^(−λΔ), where α
+//! is the rate of leaving the good state, β of leaving the bad one, λ = α + β and π_b = α/λ.
+//! α and β are the maximum of that likelihood over the observed gaps (which stays valid when
+//! calls come faster in bad spells, as retries do: the likelihood conditions on when the calls
+//! came), and their 95 % intervals come from the observed information (the inverse of the
+//! log-likelihood's Hessian). A failure in a good spell is read as a bad spell of its own, so a tool with
 //! isolated failures between its bursts is fitted with shorter, more frequent bad spells.
 
 /// The one-sided 1 % point of the standard normal: a runs z below it says *bursty*.
