@@ -13,6 +13,7 @@ pub mod burst;
 pub mod incident;
 pub mod observed;
 mod otlp;
+pub mod replay;
 mod span;
 pub(crate) mod write;
 
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, InTheWay};
 use crate::output::{CALIBRATION_MARK, Mark, Staging};
+use crate::time::Tick;
 
 pub use observed::{MAX_NAME, MAX_OPERATIONS, Observed};
 pub use span::{Outcome, Span};
@@ -31,10 +33,11 @@ pub const MAX_LINE: usize = 64 << 20;
 /// The longest row of an access log read: one call's fields, a few hundred bytes in practice.
 pub const MAX_ROW: usize = 1 << 20;
 
-/// What `calibrate` wrote, and what it read.
+/// What `calibrate` wrote, and what it read; for an incident, its replay held to the trace.
 pub struct Calibration {
     pub config: PathBuf,
     pub observed: Observed,
+    pub replay: Option<replay::Held>,
 }
 
 /// Reads `trace` and writes `<out>/<name>.toml` with its latency files under
@@ -87,7 +90,24 @@ pub fn calibrate(
         let _ = fs::remove_file(&partial);
     }
     moved?;
-    Ok(Calibration { config, observed })
+    let replay = match clock {
+        None => None,
+        Some(clock) => Some(replayed(&config, &observed, clock)?),
+    };
+    Ok(Calibration {
+        config,
+        observed,
+        replay,
+    })
+}
+
+/// The incident config at `config`, read back as a user's run reads it, replayed under the
+/// claimed policy and held to the busiest operation of the trace `observed`.
+fn replayed(config: &Path, observed: &Observed, clock: (i64, Tick)) -> Result<replay::Held, Error> {
+    let exp = crate::config::Source::read(config)?.sweep()?.base;
+    let busiest = observed.busiest().expect("a trace with calls");
+    let tool = exp.workload.calls[0];
+    replay::hold(&exp, (tool, &observed.operations[busiest]), clock)
 }
 
 /// The first words of every config `calibrate` writes: a file at the config's path that does

@@ -142,35 +142,61 @@ fn a_bad_incident_is_refused_where_it_is_bad() {
     assert!(text(&run.stderr).contains("replayed only where arrival = \"recorded\""));
 }
 
-/// `calibrate --incident` on an access log of ten minutes, a call every 100 ms, each a first
-/// attempt: failing one call in fifty, and every call from 200 s to 260 s (an outage). It
-/// writes the arrivals and a health whose stretches hold the outage, the config runs, and its
-/// `as-observed` policy (one attempt, as the log's client made) fails, over five
-/// replications of the 6 000 replayed calls, as often as the log did: 708 of 6 000, within
-/// 3.29 binomial standard errors (each replayed call draws from its stretch's rate, whose
-/// mean over the calls is the log's share).
-#[test]
-fn a_trace_calibrated_as_an_incident_replays_its_failures() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut rows = String::from("timestamp,operation,duration_ms,status\n");
+/// An access log of ten minutes, a call every 100 ms: failing one call in fifty, and every
+/// call from 200 s to 260 s (an outage); where `retried`, each failure is followed 50 ms later
+/// by a resend (which fails during the outage).
+fn outage_log(retried: bool) -> String {
+    let mut rows = String::from("timestamp,operation,duration_ms,status,resend\n");
     for i in 0..6_000 {
         let t = i as f64 / 10.0;
         let down = (200.0..260.0).contains(&t);
-        let status = if down || i % 50 == 0 { "503" } else { "200" };
-        rows.push_str(&format!("{t:.1},pay,40,{status}\n"));
+        let failed = down || i % 50 == 0;
+        let status = if failed { "503" } else { "200" };
+        rows.push_str(&format!("{t:.2},pay,40,{status},false\n"));
+        if failed && retried {
+            let again = if down { "503" } else { "200" };
+            rows.push_str(&format!("{:.2},pay,40,{again},true\n", t + 0.05));
+        }
     }
-    fs::write(dir.path().join("log.csv"), rows).unwrap();
-    let args = [
-        "calibrate",
-        "log.csv",
-        "--out",
-        "cal",
-        "--name",
-        "inc",
-        "--incident",
-    ];
-    let run = retrysim(&args, dir.path());
-    assert!(run.status.success(), "{}", text(&run.stderr));
+    rows
+}
+
+/// `calibrate --incident` on the outage log of a client that tried once. It writes the
+/// arrivals and a health whose stretches hold the outage, the config runs, and its
+/// `as-observed` policy (one attempt, as the log's client made) fails, over five
+/// replications of the 6 000 replayed calls, as often as the log did: 708 of 6 000, within
+/// 3.29 binomial standard errors (each replayed call draws from its stretch's rate, whose
+/// mean over the calls is the log's share). Its replay agrees with the log bin by bin; the log
+/// of a client that resent its failures does not, and the report says a policy other than
+/// the claimed one is the likely reason.
+#[test]
+fn a_trace_calibrated_as_an_incident_replays_its_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("log.csv"), outage_log(false)).unwrap();
+    let calibrate = |log: &str, name: &str| {
+        let args = [
+            "calibrate",
+            log,
+            "--out",
+            "cal",
+            "--name",
+            name,
+            "--incident",
+        ];
+        let run = retrysim(&args, dir.path());
+        assert!(run.status.success(), "{}", text(&run.stderr));
+        text(&run.stdout)
+    };
+    let said = calibrate("log.csv", "inc");
+    assert!(said.contains("replay_agrees: yes"), "{said}");
+    fs::write(dir.path().join("retried.csv"), outage_log(true)).unwrap();
+    let said = calibrate("retried.csv", "re");
+    assert!(said.contains("replay_agrees: no"), "{said}");
+    let likely = "likely: a policy other than \"as-observed\"";
+    assert!(
+        said.contains(likely) && said.contains("(708 calls are resends)"),
+        "{said}"
+    );
     let config = fs::read_to_string(dir.path().join("cal/inc.toml")).unwrap();
     for line in [
         "arrival = \"recorded\"",

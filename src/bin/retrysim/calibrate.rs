@@ -8,6 +8,39 @@ use retrysim::report;
 use crate::args::CalibrateArgs;
 use crate::{Failure, print};
 
+/// What the incident's replay under the claimed policy showed against the trace.
+fn replay_said(held: &calibrate::replay::Held) -> String {
+    let claimed = calibrate::replay::CLAIMED;
+    let head = format!(
+        "replay_agrees: {} — \"{claimed}\" replayed {} times, held to the trace's attempts and \
+         successes in bins of {} ({} compared, |z| <= {:.2})\n",
+        if held.agrees() { "yes" } else { "no" },
+        calibrate::replay::REPLICATIONS,
+        held.width,
+        held.compared,
+        held.bound
+    );
+    let mut out = head;
+    for d in held.differs.iter().take(10) {
+        let replayed = match d.z.is_finite() {
+            true => format!("{:.1} replayed (z {:.1})", d.replay, d.z),
+            false => format!("{} in every replay", d.replay),
+        };
+        let _ = writeln!(
+            out,
+            "  from {}: {} {} in the trace, {replayed}",
+            d.from, d.figure, d.trace
+        );
+    }
+    if held.differs.len() > 10 {
+        let _ = writeln!(out, "  and {} more", held.differs.len() - 10);
+    }
+    if let Some(reason) = held.reason() {
+        let _ = writeln!(out, "  likely: {reason}");
+    }
+    out
+}
+
 /// Whether an operation's failures come in bursts, in a few words: the runs test's z, and the
 /// fitted spells where they do.
 fn in_bursts(op: &calibrate::observed::Operation) -> String {
@@ -96,5 +129,8 @@ pub fn command(args: &CalibrateArgs) -> Result<(), Failure> {
     };
     let _ = writeln!(out, "{reading}");
     let _ = writeln!(out, "wrote {}", done.config.display());
+    if let Some(held) = &done.replay {
+        out.push_str(&replay_said(held));
+    }
     print(&out)
 }
