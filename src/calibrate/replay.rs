@@ -18,8 +18,6 @@ use super::span::Outcome;
 use crate::error::Error;
 use crate::experiment::Experiment;
 use crate::metrics::{Count, Sample, SeriesStats};
-use crate::run::{Observer, Options, PointResult};
-use crate::sweep::{Point, Sweep};
 use crate::time::Tick;
 
 /// The configuration a replay is held to: the one `calibrate` writes for the client as seen.
@@ -163,18 +161,7 @@ pub fn hold(
 
 /// The one configuration of `exp`, run, for its time series.
 fn simulate(exp: Experiment) -> Result<SeriesStats, Error> {
-    struct Whole(Option<PointResult>);
-    impl Observer for Whole {
-        fn point_done(&mut self, _: usize, _: &Point, r: &PointResult) -> std::io::Result<()> {
-            self.0 = Some(r.clone());
-            Ok(())
-        }
-    }
-    let mut whole = Whole(None);
-    crate::run::jobs(Sweep::single(exp), &Options::default(), &mut whole)
-        .map_err(Error::io("cannot replay the incident"))?;
-    let result = whole.0.expect("the one point finished");
-    Ok((result.policies.into_iter().next())
-        .and_then(|p| p.series)
-        .expect("a run that keeps its time series"))
+    let result =
+        crate::run::first_configuration(exp).map_err(Error::io("cannot replay the incident"))?;
+    Ok(result.series.expect("a run that keeps its time series"))
 }

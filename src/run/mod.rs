@@ -388,6 +388,22 @@ pub trait Observer {
 
 impl Observer for () {}
 
+/// Runs `exp`, one point, and returns its first configuration's result whole — its time series
+/// kept, where it keeps one — as a prediction or a replay reads it.
+pub fn first_configuration(exp: crate::experiment::Experiment) -> io::Result<PolicyResult> {
+    struct Whole(Option<PointResult>);
+    impl Observer for Whole {
+        fn point_done(&mut self, _: usize, _: &Point, r: &PointResult) -> io::Result<()> {
+            self.0 = Some(r.clone());
+            Ok(())
+        }
+    }
+    let mut whole = Whole(None);
+    jobs(Sweep::single(exp), &Options::default(), &mut whole)?;
+    let mut result = whole.0.expect("the one point finished");
+    Ok(result.policies.remove(0))
+}
+
 /// Runs every (point, configuration, replication) job of a sweep on a pool of worker threads
 /// ([`pool::execute`]) and folds each run into its configuration's result strictly in job
 /// order: the result is the same on any number of threads, and memory stays bounded by the

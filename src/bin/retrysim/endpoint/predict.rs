@@ -2,18 +2,16 @@
 //! user says their client has, and each client's figures held to it (see
 //! [`retrysim::endpoint::predict`]).
 
+use std::collections::BTreeMap;
+
 use retrysim::endpoint::Ledger;
 use retrysim::endpoint::predict::{self, FIGURES};
 use retrysim::error::Error;
 use retrysim::experiment::Experiment;
-use retrysim::metrics::Measure;
-use std::collections::BTreeMap;
-
-use retrysim::metrics::Estimate;
+use retrysim::metrics::{Estimate, Measure};
 use retrysim::model::Arrival;
 use retrysim::model::workload::Recorded;
-use retrysim::run::{Observer, Options, PointResult, PolicyResult};
-use retrysim::sweep::{Point, Sweep};
+use retrysim::run::PolicyResult;
 
 use crate::Failure;
 
@@ -137,16 +135,6 @@ fn predictions(
 
 /// The one configuration of `exp`, simulated.
 fn simulate(exp: Experiment) -> Result<PolicyResult, Failure> {
-    struct Whole(Option<PointResult>);
-    impl Observer for Whole {
-        fn point_done(&mut self, _: usize, _: &Point, r: &PointResult) -> std::io::Result<()> {
-            self.0 = Some(r.clone());
-            Ok(())
-        }
-    }
-    let mut whole = Whole(None);
-    retrysim::run::jobs(Sweep::single(exp), &Options::default(), &mut whole)
-        .map_err(Error::io("cannot simulate the prediction"))?;
-    let mut result = whole.0.expect("the one point finished");
-    Ok(result.policies.remove(0))
+    Ok(retrysim::run::first_configuration(exp)
+        .map_err(Error::io("cannot simulate the prediction"))?)
 }
