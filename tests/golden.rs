@@ -94,6 +94,8 @@ shipped_configs! {
     fallback_chain => "fallback-chain.toml",
     fan_out => "fan-out.toml",
     hedging => "hedging.toml",
+    incident_recorded => "incident-recorded.toml",
+    incident_replay => "incident-replay.toml",
     jitter_contention_sweep => "jitter-contention-sweep.toml",
     jitter_contention => "jitter-contention.toml",
     keys_across_hops => "keys-across-hops.toml",

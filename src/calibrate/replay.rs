@@ -8,8 +8,9 @@
 //! m and s the replications' mean and standard deviation, each |z| at most the two-sided 5 %
 //! bound Bonferroni-corrected over every bin and figure compared. Bins are whole stretches of
 //! the incident's health, as many as hold 30 of the trace's attempts on average; a bin with
-//! fewer than 10 is left out (too few for the normal reading). A trace's attempts count when
-//! they start, its successes when they end, as the replay counts them.
+//! fewer than 10 is left out (too few for the normal reading). Attempts and successes both
+//! count in the bin they were sent in, in the trace and in the replay alike, so a latency that
+//! carries an answer across a bin's edge moves nothing.
 
 use statrs::distribution::{ContinuousCDF, Normal};
 
@@ -108,7 +109,7 @@ pub fn hold(
             b[0] += 1.0;
         }
         if c.outcome == Outcome::Ok
-            && let Some(b) = trace.get_mut(at(c.start + c.duration.0 as i64))
+            && let Some(b) = trace.get_mut(at(c.start))
         {
             b[1] += 1.0;
         }
@@ -124,7 +125,7 @@ pub fn hold(
             first.mean() + retries.mean(),
             first.variance() + retries.variance(),
         );
-        let done = series.count(tool, i, Count::Goodput);
+        let done = series.count(tool, i, Count::AnsweredBySend);
         for (figure, x, (m, var)) in [
             ("attempts", *attempts, sent),
             ("successes", *successes, (done.mean(), done.variance())),

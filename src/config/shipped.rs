@@ -72,6 +72,14 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../configs/hedging.toml"),
     ),
     (
+        "configs/incident-recorded.toml",
+        include_str!("../../configs/incident-recorded.toml"),
+    ),
+    (
+        "configs/incident-replay.toml",
+        include_str!("../../configs/incident-replay.toml"),
+    ),
+    (
         "configs/jitter-contention-sweep.toml",
         include_str!("../../configs/jitter-contention-sweep.toml"),
     ),
@@ -223,6 +231,18 @@ pub const SHIPPED_DATA: &[(&str, &str)] = &[
     (
         "configs/data/calibrated/post-v1-charges.csv",
         include_str!("../../configs/data/calibrated/post-v1-charges.csv"),
+    ),
+    (
+        "configs/data/incident-recorded/arrivals.csv",
+        include_str!("../../configs/data/incident-recorded/arrivals.csv"),
+    ),
+    (
+        "configs/data/incident-recorded/get-v1-search-health.csv",
+        include_str!("../../configs/data/incident-recorded/get-v1-search-health.csv"),
+    ),
+    (
+        "configs/data/incident-recorded/get-v1-search.csv",
+        include_str!("../../configs/data/incident-recorded/get-v1-search.csv"),
     ),
     (
         "configs/data/pilot-latencies.csv",

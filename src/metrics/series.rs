@@ -28,10 +28,13 @@ pub enum Count {
     CallWhileDown,
     /// The breaker refused a call.
     ShortCircuited,
+    /// An attempt was answered with a receipt, counted when it was sent: what a trace's
+    /// successful calls are, binned by their start (see [`crate::calibrate::replay`]).
+    AnsweredBySend,
 }
 
 impl Count {
-    pub const ALL: [Count; 8] = [
+    pub const ALL: [Count; 9] = [
         Count::Offered,
         Count::FirstTry,
         Count::Retry,
@@ -40,6 +43,7 @@ impl Count {
         Count::Rejected,
         Count::CallWhileDown,
         Count::ShortCircuited,
+        Count::AnsweredBySend,
     ];
 }
 

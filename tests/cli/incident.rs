@@ -232,3 +232,38 @@ fn a_trace_calibrated_as_an_incident_replays_its_failures() {
         "{failed} against {p} ± {bound}"
     );
 }
+
+/// The shipped incident is what `calibrate --incident` makes of the shipped trace, file for
+/// file, and its replay of the client it saw agrees with the trace.
+#[test]
+fn the_shipped_incident_is_the_trace_calibrated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = tmp.path().to_str().unwrap();
+    let args = [
+        "calibrate",
+        "configs/data/incident-trace.csv",
+        "--out",
+        out,
+        "--name",
+        "incident-recorded",
+        "--incident",
+    ];
+    let run = retrysim(&args, root);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(
+        text(&run.stdout).contains("replay_agrees: yes"),
+        "{}",
+        text(&run.stdout)
+    );
+    let configs = crate::binary::configs();
+    assert_eq!(
+        fs::read(tmp.path().join("incident-recorded.toml")).unwrap(),
+        fs::read(configs.join("incident-recorded.toml")).unwrap(),
+        "configs/incident-recorded.toml is not what calibrate writes: rerun the command in configs/incident-replay.toml"
+    );
+    assert_eq!(
+        crate::binary::files(&tmp.path().join("data/incident-recorded")),
+        crate::binary::files(&configs.join("data/incident-recorded"))
+    );
+}

@@ -29,6 +29,12 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             now,
         );
         let intent = self.intents.get(at.intent.slot);
+        if failure.is_none() {
+            let (replica, sent) = (usize::from(draw.replica), intent.dispatched(at.attempt));
+            self.totals
+                .count_replica((intent.tool, replica), sent, Count::AnsweredBySend);
+        }
+        let intent = self.intents.get(at.intent.slot);
         intent.client.ambiguous |= matches!(
             failure,
             Some(FailureClass::Reset | FailureClass::StreamBroken)
