@@ -145,9 +145,15 @@ fn heading(results: &Results) -> String {
     let tools: Vec<String> = exp
         .called_tools(&exp.workload.calls)
         .map(|t| {
-            match t.script {
-                Some(_) => format!("{}: scripted", t.name),
-                None => {
+            match (&t.script, &t.health) {
+                (Some(_), _) => format!("{}: scripted", t.name),
+                (None, Some(h)) => format!(
+                    "{}: a recorded health in {} stretches ({})",
+                    t.name,
+                    h.stretches.len(),
+                    h.file
+                ),
+                (None, None) => {
                     // a, b and the 5xx share always; the rarer faults where drawn or swept.
                     let faults = faults(sweep, (&t.name, ""), &t.faults, 3);
                     let mut text = format!("{}: {}", t.name, faults.join(", "));
