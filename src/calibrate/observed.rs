@@ -79,6 +79,9 @@ pub struct Operation {
     pub arrivals: Arrivals,
     /// Each call, in the order read, while [`MAX_SEQUENCE`] allows.
     pub calls: Vec<Call>,
+    /// Its burst test and fit, made once the trace is read (the config and the report both
+    /// read them; the fit climbs a likelihood over every call).
+    bursts: std::sync::OnceLock<(Runs, Option<Fit>)>,
 }
 
 /// One call kept: when it started (microseconds since the epoch), how it ended, how long it
@@ -234,12 +237,18 @@ impl Operation {
                 bins: BTreeMap::new(),
             },
             calls: Vec::new(),
+            bursts: std::sync::OnceLock::new(),
         }
     }
 
     /// Whether its failures come in bursts, and where they do the bursts fitted: its calls in
-    /// the order they started (a stable sort: ties keep the order read).
+    /// the order they started (a stable sort: ties keep the order read). Made at the first ask,
+    /// which comes once the trace is read, and kept.
     pub fn bursts(&self) -> (Runs, Option<Fit>) {
+        *self.bursts.get_or_init(|| self.test_bursts())
+    }
+
+    fn test_bursts(&self) -> (Runs, Option<Fit>) {
         let calls = self.in_order();
         let runs = Runs::of(calls.iter().map(|c| c.outcome.is_transient()));
         let fit = match runs.bursty() {

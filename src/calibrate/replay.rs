@@ -162,7 +162,7 @@ pub fn hold(
 
 /// The one configuration of `exp`, run, for its time series.
 fn simulate(exp: Experiment) -> Result<SeriesStats, Error> {
-    let result =
-        crate::run::first_configuration(exp).map_err(Error::io("cannot replay the incident"))?;
-    Ok(result.series.expect("a run that keeps its time series"))
+    let mut point =
+        crate::run::single_point(exp).map_err(Error::io("cannot replay the incident"))?;
+    Ok((point.policies.remove(0).series).expect("a run that keeps its time series"))
 }

@@ -7,7 +7,8 @@
 //!
 //! Requests in line are tickets (the endpoint's request numbers); a worker that frees takes up
 //! the next, which the caller wakes. A capacity window that opens or closes changes the
-//! workers at the first arrival or departure after it, or when the caller asks ([`Doors::tick`]).
+//! workers at the first arrival or departure after it, or when the caller asks ([`Doors::tick`],
+//! which the endpoint does as it idles, every 50 ms).
 
 use crate::engine::rng::{Source, Streams};
 use crate::experiment::Experiment;

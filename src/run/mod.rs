@@ -388,9 +388,10 @@ pub trait Observer {
 
 impl Observer for () {}
 
-/// Runs `exp`, one point, and returns its first configuration's result whole — its time series
-/// kept, where it keeps one — as a prediction or a replay reads it.
-pub fn first_configuration(exp: crate::experiment::Experiment) -> io::Result<PolicyResult> {
+/// Runs `exp`, one point, and returns its result whole — each configuration's time series and
+/// completion histogram kept, which a run's [`Results`] drop — as a prediction, a replay or a
+/// test reads it.
+pub fn single_point(exp: crate::experiment::Experiment) -> io::Result<PointResult> {
     struct Whole(Option<PointResult>);
     impl Observer for Whole {
         fn point_done(&mut self, _: usize, _: &Point, r: &PointResult) -> io::Result<()> {
@@ -400,8 +401,7 @@ pub fn first_configuration(exp: crate::experiment::Experiment) -> io::Result<Pol
     }
     let mut whole = Whole(None);
     jobs(Sweep::single(exp), &Options::default(), &mut whole)?;
-    let mut result = whole.0.expect("the one point finished");
-    Ok(result.policies.remove(0))
+    Ok(whole.0.expect("the one point finished"))
 }
 
 /// Runs every (point, configuration, replication) job of a sweep on a pool of worker threads

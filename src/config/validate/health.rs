@@ -141,25 +141,17 @@ pub(crate) fn read(
         if scale <= 0.0 {
             return Err(bad(format!("latency: {scale} is not above 0")));
         }
-        let [
-            request_loss,
-            server_error,
-            reply_loss,
-            throttled,
-            forbidden,
-            invalid,
-            connect_failure,
-        ] = r;
+        // In the order of `RATES`.
         stretches.push(Stretch {
             from: start,
             faults: Faults {
-                request_loss,
-                server_error,
-                reply_loss,
-                throttled,
-                forbidden,
-                invalid,
-                connect_failure,
+                request_loss: r[0],
+                server_error: r[1],
+                reply_loss: r[2],
+                throttled: r[3],
+                forbidden: r[4],
+                invalid: r[5],
+                connect_failure: r[6],
                 error_after_commit: 0.0,
                 overloaded: 0.0,
                 ..*base

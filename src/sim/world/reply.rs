@@ -28,11 +28,13 @@ impl<S: FnMut(&IntentRecord, &[AttemptRecord])> World<'_, S> {
             Some(Ejection::counts(failure)),
             now,
         );
-        let intent = self.intents.get(at.intent.slot);
-        if failure.is_none() {
-            let (replica, sent) = (usize::from(draw.replica), intent.dispatched(at.attempt));
+        // Only a kept time series counts it: nothing else reads it.
+        if failure.is_none() && self.totals.series.is_some() {
+            let intent = self.intents.get(at.intent.slot);
+            let (tool, sent) = (intent.tool, intent.dispatched(at.attempt));
+            let replica = usize::from(draw.replica);
             self.totals
-                .count_replica((intent.tool, replica), sent, Count::AnsweredBySend);
+                .count_replica((tool, replica), sent, Count::AnsweredBySend);
         }
         let intent = self.intents.get(at.intent.slot);
         intent.client.ambiguous |= matches!(

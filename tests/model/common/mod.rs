@@ -1,17 +1,15 @@
 //! Helpers shared by the integration tests. Each test crate uses a subset of them.
 #![allow(dead_code)]
 
-use std::io;
 use std::path::Path;
 
 use retrysim::Experiment;
 use retrysim::config::{Origin, Source};
 use retrysim::metrics::{AttemptRecord, Estimate, IntentRecord, Measure};
 use retrysim::policy::{Attempts, KeyScope};
+use retrysim::run::PointResult;
 use retrysim::run::PolicyResult;
-use retrysim::run::{Observer, Options, PointResult, jobs};
 use retrysim::sim::{self, Job};
-use retrysim::sweep::{Point, Sweep};
 use retrysim::theory::ClosedForms;
 
 /// The experiment a config without a sweep describes; panics with the error otherwise.
@@ -29,16 +27,7 @@ pub fn experiment(toml: &str) -> Experiment {
 /// Runs an experiment on its own and returns its one point as the output files see it, with
 /// its completion histogram and timeline (a run's `Results` keep neither).
 pub fn run_one(exp: Experiment) -> PointResult {
-    struct Whole(Option<PointResult>);
-    impl Observer for Whole {
-        fn point_done(&mut self, _: usize, _: &Point, result: &PointResult) -> io::Result<()> {
-            self.0 = Some(result.clone());
-            Ok(())
-        }
-    }
-    let mut whole = Whole(None);
-    jobs(Sweep::single(exp), &Options::default(), &mut whole).unwrap();
-    whole.0.expect("the point finished")
+    retrysim::run::single_point(exp).unwrap()
 }
 
 /// Every intent record of replication 0 of `policy`, in intent order.

@@ -75,6 +75,18 @@ fn wake(state: &mut State, tool: usize, freed: Vec<u64>) {
     }
 }
 
+/// Applies every capacity window that opened or closed by now, waking the requests a change
+/// takes up from a line: called as the server idles, so a line that waits out a window with no
+/// request arriving or leaving still moves when it ends.
+pub(super) fn tick(shared: &Shared) {
+    let now = shared.now();
+    let mut state = shared.lock();
+    for tool in 0..shared.exp.tools.len() {
+        let freed = state.doors.tick(&shared.exp, tool, now);
+        wake(&mut state, tool, freed);
+    }
+}
+
 /// Request `ticket` of caller `caller` at tool `tool`'s door now, reading `input` tokens: let in
 /// (after its wait in line, where it waits) or turned away.
 pub(super) async fn enter(

@@ -622,7 +622,7 @@ async fn listen(
                     drop(permit);
                 });
             }
-            () = tokio::time::sleep(Duration::from_millis(50)) => {}
+            () = tokio::time::sleep(Duration::from_millis(50)) => door::tick(&shared),
         }
     }
 }

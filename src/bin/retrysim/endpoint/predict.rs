@@ -135,6 +135,7 @@ fn predictions(
 
 /// The one configuration of `exp`, simulated.
 fn simulate(exp: Experiment) -> Result<PolicyResult, Failure> {
-    Ok(retrysim::run::first_configuration(exp)
-        .map_err(Error::io("cannot simulate the prediction"))?)
+    let mut point =
+        retrysim::run::single_point(exp).map_err(Error::io("cannot simulate the prediction"))?;
+    Ok(point.policies.remove(0))
 }
