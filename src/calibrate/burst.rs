@@ -10,16 +10,18 @@
 //! not about the rate.
 //!
 //! **The fit.** A bursty operation is fitted to the burst process retrysim simulates
-//! (Gilbert–Elliott with exponential spells, [`crate::model::Burst`]) in its simplest form: a
-//! tool that fails every call in its bad spells and none in its good ones. The tool is then a
-//! two-state Markov chain in continuous time, seen at the calls' start times: from a state b
-//! (1 bad, 0 good), the chance of being bad a gap Δ later is π_b + (b − π_b)·e^(−λΔ), where α
-//! is the rate of leaving the good state, β of leaving the bad one, λ = α + β and π_b = α/λ.
-//! α and β are the maximum of that likelihood over the observed gaps (which stays valid when
-//! calls come faster in bad spells, as retries do: the likelihood conditions on when the calls
-//! came), and their 95 % intervals come from the observed information (the inverse of the
-//! log-likelihood's Hessian). A failure in a good spell is read as a bad spell of its own, so a tool with
-//! isolated failures between its bursts is fitted with shorter, more frequent bad spells.
+//! (Gilbert–Elliott with exponential spells, [`crate::model::Burst`]): a tool good or bad in
+//! turn, leaving the good state at rate α and the bad one at rate β, whose calls fail with
+//! chance p_good in a good spell and p_bad in a bad one. The state is hidden: seen at the
+//! calls' start times it is a two-state Markov chain in continuous time, which from a state b
+//! (1 bad, 0 good) is bad a gap Δ later with chance π_b + (b − π_b)·e^(−λΔ), where λ = α + β
+//! and π_b = α/λ; the likelihood of the outcomes comes from the forward recursion over the
+//! calls. The four are the maximum of that likelihood ([`maximum`]), which stays valid when
+//! calls come faster in bad spells, as retries do: it conditions on when the calls came. Their
+//! 95 % intervals come from the observed information, on the scale the search moves on (a
+//! rate's logarithm, a chance's angle), so a chance the data put at 0 has an interval from 0.
+
+use super::maximum;
 
 /// The one-sided 1 % point of the standard normal: a runs z below it says *bursty*.
 pub const BURSTY_Z: f64 = -2.326_347_874_040_841;
@@ -76,14 +78,18 @@ impl Runs {
     }
 }
 
-/// A fitted burst process: the rates of leaving each state, per second, with their 95 %
-/// intervals.
+/// A fitted burst process: the rates of leaving each state, per second, and the share of
+/// calls that fail in each, with their 95 % intervals.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Fit {
     /// α, leaving the good state: 1/α is the mean good spell.
     pub alpha: Estimated,
     /// β, leaving the bad state: 1/β is the mean bad spell.
     pub beta: Estimated,
+    /// The chance that a call fails in a good spell, and in a bad one (the larger: the bad
+    /// state is the one that fails more).
+    pub fail_good: Estimated,
+    pub fail_bad: Estimated,
 }
 
 /// A fitted value and its 95 % interval.
@@ -100,145 +106,97 @@ impl Estimated {
     }
 }
 
-/// The log-likelihood of `calls` (start in seconds, failed), in time order, under rates
-/// `alpha` and `beta`: the first call from the long-run state, each later one from the one
-/// before.
-fn log_likelihood(calls: &[(f64, bool)], alpha: f64, beta: f64) -> f64 {
+/// The two-sided 95 % point of the standard normal.
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// The process at `x`, a point of the search: α and β are exp(x₀) and exp(x₁), the chances of
+/// failing sin²(x₂) and sin²(x₃), so every point is a process and a chance of exactly 0 or 1
+/// lies inside the search (where the likelihood is flat in its angle, and the information
+/// still says how far from it the data allow).
+fn process(x: &[f64; 4]) -> [f64; 4] {
+    [
+        x[0].exp(),
+        x[1].exp(),
+        x[2].sin().powi(2),
+        x[3].sin().powi(2),
+    ]
+}
+
+/// The log-likelihood of `calls` (start in seconds, failed), in time order, under the process
+/// `[α, β, p_good, p_bad]`, by the forward recursion: the chance of the bad state is carried
+/// from call to call, moved by the chain over each gap and by Bayes' rule at each outcome.
+fn log_likelihood(calls: &[(f64, bool)], [alpha, beta, p_good, p_bad]: [f64; 4]) -> f64 {
     let lambda = alpha + beta;
     let pi_b = alpha / lambda;
-    let p = |bad: bool, p_bad: f64| if bad { p_bad } else { 1.0 - p_bad };
-    let Some(&(_, first)) = calls.first() else {
-        return 0.0;
-    };
-    let mut sum = p(first, pi_b).max(f64::MIN_POSITIVE).ln();
-    for w in calls.windows(2) {
-        let (gap, from, to) = ((w[1].0 - w[0].0).max(0.0), w[0].1, w[1].1);
-        let stay = (-lambda * gap).exp();
-        let was = if from { 1.0 } else { 0.0 };
-        let p_bad = pi_b + (was - pi_b) * stay;
-        sum += p(to, p_bad).max(f64::MIN_POSITIVE).ln();
+    let (mut bad, mut last) = (pi_b, calls.first().map_or(0.0, |c| c.0));
+    let mut sum = 0.0;
+    for &(at, failed) in calls {
+        bad = pi_b + (bad - pi_b) * (-lambda * (at - last).max(0.0)).exp();
+        last = at;
+        let (good_says, bad_says) = match failed {
+            true => (p_good, p_bad),
+            false => (1.0 - p_good, 1.0 - p_bad),
+        };
+        let seen = ((1.0 - bad) * good_says + bad * bad_says).max(f64::MIN_POSITIVE);
+        sum += seen.ln();
+        bad = bad * bad_says / seen;
     }
     sum
 }
 
-/// α and β that maximise the likelihood of `calls` (start in seconds, failed; in time order),
-/// with their intervals; `None` where the calls hold no transition either way (nothing to fit).
+/// The process that maximises the likelihood of `calls` (start in seconds, failed; in time
+/// order), with its intervals; `None` where the calls hold no transition either way (nothing
+/// to fit) or the likelihood is flat at its peak.
 pub fn fit(calls: &[(f64, bool)]) -> Option<Fit> {
     let into_bad = calls.windows(2).filter(|w| !w[0].1 && w[1].1).count();
     let into_good = calls.windows(2).filter(|w| w[0].1 && !w[1].1).count();
     if into_bad == 0 || into_good == 0 {
         return None;
     }
-    // Start from the spells' mean lengths in time, then climb the likelihood in log-rates.
+    // Start from the failure runs as spells (their mean lengths in time), failing rarely in
+    // good ones and mostly in bad ones.
     let span = (calls.last()?.0 - calls.first()?.0).max(f64::MIN_POSITIVE);
     let failed = calls.iter().filter(|c| c.1).count() as f64 / calls.len() as f64;
+    let angle = |p: f64| p.sqrt().asin();
     let start = [
         (into_bad as f64 / (span * (1.0 - failed))).ln(),
         (into_good as f64 / (span * failed)).ln(),
+        angle(0.01),
+        angle(0.9),
     ];
-    let f = |x: [f64; 2]| -log_likelihood(calls, x[0].exp(), x[1].exp());
-    let best = nelder_mead(f, start);
-    let (alpha, beta) = (best[0].exp(), best[1].exp());
-    let covariance = inverse(hessian(|a, b| log_likelihood(calls, a, b), (alpha, beta)))?;
-    let interval = |value: f64, var: f64| {
-        let half = 1.959_963_984_540_054 * var.max(0.0).sqrt();
+    let l = |x: &[f64; 4]| log_likelihood(calls, process(x));
+    let best = maximum::nelder_mead(|x| -l(x), start);
+    // Each angle to [0, π/2], where sin² is one to one; the bad state the one failing more.
+    let folded = |a: f64| {
+        let a = a.rem_euclid(std::f64::consts::PI);
+        a.min(std::f64::consts::PI - a)
+    };
+    let (good, bad) = (folded(best[2]), folded(best[3]));
+    let x = match good <= bad {
+        true => [best[0], best[1], good, bad],
+        false => [best[1], best[0], bad, good],
+    };
+    let covariance = maximum::covariance(l, x)?;
+    let half = |i: usize| Z95 * covariance[i][i].sqrt();
+    let rate = |i: usize| Estimated {
+        value: x[i].exp(),
+        low: (x[i] - half(i)).exp(),
+        high: (x[i] + half(i)).exp(),
+    };
+    let chance = |i: usize| {
+        let quarter = std::f64::consts::FRAC_PI_2;
+        let p = |a: f64| a.clamp(0.0, quarter).sin().powi(2);
         Estimated {
-            value,
-            low: (value - half).max(0.0),
-            high: value + half,
+            value: p(x[i]),
+            low: p(x[i] - half(i)),
+            high: p(x[i] + half(i)),
         }
     };
     Some(Fit {
-        alpha: interval(alpha, covariance[0][0]),
-        beta: interval(beta, covariance[1][1]),
-    })
-}
-
-/// The minimum of `f` near `start`, by Nelder and Mead's simplex: two parameters, at most 400
-/// steps, ending once the simplex is narrower than 10⁻⁷ in log-rate (the log-likelihood here is
-/// smooth and has one peak).
-fn nelder_mead(f: impl Fn([f64; 2]) -> f64, start: [f64; 2]) -> [f64; 2] {
-    let mut simplex = [
-        start,
-        [start[0] + 0.5, start[1]],
-        [start[0], start[1] + 0.5],
-    ];
-    let mut values = simplex.map(&f);
-    for _ in 0..400 {
-        let mut order = [0, 1, 2];
-        order.sort_by(|&i, &j| values[i].total_cmp(&values[j]));
-        let [b, m, w] = order;
-        let width = (simplex[w][0] - simplex[b][0])
-            .abs()
-            .max((simplex[w][1] - simplex[b][1]).abs())
-            .max((simplex[m][0] - simplex[b][0]).abs())
-            .max((simplex[m][1] - simplex[b][1]).abs());
-        if width < 1e-7 {
-            break;
-        }
-        let centre = [
-            (simplex[b][0] + simplex[m][0]) / 2.0,
-            (simplex[b][1] + simplex[m][1]) / 2.0,
-        ];
-        let towards = |t: f64| {
-            [
-                centre[0] + t * (simplex[w][0] - centre[0]),
-                centre[1] + t * (simplex[w][1] - centre[1]),
-            ]
-        };
-        let reflected = towards(-1.0);
-        let fr = f(reflected);
-        if fr < values[b] {
-            let expanded = towards(-2.0);
-            let fe = f(expanded);
-            (simplex[w], values[w]) = if fe < fr {
-                (expanded, fe)
-            } else {
-                (reflected, fr)
-            };
-        } else if fr < values[m] {
-            (simplex[w], values[w]) = (reflected, fr);
-        } else {
-            let contracted = towards(0.5);
-            let fc = f(contracted);
-            if fc < values[w] {
-                (simplex[w], values[w]) = (contracted, fc);
-            } else {
-                for i in [m, w] {
-                    simplex[i] = [
-                        (simplex[i][0] + simplex[b][0]) / 2.0,
-                        (simplex[i][1] + simplex[b][1]) / 2.0,
-                    ];
-                    values[i] = f(simplex[i]);
-                }
-            }
-        }
-    }
-    let best = (0..3)
-        .min_by(|&i, &j| values[i].total_cmp(&values[j]))
-        .expect("three points");
-    simplex[best]
-}
-
-/// The negative Hessian of `l` at `(a, b)` by central differences: the observed information.
-fn hessian(l: impl Fn(f64, f64) -> f64, (a, b): (f64, f64)) -> [[f64; 2]; 2] {
-    let (ha, hb) = (a * 1e-3, b * 1e-3);
-    let at = |da: f64, db: f64| l(a + da, b + db);
-    let aa = (at(ha, 0.0) - 2.0 * at(0.0, 0.0) + at(-ha, 0.0)) / (ha * ha);
-    let bb = (at(0.0, hb) - 2.0 * at(0.0, 0.0) + at(0.0, -hb)) / (hb * hb);
-    let ab = (at(ha, hb) - at(ha, -hb) - at(-ha, hb) + at(-ha, -hb)) / (4.0 * ha * hb);
-    [[-aa, -ab], [-ab, -bb]]
-}
-
-/// The inverse of a 2 × 2 matrix; `None` where it is singular or not positive definite (the
-/// likelihood is flat in some direction: no interval).
-fn inverse(m: [[f64; 2]; 2]) -> Option<[[f64; 2]; 2]> {
-    let det = m[0][0] * m[1][1] - m[0][1] * m[1][0];
-    (det > 0.0 && m[0][0] > 0.0).then(|| {
-        [
-            [m[1][1] / det, -m[0][1] / det],
-            [-m[1][0] / det, m[0][0] / det],
-        ]
+        alpha: rate(0),
+        beta: rate(1),
+        fail_good: chance(2),
+        fail_bad: chance(3),
     })
 }
 
@@ -272,12 +230,18 @@ mod tests {
     }
 
     /// Calls at Poisson times over `seconds` to a tool whose spells alternate, good ones of
-    /// mean 1/α and bad ones of mean 1/β, failing every call in a bad spell.
-    fn bursty(seed: u64, rate: f64, seconds: f64, (alpha, beta): (f64, f64)) -> Vec<(f64, bool)> {
+    /// mean 1/α and bad ones of mean 1/β, failing with chance `good` in a good spell and
+    /// `bad` in a bad one.
+    fn bursty(
+        seed: u64,
+        rate: f64,
+        seconds: f64,
+        [alpha, beta, good, bad]: [f64; 4],
+    ) -> Vec<(f64, bool)> {
         let mut s = streams(seed).stream(Source::Bursts, 0);
         let mut draw = || unit_open_low(rng::word(&mut s));
-        let mut bad = draw() < alpha / (alpha + beta);
-        let mut until = -draw().ln() / if bad { beta } else { alpha };
+        let mut in_bad = draw() < alpha / (alpha + beta);
+        let mut until = -draw().ln() / if in_bad { beta } else { alpha };
         let mut t = 0.0;
         let mut out = Vec::new();
         loop {
@@ -286,10 +250,10 @@ mod tests {
                 return out;
             }
             while t >= until {
-                bad = !bad;
-                until -= draw().ln() / if bad { beta } else { alpha };
+                in_bad = !in_bad;
+                until -= draw().ln() / if in_bad { beta } else { alpha };
             }
-            out.push((t, bad));
+            out.push((t, draw() <= if in_bad { bad } else { good }));
         }
     }
 
@@ -307,26 +271,45 @@ mod tests {
         assert!(called <= 12, "{called} of 400 called bursty");
     }
 
-    /// Bursts of mean 1 s every 19 s on average (π_b = 0.05, the rate of the independent
-    /// traces above), seen by 20 calls a second: every one of 50 traces is called bursty, and
-    /// α = 1/19 and β = 1 fall inside their 95 % intervals in at least 44 of the 50 — the
-    /// count of misses is at most Binomial(50, 0.05) > 6 with chance under 1.2 %.
-    #[test]
-    fn bursts_are_found_and_their_rates_fitted() {
-        let (alpha, beta) = (1.0 / 19.0, 1.0);
-        let (mut found, mut alpha_in, mut beta_in) = (0, 0, 0);
-        for seed in 0..50 {
-            let calls = bursty(seed, 20.0, 2_000.0, (alpha, beta));
+    /// How many of `traces` traces of `process` (α, β, p_good, p_bad) are called bursty, and
+    /// how many of each of the four fitted intervals hold the true value.
+    fn fitted(process: [f64; 4], rate: f64, seconds: f64, traces: u64) -> (usize, [usize; 4]) {
+        let (mut found, mut inside) = (0, [0; 4]);
+        for seed in 0..traces {
+            let calls = bursty(seed, rate, seconds, process);
             found += usize::from(Runs::of(calls.iter().map(|c| c.1)).bursty() == Some(true));
             let fit = fit(&calls).expect("transitions both ways");
-            alpha_in += usize::from(fit.alpha.contains(alpha));
-            beta_in += usize::from(fit.beta.contains(beta));
+            let estimates = [fit.alpha, fit.beta, fit.fail_good, fit.fail_bad];
+            for ((n, e), truth) in inside.iter_mut().zip(estimates).zip(process) {
+                *n += usize::from(e.contains(truth));
+            }
         }
+        (found, inside)
+    }
+
+    /// Bursts of mean 1 s every 19 s on average (π_b = 0.05, the rate of the independent
+    /// traces above) that fail every call, seen by 20 calls a second: every one of 50 traces
+    /// is called bursty, and α = 1/19, β = 1, p_good = 0 and p_bad = 1 fall inside their 95 %
+    /// intervals in at least 44 of the 50 each — a count of misses that is at most
+    /// Binomial(50, 0.05) > 6 with chance under 1.2 %. The chances sit at the ends of their
+    /// range, which their intervals reach.
+    #[test]
+    fn bursts_that_fail_every_call_are_found_and_fitted() {
+        let (found, inside) = fitted([1.0 / 19.0, 1.0, 0.0, 1.0], 20.0, 2_000.0, 50);
         assert_eq!(found, 50);
-        assert!(
-            alpha_in >= 44 && beta_in >= 44,
-            "{alpha_in} and {beta_in} of 50"
-        );
+        assert!(inside.iter().all(|&n| n >= 44), "{inside:?} of 50");
+    }
+
+    /// A tool that also fails between its bursts: good spells of 30 s failing 2 % of calls,
+    /// bad ones of 3 s failing 60 %, seen by 10 calls a second for 40 minutes. All 50 traces
+    /// are called bursty and each of the four true values lies in its interval in at least 44
+    /// of the 50 (the bound above). A fit that read every failure as a bad spell would put
+    /// the bad spells far shorter than 3 s.
+    #[test]
+    fn bursts_among_scattered_failures_are_fitted_with_both_chances() {
+        let (found, inside) = fitted([1.0 / 30.0, 1.0 / 3.0, 0.02, 0.6], 10.0, 2_400.0, 50);
+        assert_eq!(found, 50);
+        assert!(inside.iter().all(|&n| n >= 44), "{inside:?} of 50");
     }
 
     /// The runs of a short sequence counted by hand: F F S F S S has four runs; with three of

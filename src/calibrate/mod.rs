@@ -11,6 +11,7 @@
 mod access_log;
 pub mod burst;
 pub mod incident;
+mod maximum;
 pub mod observed;
 mod otlp;
 pub mod replay;

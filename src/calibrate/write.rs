@@ -267,7 +267,7 @@ fn tool(
     );
     let (runs, fit) = op.bursts();
     out.push_str(&said_of_bursts(&runs, fit.as_ref()));
-    // Bursty, the transient failures are the bad spells', and the good spells have none; an
+    // Bursty, the transient failures are the fitted spells' (written with the burst); an
     // incident's stretches say every rate.
     let fit = fit.filter(|_| incident.is_none());
     let flat: &[(&str, Outcome)] = match (incident, fit) {
@@ -360,6 +360,32 @@ const FLAT: [(&str, Outcome); 5] = [
     ("connect_failure", Outcome::Connect),
 ];
 
+impl Fit {
+    /// The fitted spells in a few words: their mean lengths and chances of failing.
+    pub fn in_words(&self) -> String {
+        let mean = |rate: f64| significant(Tick((1e6 / rate) as u64));
+        format!(
+            "good {} failing {}, bad {} failing {}",
+            mean(self.alpha.value),
+            percent(self.fail_good.value),
+            mean(self.beta.value),
+            percent(self.fail_bad.value)
+        )
+    }
+}
+
+/// A chance as a percentage, to two significant figures or two decimals (near 100 %, two
+/// decimals too: 99.98 % is not 100 %).
+fn percent(p: f64) -> String {
+    let x = 100.0 * p;
+    match x {
+        _ if x > 99.0 && x < 100.0 => format!("{x:.2} %"),
+        _ if x >= 10.0 => format!("{x:.0} %"),
+        _ if x >= 1.0 => format!("{x:.1} %"),
+        _ => format!("{x:.2} %"),
+    }
+}
+
 /// A probability rounded down to six decimals, so shares that add to a whole never pass it.
 pub(super) fn share_down(p: f64) -> String {
     share((p * 1e6).floor() / 1e6)
@@ -394,11 +420,21 @@ fn said_of_bursts(runs: &Runs, fit: Option<&Fit>) -> String {
                 };
                 format!("{} (95 %: {} to {far})", mean(e.value), mean(e.high))
             };
+            let chance = |e: &burst::Estimated| {
+                format!(
+                    "{} (95 %: {} to {})",
+                    percent(e.value),
+                    percent(e.low),
+                    percent(e.high)
+                )
+            };
             format!(
-                "# failures come in bursts: {test}. Fitted as spells that fail every call, good \
-                 {} and bad {}\n",
+                "# failures come in bursts: {test}. Fitted as good spells of {} failing {} of \
+                 calls, and bad spells of {} failing {}\n",
                 spell(&fit.alpha),
-                spell(&fit.beta)
+                chance(&fit.fail_good),
+                spell(&fit.beta),
+                chance(&fit.fail_bad)
             )
         }
         (Some(true), None) => {
@@ -422,25 +458,38 @@ fn burst(out: &mut String, observed: &Observed, (operation, op): (&str, &Operati
     .iter()
     .sum();
     let room = 1.0 - FLAT[2..].iter().map(|&(_, o)| op.rate(o)).sum::<f64>();
-    let of = |n: u64| share_down(room * n as f64 / transient.max(1) as f64);
     let silent = op.count(Outcome::Timeout) + op.count(Outcome::Reset);
-    let mut in_bad = Vec::new();
-    for (key, o) in [
-        ("server_error", Outcome::ServerError),
-        ("throttled", Outcome::Throttled),
-    ] {
-        if op.count(o) > 0 {
-            in_bad.push(format!("{key} = {}", of(op.count(o))));
+    // A state's transient faults: its chance of failing, split as the trace's transient
+    // failures are.
+    let faults = |failing: f64| {
+        let of = |n: u64| share_down(failing.min(room) * n as f64 / transient.max(1) as f64);
+        let mut keys = Vec::new();
+        for (key, o) in [
+            ("server_error", Outcome::ServerError),
+            ("throttled", Outcome::Throttled),
+        ] {
+            if op.count(o) > 0 {
+                keys.push((key, of(op.count(o))));
+            }
+        }
+        match observed.unanswered(operation) {
+            Some(u) if silent > 0 => {
+                keys.push(("request_loss", of(u.requests_lost)));
+                keys.push(("reply_loss", of(u.replies_lost)));
+            }
+            _ if silent > 0 => keys.push(("request_loss", of(silent))),
+            _ => {}
+        }
+        keys
+    };
+    for (key, value) in faults(fit.fail_good.value) {
+        if value != "0" {
+            let _ = writeln!(out, "{key} = {value}");
         }
     }
-    match observed.unanswered(operation) {
-        Some(u) if silent > 0 => {
-            in_bad.push(format!("request_loss = {}", of(u.requests_lost)));
-            in_bad.push(format!("reply_loss = {}", of(u.replies_lost)));
-        }
-        _ if silent > 0 => in_bad.push(format!("request_loss = {}", of(silent))),
-        _ => {}
-    }
+    let in_bad: Vec<String> = (faults(fit.fail_bad.value).iter())
+        .map(|(key, value)| format!("{key} = {value}"))
+        .collect();
     let _ = writeln!(
         out,
         "burst = {{ good = \"{}\", bad = \"{}\", in_bad = {{ {} }} }}",

@@ -47,14 +47,7 @@ fn in_bursts(op: &calibrate::observed::Operation) -> String {
     let (runs, fit) = op.bursts();
     match (runs.z, runs.bursty(), fit) {
         (None, _, _) => "too few to test".into(),
-        (Some(z), Some(true), Some(fit)) => {
-            let mean = |rate: f64| retrysim::time::Tick((1e6 / rate) as u64);
-            format!(
-                "in bursts (z {z:.1}): good {}, bad {}",
-                mean(fit.alpha.value),
-                mean(fit.beta.value)
-            )
-        }
+        (Some(z), Some(true), Some(fit)) => format!("in bursts (z {z:.1}): {}", fit.in_words()),
         (Some(z), Some(true), None) => format!("in bursts (z {z:.1})"),
         (Some(z), _, _) => format!("independent (z {z:.2})"),
     }
