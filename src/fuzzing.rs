@@ -151,9 +151,9 @@ fn first_byte(data: &[u8]) -> Option<u8> {
 fn read_trace(data: &[u8]) {
     match calibrate::read_from(data, TRACE) {
         Ok(observed) => {
-            let _ = calibrate::write::config(&observed, TRACE, "fuzz", None);
+            let _ = calibrate::write::config(&observed, TRACE, "fuzz", (None, None));
             let clock = calibrate::incident::clock(&observed);
-            let _ = calibrate::write::config(&observed, TRACE, "fuzz", clock);
+            let _ = calibrate::write::config(&observed, TRACE, "fuzz", (clock, None));
         }
         Err(e) => {
             let _ = e.to_string();
@@ -289,6 +289,20 @@ pub fn model_request(data: &[u8]) {
         assert!(serde_json::from_str::<serde_json::Value>(&whole).is_ok());
         let stream = wire::stream_start(d, &req, "id", 1) + &wire::stream_end(d, &req, "id", 0);
         assert!(stream.ends_with("\n\n"));
+    }
+}
+
+/// A policy claimed for a trace's client (`calibrate --claimed`): read and checked, or
+/// refused with an error that displays.
+pub fn claimed_policy(data: &[u8]) {
+    let Ok(text) = String::from_utf8(data.to_vec()) else {
+        return;
+    };
+    match calibrate::claimed::of(Source::from_text("fuzz.toml", text)) {
+        Ok(claimed) => assert!(!claimed.name.is_empty()),
+        Err(e) => {
+            let _ = e.to_string();
+        }
     }
 }
 

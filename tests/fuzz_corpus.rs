@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 type Target = fn(&[u8]);
 
 /// Every fuzz target, by its name in `fuzz/Cargo.toml`, and its entry point.
-const TARGETS: [(&str, Target); 12] = [
+const TARGETS: [(&str, Target); 13] = [
     ("config", retrysim::fuzzing::config),
     (
         "grpc_service_config",
@@ -25,6 +25,7 @@ const TARGETS: [(&str, Target); 12] = [
     ("model_request", retrysim::fuzzing::model_request),
     ("samples_csv", retrysim::fuzzing::samples_csv),
     ("health_csv", retrysim::fuzzing::health_csv),
+    ("claimed_policy", retrysim::fuzzing::claimed_policy),
 ];
 
 /// The files of `dir`, sorted, so a failure names the same input every run; none if it is

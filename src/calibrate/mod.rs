@@ -10,6 +10,7 @@
 
 mod access_log;
 pub mod burst;
+pub mod claimed;
 pub mod incident;
 mod maximum;
 pub mod observed;
@@ -41,15 +42,27 @@ pub struct Calibration {
     pub replay: Option<replay::Held>,
 }
 
+/// What a calibration is asked for: the config's name, and whether the trace is an incident
+/// to replay, with the policy its client is claimed to have had if not the one seen.
+#[derive(Clone, Copy, Debug)]
+pub struct Asked<'a> {
+    pub name: &'a str,
+    pub incident: bool,
+    pub claimed: Option<&'a Path>,
+}
+
 /// Reads `trace` and writes `<out>/<name>.toml` with its latency files under
 /// `<out>/data/<name>/`; as an `incident`, with the recorded arrivals and every tool's health
-/// there too, which the config replays (see [`incident`]).
-pub fn calibrate(
-    trace: &Path,
-    out: &Path,
-    (name, incident): (&str, bool),
-) -> Result<Calibration, Error> {
+/// there too, which the config replays (see [`incident`]) under the claimed policy.
+pub fn calibrate(trace: &Path, out: &Path, asked: Asked) -> Result<Calibration, Error> {
+    let Asked {
+        name,
+        incident,
+        claimed,
+    } = asked;
     let shown = trace.display().to_string();
+    // The claim is checked before the trace is read: nothing is written with a bad one.
+    let claimed = claimed.map(claimed::read).transpose()?;
     let observed = read(trace, &shown)?;
     let clock = match incident {
         false => None,
@@ -62,7 +75,7 @@ pub fn calibrate(
         }
         true => incident::clock(&observed),
     };
-    let written = write::config(&observed, &shown, name, clock);
+    let written = write::config(&observed, &shown, name, (clock, claimed.as_ref()));
     let config = out.join(format!("{name}.toml"));
     refuse_foreign_config(&config)?;
     // The latency files go in whole first, then the config that names them.
@@ -93,7 +106,10 @@ pub fn calibrate(
     moved?;
     let replay = match clock {
         None => None,
-        Some(clock) => Some(replayed(&config, &observed, clock)?),
+        Some(clock) => {
+            let policy = claimed.as_ref().map_or(replay::AS_OBSERVED, |c| &c.name);
+            Some(replayed((&config, policy), &observed, clock)?)
+        }
     };
     Ok(Calibration {
         config,
@@ -104,11 +120,19 @@ pub fn calibrate(
 
 /// The incident config at `config`, read back as a user's run reads it, replayed under the
 /// claimed policy and held to the busiest operation of the trace `observed`.
-fn replayed(config: &Path, observed: &Observed, clock: (i64, Tick)) -> Result<replay::Held, Error> {
+fn replayed(
+    (config, claimed): (&Path, &str),
+    observed: &Observed,
+    clock: (i64, Tick),
+) -> Result<replay::Held, Error> {
     let exp = crate::config::Source::read(config)?.sweep()?.base;
     let busiest = observed.busiest().expect("a trace with calls");
     let tool = exp.workload.calls[0];
-    replay::hold(&exp, (tool, &observed.operations[busiest]), clock)
+    replay::hold(
+        (&exp, claimed),
+        (tool, &observed.operations[busiest]),
+        clock,
+    )
 }
 
 /// The first words of every config `calibrate` writes: a file at the config's path that does

@@ -1,6 +1,6 @@
 //! An incident's replay held to its own trace: the config `calibrate --incident` wrote, run
-//! under the policy claimed to have been in effect (its `as-observed`: one attempt, the
-//! client's timeout), must reproduce what the trace shows of the busiest operation — its
+//! under the policy claimed to have been in effect (its `as-observed` — one attempt, the
+//! client's timeout — or the policy `--claimed` names), must reproduce what the trace shows of the busiest operation — its
 //! attempts and its successes, bin by bin — or say where it does not and why that is likely.
 //!
 //! Each bin's trace count is one draw of what the replay draws many times: it is held to the
@@ -21,8 +21,9 @@ use crate::experiment::Experiment;
 use crate::metrics::{Count, Sample, SeriesStats};
 use crate::time::Tick;
 
-/// The configuration a replay is held to: the one `calibrate` writes for the client as seen.
-pub const CLAIMED: &str = "as-observed";
+/// The configuration a replay is held to unless another is claimed: the one `calibrate`
+/// writes for the client as seen.
+pub const AS_OBSERVED: &str = "as-observed";
 /// Replications the replay runs.
 pub const REPLICATIONS: u64 = 20;
 /// The trace's attempts a bin holds on average, and the fewest it must hold to be compared.
@@ -42,6 +43,8 @@ pub struct Differs {
 /// The replay held to the trace.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Held {
+    /// The policy replayed.
+    pub claimed: String,
     pub width: Tick,
     pub compared: usize,
     pub bound: f64,
@@ -59,18 +62,25 @@ impl Held {
     /// Why the replay likely differs: a policy other than claimed where the attempts do, or
     /// failures that depend on load or on when calls came where only the successes do.
     pub fn reason(&self) -> Option<String> {
-        let attempts = self.differs.iter().any(|d| d.figure == "attempts");
-        match (self.agrees(), attempts) {
-            (true, _) => None,
-            (false, true) => Some(format!(
-                "a policy other than \"{CLAIMED}\": the trace's client sent attempts the claimed \
-                 policy does not{}",
-                match self.resends {
-                    0 => String::new(),
-                    n => format!(" ({n} calls are resends)"),
-                }
+        let attempts = |more: bool| {
+            (self.differs.iter()).any(|d| d.figure == "attempts" && (d.z > 0.0) == more)
+        };
+        let resends = match self.resends {
+            0 => String::new(),
+            n => format!(" ({n} calls are resends)"),
+        };
+        let claimed = &self.claimed;
+        match (self.agrees(), attempts(true), attempts(false)) {
+            (true, _, _) => None,
+            (false, true, _) => Some(format!(
+                "a policy other than \"{claimed}\": the trace's client sent attempts the \
+                 claimed policy does not{resends}"
             )),
-            (false, false) => Some(
+            (false, false, true) => Some(format!(
+                "a policy other than \"{claimed}\": the claimed policy sends attempts the \
+                 trace's client did not{resends}"
+            )),
+            (false, false, false) => Some(
                 "failures that depend on the load or on when calls came, which a stretch's \
                  shares average away"
                     .into(),
@@ -79,11 +89,11 @@ impl Held {
     }
 }
 
-/// Runs `exp` (the incident's config) under [`CLAIMED`] alone and holds its tool `tool`'s
-/// bins to the trace's operation `op`, whose first call started at `origin`; stretches are
-/// `stretch` wide.
+/// Runs `exp` (the incident's config) under its policy `claimed` alone and holds its tool
+/// `tool`'s bins to the trace's operation `op`, whose first call started at `origin`;
+/// stretches are `stretch` wide.
 pub fn hold(
-    exp: &Experiment,
+    (exp, claimed): (&Experiment, &str),
     (tool, op): (usize, &Operation),
     (origin, stretch): (i64, Tick),
 ) -> Result<Held, Error> {
@@ -94,7 +104,7 @@ pub fn hold(
     let group = ((PER_BIN as f64 / per_stretch.max(f64::MIN_POSITIVE) - 1e-6).ceil() as u64).max(1);
     let width = Tick(stretch.0.saturating_mul(group));
     let mut one = exp.clone();
-    one.policies.retain(|p| p.name == CLAIMED);
+    one.policies.retain(|p| p.name == claimed);
     one.replications = REPLICATIONS;
     one.output.timeseries = Some(width);
     one.output.charts.clear();
@@ -119,12 +129,8 @@ pub fn hold(
         if *attempts < FEWEST {
             continue;
         }
-        let first = series.count(tool, i, Count::FirstTry);
-        let retries = series.count(tool, i, Count::Retry);
-        let sent = (
-            first.mean() + retries.mean(),
-            first.variance() + retries.variance(),
-        );
+        let sent = series.sent(tool, i);
+        let sent = (sent.mean(), sent.variance());
         let done = series.count(tool, i, Count::AnsweredBySend);
         for (figure, x, (m, var)) in [
             ("attempts", *attempts, sent),
@@ -133,7 +139,7 @@ pub fn hold(
             let sd = (var * (1.0 + 1.0 / REPLICATIONS as f64)).sqrt();
             let z = match sd {
                 0.0 if x == m => 0.0,
-                0.0 => f64::INFINITY,
+                0.0 => f64::INFINITY.copysign(x - m),
                 sd => (x - m) / sd,
             };
             tests.push((Tick(i as u64 * width.0), figure, x, m, z));
@@ -141,6 +147,8 @@ pub fn hold(
     }
     let normal = Normal::standard();
     let bound = normal.inverse_cdf(1.0 - 0.05 / (2.0 * tests.len().max(1) as f64));
+    // The attempts first: they say whether the policy is the claimed one.
+    tests.sort_by_key(|t| (t.1 != "attempts", t.0));
     let differs = (tests.iter())
         .filter(|t| t.4.abs() > bound)
         .map(|&(from, figure, trace, replay, z)| Differs {
@@ -152,6 +160,7 @@ pub fn hold(
         })
         .collect();
     Ok(Held {
+        claimed: claimed.to_string(),
         width,
         compared: tests.len(),
         bound,

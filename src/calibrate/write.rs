@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::burst::{self, Fit, Runs};
+use super::claimed::Claimed;
 use super::incident;
 use super::observed::{Observed, Operation};
 use super::span::Outcome;
@@ -72,12 +73,13 @@ fn significant(t: Tick) -> Tick {
 /// header, the workload of the busiest operation, a tool per operation, and two policies. As
 /// an `incident` (the trace's clock: its first call and a stretch's width), the workload
 /// replays the busiest operation's first attempts and every tool follows its recorded health
-/// (see [`super::incident`]), rather than a rate schedule and rates.
+/// (see [`super::incident`]), rather than a rate schedule and rates; a `claimed` policy takes
+/// the place of the one observed.
 pub fn config(
     observed: &Observed,
     trace: &str,
     name: &str,
-    incident: Option<(i64, Tick)>,
+    (incident, claimed): (Option<(i64, Tick)>, Option<&Claimed>),
 ) -> Written {
     let mut out = String::new();
     let mut files = BTreeMap::new();
@@ -98,9 +100,12 @@ pub fn config(
         None => "calibrated from",
         Some(_) => "the incident recorded in",
     };
+    let how = claimed.map_or("as observed".to_string(), |c| {
+        format!("under the claimed {}", escaped(&c.name))
+    });
     let _ = writeln!(
         out,
-        "description = \"{what} {}: {} as observed, and with 3 attempts\"",
+        "description = \"{what} {}: {} {how}, and with 3 attempts\"",
         escaped(trace),
         names[called]
     );
@@ -122,7 +127,7 @@ pub fn config(
         .filter(|(_, o)| !o.timeouts.is_empty())
         .map(|(_, o)| significant(o.timeouts.near(0.5)))
         .collect();
-    policies(&mut out, timeouts.iter().max().copied());
+    policies(&mut out, timeouts.iter().max().copied(), claimed);
     Written { config: out, files }
 }
 
@@ -379,6 +384,7 @@ impl Fit {
 fn percent(p: f64) -> String {
     let x = 100.0 * p;
     match x {
+        _ if x > 99.99 && x < 100.0 => "> 99.99 %".into(),
         _ if x > 99.0 && x < 100.0 => format!("{x:.2} %"),
         _ if x >= 10.0 => format!("{x:.0} %"),
         _ if x >= 1.0 => format!("{x:.1} %"),
@@ -499,17 +505,36 @@ fn burst(out: &mut String, observed: &Observed, (operation, op): (&str, &Operati
     );
 }
 
-/// The two policies: as observed, and with three attempts.
-fn policies(out: &mut String, timeout: Option<Tick>) {
+/// The two policies: as observed (or the one claimed, as its file has it), and with three
+/// attempts (unless the claim has that name).
+fn policies(out: &mut String, timeout: Option<Tick>, claimed: Option<&Claimed>) {
     let wait = timeout.map_or(String::new(), |t| {
         format!("timeout = \"{t}\"   # the client's, as its timed-out calls waited\n")
     });
-    let _ = write!(
-        out,
-        "\n[[policy]]\nname = \"as-observed\"\nmax_attempts = 1\n{wait}\n\
-         [[policy]]\nname = \"three-attempts\"\nmax_attempts = 3\n{wait}\
-         backoff = {{ initial_delay = \"100ms\", max_delay = \"2s\" }}\n"
-    );
+    match claimed {
+        None => {
+            let _ = write!(
+                out,
+                "\n[[policy]]\nname = \"as-observed\"\nmax_attempts = 1\n{wait}"
+            );
+        }
+        Some(c) => {
+            let _ = write!(
+                out,
+                "\n# The policy claimed to have been in effect, as {} has it.\n{}",
+                c.file,
+                c.text.trim_end()
+            );
+            out.push('\n');
+        }
+    }
+    if claimed.is_none_or(|c| c.name != "three-attempts") {
+        let _ = write!(
+            out,
+            "\n[[policy]]\nname = \"three-attempts\"\nmax_attempts = 3\n{wait}\
+             backoff = {{ initial_delay = \"100ms\", max_delay = \"2s\" }}\n"
+        );
+    }
 }
 
 /// An operation's answered round trips as an empirical latency file: its quantiles at

@@ -152,6 +152,21 @@ impl ConfigError {
         }
     }
 
+    /// The error of a text made of `lines` lines of retrysim's own and then the file `file`,
+    /// placed in that file: its line counted from the file's start. An error in the lines
+    /// before keeps its place.
+    pub fn moved(mut self, file: &str, lines: usize) -> Self {
+        match self.0.location {
+            Some((line, column)) if line > lines => {
+                self.0.location = Some((line - lines, column));
+                self.0.file = file.to_string();
+            }
+            Some(_) => {}
+            None => self.0.file = file.to_string(),
+        }
+        self
+    }
+
     /// Adds what the user probably meant, if anything.
     pub fn suggesting(mut self, suggestion: Option<String>) -> Self {
         self.0.suggestion = suggestion;

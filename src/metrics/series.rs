@@ -292,9 +292,16 @@ impl Bin {
 pub struct SeriesStats {
     width: Tick,
     runs: u64,
-    /// Per tool, per bin: each count, then each level's mean over the bin.
-    tools: Vec<Vec<[Moments; Count::ALL.len() + Level::ALL.len()]>>,
+    /// Per tool, per bin: each count, then each level's mean over the bin, then the attempts
+    /// sent ([`SENT`]).
+    tools: Vec<Vec<[Moments; SLOTS]>>,
 }
+
+/// The slot of a bin's attempts sent, first tries and later ones together: their spread is the
+/// sum's, which the two counts' spreads are not where one moves with the other (a policy that
+/// retries sends more retries in a bin of more first tries).
+const SENT: usize = Count::ALL.len() + Level::ALL.len();
+const SLOTS: usize = SENT + 1;
 
 impl SeriesStats {
     pub fn new(width: Tick) -> Self {
@@ -311,7 +318,7 @@ impl SeriesStats {
 
     /// Folds in the next run. A bin one run has and others lack counts zero in those.
     pub fn add(&mut self, run: &Series) {
-        let zeros = [Moments::zeros(self.runs); Count::ALL.len() + Level::ALL.len()];
+        let zeros = [Moments::zeros(self.runs); SLOTS];
         if self.tools.len() < run.tools.len() {
             self.tools.resize(run.tools.len(), Vec::new());
         }
@@ -329,6 +336,8 @@ impl SeriesStats {
                 for level in Level::ALL {
                     slot[Count::ALL.len() + level as usize].push(bin.mean_level(level, self.width));
                 }
+                let sent = bin.counts[Count::FirstTry as usize] + bin.counts[Count::Retry as usize];
+                slot[SENT].push(sent as f64);
             }
         }
         self.runs += 1;
@@ -342,6 +351,11 @@ impl SeriesStats {
     /// Across the runs, bin `i` of `tool`: count `c`'s values.
     pub fn count(&self, tool: usize, i: usize, c: Count) -> Moments {
         self.get(tool, i, c as usize)
+    }
+
+    /// Across the runs, bin `i` of `tool`: the attempts sent, first tries and later ones.
+    pub fn sent(&self, tool: usize, i: usize) -> Moments {
+        self.get(tool, i, SENT)
     }
 
     /// Across the runs, bin `i` of `tool`: the mean levels of `level`.

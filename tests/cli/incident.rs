@@ -233,6 +233,79 @@ fn a_trace_calibrated_as_an_incident_replays_its_failures() {
     );
 }
 
+/// A policy claimed for the trace's client (`--claimed`, a file of one `[[policy]]`) is held
+/// to the trace both ways: the client that resent each failure once, 10 ms after its answer,
+/// replays as the claim of one resend after 10 ms says (`replay_agrees: yes`), and the claim
+/// stands in the config as written; the client that never resent does not, and the likely
+/// reason says the claimed policy sends attempts that client did not. A claim with a bad key
+/// is refused at its own line with exit 2, and one without `--incident` too, before anything
+/// is written.
+#[test]
+fn a_claimed_policy_is_held_to_the_trace_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("log.csv"), outage_log(false)).unwrap();
+    fs::write(dir.path().join("retried.csv"), outage_log(true)).unwrap();
+    let claim = "# the payment client\n[[policy]]\nname = \"resends-once\"\nmax_attempts = 2\n\
+                 backoff = { kind = \"constant\", initial_delay = \"10ms\" }\n";
+    fs::write(dir.path().join("claim.toml"), claim).unwrap();
+    let calibrate = |log: &str, name: &str, claim: &str| {
+        let args = [
+            "calibrate",
+            log,
+            "--out",
+            "cal",
+            "--name",
+            name,
+            "--incident",
+            "--claimed",
+            claim,
+        ];
+        retrysim(&args, dir.path())
+    };
+    let run = calibrate("retried.csv", "re", "claim.toml");
+    let said = text(&run.stdout);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(
+        said.contains("replay_agrees: yes — \"resends-once\""),
+        "{said}"
+    );
+    let config = fs::read_to_string(dir.path().join("cal/re.toml")).unwrap();
+    assert!(config.contains(claim.trim_end()), "{config}");
+    assert!(!config.contains("\"as-observed\""), "{config}");
+    let run = calibrate("log.csv", "once", "claim.toml");
+    let said = text(&run.stdout);
+    assert!(said.contains("replay_agrees: no"), "{said}");
+    let likely = "likely: a policy other than \"resends-once\": the claimed policy sends \
+                  attempts the trace's client did not";
+    assert!(said.contains(likely), "{said}");
+
+    fs::write(
+        dir.path().join("bad.toml"),
+        "[[policy]]\nname = \"x\"\nretries = 2\n",
+    )
+    .unwrap();
+    let run = calibrate("log.csv", "bad", "bad.toml");
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        text(&run.stderr).contains("bad.toml:3:1: policy[0].retries: unknown field"),
+        "{}",
+        text(&run.stderr)
+    );
+    assert!(!dir.path().join("cal/bad.toml").exists());
+    assert!(!dir.path().join("cal/data/bad").exists());
+    let alone = [
+        "calibrate",
+        "log.csv",
+        "--out",
+        "x",
+        "--claimed",
+        "claim.toml",
+    ];
+    let run = retrysim(&alone, dir.path());
+    assert_eq!(run.status.code(), Some(2));
+    assert!(!dir.path().join("x").exists());
+}
+
 /// The shipped incident is what `calibrate --incident` makes of the shipped trace, file for
 /// file, and its replay of the client it saw agrees with the trace.
 #[test]

@@ -107,6 +107,11 @@ pub struct CalibrateArgs {
     /// schedule and rates.
     #[arg(long)]
     pub incident: bool,
+    /// With --incident: the policy the trace's client had, a TOML file of one [[policy]] (as
+    /// a config writes it, a preset's included). It takes as-observed's place in the config,
+    /// and the replay is held to the trace under it.
+    #[arg(long, value_name = "FILE", requires = "incident")]
+    pub claimed: Option<PathBuf>,
 }
 
 /// A name retrysim accepts for an experiment.

@@ -10,7 +10,7 @@ use crate::{Failure, print};
 
 /// What the incident's replay under the claimed policy showed against the trace.
 fn replay_said(held: &calibrate::replay::Held) -> String {
-    let claimed = calibrate::replay::CLAIMED;
+    let claimed = &held.claimed;
     let head = format!(
         "replay_agrees: {} — \"{claimed}\" replayed {} times, held to the trace's attempts and \
          successes in bins of {} ({} compared, |z| <= {:.2})\n",
@@ -54,7 +54,12 @@ fn in_bursts(op: &calibrate::observed::Operation) -> String {
 }
 
 pub fn command(args: &CalibrateArgs) -> Result<(), Failure> {
-    let done = calibrate::calibrate(&args.trace, &args.out, (&args.name, args.incident))?;
+    let asked = calibrate::Asked {
+        name: &args.name,
+        incident: args.incident,
+        claimed: args.claimed.as_deref(),
+    };
+    let done = calibrate::calibrate(&args.trace, &args.out, asked)?;
     let mut out = String::new();
     let observed = &done.observed;
     let calls: u64 = observed.operations.values().map(|o| o.attempts()).sum();
