@@ -119,6 +119,7 @@ shipped_configs! {
     token_burn => "token-burn.toml",
     tune_retry => "tune-retry.toml",
     tune_under_bursts => "tune-under-bursts.toml",
+    tune_incident => "tune-incident.toml",
     tokens_per_minute => "tokens-per-minute.toml",
     zone_outage => "zone-outage.toml",
     partial_outage => "partial-outage.toml",

@@ -16,8 +16,8 @@
 //! calls' start times it is a two-state Markov chain in continuous time, which from a state b
 //! (1 bad, 0 good) is bad a gap Δ later with chance π_b + (b − π_b)·e^(−λΔ), where λ = α + β
 //! and π_b = α/λ; the likelihood of the outcomes comes from the forward recursion over the
-//! calls. The four are the maximum of that likelihood (by a simplex search), which stays valid when
-//! calls come faster in bad spells, as retries do: it conditions on when the calls came. Their
+//! calls. The four are the maximum of that likelihood (by a simplex search), which stays valid
+//! when calls come faster in bad spells, as retries do: it conditions on when the calls came. Their
 //! 95 % intervals come from the observed information, on the scale the search moves on (a
 //! rate's logarithm, a chance's angle), so a chance the data put at 0 has an interval from 0.
 

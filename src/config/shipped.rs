@@ -208,6 +208,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../configs/tune-retry.toml"),
     ),
     (
+        "configs/tune-incident.toml",
+        include_str!("../../configs/tune-incident.toml"),
+    ),
+    (
         "configs/tune-under-bursts.toml",
         include_str!("../../configs/tune-under-bursts.toml"),
     ),

@@ -340,3 +340,32 @@ fn the_shipped_incident_is_the_trace_calibrated() {
         crate::binary::files(&configs.join("data/incident-recorded"))
     );
 }
+
+/// `incident-replay`'s `tuned` is the policy `retrysim tune configs/tune-incident.toml` chose
+/// on the same incident: the settings of `out/tune-incident/recommended.toml`'s policy (which
+/// the golden test holds to what tune writes now), line for line.
+#[test]
+fn the_replays_tuned_policy_is_the_one_tune_chose() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |path: &str| fs::read_to_string(root.join(path)).unwrap();
+    let settings = |text: &str, name: &str| -> Vec<String> {
+        let named = format!("[[policy]]\nname = \"{name}\"\n");
+        let from = text
+            .find(&named)
+            .unwrap_or_else(|| panic!("no {name} in\n{text}"));
+        let rest = &text[from + named.len()..];
+        (rest.lines().take_while(|l| !l.trim().is_empty()))
+            .map(str::to_string)
+            .collect()
+    };
+    let chosen = settings(
+        &read("out/tune-incident/recommended.toml"),
+        "reliable-tuned",
+    );
+    assert!(chosen.len() >= 3, "{chosen:?}");
+    assert_eq!(
+        settings(&read("configs/incident-replay.toml"), "tuned"),
+        chosen,
+        "configs/incident-replay.toml's tuned is not what tune chose: copy the policy of out/tune-incident/recommended.toml"
+    );
+}
