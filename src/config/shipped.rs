@@ -204,12 +204,12 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../configs/tokens-per-minute.toml"),
     ),
     (
-        "configs/tune-retry.toml",
-        include_str!("../../configs/tune-retry.toml"),
-    ),
-    (
         "configs/tune-incident.toml",
         include_str!("../../configs/tune-incident.toml"),
+    ),
+    (
+        "configs/tune-retry.toml",
+        include_str!("../../configs/tune-retry.toml"),
     ),
     (
         "configs/tune-under-bursts.toml",
