@@ -40,7 +40,7 @@ pub fn clock(observed: &Observed) -> Option<(i64, Tick)> {
 /// `arrivals.csv`: the first attempts of `op`, as durations since `origin`.
 pub fn arrivals(op: &Operation, origin: i64) -> String {
     let mut text = String::from("at\n");
-    for c in op.in_order().iter().filter(|c| c.first) {
+    for c in op.calls.iter().filter(|c| c.first) {
         let _ = writeln!(text, "{}s", seconds(c.start - origin));
     }
     text
@@ -57,7 +57,7 @@ fn seconds(micros: i64) -> String {
 /// reply are split between a lost request and a lost reply as `replied` says the server
 /// completed them (the share of those calls whose reply was lost), or all lost requests.
 pub fn health(op: &Operation, (origin, width): (i64, Tick), replied: f64) -> String {
-    let calls = op.in_order();
+    let calls = &op.calls;
     let whole = median(calls.iter());
     let stretch_of = |c: &Call| ((c.start - origin) as u64) / width.0;
     let count = calls.last().map_or(0, |c| stretch_of(c) + 1);

@@ -35,12 +35,16 @@ pub const MAX_LINE: usize = 64 << 20;
 /// The longest row of an access log read: one call's fields, a few hundred bytes in practice.
 pub const MAX_ROW: usize = 1 << 20;
 
-/// What `calibrate` wrote, and what it read; for an incident, its replay held to the trace.
+/// What `calibrate` wrote, and what it read; for an incident, its replay held to the trace and
+/// the file that holds every bin compared.
 pub struct Calibration {
     pub config: PathBuf,
     pub observed: Observed,
-    pub replay: Option<replay::Held>,
+    pub replay: Option<(replay::Held, PathBuf)>,
 }
+
+/// The file in an incident's data folder that holds its replay's bins against the trace.
+pub const REPLAY_FILE: &str = "replay.csv";
 
 /// What a calibration is asked for: the config's name, and whether the trace is an incident
 /// to replay, with the policy its client is claimed to have had if not the one seen.
@@ -108,7 +112,17 @@ pub fn calibrate(trace: &Path, out: &Path, asked: Asked) -> Result<Calibration, 
         None => None,
         Some(clock) => {
             let policy = claimed.as_ref().map_or(replay::AS_OBSERVED, |c| &c.name);
-            Some(replayed((&config, policy), &observed, clock)?)
+            let held = replayed((&config, policy), &observed, clock)?;
+            // Beside the files it was made from, in the folder calibrate owns: whole or not at all.
+            let file = out.join("data").join(name).join(REPLAY_FILE);
+            let partial = file.with_extension(format!("csv.partial-{}", std::process::id()));
+            fs::write(&partial, held.csv())
+                .and_then(|()| fs::rename(&partial, &file))
+                .map_err(|e| {
+                    let _ = fs::remove_file(&partial);
+                    Error::io(format!("cannot write {}", file.display()))(e)
+                })?;
+            Some((held, file))
         }
     };
     Ok(Calibration {
@@ -200,6 +214,7 @@ pub(crate) fn read_from(mut reader: impl BufRead, shown: &str) -> Result<Observe
             "{shown}: every call resends an earlier one, so no arrival rate can be read"
         )));
     }
+    observed.sort_calls();
     Ok(observed)
 }
 

@@ -77,7 +77,8 @@ pub struct Operation {
     /// The waits refusals asked for.
     pub retry_after: Quantiles,
     pub arrivals: Arrivals,
-    /// Each call, in the order read, while [`MAX_SEQUENCE`] allows.
+    /// Each call, while [`MAX_SEQUENCE`] allows: in the order read while the trace is read,
+    /// then in the order they started ([`Observed::sort_calls`]).
     pub calls: Vec<Call>,
     /// Its burst test and fit, made once the trace is read (the config and the report both
     /// read them; the fit climbs a likelihood over every call).
@@ -104,6 +105,14 @@ pub struct Arrivals {
 }
 
 impl Observed {
+    /// Puts each operation's calls in the order they started, once the trace is read: a stable
+    /// sort, so calls that started together keep the order read.
+    pub fn sort_calls(&mut self) {
+        for op in self.operations.values_mut() {
+            op.calls.sort_by_key(|c| c.start);
+        }
+    }
+
     /// Adds one span; an error when a trace names too many operations to keep, or one by a name
     /// too long to be one.
     pub fn add(&mut self, span: Span) -> Result<(), String> {
@@ -242,14 +251,14 @@ impl Operation {
     }
 
     /// Whether its failures come in bursts, and where they do the bursts fitted: its calls in
-    /// the order they started (a stable sort: ties keep the order read). Made at the first ask,
-    /// which comes once the trace is read, and kept.
+    /// the order they started. Made at the first ask, which comes once the trace is read and
+    /// its calls sorted, and kept.
     pub fn bursts(&self) -> (Runs, Option<Fit>) {
         *self.bursts.get_or_init(|| self.test_bursts())
     }
 
     fn test_bursts(&self) -> (Runs, Option<Fit>) {
-        let calls = self.in_order();
+        let calls = &self.calls;
         let runs = Runs::of(calls.iter().map(|c| c.outcome.is_transient()));
         let fit = match runs.bursty() {
             Some(true) => {
@@ -265,13 +274,6 @@ impl Operation {
             _ => None,
         };
         (runs, fit)
-    }
-
-    /// Its calls kept, in the order they started (a stable sort: ties keep the order read).
-    pub fn in_order(&self) -> Vec<Call> {
-        let mut calls = self.calls.clone();
-        calls.sort_by_key(|c| c.start);
-        calls
     }
 
     /// Attempts that ended as `outcome`.

@@ -12,6 +12,8 @@
 //! count in the bin they were sent in, in the trace and in the replay alike, so a latency that
 //! carries an answer across a bin's edge moves nothing.
 
+use std::fmt::Write;
+
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::observed::Operation;
@@ -30,13 +32,15 @@ pub const REPLICATIONS: u64 = 20;
 const PER_BIN: u64 = 30;
 const FEWEST: f64 = 10.0;
 
-/// One bin's figure that lay outside the bound.
+/// One bin's figure, in the trace and in the replay.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Differs {
+pub struct Compared {
     pub from: Tick,
     pub figure: &'static str,
     pub trace: f64,
+    /// The replications' mean, and the spread one more of them would have.
     pub replay: f64,
+    pub spread: f64,
     pub z: f64,
 }
 
@@ -46,25 +50,60 @@ pub struct Held {
     /// The policy replayed.
     pub claimed: String,
     pub width: Tick,
-    pub compared: usize,
+    /// Every bin's figures compared, in time order, attempts before successes.
+    pub bins: Vec<Compared>,
+    /// The bound on |z|.
     pub bound: f64,
-    pub differs: Vec<Differs>,
     /// Calls the trace marks as resends: a client that retried, which one attempt is not.
     pub resends: u64,
 }
 
 impl Held {
+    /// The figures outside the bound, the attempts first: they say whether the policy is the
+    /// claimed one.
+    pub fn differs(&self) -> Vec<&Compared> {
+        let mut out: Vec<&Compared> = (self.bins.iter())
+            .filter(|c| c.z.abs() > self.bound)
+            .collect();
+        out.sort_by_key(|c| (c.figure != "attempts", c.from));
+        out
+    }
+
     /// `yes` where every bin agrees, `no` otherwise.
     pub fn agrees(&self) -> bool {
-        self.differs.is_empty()
+        self.differs().is_empty()
+    }
+
+    /// Every bin compared as CSV: its start in seconds, the figure, the trace's count, the
+    /// replay's mean and spread, z, and whether it lies within the bound.
+    pub fn csv(&self) -> String {
+        let mut out = String::from("from_s,figure,trace,replay_mean,replay_sd,z,within\n");
+        for c in &self.bins {
+            let z = match c.z {
+                z if z.is_finite() => format!("{z:.3}"),
+                z if z > 0.0 => "inf".into(),
+                _ => "-inf".into(),
+            };
+            let _ = writeln!(
+                out,
+                "{},{},{},{:.3},{:.3},{z},{}",
+                c.from.seconds(),
+                c.figure,
+                c.trace,
+                c.replay,
+                c.spread,
+                c.z.abs() <= self.bound
+            );
+        }
+        out
     }
 
     /// Why the replay likely differs: a policy other than claimed where the attempts do, or
     /// failures that depend on load or on when calls came where only the successes do.
     pub fn reason(&self) -> Option<String> {
-        let attempts = |more: bool| {
-            (self.differs.iter()).any(|d| d.figure == "attempts" && (d.z > 0.0) == more)
-        };
+        let differs = self.differs();
+        let attempts =
+            |more: bool| (differs.iter()).any(|d| d.figure == "attempts" && (d.z > 0.0) == more);
         let resends = match self.resends {
             0 => String::new(),
             n => format!(" ({n} calls are resends)"),
@@ -97,7 +136,7 @@ pub fn hold(
     (tool, op): (usize, &Operation),
     (origin, stretch): (i64, Tick),
 ) -> Result<Held, Error> {
-    let calls = op.in_order();
+    let calls = &op.calls;
     let span = calls.last().map_or(0, |c| (c.start - origin) as u64) + 1;
     let per_stretch = calls.len() as f64 * stretch.0 as f64 / span as f64;
     // A hair under a whole number of stretches is that number: the span counts its last tick.
@@ -112,7 +151,7 @@ pub fn hold(
     let bins = series.len(tool);
     let mut trace = vec![[0.0f64; 2]; bins];
     let mut resends = 0;
-    for c in &calls {
+    for c in calls {
         resends += u64::from(!c.first);
         let at = |t: i64| ((t - origin) as u64 / width.0) as usize;
         if let Some(b) = trace.get_mut(at(c.start)) {
@@ -142,29 +181,23 @@ pub fn hold(
                 0.0 => f64::INFINITY.copysign(x - m),
                 sd => (x - m) / sd,
             };
-            tests.push((Tick(i as u64 * width.0), figure, x, m, z));
+            tests.push(Compared {
+                from: Tick(i as u64 * width.0),
+                figure,
+                trace: x,
+                replay: m,
+                spread: sd,
+                z,
+            });
         }
     }
     let normal = Normal::standard();
     let bound = normal.inverse_cdf(1.0 - 0.05 / (2.0 * tests.len().max(1) as f64));
-    // The attempts first: they say whether the policy is the claimed one.
-    tests.sort_by_key(|t| (t.1 != "attempts", t.0));
-    let differs = (tests.iter())
-        .filter(|t| t.4.abs() > bound)
-        .map(|&(from, figure, trace, replay, z)| Differs {
-            from,
-            figure,
-            trace,
-            replay,
-            z,
-        })
-        .collect();
     Ok(Held {
         claimed: claimed.to_string(),
         width,
-        compared: tests.len(),
+        bins: tests,
         bound,
-        differs,
         resends,
     })
 }

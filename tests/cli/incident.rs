@@ -278,6 +278,37 @@ fn a_claimed_policy_is_held_to_the_trace_both_ways() {
     let likely = "likely: a policy other than \"resends-once\": the claimed policy sends \
                   attempts the trace's client did not";
     assert!(said.contains(likely), "{said}");
+    // Every bin is in replay.csv, each z recomputed from the counts beside it; the bins
+    // outside the bound are the outage's, where the claim resends every failure.
+    let bins = fs::read_to_string(dir.path().join("cal/data/once/replay.csv")).unwrap();
+    let mut rows = bins.lines();
+    assert_eq!(
+        rows.next(),
+        Some("from_s,figure,trace,replay_mean,replay_sd,z,within")
+    );
+    let mut outside = Vec::new();
+    for row in rows {
+        let f: Vec<&str> = row.split(',').collect();
+        let [trace, mean, sd]: [f64; 3] = [2, 3, 4].map(|i| f[i].parse().unwrap());
+        let z: f64 = f[5].parse().unwrap();
+        match sd {
+            0.0 => assert_eq!(z.is_infinite(), trace != mean, "{row}"),
+            // The spread is written to three decimals: z within what that rounding moves.
+            sd => assert!(
+                (z - (trace - mean) / sd).abs() < 0.01 + 0.001 * z.abs() / sd,
+                "{row}"
+            ),
+        }
+        if f[6] == "false" {
+            outside.push((f[0].parse::<f64>().unwrap(), f[1]));
+        }
+    }
+    assert!(!outside.is_empty());
+    assert!(
+        (outside.iter())
+            .any(|&(from, figure)| figure == "attempts" && (200.0..260.0).contains(&from)),
+        "{outside:?}"
+    );
 
     fs::write(
         dir.path().join("bad.toml"),

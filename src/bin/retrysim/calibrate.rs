@@ -8,8 +8,9 @@ use retrysim::report;
 use crate::args::CalibrateArgs;
 use crate::{Failure, print};
 
-/// What the incident's replay under the claimed policy showed against the trace.
-fn replay_said(held: &calibrate::replay::Held) -> String {
+/// What the incident's replay under the claimed policy showed against the trace, every bin in
+/// `file`.
+fn replay_said(held: &calibrate::replay::Held, file: &std::path::Path) -> String {
     let claimed = &held.claimed;
     let head = format!(
         "replay_agrees: {} — \"{claimed}\" replayed {} times, held to the trace's attempts and \
@@ -17,11 +18,12 @@ fn replay_said(held: &calibrate::replay::Held) -> String {
         if held.agrees() { "yes" } else { "no" },
         calibrate::replay::REPLICATIONS,
         held.width,
-        held.compared,
+        held.bins.len(),
         held.bound
     );
     let mut out = head;
-    for d in held.differs.iter().take(10) {
+    let differs = held.differs();
+    for d in differs.iter().take(10) {
         let replayed = match d.z.is_finite() {
             true => format!("{:.1} replayed (z {:.1})", d.replay, d.z),
             false => format!("{} in every replay", d.replay),
@@ -32,12 +34,13 @@ fn replay_said(held: &calibrate::replay::Held) -> String {
             d.from, d.figure, d.trace
         );
     }
-    if held.differs.len() > 10 {
-        let _ = writeln!(out, "  and {} more", held.differs.len() - 10);
+    if differs.len() > 10 {
+        let _ = writeln!(out, "  and {} more", differs.len() - 10);
     }
     if let Some(reason) = held.reason() {
         let _ = writeln!(out, "  likely: {reason}");
     }
+    let _ = writeln!(out, "  every bin compared: {}", file.display());
     out
 }
 
@@ -127,8 +130,8 @@ pub fn command(args: &CalibrateArgs) -> Result<(), Failure> {
     };
     let _ = writeln!(out, "{reading}");
     let _ = writeln!(out, "wrote {}", done.config.display());
-    if let Some(held) = &done.replay {
-        out.push_str(&replay_said(held));
+    if let Some((held, file)) = &done.replay {
+        out.push_str(&replay_said(held, file));
     }
     print(&out)
 }
