@@ -2,20 +2,20 @@
 //! writes it into the incident's config in place of `as-observed`, replays the incident under
 //! it and holds the replay to the trace (see [`super::replay`]).
 //!
-//! The file holds one `[[policy]]` table, as a config writes it (a preset's included). It is
-//! checked as a config's policy is, before anything is written, and its errors name the file
-//! and its lines.
+//! The file holds one `[[policy]]` table and nothing else, as a config writes a policy (a
+//! preset's included). Its shape is checked here, before the trace is read; what the policy
+//! says is checked as part of the config it goes into, against the trace's own tools, before
+//! anything is written ([`Claimed::placed`] puts those errors back in the file's own lines).
 
 use std::path::Path;
 
+use serde::Deserialize;
+use toml::Spanned;
+
 use crate::config::{ConfigError, Source};
 
-/// What retrysim puts before the claim to check it as a config: a workload and a tool of the
-/// least a config takes, so every error left is the claim's.
-const HEAD: &str =
-    "name = \"claimed\"\n[workload]\ncalls = [\"t\"]\ntasks = 1\n\n[[tool]]\nname = \"t\"\n\n";
-
-/// A claimed policy: its name and its text, as the file has them.
+/// A claimed policy: its name, the file it came from (as shown) and its text, as the file has
+/// them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Claimed {
     pub name: String,
@@ -23,59 +23,58 @@ pub struct Claimed {
     pub text: String,
 }
 
-/// The policy `file` holds, checked.
+/// What the file may hold: the `policy` array of tables, nothing beside it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Shape {
+    policy: Spanned<Vec<Spanned<toml::Table>>>,
+}
+
+/// What the file is: one `[[policy]]`, the policy the trace's client had.
+const ALLOWED: &str = "one [[policy]] table and nothing beside it: the policy the trace's \
+                       client had, as a config writes it";
+
+/// The policy `file` holds, its shape checked.
 pub fn read(file: &Path) -> Result<Claimed, ConfigError> {
     of(Source::read(file)?)
 }
 
-/// The policy `source` holds, checked.
+/// The policy `source` holds, its shape checked.
 pub fn of(source: Source) -> Result<Claimed, ConfigError> {
-    let text = &source.text;
-    // Where each line starts, and the lines that open a table.
-    let mut starts = vec![0];
-    starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-    let lines: Vec<(usize, &str)> = starts
-        .iter()
-        .map(|&s| (s, text[s..].lines().next().unwrap_or("").trim()))
-        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
-        .collect();
-    let span = |at: usize, line: &str| at..at + line.len();
-    let allowed = "one [[policy]] table, as a config's: the policy the trace's client had";
-    match lines.first() {
-        None => {
-            return Err(
-                ConfigError::at(&source, 0..0, "", "the file holds no [[policy]]").allowed(allowed),
-            );
-        }
-        Some(&(at, line)) if !line.starts_with("[[policy]]") => {
-            return Err(ConfigError::at(
-                &source,
-                span(at, line),
-                "",
-                "a claim starts with its [[policy]]: this stands outside it",
-            )
-            .allowed(allowed));
-        }
-        Some(_) => {}
-    }
-    if let Some(&(at, line)) = (lines.iter().skip(1)).find(|(_, l)| l.starts_with("[[policy]]")) {
-        return Err(ConfigError::at(
-            &source,
-            span(at, line),
-            "",
-            "a second [[policy]]: a claim is the one policy that was in effect",
-        )
-        .allowed(allowed));
-    }
-    let whole = Source::from_text(source.name.clone(), format!("{HEAD}{text}"));
-    let head = HEAD.lines().count();
-    let sweep = whole.sweep().map_err(|e| e.moved(&source.name, head))?;
-    let policy = sweep.base.policies.first().expect("a checked [[policy]]");
+    let shape: Shape = toml::from_str(&source.text)
+        .map_err(|e| ConfigError::from_toml(&source, "", &e).allowed(ALLOWED))?;
+    let policies = shape.policy.get_ref();
+    let refused = |span: std::ops::Range<usize>, why: &str| {
+        Err(ConfigError::at(&source, span, "policy", why).allowed(ALLOWED))
+    };
+    let [only] = &policies[..] else {
+        return match policies.get(1) {
+            Some(second) => refused(
+                second.span(),
+                "a second policy: a claim is the one in effect",
+            ),
+            None => refused(shape.policy.span(), "no policy in the list"),
+        };
+    };
+    let Some(toml::Value::String(name)) = only.get_ref().get("name") else {
+        return refused(only.span(), "the policy has no name = \"…\"");
+    };
     Ok(Claimed {
-        name: policy.name.clone(),
-        file: source.name,
-        text: text.clone(),
+        name: name.clone(),
+        file: source.name.clone(),
+        text: source.text.clone(),
     })
+}
+
+impl Claimed {
+    /// `error`, found in a config whose text holds this claim from byte `at`, placed in the
+    /// claim's file where it lies in the claim's lines. An error of the whole config is the
+    /// claim's too: the rest is retrysim's own, written to hold.
+    pub fn placed(&self, error: ConfigError, config: &str, at: usize) -> ConfigError {
+        let before = config[..at].matches('\n').count();
+        let lines = before + 1..=before + self.text.lines().count();
+        error.moved(&self.file, lines)
+    }
 }
 
 #[cfg(test)]
@@ -83,41 +82,37 @@ mod tests {
     use super::*;
 
     fn claim(text: &str) -> Result<Claimed, String> {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("claim.toml");
-        std::fs::write(&file, text).unwrap();
-        read(&file).map_err(|e| {
-            e.to_string()
-                .replace(&file.display().to_string(), "claim.toml")
-        })
+        of(Source::from_text("claim.toml", text)).map_err(|e| e.to_string())
     }
 
-    /// A claim is read with its name and kept as written; its errors are placed in its own
-    /// lines, and a file of two policies, or with keys outside its table, is refused.
+    /// A claim is read with its name and kept as written; a file of two policies, with a table
+    /// or a key beside its policy, or with a nameless one is refused at the place that is wrong.
     #[test]
-    fn a_claim_is_one_policy_checked_in_its_own_lines() {
-        let text = "# the client's\n[[policy]]\nname = \"sdk\"\nmax_attempts = 2\n";
+    fn a_claim_is_one_named_policy_and_nothing_else() {
+        let text = "# the client's\n[[ policy ]]\nname = \"sdk\"\nmax_attempts = 2\n";
         let c = claim(text).unwrap();
         assert_eq!((c.name.as_str(), c.text.as_str()), ("sdk", text));
-        let bad = claim("[[policy]]\nname = \"sdk\"\nmax_attemps = 2\n").unwrap_err();
-        assert!(
-            bad.starts_with("claim.toml:3:1: policy[0].max_attemps: unknown field"),
-            "{bad}"
-        );
         let two = claim("[[policy]]\nname = \"a\"\n[[policy]]\nname = \"b\"\n").unwrap_err();
         assert!(
-            two.starts_with("claim.toml:3:1: a second [[policy]]"),
+            two.starts_with("claim.toml:3:1: policy: a second policy"),
             "{two}"
         );
-        let outside = claim("name = \"x\"\n[[policy]]\nname = \"a\"\n").unwrap_err();
+        let beside = claim("[[policy]]\nname = \"a\"\n[[tool]]\nname = \"t\"\n").unwrap_err();
         assert!(
-            outside.starts_with("claim.toml:1:1: a claim starts"),
-            "{outside}"
+            beside.starts_with("claim.toml:3:3: unknown field `tool`"),
+            "{beside}"
         );
+        let key = claim("name = \"x\"\n[[policy]]\nname = \"a\"\n").unwrap_err();
+        assert!(
+            key.starts_with("claim.toml:1:1: unknown field `name`"),
+            "{key}"
+        );
+        let nameless = claim("[[policy]]\nmax_attempts = 2\n").unwrap_err();
+        assert!(nameless.contains("the policy has no name"), "{nameless}");
         assert!(
             claim("# nothing\n")
                 .unwrap_err()
-                .contains("holds no [[policy]]")
+                .contains("missing field `policy`")
         );
     }
 }

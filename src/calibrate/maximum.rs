@@ -14,8 +14,14 @@ const NARROWEST: f64 = 1e-7;
 const STEP: f64 = 1e-3;
 
 /// The minimum of `f` near `start`, by Nelder and Mead's simplex (reflection 1, expansion 2,
-/// contraction and shrink ½), the first simplex `start` and a step of ½ along each axis.
+/// contraction and shrink ½), the first simplex `start` and a step of ½ along each axis. Each
+/// step evaluates `f` once or twice, a shrink N times more: at most (N + 2)·[`MOST_STEPS`] in all.
 pub fn nelder_mead<const N: usize>(f: impl Fn(&[f64; N]) -> f64, start: [f64; N]) -> [f64; N] {
+    // A point where `f` is not a number (a rate past what a float holds) is no minimum.
+    let f = |x: &[f64; N]| match f(x) {
+        v if v.is_nan() => f64::INFINITY,
+        v => v,
+    };
     let mut simplex: Vec<[f64; N]> = (0..=N)
         .map(|i| {
             let mut x = start;
@@ -98,8 +104,9 @@ pub fn covariance<const N: usize>(
         l(&y)
     };
     let centre = l(&x);
-    let information = std::array::from_fn(|i| {
-        std::array::from_fn(|j| match i == j {
+    let mut information = [[0.0; N]; N];
+    for (i, j) in (0..N).flat_map(|i| (0..=i).map(move |j| (i, j))) {
+        let value = match i == j {
             true => -(at(&[(i, STEP)]) - 2.0 * centre + at(&[(i, -STEP)])) / (STEP * STEP),
             false => {
                 let corners = at(&[(i, STEP), (j, STEP)])
@@ -108,8 +115,10 @@ pub fn covariance<const N: usize>(
                     + at(&[(i, -STEP), (j, -STEP)]);
                 -corners / (4.0 * STEP * STEP)
             }
-        })
-    });
+        };
+        information[i][j] = value;
+        information[j][i] = value;
+    }
     inverse(information)
 }
 

@@ -65,7 +65,8 @@ pub fn calibrate(trace: &Path, out: &Path, asked: Asked) -> Result<Calibration, 
         claimed,
     } = asked;
     let shown = trace.display().to_string();
-    // The claim is checked before the trace is read: nothing is written with a bad one.
+    // The claim's shape is checked before the trace is read, what it says with the config it
+    // goes into, before anything is written.
     let claimed = claimed.map(claimed::read).transpose()?;
     let observed = read(trace, &shown)?;
     let clock = match incident {
@@ -97,7 +98,10 @@ pub fn calibrate(trace: &Path, out: &Path, asked: Asked) -> Result<Calibration, 
         let path = staging.path().join(inside);
         fs::write(&path, text).map_err(Error::io(format!("cannot write {}", path.display())))?;
     }
-    let partial = out.join(format!(".{name}.toml.partial-{}", std::process::id()));
+    if let Some(claim) = &claimed {
+        check_claimed(claim, (&written.config, &config), staging.path())?;
+    }
+    let partial = partial_of(&config);
     fs::write(&partial, &written.config)
         .map_err(Error::io(format!("cannot write {}", partial.display())))?;
     let moved = staging.commit().and_then(|_| {
@@ -115,11 +119,11 @@ pub fn calibrate(trace: &Path, out: &Path, asked: Asked) -> Result<Calibration, 
             let held = replayed((&config, policy), &observed, clock)?;
             // Beside the files it was made from, in the folder calibrate owns: whole or not at all.
             let file = out.join("data").join(name).join(REPLAY_FILE);
-            let partial = file.with_extension(format!("csv.partial-{}", std::process::id()));
-            fs::write(&partial, held.csv())
-                .and_then(|()| fs::rename(&partial, &file))
+            let staged = partial_of(&file);
+            fs::write(&staged, held.csv())
+                .and_then(|()| fs::rename(&staged, &file))
                 .map_err(|e| {
-                    let _ = fs::remove_file(&partial);
+                    let _ = fs::remove_file(&staged);
                     Error::io(format!("cannot write {}", file.display()))(e)
                 })?;
             Some((held, file))
@@ -130,6 +134,47 @@ pub fn calibrate(trace: &Path, out: &Path, asked: Asked) -> Result<Calibration, 
         observed,
         replay,
     })
+}
+
+/// Where `file` is written before it is renamed into place: hidden beside it, named for this
+/// process, so a reader never meets it half-written and a dead run's is told from a live one's.
+fn partial_of(file: &Path) -> PathBuf {
+    let name = file.file_name().unwrap_or_default().to_string_lossy();
+    file.with_file_name(format!(".{name}.partial-{}", std::process::id()))
+}
+
+/// The config `text`, to be written at `config`, checked as a user's run will read it: its data
+/// files read from the staging folder `staged`, where they wait, and an error in the claim's
+/// lines placed in the claim's file.
+fn check_claimed(
+    claim: &claimed::Claimed,
+    (text, config): (&str, &Path),
+    staged: &Path,
+) -> Result<(), Error> {
+    let (Some(folder), Some(staged_name)) = (config.parent(), staged.file_name()) else {
+        return Ok(());
+    };
+    let name = config.file_stem().unwrap_or_default().to_string_lossy();
+    let text = text.replace(
+        &format!("\"data/{name}/"),
+        &format!("\"data/{}/", staged_name.to_string_lossy()),
+    );
+    let folder = match folder.as_os_str().is_empty() {
+        true => Path::new("."),
+        false => folder,
+    };
+    let source = crate::config::Source {
+        name: config.display().to_string(),
+        text,
+        origin: crate::config::Origin::Folder(folder.to_path_buf()),
+    };
+    match source.sweep() {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let at = source.text.find(claim.text.trim_end()).unwrap_or(0);
+            Err(claim.placed(e, &source.text, at).into())
+        }
+    }
 }
 
 /// The incident config at `config`, read back as a user's run reads it, replayed under the

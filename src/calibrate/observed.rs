@@ -79,7 +79,7 @@ pub struct Operation {
     pub arrivals: Arrivals,
     /// Each call, while [`MAX_SEQUENCE`] allows: in the order read while the trace is read,
     /// then in the order they started ([`Observed::sort_calls`]).
-    pub calls: Vec<Call>,
+    pub(super) calls: Vec<Call>,
     /// Its burst test and fit, made once the trace is read (the config and the report both
     /// read them; the fit climbs a likelihood over every call).
     bursts: std::sync::OnceLock<(Runs, Option<Fit>)>,

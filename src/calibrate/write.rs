@@ -66,7 +66,8 @@ fn escaped(text: &str) -> String {
 fn significant(t: Tick) -> Tick {
     let digits = t.0.checked_ilog10().unwrap_or(0);
     let unit = 10u64.pow(digits.saturating_sub(2));
-    Tick((t.0 + unit / 2) / unit * unit)
+    // A spell fitted from calls years apart can be near the largest tick: no rounding past it.
+    Tick(t.0.saturating_add(unit / 2) / unit * unit)
 }
 
 /// The config `name` for the operations `observed` holds, read from `trace` (as shown): its
@@ -103,9 +104,13 @@ pub fn config(
     let how = claimed.map_or("as observed".to_string(), |c| {
         format!("under the claimed {}", escaped(&c.name))
     });
+    let also = match claimed.is_some_and(|c| c.name == THREE_ATTEMPTS) {
+        true => "",
+        false => ", and with 3 attempts",
+    };
     let _ = writeln!(
         out,
-        "description = \"{what} {}: {} {how}, and with 3 attempts\"",
+        "description = \"{what} {}: {} {how}{also}\"",
         escaped(trace),
         names[called]
     );
@@ -271,7 +276,7 @@ fn tool(
         op.count(Outcome::Cancelled)
     );
     let (runs, fit) = op.bursts();
-    out.push_str(&said_of_bursts(&runs, fit.as_ref()));
+    out.push_str(&said_of_bursts(&runs, fit.as_ref(), observed.sequence_cut));
     // Bursty, the transient failures are the fitted spells' (written with the burst); an
     // incident's stretches say every rate.
     let fit = fit.filter(|_| incident.is_none());
@@ -368,19 +373,23 @@ const FLAT: [(&str, Outcome); 5] = [
 impl Fit {
     /// The fitted spells in a few words: their mean lengths and chances of failing.
     pub fn in_words(&self) -> String {
-        let mean = |rate: f64| significant(Tick((1e6 / rate) as u64));
         format!(
             "good {} failing {}, bad {} failing {}",
-            mean(self.alpha.value),
+            spell(self.alpha.value),
             percent(self.fail_good.value),
-            mean(self.beta.value),
+            spell(self.beta.value),
             percent(self.fail_bad.value)
         )
     }
 }
 
-/// A chance as a percentage, to two significant figures or two decimals (near 100 %, two
-/// decimals too: 99.98 % is not 100 %).
+/// The mean spell of a state left at `rate` a second, to three significant figures.
+fn spell(rate: f64) -> Tick {
+    significant(Tick((1e6 / rate) as u64))
+}
+
+/// A chance as a percentage, to two significant figures or two decimals (near 0 and 100 %,
+/// two decimals too, and what lies past them said so: 99.998 % is not 100 %).
 fn percent(p: f64) -> String {
     let x = 100.0 * p;
     match x {
@@ -388,6 +397,7 @@ fn percent(p: f64) -> String {
         _ if x > 99.0 && x < 100.0 => format!("{x:.2} %"),
         _ if x >= 10.0 => format!("{x:.0} %"),
         _ if x >= 1.0 => format!("{x:.1} %"),
+        _ if x > 0.0 && x < 0.01 => "< 0.01 %".into(),
         _ => format!("{x:.2} %"),
     }
 }
@@ -397,8 +407,22 @@ pub(super) fn share_down(p: f64) -> String {
     share((p * 1e6).floor() / 1e6)
 }
 
-/// The comment that says whether an operation's failures come in bursts, and how it was told.
-fn said_of_bursts(runs: &Runs, fit: Option<&Fit>) -> String {
+/// The comment that says whether an operation's failures come in bursts, and how it was told;
+/// `cut` where the trace held more calls than are kept in order.
+fn said_of_bursts(runs: &Runs, fit: Option<&Fit>, cut: bool) -> String {
+    let said = told_of_bursts(runs, fit);
+    match cut {
+        false => said,
+        true => format!(
+            "{said}# (told from the calls among the trace's first {} read, the most kept in \
+             order)\n",
+            super::observed::MAX_SEQUENCE
+        ),
+    }
+}
+
+/// Whether an operation's failures come in bursts, as a comment.
+fn told_of_bursts(runs: &Runs, fit: Option<&Fit>) -> String {
     let n = runs.failures + runs.successes;
     let Some(z) = runs.z else {
         return format!(
@@ -418,13 +442,14 @@ fn said_of_bursts(runs: &Runs, fit: Option<&Fit>) -> String {
     );
     match (runs.bursty(), fit) {
         (Some(true), Some(fit)) => {
-            let spell = |e: &burst::Estimated| {
-                let mean = |rate: f64| significant(Tick((1e6 / rate) as u64));
-                let far = match e.low {
-                    0.0 => "∞".to_string(),
-                    low => mean(low).to_string(),
-                };
-                format!("{} (95 %: {} to {far})", mean(e.value), mean(e.high))
+            // A rate's interval, as spells: the highest rate the shortest.
+            let spells = |e: &burst::Estimated| {
+                format!(
+                    "{} (95 %: {} to {})",
+                    spell(e.value),
+                    spell(e.high),
+                    spell(e.low)
+                )
             };
             let chance = |e: &burst::Estimated| {
                 format!(
@@ -437,14 +462,17 @@ fn said_of_bursts(runs: &Runs, fit: Option<&Fit>) -> String {
             format!(
                 "# failures come in bursts: {test}. Fitted as good spells of {} failing {} of \
                  calls, and bad spells of {} failing {}\n",
-                spell(&fit.alpha),
+                spells(&fit.alpha),
                 chance(&fit.fail_good),
-                spell(&fit.beta),
+                spells(&fit.beta),
                 chance(&fit.fail_bad)
             )
         }
         (Some(true), None) => {
-            format!("# failures come in bursts: {test}; no fit (no spell ended)\n")
+            format!(
+                "# failures come in bursts: {test}; no fit (no spell ended, or no two states \
+                 told apart: their rates written flat)\n"
+            )
         }
         _ => format!("# failures independent: {test}\n"),
     }
@@ -453,7 +481,6 @@ fn said_of_bursts(runs: &Runs, fit: Option<&Fit>) -> String {
 /// A bursty operation's `burst`: the fitted spells, and in the bad ones its transient failures
 /// in the shares the trace shows them, filling what its flat refusals leave.
 fn burst(out: &mut String, observed: &Observed, (operation, op): (&str, &Operation), fit: &Fit) {
-    let mean = |rate: f64| significant(Tick((1e6 / rate) as u64));
     let transient: u64 = [
         Outcome::ServerError,
         Outcome::Throttled,
@@ -499,11 +526,14 @@ fn burst(out: &mut String, observed: &Observed, (operation, op): (&str, &Operati
     let _ = writeln!(
         out,
         "burst = {{ good = \"{}\", bad = \"{}\", in_bad = {{ {} }} }}",
-        mean(fit.alpha.value),
-        mean(fit.beta.value),
+        spell(fit.alpha.value),
+        spell(fit.beta.value),
         in_bad.join(", ")
     );
 }
+
+/// The policy that retries what the client did not, beside the one it had.
+const THREE_ATTEMPTS: &str = "three-attempts";
 
 /// The two policies: as observed (or the one claimed, as its file has it), and with three
 /// attempts (unless the claim has that name).
@@ -522,16 +552,16 @@ fn policies(out: &mut String, timeout: Option<Tick>, claimed: Option<&Claimed>) 
             let _ = write!(
                 out,
                 "\n# The policy claimed to have been in effect, as {} has it.\n{}",
-                c.file,
+                c.file.escape_debug(),
                 c.text.trim_end()
             );
             out.push('\n');
         }
     }
-    if claimed.is_none_or(|c| c.name != "three-attempts") {
+    if claimed.is_none_or(|c| c.name != THREE_ATTEMPTS) {
         let _ = write!(
             out,
-            "\n[[policy]]\nname = \"three-attempts\"\nmax_attempts = 3\n{wait}\
+            "\n[[policy]]\nname = \"{THREE_ATTEMPTS}\"\nmax_attempts = 3\n{wait}\
              backoff = {{ initial_delay = \"100ms\", max_delay = \"2s\" }}\n"
         );
     }

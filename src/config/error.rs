@@ -152,13 +152,13 @@ impl ConfigError {
         }
     }
 
-    /// The error of a text made of `lines` lines of retrysim's own and then the file `file`,
-    /// placed in that file: its line counted from the file's start. An error in the lines
-    /// before keeps its place.
-    pub fn moved(mut self, file: &str, lines: usize) -> Self {
+    /// The error of a text that holds the file `file` in its lines `lines`, placed in that
+    /// file: its line counted from the file's start. An error of the whole text is the file's
+    /// too; one in the other lines keeps its place.
+    pub fn moved(mut self, file: &str, lines: std::ops::RangeInclusive<usize>) -> Self {
         match self.0.location {
-            Some((line, column)) if line > lines => {
-                self.0.location = Some((line - lines, column));
+            Some((line, column)) if lines.contains(&line) => {
+                self.0.location = Some((line + 1 - lines.start(), column));
                 self.0.file = file.to_string();
             }
             Some(_) => {}

@@ -278,13 +278,21 @@ fn a_claimed_policy_is_held_to_the_trace_both_ways() {
     let likely = "likely: a policy other than \"resends-once\": the claimed policy sends \
                   attempts the trace's client did not";
     assert!(said.contains(likely), "{said}");
-    // Every bin is in replay.csv, each z recomputed from the counts beside it; the bins
-    // outside the bound are the outage's, where the claim resends every failure.
+    // Every bin is in replay.csv, each z recomputed from the counts beside it and held to the
+    // bound recomputed from the rows; the bins outside it include the outage's, where the
+    // claim resends every failure.
     let bins = fs::read_to_string(dir.path().join("cal/data/once/replay.csv")).unwrap();
     let mut rows = bins.lines();
     assert_eq!(
         rows.next(),
         Some("from_s,figure,trace,replay_mean,replay_sd,z,within")
+    );
+    let rows: Vec<&str> = rows.collect();
+    // Within is |z| at most the two-sided 5 % point Bonferroni-corrected over every row.
+    let normal = statrs::distribution::Normal::standard();
+    let bound = statrs::distribution::ContinuousCDF::inverse_cdf(
+        &normal,
+        1.0 - 0.05 / (2.0 * rows.len() as f64),
     );
     let mut outside = Vec::new();
     for row in rows {
@@ -299,6 +307,7 @@ fn a_claimed_policy_is_held_to_the_trace_both_ways() {
                 "{row}"
             ),
         }
+        assert_eq!(f[6] == "true", z.abs() <= bound, "{row} against {bound}");
         if f[6] == "false" {
             outside.push((f[0].parse::<f64>().unwrap(), f[1]));
         }

@@ -110,7 +110,7 @@ pub struct CalibrateArgs {
     /// With --incident: the policy the trace's client had, a TOML file of one [[policy]] (as
     /// a config writes it, a preset's included). It takes as-observed's place in the config,
     /// and the replay is held to the trace under it.
-    #[arg(long, value_name = "FILE", requires = "incident")]
+    #[arg(long, value_name = "POLICY_FILE", requires = "incident")]
     pub claimed: Option<PathBuf>,
 }
 
