@@ -161,6 +161,25 @@ fn outage_log(retried: bool) -> String {
     rows
 }
 
+/// `retrysim calibrate LOG --out cal --name NAME --incident`, then `more`, run in `dir`.
+fn calibrate_incident(
+    dir: &std::path::Path,
+    (log, name): (&str, &str),
+    more: &[&str],
+) -> std::process::Output {
+    let mut args = vec![
+        "calibrate",
+        log,
+        "--out",
+        "cal",
+        "--name",
+        name,
+        "--incident",
+    ];
+    args.extend_from_slice(more);
+    retrysim(&args, dir)
+}
+
 /// `calibrate --incident` on the outage log of a client that tried once. It writes the
 /// arrivals and a health whose stretches hold the outage, the config runs, and its
 /// `as-observed` policy (one attempt, as the log's client made) fails, over five
@@ -174,16 +193,7 @@ fn a_trace_calibrated_as_an_incident_replays_its_failures() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("log.csv"), outage_log(false)).unwrap();
     let calibrate = |log: &str, name: &str| {
-        let args = [
-            "calibrate",
-            log,
-            "--out",
-            "cal",
-            "--name",
-            name,
-            "--incident",
-        ];
-        let run = retrysim(&args, dir.path());
+        let run = calibrate_incident(dir.path(), (log, name), &[]);
         assert!(run.status.success(), "{}", text(&run.stderr));
         text(&run.stdout)
     };
@@ -249,18 +259,7 @@ fn a_claimed_policy_is_held_to_the_trace_both_ways() {
                  backoff = { kind = \"constant\", initial_delay = \"10ms\" }\n";
     fs::write(dir.path().join("claim.toml"), claim).unwrap();
     let calibrate = |log: &str, name: &str, claim: &str| {
-        let args = [
-            "calibrate",
-            log,
-            "--out",
-            "cal",
-            "--name",
-            name,
-            "--incident",
-            "--claimed",
-            claim,
-        ];
-        retrysim(&args, dir.path())
+        calibrate_incident(dir.path(), (log, name), &["--claimed", claim])
     };
     let run = calibrate("retried.csv", "re", "claim.toml");
     let said = text(&run.stdout);
