@@ -334,6 +334,19 @@ mod tests {
         assert!(inside.iter().all(|&n| n >= 44), "{inside:?} of 50");
     }
 
+    /// Independent failures hold no two states to tell apart: fitted anyway (the runs test
+    /// would not ask), at most 3 of 20 traces of 2 000 calls failing 5 % give a fit. A fit
+    /// needs the good state's 95 % interval to end below the bad one's start, and so at least
+    /// one of them to miss the one true chance: under 5 % a trace, so more than 3 of 20 has a
+    /// chance under 1.6 % (Binomial(20, 0.05)).
+    #[test]
+    fn independent_failures_give_no_fit() {
+        let fitted = (0..20)
+            .filter(|&seed| fit(&independent(seed, 20.0, 100.0, 0.05)).is_some())
+            .count();
+        assert!(fitted <= 3, "{fitted} of 20 fitted");
+    }
+
     /// The runs of a short sequence counted by hand: F F S F S S has four runs; with three of
     /// each, μ = 2·3·3/6 + 1 = 4; too few for a z.
     #[test]
