@@ -26,11 +26,11 @@ pub const FEWEST_FOR_LATENCY: u64 = 20;
 /// The trace's clock: its first call's start, and the width of a stretch. `None` where no call
 /// was kept.
 pub fn clock(observed: &Observed) -> Option<(i64, Tick)> {
-    let calls = observed.operations.values().flat_map(|o| o.calls.iter());
-    let (first, last) = calls.fold(None, |seen: Option<(i64, i64)>, c| {
-        let (a, b) = seen.unwrap_or((c.start, c.start));
-        Some((a.min(c.start), b.max(c.start)))
-    })?;
+    // Each operation's calls are in the order they started: its first and last are its ends.
+    let ends = (observed.operations.values())
+        .filter_map(|o| Some((o.calls.first()?.start, o.calls.last()?.start)));
+    let first = ends.clone().map(|e| e.0).min()?;
+    let last = ends.map(|e| e.1).max()?;
     let span = (last - first) as u64;
     let second = TICKS_PER_SECOND;
     let width = span.div_ceil(MOST_STRETCHES).div_ceil(second).max(1) * second;

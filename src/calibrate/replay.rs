@@ -153,14 +153,9 @@ pub fn hold(
     let mut resends = 0;
     for c in calls {
         resends += u64::from(!c.first);
-        let at = |t: i64| ((t - origin) as u64 / width.0) as usize;
-        if let Some(b) = trace.get_mut(at(c.start)) {
+        if let Some(b) = trace.get_mut(((c.start - origin) as u64 / width.0) as usize) {
             b[0] += 1.0;
-        }
-        if c.outcome == Outcome::Ok
-            && let Some(b) = trace.get_mut(at(c.start))
-        {
-            b[1] += 1.0;
+            b[1] += f64::from(u8::from(c.outcome == Outcome::Ok));
         }
     }
     let mut tests = Vec::new();
